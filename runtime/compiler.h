@@ -1,0 +1,22 @@
+/* Small compiler helpers shared by the runtime. */
+#ifndef CG_COMPILER_H
+#define CG_COMPILER_H
+
+#define cg_likely(x)   __builtin_expect(!!(x), 1)
+#define cg_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Every runtime function is kept out of instrumentation, even if a user
+ * builds the runtime with -finstrument-functions by mistake: a hook that
+ * calls itself would recurse forever. */
+#define CG_NOINSTR __attribute__((no_instrument_function))
+#define CG_HOT     __attribute__((hot)) CG_NOINSTR
+#define CG_COLD    __attribute__((cold, noinline)) CG_NOINSTR
+#define CG_EXPORT  __attribute__((visibility("default")))
+
+/* Orders plain stores against a signal handler running on the same thread;
+ * compiles to nothing on x86 but stops the compiler from moving them. */
+#define cg_signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+#define CG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,322 @@
+#include "costs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clock.h"
+
+unsigned long cg_readers;
+
+enum { INITIAL_FRAMES = 1024, INITIAL_ARCS = 1024, INITIAL_SELFS = 1024 };
+
+static CG_NOINSTR void *map(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Frees outgrown arrays unless a dump may be reading them (see cg_readers). */
+static CG_NOINSTR void reclaim(struct cg_costs *c)
+{
+    if (__atomic_load_n(&cg_readers, __ATOMIC_SEQ_CST) != 0)
+        return;
+    for (unsigned i = 0; i < c->nretired; i++)
+        munmap(c->retired[i].p, c->retired[i].len);
+    c->nretired = 0;
+}
+
+static CG_NOINSTR void retire(struct cg_costs *c, void *p, size_t len)
+{
+    if (c->nretired < CG_MAX_RETIRED) {
+        c->retired[c->nretired].p = p;
+        c->retired[c->nretired].len = len;
+        c->nretired++;
+    } else if (__atomic_load_n(&cg_readers, __ATOMIC_SEQ_CST) == 0) {
+        munmap(p, len);
+    } /* else: leaked; cannot happen with doubling arrays and 96 slots */
+    reclaim(c);
+}
+
+/* Replaces a dense array by one twice as large (copying the first n items),
+ * publishing the new pointer before the old one is retired. */
+static CG_NOINSTR int grow_dense(struct cg_costs *c, void **arr, uint32_t *cap, uint32_t n, size_t item)
+{
+    if (*cap > UINT32_MAX / 2)
+        return -1;
+    uint32_t ncap = *cap * 2;
+    void *p = map((size_t)ncap * item);
+    if (!p)
+        return -1;
+    memcpy(p, *arr, (size_t)n * item);
+    void *old = *arr;
+    size_t oldlen = (size_t)*cap * item;
+    __atomic_store_n(arr, p, __ATOMIC_SEQ_CST);
+    *cap = ncap;
+    retire(c, old, oldlen);
+    return 0;
+}
+
+static inline CG_NOINSTR uint64_t self_hash(uintptr_t fn, uintptr_t addr)
+{
+    uint64_t h = (uint64_t)addr * 0x9e3779b97f4a7c15u ^ (uint64_t)fn * 0xc2b2ae3d27d4eb4fu;
+    return h ^ (h >> 31);
+}
+
+/* Rebuilds a private hash index at `slots` entries from the dense array.
+ * The old index is unmapped at once: no other thread ever reads it. */
+static CG_NOINSTR int rebuild_index(uint32_t **index, uint32_t *mask, uint32_t slots, uint32_t n,
+                                    uint64_t (*hash_of)(const struct cg_costs *, uint32_t),
+                                    const struct cg_costs *c)
+{
+    uint32_t *ix = map((size_t)slots * sizeof *ix);
+    if (!ix)
+        return -1;
+    for (uint32_t e = 1; e < n; e++) {
+        uint32_t i = (uint32_t)hash_of(c, e);
+        while (ix[i & (slots - 1)])
+            i++;
+        ix[i & (slots - 1)] = e;
+    }
+    if (*index)
+        munmap(*index, (size_t)(*mask + 1) * sizeof **index);
+    *index = ix;
+    *mask = slots - 1;
+    return 0;
+}
+
+static CG_NOINSTR uint64_t arc_hash_at(const struct cg_costs *c, uint32_t e)
+{
+    const struct cg_arc *a = &c->arcs[e];
+    return cg_arc_hash(a->caller, a->site, a->callee);
+}
+
+static CG_NOINSTR uint64_t self_hash_at(const struct cg_costs *c, uint32_t e)
+{
+    return self_hash(c->selfs[e].fn, c->selfs[e].addr);
+}
+
+int cg_costs_init(struct cg_costs *c)
+{
+    memset(c, 0, sizeof *c);
+    c->frame_cap = INITIAL_FRAMES;
+    c->arc_cap = INITIAL_ARCS;
+    c->self_cap = INITIAL_SELFS;
+    c->frames = map(sizeof(struct cg_frame) * c->frame_cap);
+    c->arcs = map(sizeof(struct cg_arc) * c->arc_cap);
+    c->selfs = map(sizeof(struct cg_self) * c->self_cap);
+    c->narcs = c->nselfs = 1; /* entry 0: the sink */
+    if (!c->frames || !c->arcs || !c->selfs ||
+        rebuild_index(&c->arc_index, &c->arc_mask, 2 * INITIAL_ARCS, 1, arc_hash_at, c) ||
+        rebuild_index(&c->self_index, &c->self_mask, 2 * INITIAL_SELFS, 1, self_hash_at, c)) {
+        cg_costs_destroy(c);
+        return -1;
+    }
+    return 0;
+}
+
+void cg_costs_destroy(struct cg_costs *c)
+{
+    if (c->frames)
+        munmap(c->frames, sizeof(struct cg_frame) * c->frame_cap);
+    if (c->arcs)
+        munmap(c->arcs, sizeof(struct cg_arc) * c->arc_cap);
+    if (c->selfs)
+        munmap(c->selfs, sizeof(struct cg_self) * c->self_cap);
+    if (c->arc_index)
+        munmap(c->arc_index, sizeof(uint32_t) * (c->arc_mask + 1));
+    if (c->self_index)
+        munmap(c->self_index, sizeof(uint32_t) * (c->self_mask + 1));
+    for (unsigned i = 0; i < c->nretired; i++)
+        munmap(c->retired[i].p, c->retired[i].len);
+    memset(c, 0, sizeof *c);
+}
+
+void cg_costs_zero(struct cg_costs *c, uint64_t now)
+{
+    for (uint32_t i = 0; i < c->narcs; i++) {
+        c->arcs[i].count = c->arcs[i].incl = c->arcs[i].runs = 0;
+    }
+    for (uint32_t i = 0; i < c->nselfs; i++)
+        c->selfs[i].cost = 0;
+    for (uint32_t i = 0; i < c->depth; i++)
+        c->frames[i].t_enter = c->frames[i].t_last = now;
+    c->lost = c->unmatched_exits = 0;
+}
+
+static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t addr)
+{
+    uint32_t i = (uint32_t)self_hash(fn, addr);
+    for (;; i++) {
+        uint32_t slot = c->self_index[i & c->self_mask];
+        if (slot == 0)
+            break;
+        if (c->selfs[slot].addr == addr && c->selfs[slot].fn == fn)
+            return slot;
+    }
+    if (c->nselfs == c->self_cap) {
+        if (grow_dense(c, (void **)&c->selfs, &c->self_cap, c->nselfs, sizeof(struct cg_self)) ||
+            rebuild_index(&c->self_index, &c->self_mask, 2 * c->self_cap, c->nselfs, self_hash_at, c)) {
+            c->lost++;
+            return CG_SINK;
+        }
+        for (i = (uint32_t)self_hash(fn, addr); c->self_index[i & c->self_mask]; i++)
+            ;
+    }
+    uint32_t e = c->nselfs;
+    struct cg_self *s = &c->selfs[e];
+    s->fn = fn;
+    s->addr = addr;
+    s->cost = 0;
+    c->self_index[i & c->self_mask] = e;
+    __atomic_store_n(&c->nselfs, e + 1, __ATOMIC_RELEASE);
+    return e;
+}
+
+static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    uint32_t entry_self = self_find(c, callee, callee);
+    uint32_t ret_self = caller ? self_find(c, caller, site) : CG_SINK;
+    if (c->narcs == c->arc_cap) {
+        if (grow_dense(c, (void **)&c->arcs, &c->arc_cap, c->narcs, sizeof(struct cg_arc)) ||
+            rebuild_index(&c->arc_index, &c->arc_mask, 2 * c->arc_cap, c->narcs, arc_hash_at, c)) {
+            c->lost++;
+            return CG_SINK;
+        }
+    }
+    uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);
+    while (c->arc_index[i & c->arc_mask])
+        i++;
+    uint32_t e = c->narcs;
+    struct cg_arc *a = &c->arcs[e];
+    a->caller = caller;
+    a->site = site;
+    a->callee = callee;
+    a->count = a->incl = a->runs = 0;
+    a->entry_self = entry_self;
+    a->ret_self = ret_self;
+    c->arc_index[i & c->arc_mask] = e;
+    __atomic_store_n(&c->narcs, e + 1, __ATOMIC_RELEASE);
+    return e;
+}
+
+/* The slow paths make system calls (mmap, munmap) in the middle of the
+ * program's code: errno must come out as it went in. */
+uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    /* cg_arc_find() probed up to an empty slot: the arc is new. */
+    int saved = errno;
+    uint32_t e = arc_insert(c, caller, site, callee);
+    errno = saved;
+    return e;
+}
+
+void cg_stack_grow(struct cg_costs *c)
+{
+    int saved = errno;
+    grow_dense(c, (void **)&c->frames, &c->frame_cap, c->depth, sizeof(struct cg_frame));
+    errno = saved;
+}
+
+void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now)
+{
+    /* The exit of a function that is not on top: frames above it were left
+     * without an exit hook (longjmp, an exception through code that does not
+     * call the exit hook). Pop them as ending now, then the function. An exit
+     * that matches no frame at all is dropped and counted. */
+    uint32_t d = c->depth;
+    while (d > 0 && c->frames[d - 1].fn != fn)
+        d--;
+    if (d == 0) {
+        c->unmatched_exits++;
+        return;
+    }
+    while (c->depth >= d)
+        cg_costs_pop(c, now);
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, uint64_t num, uint64_t den,
+                      struct cg_snapshot *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
+    uint32_t nselfs = __atomic_load_n(&c->nselfs, __ATOMIC_ACQUIRE);
+    uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
+    const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
+    const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
+    const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
+
+    /* Work in ticks on private copies, then convert each value once. */
+    uint64_t *acount = calloc(narcs, sizeof *acount);
+    uint64_t *aincl = calloc(narcs, sizeof *aincl);
+    uint64_t *scost = calloc(nselfs, sizeof *scost);
+    out->arcs = calloc(narcs, sizeof *out->arcs);
+    out->selfs = calloc(nselfs, sizeof *out->selfs);
+    if (!acount || !aincl || !scost || !out->arcs || !out->selfs) {
+        free(acount);
+        free(aincl);
+        free(scost);
+        cg_snapshot_free(out);
+        return -1;
+    }
+    for (uint32_t i = 0; i < narcs; i++) {
+        acount[i] = arcs[i].count;
+        aincl[i] = arcs[i].incl;
+    }
+    for (uint32_t i = 0; i < nselfs; i++)
+        scost[i] = selfs[i].cost;
+
+    /* Calls still running: counted once each, with their cost so far. Only
+     * the top frame has a self segment open; the others are waiting on a
+     * callee and closed theirs when they called it. */
+    for (uint32_t i = 0; i < depth; i++) {
+        const struct cg_frame *f = &frames[i];
+        if (f->arc >= narcs || now < f->t_enter)
+            continue; /* torn read of a frame being pushed */
+        acount[f->arc]++;
+        aincl[f->arc] += now - f->t_enter;
+        if (i == depth - 1 && f->self < nselfs && now >= f->t_last)
+            scost[f->self] += now - f->t_last;
+    }
+
+    for (uint32_t i = 1; i < narcs; i++) {
+        if (acount[i] == 0)
+            continue;
+        struct cg_snap_arc *a = &out->arcs[out->narcs++];
+        a->caller = arcs[i].caller;
+        a->site = arcs[i].site;
+        a->callee = arcs[i].callee;
+        a->call_pc = a->site ? a->site - 1 : 0;
+        a->count = acount[i];
+        a->incl = cg_ticks_to_ns(aincl[i], num, den);
+        a->runs = arcs[i].runs ? arcs[i].runs : 1;
+    }
+    for (uint32_t i = 1; i < nselfs; i++) {
+        uint64_t ns = cg_ticks_to_ns(scost[i], num, den);
+        if (ns == 0)
+            continue;
+        struct cg_snap_self *s = &out->selfs[out->nselfs++];
+        s->fn = selfs[i].fn;
+        s->addr = selfs[i].addr;
+        s->cost = ns;
+    }
+    out->lost = c->lost;
+    out->unmatched_exits = c->unmatched_exits;
+    out->depth = depth;
+    free(acount);
+    free(aincl);
+    free(scost);
+    return 0;
+}
+
+void cg_snapshot_free(struct cg_snapshot *s)
+{
+    free(s->arcs);
+    free(s->selfs);
+    s->arcs = NULL;
+    s->selfs = NULL;
+    s->narcs = s->nselfs = 0;
+}

@@ -1,0 +1,233 @@
+/* Per-thread cost tables and shadow stack: the data the hooks update.
+ *
+ * What is recorded (see README, "What the costs mean"):
+ *  - one arc per (caller function, call site, callee function): how many
+ *    calls completed and their summed inclusive cost. Nested recursive calls
+ *    are included in the outer call's cost, as in Callgrind's own files.
+ *  - self cost per (function, instruction address): the time from a
+ *    function's entry to its first call is charged at its entry address; the
+ *    time after a call returns, up to the next call or the exit, at that
+ *    call's return address (the call_site the hooks receive).
+ *
+ * Memory layout, and why:
+ *  - arcs and self entries live in dense arrays, found through open-addressing
+ *    hash indexes of 32-bit slots. A frame keeps indexes into the dense arrays,
+ *    so an entry is looked up once per call (at entry) and never at exit: the
+ *    arc remembers the self entries its entry and its return charge.
+ *  - everything comes from mmap, never malloc: the hooks run inside malloc,
+ *    in signal handlers and in threads being torn down.
+ *  - index 0 of each dense array is a sink. When memory runs out the hooks
+ *    charge the sink and count the loss instead of branching on failure.
+ *  - another thread (a dump) may read the dense arrays while this thread
+ *    writes: an entry is filled before the count that publishes it is stored
+ *    (release), and an array outgrown is not unmapped while a reader may hold
+ *    it (see cg_readers). The hash indexes are private to the owning thread.
+ */
+#ifndef CG_COSTS_H
+#define CG_COSTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler.h"
+
+#define CG_SINK 0u
+
+struct cg_arc {
+    uintptr_t caller; /* entry address of the calling function, 0 at a thread's root */
+    uintptr_t site;   /* return address in the caller: the hooks' call_site */
+    uintptr_t callee; /* entry address of the called function */
+    uint64_t count;   /* completed calls */
+    uint64_t incl;    /* ticks spent in those calls, callees included */
+    uint64_t runs;    /* times the caller's frame switched to this arc from another */
+    uint32_t entry_self; /* self entry (callee, callee) charged from entry */
+    uint32_t ret_self;   /* self entry (caller, site) charged after return */
+};
+
+struct cg_self {
+    uintptr_t fn;   /* function whose frame was running */
+    uintptr_t addr; /* instruction address the time is charged at */
+    uint64_t cost;  /* ticks */
+};
+
+struct cg_frame {
+    uintptr_t fn;
+    uintptr_t sp;      /* stack pointer at entry, for re-synchronisation */
+    uint64_t t_enter;  /* tick at entry */
+    uint64_t t_last;   /* start of the self-time segment now running */
+    uint32_t arc;      /* the arc this call is counted on */
+    uint32_t self;     /* self entry the running segment is charged to */
+    uint32_t last_arc; /* arc of this frame's previous call (for runs) */
+    uint32_t pad_;
+};
+
+#define CG_MAX_RETIRED 96
+
+struct cg_costs {
+    /* shadow stack */
+    struct cg_frame *frames;
+    uint32_t depth, frame_cap;
+    /* arcs: dense array + private index */
+    struct cg_arc *arcs;
+    uint32_t narcs, arc_cap;
+    uint32_t *arc_index;
+    uint32_t arc_mask;
+    /* self costs: dense array + private index */
+    struct cg_self *selfs;
+    uint32_t nselfs, self_cap;
+    uint32_t *self_index;
+    uint32_t self_mask;
+    /* Entries that found no room (memory exhausted) and exits that matched no
+     * entry; reported in the profile header. */
+    uint64_t lost;
+    uint64_t unmatched_exits;
+    /* Enters beyond a shadow stack that could not grow; their exits are
+     * dropped in turn. */
+    uint64_t overflow;
+    /* Arrays outgrown but possibly still read by a dump. */
+    struct { void *p; size_t len; } retired[CG_MAX_RETIRED];
+    unsigned nretired;
+};
+
+/* Dumps in progress anywhere in the process. A table that grows frees its
+ * outgrown arrays only when this is zero; a dump increments it before it
+ * reads any table pointer. Both sides use sequentially consistent atomics
+ * (the store-then-load pattern of Dekker's algorithm): either the grower
+ * sees the dump and keeps the old arrays, or the dump sees the new ones. */
+extern unsigned long cg_readers;
+
+int cg_costs_init(struct cg_costs *c);
+void cg_costs_destroy(struct cg_costs *c);
+/* Zeroes all costs and counts, keeping entries, the stack and its frames
+ * (frames still running restart their measure at `now`). */
+void cg_costs_zero(struct cg_costs *c, uint64_t now);
+
+/* Slow paths of the hooks, out of line. */
+uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);
+void cg_stack_grow(struct cg_costs *c);
+void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now);
+
+static inline CG_HOT uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    uint64_t h = (uint64_t)site * 0x9e3779b97f4a7c15u;
+    h ^= (uint64_t)callee * 0xc2b2ae3d27d4eb4fu;
+    h ^= (uint64_t)caller * 0x165667b19e3779f9u;
+    return h ^ (h >> 31);
+}
+
+static inline CG_HOT uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uintptr_t site,
+                                          uintptr_t callee)
+{
+    uint64_t h = cg_arc_hash(caller, site, callee);
+    for (uint32_t i = (uint32_t)h;; i++) {
+        uint32_t slot = c->arc_index[i & c->arc_mask];
+        if (slot == 0)
+            return cg_arc_find_slow(c, caller, site, callee);
+        const struct cg_arc *a = &c->arcs[slot];
+        if (a->site == site && a->callee == callee && a->caller == caller)
+            return slot;
+    }
+}
+
+/* Function entry at tick `now`: closes the caller's running self segment,
+ * pushes a frame. */
+static inline CG_HOT void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
+                                         uint64_t now)
+{
+    uintptr_t caller = 0;
+    struct cg_frame *top = NULL;
+    if (cg_likely(c->depth > 0)) {
+        top = &c->frames[c->depth - 1];
+        c->selfs[top->self].cost += now - top->t_last;
+        caller = top->fn;
+    }
+    uint32_t arc = cg_arc_find(c, caller, site, fn);
+    if (top && top->last_arc != arc) {
+        top->last_arc = arc;
+        c->arcs[arc].runs++;
+    }
+    if (cg_unlikely(c->depth == c->frame_cap)) {
+        cg_stack_grow(c);
+        if (c->depth == c->frame_cap) {
+            c->overflow++;
+            if (top)
+                top->t_last = now;
+            return;
+        }
+    }
+    struct cg_frame *f = &c->frames[c->depth];
+    f->fn = fn;
+    f->sp = sp;
+    f->t_enter = now;
+    f->t_last = now;
+    f->arc = arc;
+    f->self = c->arcs[arc].entry_self;
+    f->last_arc = CG_SINK;
+    /* The dump reads frames [0, depth): publish the frame after filling it. */
+    __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
+}
+
+/* Pops the top frame at tick `now`, charging its call and resuming the
+ * caller's self time at the call's return address. */
+static inline CG_HOT void cg_costs_pop(struct cg_costs *c, uint64_t now)
+{
+    struct cg_frame *f = &c->frames[c->depth - 1];
+    struct cg_arc *a = &c->arcs[f->arc];
+    c->selfs[f->self].cost += now - f->t_last;
+    a->count++;
+    a->incl += now - f->t_enter;
+    uint32_t d = c->depth - 1;
+    __atomic_store_n(&c->depth, d, __ATOMIC_RELEASE);
+    if (cg_likely(d > 0)) {
+        struct cg_frame *p = &c->frames[d - 1];
+        p->t_last = now;
+        p->self = a->ret_self;
+    }
+}
+
+static inline CG_HOT void cg_costs_exit(struct cg_costs *c, uintptr_t fn, uint64_t now)
+{
+    if (cg_unlikely(c->overflow)) {
+        c->overflow--;
+        return;
+    }
+    if (cg_likely(c->depth > 0 && c->frames[c->depth - 1].fn == fn))
+        cg_costs_pop(c, now);
+    else
+        cg_exit_mismatch(c, fn, now);
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+struct cg_snap_arc {
+    uintptr_t caller, site, callee;
+    uintptr_t call_pc; /* address of the call instruction (site - 1 until the
+                          dump decodes it): names the call's position */
+    uint64_t count; /* calls, including those still running at the snapshot */
+    uint64_t incl;  /* nanoseconds */
+    uint64_t runs;
+};
+
+struct cg_snap_self {
+    uintptr_t fn, addr;
+    uint64_t cost; /* nanoseconds */
+};
+
+struct cg_snapshot {
+    struct cg_snap_arc *arcs;
+    size_t narcs;
+    struct cg_snap_self *selfs;
+    size_t nselfs;
+    uint64_t lost, unmatched_exits;
+    uint32_t depth; /* frames still running when it was taken */
+};
+
+/* Copies the tables of `c` (which may belong to a running thread) and adds
+ * the calls still in progress with their cost up to tick `now`, converting
+ * ticks to nanoseconds by num/den. Entries with nothing counted are left out.
+ * Uses malloc: never call it from a hook. Returns 0, or -1 if out of memory. */
+int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, uint64_t num, uint64_t den,
+                      struct cg_snapshot *out);
+void cg_snapshot_free(struct cg_snapshot *s);
+
+#endif

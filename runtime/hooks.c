@@ -1,0 +1,46 @@
+/* The two exported hooks that code built with -finstrument-functions calls
+ * on every function entry and exit. Nothing else lives here.
+ *
+ * Rules of the hot path: no malloc, no lock, no stdio, no system call (the
+ * clock is RDTSC or the vDSO), errno untouched (the slow paths that make
+ * system calls restore it), and a per-thread guard so that a hook re-entered
+ * from a signal handler returns at once. */
+#include "clock.h"
+#include "costs.h"
+#include "runtime.h"
+#include "thread.h"
+
+/* The extern declarations are in glibc's headers only with _GNU_SOURCE;
+ * declare them here with the export attribute. */
+CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
+CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
+
+CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
+{
+    struct cg_thread *t = cg_self;
+    if (cg_unlikely(!t) && !(t = cg_thread_attach()))
+        return;
+    if (cg_unlikely(t->guard | !cg_collecting))
+        return;
+    t->guard = 1;
+    cg_signal_fence();
+    cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
+                   cg_clock_now());
+    cg_signal_fence();
+    t->guard = 0;
+}
+
+CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
+{
+    (void)site;
+    struct cg_thread *t = cg_self;
+    if (cg_unlikely(!t) && !(t = cg_thread_attach()))
+        return;
+    if (cg_unlikely(t->guard | !cg_collecting))
+        return;
+    t->guard = 1;
+    cg_signal_fence();
+    cg_costs_exit(&t->costs, (uintptr_t)fn, cg_clock_now());
+    cg_signal_fence();
+    t->guard = 0;
+}

@@ -1,0 +1,178 @@
+#include "options.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "compiler.h"
+
+const struct cg_option_info cg_option_table[] = {
+#define CG_OPTION(field, var, type, def, accepted, help) { var, CG_OPT_##type, def, accepted, help },
+#include "options.inc"
+#undef CG_OPTION
+};
+const unsigned cg_option_count = CG_ARRAY_SIZE(cg_option_table);
+
+/* Index of `value` among the '|'-separated `accepted`, or -1. */
+static int enum_index(const char *accepted, const char *value)
+{
+    size_t vlen = strlen(value);
+    int i = 0;
+    for (const char *p = accepted; *p; i++) {
+        const char *end = strchr(p, '|');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == vlen && strncmp(p, value, len) == 0)
+            return i;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return -1;
+}
+
+static int parse_bool(const char *v)
+{
+    static const char *const no[] = { "0", "no", "off", "false" };
+    static const char *const yes[] = { "1", "yes", "on", "true" };
+    for (unsigned i = 0; i < CG_ARRAY_SIZE(no); i++) {
+        if (strcasecmp(v, no[i]) == 0)
+            return 0;
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+    }
+    return -1;
+}
+
+/* Why a PATH value is refused, or NULL. */
+static const char *path_problem(const char *v)
+{
+    if (!*v)
+        return "it is empty";
+    if (strlen(v) >= CG_OPT_PATH_MAX - 64)
+        return "it is too long";
+    for (const char *p = v; *p; p++) {
+        if (*p == '\n' || (unsigned char)*p < 0x20)
+            return "it contains a control character";
+        if (*p == '%') {
+            if (p[1] != 'p' && p[1] != '%')
+                return "'%' may only be followed by 'p' (the pid) or '%'";
+            p++;
+        }
+    }
+    size_t len = strlen(v);
+    if (v[len - 1] == '/')
+        return "it names a directory, not a file name prefix";
+    return NULL;
+}
+
+/* Where each option is stored in struct cg_options, in table order. */
+static const struct {
+    size_t offset, size;
+} fields[] = {
+#define CG_OPTION(field, var, type, def, accepted, help)                                                  \
+    { offsetof(struct cg_options, field), sizeof(((struct cg_options *)0)->field) },
+#include "options.inc"
+#undef CG_OPTION
+};
+
+/* Stores value (or the default, when value is NULL) into the field. Returns
+ * NULL, or the reason the value was refused. */
+static const char *set_option(struct cg_options *o, unsigned idx, const char *value)
+{
+    const struct cg_option_info *info = &cg_option_table[idx];
+    const char *v = value ? value : info->def;
+    char *field = (char *)o + fields[idx].offset;
+    int n;
+    switch (info->type) {
+    case CG_OPT_PATH: {
+        const char *why = path_problem(v);
+        if (why)
+            return why;
+        snprintf(field, fields[idx].size, "%s", v);
+        return NULL;
+    }
+    case CG_OPT_ENUM:
+        if ((n = enum_index(info->accepted, v)) < 0)
+            return "it is not one of the accepted values";
+        break;
+    case CG_OPT_BOOL:
+    default:
+        if ((n = parse_bool(v)) < 0)
+            return "it is not a boolean";
+        break;
+    }
+    memcpy(field, &n, sizeof n);
+    return NULL;
+}
+
+int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void *ctx, const char *msg),
+                     void *ctx)
+{
+    memset(o, 0, sizeof *o);
+    for (unsigned i = 0; i < cg_option_count; i++)
+        set_option(o, i, NULL);
+
+    int problems = 0;
+    char msg[1024];
+    for (char *const *e = env; e && *e; e++) {
+        if (strncmp(*e, "CGPROF_", 7) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        size_t nlen = eq ? (size_t)(eq - *e) : strlen(*e);
+        const char *value = eq ? eq + 1 : "";
+        unsigned i;
+        for (i = 0; i < cg_option_count; i++)
+            if (strlen(cg_option_table[i].variable) == nlen &&
+                strncmp(cg_option_table[i].variable, *e, nlen) == 0)
+                break;
+        if (i == cg_option_count) {
+            int len = snprintf(msg, sizeof msg, "%.*s is not a cgprof variable (a typo?); known ones:",
+                               (int)(nlen > 100 ? 100 : nlen), *e);
+            for (unsigned k = 0; k < cg_option_count && len > 0 && (size_t)len < sizeof msg; k++)
+                len += snprintf(msg + len, sizeof msg - (size_t)len, " %s", cg_option_table[k].variable);
+            report(ctx, msg);
+            problems++;
+            continue;
+        }
+        const char *why = set_option(o, i, value);
+        if (why) {
+            const struct cg_option_info *info = &cg_option_table[i];
+            size_t vlen = strlen(value);
+            snprintf(msg, sizeof msg, "%s='%.*s%s' is ignored: %s; accepted: %s; using the default '%s'",
+                     info->variable, (int)(vlen > 80 ? 80 : vlen), value, vlen > 80 ? "..." : "", why,
+                     info->accepted, info->def);
+            set_option(o, i, NULL);
+            report(ctx, msg);
+            problems++;
+        }
+    }
+    return problems;
+}
+
+int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
+{
+    unsigned long n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char num[24];
+        const char *add = num;
+        size_t alen;
+        if (p[0] == '%' && p[1] == 'p') {
+            alen = (size_t)snprintf(num, sizeof num, "%ld", pid);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            add = "%";
+            alen = 1;
+            p++;
+        } else {
+            add = p;
+            alen = 1;
+        }
+        if (n + alen >= size)
+            return -1;
+        memcpy(dst + n, add, alen);
+        n += alen;
+    }
+    dst[n] = 0;
+    return 0;
+}

@@ -1,0 +1,39 @@
+/* Parsing of the CGPROF_* environment variables (table: options.inc). */
+#ifndef CG_OPTIONS_H
+#define CG_OPTIONS_H
+
+#include <limits.h>
+
+enum cg_opt_type { CG_OPT_PATH, CG_OPT_ENUM, CG_OPT_BOOL };
+
+#define CG_OPT_PATH_MAX 1024
+
+struct cg_options {
+    char out[CG_OPT_PATH_MAX]; /* PATH: the value as given (expanded at use) */
+    int clock;                 /* ENUM: index into the accepted values */
+    int verbose;               /* BOOL */
+};
+
+struct cg_option_info {
+    const char *variable;
+    enum cg_opt_type type;
+    const char *def;
+    const char *accepted;
+    const char *help;
+};
+
+extern const struct cg_option_info cg_option_table[];
+extern const unsigned cg_option_count;
+
+/* Fills *o from the "NAME=value" strings of env (NULL-terminated; only the
+ * CGPROF_* ones are looked at). A malformed value keeps the default and a
+ * variable cgprof does not know is reported as a likely typo; each problem
+ * is one call of report(ctx, message). Returns the number of problems. */
+int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void *ctx, const char *msg),
+                     void *ctx);
+
+/* Expands a PATH option: %p -> pid, %% -> %. Returns 0, or -1 if it does not
+ * fit in `size`. */
+int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size);
+
+#endif

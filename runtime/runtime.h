@@ -1,0 +1,25 @@
+/* Process-wide state: one-time initialisation, options, the exit trigger. */
+#ifndef CG_RUNTIME_H
+#define CG_RUNTIME_H
+
+#include <stdint.h>
+
+#include "options.h"
+
+/* Nonzero while hooks record; read by every hook. */
+extern int cg_collecting;
+
+extern struct cg_options cg_opts;
+
+/* Initialises the runtime on first use (from the library constructor or the
+ * first hook, whichever comes first). Returns 1 when ready; 0 while another
+ * thread is initialising or when the runtime is off (secure-execution mode,
+ * failed set-up), in which case hooks do nothing. */
+int cg_runtime_ready(void);
+
+/* The command line of the process as read at start-up, arguments separated
+ * by spaces, and the working directory at start-up. */
+const char *cg_runtime_cmdline(void);
+const char *cg_runtime_cwd(void);
+
+#endif

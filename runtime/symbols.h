@@ -1,0 +1,39 @@
+/* Address -> object, function, source file and line, at dump time only.
+ *
+ * elfutils' libdwfl does all of it: it maps the process's objects from
+ * /proc/self/maps, reads .symtab (static functions included) from each object
+ * or from its separate debug file (found by build-id under /usr/lib/debug),
+ * and the DWARF line tables. Each address is resolved once per session and
+ * cached. */
+#ifndef CG_SYMBOLS_H
+#define CG_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the writer needs to know of one run-time address. Strings belong to
+ * the session (or are static) and live until cg_syms_close(). */
+struct cg_symbol {
+    const char *object;   /* full path of the ELF object, "???" if unknown */
+    uintptr_t obj_addr;   /* address as objdump shows it for that object */
+    const char *function; /* containing function, demangled; NULL if unknown */
+    uintptr_t fn_start;   /* run-time start of that function; 0 if unknown */
+    uintptr_t fn_obj_addr;/* its object-relative start */
+    const char *fn_file;  /* source file of the function's start, "???" if unknown */
+    unsigned fn_line;     /* and its line, 0 if unknown */
+    const char *file;     /* source file of this address, "???" if unknown */
+    unsigned line;        /* 0 if unknown */
+};
+
+struct cg_syms;
+
+/* Opens a session over the objects mapped now; NULL on failure (the dump
+ * then writes raw addresses). */
+struct cg_syms *cg_syms_open(void);
+void cg_syms_close(struct cg_syms *s);
+
+/* Resolves addr (cached). Never fails: unknown parts are marked as such.
+ * The result is valid until the next lookup: copy it. */
+const struct cg_symbol *cg_syms_lookup(struct cg_syms *s, uintptr_t addr);
+
+#endif

@@ -1,0 +1,145 @@
+#define _GNU_SOURCE
+#include "thread.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "runtime.h"
+#include "util.h"
+
+__thread struct cg_thread *cg_self __attribute__((tls_model("initial-exec")));
+
+/* Number given to a thread by our pthread_create before it started. */
+static __thread uint32_t assigned_number __attribute__((tls_model("initial-exec")));
+
+/* Hooks on a thread whose state is being built, or that could not get
+ * memory, see a guard that never clears. */
+static struct cg_thread busy_sentinel = { .guard = 1 };
+static struct cg_thread off_sentinel = { .guard = 1 };
+
+static struct cg_thread *registry;
+static uint32_t next_number = 2; /* 1 is the main thread */
+static pthread_key_t exit_key;
+
+static CG_NOINSTR void on_thread_exit(void *arg)
+{
+    struct cg_thread *t = arg;
+    t->t_end = cg_clock_now();
+    __atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
+}
+
+int cg_thread_init(void)
+{
+    return pthread_key_create(&exit_key, on_thread_exit);
+}
+
+struct cg_thread *cg_thread_list(void)
+{
+    return __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+}
+
+struct cg_thread *cg_thread_attach(void)
+{
+    int saved = errno;
+    if (!cg_runtime_ready()) {
+        errno = saved;
+        return NULL;
+    }
+    cg_self = &busy_sentinel;
+    struct cg_thread *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED || cg_costs_init(&t->costs) != 0) {
+        if (t != MAP_FAILED)
+            munmap(t, sizeof *t);
+        cg_self = &off_sentinel;
+        cg_warn_once_nomem();
+        errno = saved;
+        return NULL;
+    }
+    t->tid = (pid_t)syscall(SYS_gettid);
+    if (assigned_number)
+        t->number = assigned_number;
+    else if (t->tid == getpid())
+        t->number = 1;
+    else
+        t->number = __atomic_fetch_add(&next_number, 1, __ATOMIC_RELAXED);
+    pthread_setspecific(exit_key, t);
+    struct cg_thread *head = __atomic_load_n(&registry, __ATOMIC_RELAXED);
+    do
+        t->next = head;
+    while (!__atomic_compare_exchange_n(&registry, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    cg_self = t;
+    errno = saved;
+    return t;
+}
+
+struct cg_thread *cg_thread_enter_runtime(void)
+{
+    struct cg_thread *saved = cg_self;
+    if (saved && saved != &busy_sentinel && saved != &off_sentinel)
+        saved->guard = 1;
+    else
+        cg_self = &busy_sentinel;
+    cg_signal_fence();
+    return saved;
+}
+
+void cg_thread_leave_runtime(struct cg_thread *saved)
+{
+    cg_signal_fence();
+    if (saved && saved != &busy_sentinel && saved != &off_sentinel)
+        saved->guard = 0;
+    else
+        cg_self = saved;
+}
+
+/* ---- thread numbering ----------------------------------------------------
+ * Files are numbered like Callgrind's (callgrind.out.<pid>-<NN>) in the order
+ * threads are created, which only the creator knows: pthread_create is
+ * wrapped to take the number there and hand it to the new thread. */
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+    uint32_t number;
+};
+
+static CG_NOINSTR void *thread_start(void *p)
+{
+    struct start s = *(struct start *)p;
+    free(p);
+    assigned_number = s.number;
+    /* A tail call at -O1 and above, so the thread's first function shows as
+     * called from libc's start_thread, as it really is, not from here. */
+    return s.fn(s.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+CG_EXPORT CG_NOINSTR int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static pthread_create_fn real;
+    pthread_create_fn r = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!r) {
+        CG_DLSYM_FN(r, RTLD_NEXT, "pthread_create");
+        if (!r)
+            return EAGAIN;
+        __atomic_store_n(&real, r, __ATOMIC_RELEASE);
+    }
+    struct start *s = malloc(sizeof *s);
+    if (!s)
+        return r(th, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    s->number = __atomic_fetch_add(&next_number, 1, __ATOMIC_RELAXED);
+    int rc = r(th, attr, thread_start, s);
+    if (rc != 0)
+        free(s);
+    return rc;
+}

@@ -1,0 +1,165 @@
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cg_warn(const char *fmt, ...)
+{
+    int saved = errno;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "cgprof: ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(STDERR_FILENO, line + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    errno = saved;
+}
+
+void cg_warn_once_nomem(void)
+{
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        cg_warn("out of memory for a thread's tables; that thread is not profiled");
+}
+
+/* Removes "." and "dir/.." components, lexically: the file may not exist
+ * here (a library built elsewhere), so realpath() is no help. Works in
+ * place: the result is never longer. */
+void cg_path_normalise(char *path)
+{
+    int absolute = path[0] == '/';
+    char *out = path + absolute; /* end of the result so far */
+    char *base = out;            /* start of the components written */
+    const char *p = path + absolute;
+    while (*p) {
+        const char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *next = end ? end + 1 : p + len;
+        if (len == 0 || (len == 1 && p[0] == '.')) {
+            p = next;
+            continue;
+        }
+        if (len == 2 && p[0] == '.' && p[1] == '.') {
+            char *last = out;
+            while (last > base && last[-1] != '/')
+                last--;
+            int last_is_dotdot = out - last == 2 && last[0] == '.' && last[1] == '.';
+            if (out > base && !last_is_dotdot) {
+                out = last > base ? last - 1 : base; /* drop "/component" */
+                p = next;
+                continue;
+            }
+            if (absolute) { /* "/.." is "/" */
+                p = next;
+                continue;
+            }
+        }
+        if (out > base)
+            *out++ = '/';
+        memmove(out, p, len);
+        out += len;
+        p = next;
+    }
+    *out = 0;
+}
+
+void cg_buf_init(struct cg_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void cg_buf_free(struct cg_buf *b)
+{
+    free(b->data);
+    cg_buf_init(b);
+}
+
+static int reserve(struct cg_buf *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+void cg_buf_putn(struct cg_buf *b, const char *s, size_t n)
+{
+    if (reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void cg_buf_puts(struct cg_buf *b, const char *s)
+{
+    cg_buf_putn(b, s, strlen(s));
+}
+
+void cg_buf_putc(struct cg_buf *b, char c)
+{
+    cg_buf_putn(b, &c, 1);
+}
+
+void cg_buf_printf(struct cg_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cg_buf_put_u64(struct cg_buf *b, uint64_t v)
+{
+    char tmp[24];
+    int i = sizeof tmp;
+    do
+        tmp[--i] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    cg_buf_putn(b, tmp + i, sizeof tmp - (size_t)i);
+}
+
+void cg_buf_put_hex(struct cg_buf *b, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[20];
+    int i = sizeof tmp;
+    do
+        tmp[--i] = digits[v & 15];
+    while ((v >>= 4) != 0);
+    tmp[--i] = 'x';
+    tmp[--i] = '0';
+    cg_buf_putn(b, tmp + i, sizeof tmp - (size_t)i);
+}

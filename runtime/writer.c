@@ -1,0 +1,574 @@
+#include "writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char unknown[] = "???";
+
+/* One cost line of a function block: self cost at an instruction, or a call
+ * made from it. */
+struct line {
+    uintptr_t addr; /* object-relative */
+    unsigned lineno;
+    const char *file;
+    int is_call;
+    size_t callee; /* record index, for calls */
+    uint64_t count, cost;
+};
+
+/* A function as written: one fn= block. */
+struct rec {
+    uintptr_t key; /* run-time start address: identifies the function */
+    const char *object, *file, *name;
+    uintptr_t entry;     /* object-relative start */
+    unsigned entry_line;
+    char anon[24];       /* name of a function without symbol: its address */
+    struct line *lines;
+    size_t n, cap;
+    unsigned id;         /* name-compression id, 0 until first written */
+};
+
+struct strmap {
+    const char **keys;
+    unsigned *ids;
+    size_t cap, n;
+};
+
+struct ctx {
+    const struct cg_symtab *syms;
+    struct rec *recs;
+    size_t nrecs, cap;
+    size_t *index; /* open addressing on key: record index + 1 */
+    size_t index_cap;
+    int failed;
+    struct strmap objects, files;
+    unsigned next_fn_id;
+};
+
+const struct cg_symbol *cg_symtab_find(const struct cg_symtab *t, uintptr_t addr)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->v[lo].addr == addr ? &t->v[lo].sym : NULL;
+}
+
+/* ---- function records ----------------------------------------------------- */
+
+static size_t hash_key(uintptr_t k)
+{
+    return (size_t)((k * 0x9e3779b97f4a7c15u) >> 17);
+}
+
+static int index_grow(struct ctx *c)
+{
+    size_t cap = c->index_cap ? c->index_cap * 2 : 256;
+    size_t *ix = calloc(cap, sizeof *ix);
+    if (!ix)
+        return -1;
+    for (size_t r = 0; r < c->nrecs; r++) {
+        size_t j = hash_key(c->recs[r].key);
+        while (ix[j & (cap - 1)])
+            j++;
+        ix[j & (cap - 1)] = r + 1;
+    }
+    free(c->index);
+    c->index = ix;
+    c->index_cap = cap;
+    return 0;
+}
+
+/* The record with this key, created from the given description if new.
+ * Returns SIZE_MAX on allocation failure. */
+static size_t rec_get(struct ctx *c, uintptr_t key, const char *object, const char *file, const char *name,
+                      uintptr_t entry, unsigned entry_line)
+{
+    if ((c->nrecs + 1) * 2 > c->index_cap && index_grow(c) != 0)
+        return SIZE_MAX;
+    size_t j = hash_key(key);
+    for (;; j++) {
+        size_t slot = c->index[j & (c->index_cap - 1)];
+        if (!slot)
+            break;
+        if (c->recs[slot - 1].key == key)
+            return slot - 1;
+    }
+    if (c->nrecs == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 128;
+        struct rec *p = realloc(c->recs, cap * sizeof *p);
+        if (!p)
+            return SIZE_MAX;
+        c->recs = p;
+        c->cap = cap;
+    }
+    struct rec *r = &c->recs[c->nrecs];
+    memset(r, 0, sizeof *r);
+    r->key = key;
+    r->object = object ? object : unknown;
+    r->file = file ? file : unknown;
+    r->entry = entry;
+    r->entry_line = entry_line;
+    if (name) {
+        r->name = name;
+    } else {
+        /* Valgrind names a function it has no symbol for by its address. */
+        snprintf(r->anon, sizeof r->anon, "0x%016llx", (unsigned long long)entry);
+        r->name = r->anon;
+    }
+    c->index[j & (c->index_cap - 1)] = c->nrecs + 1;
+    return c->nrecs++;
+}
+
+/* The function entered at run-time address fn (a hook's argument). */
+static size_t rec_of_entry(struct ctx *c, uintptr_t fn)
+{
+    const struct cg_symbol *s = cg_symtab_find(c->syms, fn);
+    if (!s)
+        return rec_get(c, fn, NULL, NULL, NULL, fn, 0);
+    const char *name = s->function && s->fn_start == fn ? s->function : NULL;
+    return rec_get(c, fn, s->object, s->file, name, s->obj_addr, s->line);
+}
+
+/* The function that contains the code at address x, which ran in the frame
+ * of the instrumented function `frame` (a record index, or SIZE_MAX at a
+ * thread's root). Code between the hooks normally belongs to the frame's own
+ * function, but a callback called from uninstrumented code (qsort calling a
+ * comparator) has a call site, and time after its return, in that code: it
+ * is named by the function that contains it. */
+static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x)
+{
+    const struct cg_symbol *s = cg_symtab_find(c->syms, x);
+    if (s && s->function) {
+        if (frame != SIZE_MAX && c->recs[frame].key == s->fn_start)
+            return frame;
+        return rec_get(c, s->fn_start, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
+    }
+    if (frame != SIZE_MAX)
+        return frame; /* no symbol: assume the frame's own (stripped) code */
+    return s ? rec_get(c, x, s->object, s->file, NULL, s->obj_addr, s->line) : rec_get(c, x, NULL, NULL, NULL, x, 0);
+}
+
+static int add_line(struct ctx *c, size_t r, const struct line *l)
+{
+    if (r == SIZE_MAX)
+        return -1;
+    struct rec *rec = &c->recs[r];
+    if (rec->n == rec->cap) {
+        size_t cap = rec->cap ? rec->cap * 2 : 8;
+        struct line *p = realloc(rec->lines, cap * sizeof *p);
+        if (!p)
+            return -1;
+        rec->lines = p;
+        rec->cap = cap;
+    }
+    rec->lines[rec->n++] = *l;
+    return 0;
+}
+
+/* A line at address x: its object-relative address and source position. */
+static struct line line_at(struct ctx *c, uintptr_t x, const struct rec *owner)
+{
+    struct line l = { 0 };
+    const struct cg_symbol *s = cg_symtab_find(c->syms, x);
+    l.addr = s ? s->obj_addr : x;
+    l.lineno = s ? s->line : 0;
+    /* Without line information keep the function's own file rather than
+     * switching to "???" for one line. */
+    l.file = s && s->line ? s->file : owner->file;
+    return l;
+}
+
+static int build(struct ctx *c, const struct cg_snapshot *snap)
+{
+    for (size_t i = 0; i < snap->nselfs; i++) {
+        const struct cg_snap_self *sc = &snap->selfs[i];
+        size_t f = rec_of_entry(c, sc->fn);
+        size_t g = f == SIZE_MAX ? SIZE_MAX : rec_of_code(c, f, sc->addr);
+        if (g == SIZE_MAX)
+            return -1;
+        struct line l = line_at(c, sc->addr, &c->recs[g]);
+        l.cost = sc->cost;
+        if (add_line(c, g, &l))
+            return -1;
+        if (g != f) {
+            /* Time the frame spent in uninstrumented code: a call to it. */
+            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, 0, sc->cost };
+            if (add_line(c, f, &s))
+                return -1;
+        }
+    }
+    for (size_t i = 0; i < snap->narcs; i++) {
+        const struct cg_snap_arc *a = &snap->arcs[i];
+        size_t callee = rec_of_entry(c, a->callee);
+        size_t f = a->caller ? rec_of_entry(c, a->caller) : SIZE_MAX;
+        if (callee == SIZE_MAX || (a->caller && f == SIZE_MAX))
+            return -1;
+        size_t g = rec_of_code(c, f, a->call_pc);
+        if (g == SIZE_MAX)
+            return -1;
+        struct line l = line_at(c, a->call_pc, &c->recs[g]);
+        l.is_call = 1;
+        l.callee = callee;
+        l.count = a->count;
+        l.cost = a->incl;
+        if (add_line(c, g, &l))
+            return -1;
+        if (f != SIZE_MAX && g != f) {
+            /* The hooks never see the call from the frame into the
+             * uninstrumented function; count the runs of callbacks made
+             * through it (a lower bound of the real calls). */
+            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, a->runs, a->incl };
+            if (add_line(c, f, &s))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- ordering and merging ------------------------------------------------- */
+
+static int cmp_line(const void *pa, const void *pb)
+{
+    const struct line *a = pa, *b = pb;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->is_call != b->is_call)
+        return a->is_call - b->is_call; /* self cost first, then calls */
+    if (a->callee != b->callee)
+        return a->callee < b->callee ? -1 : 1;
+    return 0;
+}
+
+static void merge_lines(struct rec *r)
+{
+    qsort(r->lines, r->n, sizeof *r->lines, cmp_line);
+    size_t out = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (out > 0 && cmp_line(&r->lines[out - 1], &r->lines[i]) == 0) {
+            r->lines[out - 1].count += r->lines[i].count;
+            r->lines[out - 1].cost += r->lines[i].cost;
+        } else {
+            r->lines[out++] = r->lines[i];
+        }
+    }
+    r->n = out;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->lines[i].is_call && r->lines[i].count == 0)
+            r->lines[i].count = 1; /* time seen in uninstrumented code, but no callback: one visit */
+}
+
+static const struct rec *sort_base;
+
+static int cmp_rec(const void *pa, const void *pb)
+{
+    const struct rec *a = &sort_base[*(const size_t *)pa], *b = &sort_base[*(const size_t *)pb];
+    int d = strcmp(a->object, b->object);
+    if (!d)
+        d = strcmp(a->file, b->file);
+    if (!d)
+        d = strcmp(a->name, b->name);
+    if (!d && a->key != b->key)
+        d = a->key < b->key ? -1 : 1;
+    return d;
+}
+
+/* ---- name compression ----------------------------------------------------- */
+
+static size_t hash_str(const char *s)
+{
+    size_t h = 1469598103934665603u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211u;
+    return h;
+}
+
+/* Id of name in m; *fresh says whether it was just defined. 0 on failure. */
+static unsigned strmap_id(struct strmap *m, const char *name, int *fresh)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        const char **keys = calloc(cap, sizeof *keys);
+        unsigned *ids = calloc(cap, sizeof *ids);
+        if (!keys || !ids) {
+            free(keys);
+            free(ids);
+            return 0;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = hash_str(m->keys[i]);
+            while (keys[j & (cap - 1)])
+                j++;
+            keys[j & (cap - 1)] = m->keys[i];
+            ids[j & (cap - 1)] = m->ids[i];
+        }
+        free(m->keys);
+        free(m->ids);
+        m->keys = keys;
+        m->ids = ids;
+        m->cap = cap;
+    }
+    size_t j = hash_str(name);
+    for (;; j++) {
+        size_t k = j & (m->cap - 1);
+        if (!m->keys[k]) {
+            m->keys[k] = name;
+            m->ids[k] = (unsigned)++m->n;
+            *fresh = 1;
+            return m->ids[k];
+        }
+        if (strcmp(m->keys[k], name) == 0) {
+            *fresh = 0;
+            return m->ids[k];
+        }
+    }
+}
+
+/* A name as it may appear after "=": on one line, and not looking like a
+ * compressed reference. */
+static void put_clean(struct cg_buf *b, const char *s)
+{
+    if (s[0] == '(' && s[1] >= '0' && s[1] <= '9')
+        cg_buf_putc(b, ' ');
+    for (; *s; s++)
+        cg_buf_putc(b, *s == '\n' || *s == '\r' ? '?' : *s);
+}
+
+/* "spec=(id)" or, on first use, "spec=(id) name". */
+static int put_name(struct cg_buf *b, const char *spec, struct strmap *m, const char *name)
+{
+    int fresh;
+    unsigned id = strmap_id(m, name, &fresh);
+    if (!id)
+        return -1;
+    cg_buf_puts(b, spec);
+    cg_buf_putc(b, '(');
+    cg_buf_put_u64(b, id);
+    cg_buf_putc(b, ')');
+    if (fresh) {
+        cg_buf_putc(b, ' ');
+        put_clean(b, name);
+    }
+    cg_buf_putc(b, '\n');
+    return 0;
+}
+
+/* Functions get ids per record, not per name: two static functions with the
+ * same name in different files are different functions. */
+static void put_fn(struct ctx *c, struct cg_buf *b, const char *spec, struct rec *r)
+{
+    cg_buf_puts(b, spec);
+    cg_buf_putc(b, '(');
+    if (r->id) {
+        cg_buf_put_u64(b, r->id);
+        cg_buf_puts(b, ")\n");
+        return;
+    }
+    r->id = ++c->next_fn_id;
+    cg_buf_put_u64(b, r->id);
+    cg_buf_puts(b, ") ");
+    put_clean(b, r->name);
+    cg_buf_putc(b, '\n');
+}
+
+/* ---- subposition compression ---------------------------------------------- */
+
+struct pos {
+    uint64_t addr, line;
+    int have; /* a cost line was written before in this part */
+};
+
+static unsigned digits(uint64_t v, unsigned base)
+{
+    unsigned n = 1;
+    while (v >= base) {
+        v /= base;
+        n++;
+    }
+    return n;
+}
+
+/* One subposition relative to the previous cost line's ("*", "+N", "-N"),
+ * or absolute when that is shorter. Relative differences stay below 2^31:
+ * KCachegrind reads them into 32-bit integers. */
+static void put_sub(struct cg_buf *b, uint64_t v, uint64_t last, int have, int hex)
+{
+    if (have) {
+        if (v == last) {
+            cg_buf_putc(b, '*');
+            return;
+        }
+        uint64_t d = v > last ? v - last : last - v;
+        unsigned abs_len = hex ? 2 + digits(v, 16) : digits(v, 10);
+        if (d < (1u << 31) && 1 + digits(d, 10) <= abs_len) {
+            cg_buf_putc(b, v > last ? '+' : '-');
+            cg_buf_put_u64(b, d);
+            return;
+        }
+    }
+    if (hex)
+        cg_buf_put_hex(b, v);
+    else
+        cg_buf_put_u64(b, v);
+}
+
+static void put_position(struct cg_buf *b, struct pos *p, uint64_t addr, uint64_t line)
+{
+    put_sub(b, addr, p->addr, p->have, 1);
+    cg_buf_putc(b, ' ');
+    put_sub(b, line, p->line, p->have, 0);
+    p->addr = addr;
+    p->line = line;
+    p->have = 1;
+}
+
+/* ---- the part ------------------------------------------------------------- */
+
+static void write_header(struct cg_buf *b, const struct cg_part_info *info, uint64_t total)
+{
+    /* callgrind_annotate ends the header at "events:" and wants a blank after
+     * each "key:", so every header line but summary: comes before it. */
+    cg_buf_puts(b, "# callgrind format\nversion: 1\ncreator: ");
+    put_clean(b, info->creator ? info->creator : "cgprof");
+    cg_buf_printf(b, "\npid: %ld\nthread: %u\npart: %u\ncmd: ", info->pid, info->thread, info->part);
+    put_clean(b, info->cmd ? info->cmd : "");
+    cg_buf_puts(b, "\ndesc: Trigger: ");
+    put_clean(b, info->trigger ? info->trigger : "Program termination");
+    cg_buf_putc(b, '\n');
+    if (info->clock) {
+        cg_buf_puts(b, "desc: Clock: ");
+        put_clean(b, info->clock);
+        cg_buf_putc(b, '\n');
+    }
+    for (const char *const *d = info->extra_desc; d && *d; d++) {
+        cg_buf_puts(b, "desc: ");
+        put_clean(b, *d);
+        cg_buf_putc(b, '\n');
+    }
+    cg_buf_puts(b, "positions: instr line\n"
+                   "event: ns : Wall-clock time (nanoseconds)\n"
+                   "events: ns\n"
+                   "summary: ");
+    cg_buf_put_u64(b, total);
+    cg_buf_puts(b, "\n\n");
+}
+
+static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
+{
+    const char *cur_ob = NULL, *cur_fl = NULL;
+    struct pos pos = { 0, 0, 0 };
+    for (size_t k = 0; k < c->nrecs; k++) {
+        struct rec *r = &c->recs[order[k]];
+        if (r->n == 0)
+            continue; /* only ever called, and with no cost of its own */
+        if (cur_ob != r->object && (!cur_ob || strcmp(cur_ob, r->object) != 0)) {
+            if (put_name(b, "ob=", &c->objects, r->object))
+                return -1;
+            cur_ob = r->object;
+        }
+        /* KCachegrind takes a function's file from the last fl=, and
+         * callgrind_annotate from whatever fl=/fi=/fe= came last: a block
+         * always starts and ends in its function's own file. */
+        if (!cur_fl || strcmp(cur_fl, r->file) != 0) {
+            if (put_name(b, "fl=", &c->files, r->file))
+                return -1;
+            cur_fl = r->file;
+        }
+        put_fn(c, b, "fn=", r);
+        const char *cur_sub = r->file;
+        for (size_t i = 0; i < r->n; i++) {
+            const struct line *l = &r->lines[i];
+            if (strcmp(l->file, cur_sub) != 0) {
+                /* Code from another file (inlined): fi= to it, fe= back. */
+                if (put_name(b, strcmp(l->file, r->file) == 0 ? "fe=" : "fi=", &c->files, l->file))
+                    return -1;
+                cur_sub = l->file;
+            }
+            if (l->is_call) {
+                struct rec *callee = &c->recs[l->callee];
+                /* cob=/cfi= apply to the next call only and default to the
+                 * current object and file; KCachegrind also defines a new
+                 * function id in the context they give. */
+                if (strcmp(callee->object, r->object) != 0 && put_name(b, "cob=", &c->objects, callee->object))
+                    return -1;
+                if (strcmp(callee->file, cur_sub) != 0 && put_name(b, "cfi=", &c->files, callee->file))
+                    return -1;
+                put_fn(c, b, "cfn=", callee);
+                /* The target position is absolute: readers differ on what a
+                 * relative one there would be relative to. */
+                cg_buf_puts(b, "calls=");
+                cg_buf_put_u64(b, l->count);
+                cg_buf_putc(b, ' ');
+                cg_buf_put_hex(b, callee->entry);
+                cg_buf_putc(b, ' ');
+                cg_buf_put_u64(b, callee->entry_line);
+                cg_buf_putc(b, '\n');
+            }
+            put_position(b, &pos, l->addr, l->lineno);
+            cg_buf_putc(b, ' ');
+            cg_buf_put_u64(b, l->cost);
+            cg_buf_putc(b, '\n');
+        }
+        if (strcmp(cur_sub, r->file) != 0 && put_name(b, "fe=", &c->files, r->file))
+            return -1;
+        cg_buf_putc(b, '\n');
+    }
+    return 0;
+}
+
+static void ctx_free(struct ctx *c)
+{
+    for (size_t i = 0; i < c->nrecs; i++)
+        free(c->recs[i].lines);
+    free(c->recs);
+    free(c->index);
+    free(c->objects.keys);
+    free(c->objects.ids);
+    free(c->files.keys);
+    free(c->files.ids);
+}
+
+int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *snap, const struct cg_symtab *syms,
+                  struct cg_buf *out)
+{
+    struct ctx c;
+    memset(&c, 0, sizeof c);
+    c.syms = syms;
+    size_t *order = NULL;
+    int rc = -1;
+    if (build(&c, snap) != 0)
+        goto done;
+    uint64_t total = 0;
+    for (size_t i = 0; i < c.nrecs; i++) {
+        merge_lines(&c.recs[i]);
+        for (size_t k = 0; k < c.recs[i].n; k++)
+            if (!c.recs[i].lines[k].is_call)
+                total += c.recs[i].lines[k].cost;
+    }
+    order = malloc((c.nrecs ? c.nrecs : 1) * sizeof *order);
+    if (!order)
+        goto done;
+    for (size_t i = 0; i < c.nrecs; i++)
+        order[i] = i;
+    sort_base = c.recs;
+    qsort(order, c.nrecs, sizeof *order, cmp_rec);
+
+    write_header(out, info, total);
+    if (write_body(&c, out, order) != 0)
+        goto done;
+    cg_buf_puts(out, "totals: ");
+    cg_buf_put_u64(out, total);
+    cg_buf_putc(out, '\n');
+    rc = out->failed ? -1 : 0;
+done:
+    free(order);
+    ctx_free(&c);
+    return rc;
+}

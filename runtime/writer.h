@@ -1,0 +1,50 @@
+/* Callgrind format writer: a thread's snapshot and the symbols of its
+ * addresses in, the text of one part out. Pure: no I/O, no global state.
+ *
+ * The format is Callgrind's version 1 (../shared/spec/callgrind-format.txt)
+ * with name compression for every ob=, fl=, fi=, fe=, fn=, cob=, cfi=, cfn=
+ * and subposition compression for addresses and lines. Details that the
+ * readers (callgrind_annotate, KCachegrind) depend on, and that the spec
+ * leaves open, are commented where they are written. */
+#ifndef CG_WRITER_H
+#define CG_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "costs.h"
+#include "symbols.h"
+#include "util.h"
+
+/* Symbols of every address of a snapshot (callers, callees, self-cost
+ * addresses, call instructions), sorted by addr, each address once. */
+struct cg_symtab_entry {
+    uintptr_t addr;
+    struct cg_symbol sym;
+};
+
+struct cg_symtab {
+    const struct cg_symtab_entry *v;
+    size_t n;
+};
+
+struct cg_part_info {
+    const char *creator;
+    long pid;
+    unsigned thread;
+    unsigned part;
+    const char *cmd;
+    const char *trigger;  /* desc: Trigger: ... */
+    const char *clock;    /* how the time was measured, for a desc: line */
+    const char *const *extra_desc; /* more "Name: value" desc lines, NULL-terminated, or NULL */
+};
+
+/* Appends one part to out. Returns 0, or -1 on allocation failure (out then
+ * holds an incomplete text that must not be written). */
+int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *snap, const struct cg_symtab *syms,
+                  struct cg_buf *out);
+
+/* Looks addr up in a symtab (binary search); NULL if absent. */
+const struct cg_symbol *cg_symtab_find(const struct cg_symtab *t, uintptr_t addr);
+
+#endif
