@@ -47,18 +47,18 @@
  *   parse_line -> trim              12
  *   parse_line -> checksum           6
  *   main -> sort_scores              1
- *   sort_scores -> compare_ints     49   (through qsort, see below)
+ *   (libc) -> compare_ints          49   (through qsort, see below)
  *   main -> crunch                   1
  *
  * Note on compare_ints: it is called by libc's qsort(), which is not
- * instrumented.  The instrumentation hooks only see instrumented functions,
- * so in a cgprof profile the caller of compare_ints is sort_scores (the
- * nearest instrumented function on the stack); Valgrind's callgrind shows
- * the real caller inside glibc instead (msort_with_tmp).  The number of
- * comparisons is fixed by the input and by the sort algorithm: glibc's
- * qsort is a merge sort for small arrays and makes exactly 49 comparisons
- * for scores[] below (other C libraries, e.g. musl, would differ).  The
- * program counts them itself and prints the number, so you can check.
+ * instrumented.  The hooks see each call of compare_ints with a call site
+ * inside libc, and cgprof names that call site by the libc function that
+ * contains it (msort_with_tmp when libc's symbols are installed), as
+ * Valgrind does; the sort_scores -> msort_with_tmp call that the hooks cannot
+ * see is shown with the time spent in libc.  The number of comparisons
+ * is fixed by the input and by glibc's qsort (a merge sort for small
+ * arrays); another C library would give another number.  The program
+ * counts them and prints the count, so you can check.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -35,7 +35,7 @@
  *   caller -> callee                calls
  *   primes_worker -> is_prime        9998
  *   sort_worker -> next_random        100
- *   sort_worker -> compare_ints       547   (through qsort, see below)
+ *   (libc) -> compare_ints            547   (through qsort, see below)
  *   fib_worker -> fib                   1
  *   fib -> fib                      57312
  *   hash_worker -> hash_string       4000
@@ -44,12 +44,14 @@
  * each worker function on its new thread.
  *
  * Note on compare_ints: it is called by libc's qsort(), which is not
- * instrumented, so cgprof attributes the call to the nearest instrumented
- * function on the stack, sort_worker (Valgrind shows glibc's msort_with_tmp
- * as the caller).  The count is fixed by the input (a fixed-seed generator)
- * and by glibc's qsort, a merge sort for small arrays; another C library
- * would give another number.  The worker counts the calls and the program
- * prints the count, so you can check.
+ * instrumented.  The hooks see each call of compare_ints with a call site
+ * inside libc, and cgprof names that call site by the libc function that
+ * contains it (msort_with_tmp when libc's symbols are installed), as
+ * Valgrind does; the sort_worker -> msort_with_tmp call that the hooks cannot
+ * see is shown with the time spent in libc.  The number of comparisons
+ * is fixed by the input and by glibc's qsort (a merge sort for small
+ * arrays); another C library would give another number.  The program
+ * counts them and prints the count, so you can check.
  */
 #include <pthread.h>
 #include <stdint.h>

@@ -5,10 +5,8 @@
 #endif
 
 int cg_clock_use_tsc;
-
-/* Calibration anchor: a TSC reading and a CLOCK_MONOTONIC reading taken at
- * the same moment at start-up. */
-static uint64_t anchor_ticks, anchor_ns;
+uint64_t cg_tsc_base;
+uint64_t cg_tsc_mult;
 
 static CG_NOINSTR int tsc_is_invariant(void)
 {
@@ -24,20 +22,24 @@ static CG_NOINSTR int tsc_is_invariant(void)
 #endif
 }
 
+#if CG_HAVE_TSC
 /* One simultaneous reading of both clocks: the TSC read sits between two
- * monotonic reads and is matched with their midpoint. */
+ * monotonic reads and is matched with their midpoint. Readings that took
+ * long (an interrupt, a preemption) are taken again. */
 static CG_NOINSTR void read_pair(uint64_t *ticks, uint64_t *ns)
 {
-#if CG_HAVE_TSC
-    uint64_t a = cg_mono_ns();
-    uint64_t t = __rdtsc();
-    uint64_t b = cg_mono_ns();
-    *ticks = t;
-    *ns = a + (b - a) / 2;
-#else
-    *ticks = *ns = cg_mono_ns();
-#endif
+    for (int i = 0;; i++) {
+        uint64_t a = cg_mono_ns();
+        uint64_t t = __rdtsc();
+        uint64_t b = cg_mono_ns();
+        if (b - a < 2000 || i == 100) {
+            *ticks = t;
+            *ns = a + (b - a) / 2;
+            return;
+        }
+    }
 }
+#endif
 
 enum cg_clock_kind cg_clock_init(enum cg_clock_kind kind, const char **why)
 {
@@ -49,26 +51,31 @@ enum cg_clock_kind cg_clock_init(enum cg_clock_kind kind, const char **why)
     }
     if (kind == CG_CLOCK_AUTO)
         kind = invariant ? CG_CLOCK_TSC : CG_CLOCK_MONOTONIC;
-    cg_clock_use_tsc = kind == CG_CLOCK_TSC;
-    if (cg_clock_use_tsc)
-        read_pair(&anchor_ticks, &anchor_ns);
+#if CG_HAVE_TSC
+    if (kind == CG_CLOCK_TSC) {
+        /* 1 ms of calibration: with readings good to a few tens of ns the
+         * rate is right to about 1e-4 (0.01%). */
+        uint64_t t0, n0, t1, n1;
+        read_pair(&t0, &n0);
+        do
+            read_pair(&t1, &n1);
+        while (n1 - n0 < 1000000);
+        if (t1 > t0) {
+            cg_tsc_mult = (uint64_t)(((cg_u128)(n1 - n0) << 32) / (t1 - t0));
+            /* time 0 a little before now: a core whose TSC lags a few
+             * cycles behind must not read a time below zero */
+            cg_tsc_base = t0 - (t1 - t0);
+            cg_clock_use_tsc = 1;
+            return kind;
+        }
+        kind = CG_CLOCK_MONOTONIC;
+    }
+#endif
+    cg_clock_use_tsc = 0;
     return kind;
 }
 
-void cg_clock_ratio(uint64_t *num, uint64_t *den)
+double cg_clock_tsc_mhz(void)
 {
-    *num = *den = 1;
-    if (!cg_clock_use_tsc)
-        return;
-    uint64_t ticks, ns;
-    read_pair(&ticks, &ns);
-    /* A dump within a few microseconds of start-up has too short a baseline;
-     * wait until it is at least 1 ms long (rare: only very short runs). */
-    while (ns - anchor_ns < 1000000) {
-        struct timespec d = { 0, 200000 };
-        nanosleep(&d, NULL);
-        read_pair(&ticks, &ns);
-    }
-    *num = ns - anchor_ns;
-    *den = ticks - anchor_ticks ? ticks - anchor_ticks : 1;
+    return cg_clock_use_tsc && cg_tsc_mult ? 1000.0 * 4294967296.0 / (double)cg_tsc_mult : 0.0;
 }

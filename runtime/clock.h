@@ -1,11 +1,16 @@
-/* The time source of the hot path.
+/* The time source of the hot path: nanoseconds.
  *
- * Costs are kept in raw ticks and converted to nanoseconds only when a
- * snapshot is taken, so the hooks never multiply or divide. Where the CPU has
- * an invariant TSC (CPUID 0x80000007 EDX bit 8: constant rate, keeps running
- * in deep C-states) one tick is one TSC cycle, read with RDTSC (about 11 ns
- * on the KVM guests we measure on). Anywhere else a tick is one nanosecond of
- * CLOCK_MONOTONIC (about 27 ns through the vDSO). */
+ * Where the CPU has an invariant TSC (CPUID 0x80000007 EDX bit 8: constant
+ * rate, keeps running in deep C-states) the time is RDTSC (about 11 ns on the
+ * KVM guests we measure on) scaled by a factor calibrated once at start-up
+ * against CLOCK_MONOTONIC. Anywhere else it is CLOCK_MONOTONIC itself (about
+ * 27 ns through the vDSO).
+ *
+ * Timestamps are converted on the hot path, not durations at dump time:
+ * every cost is then a sum of differences of the same nanosecond timestamps,
+ * so costs add up exactly (a call's inclusive time is its self time plus its
+ * callees', to the nanosecond) instead of carrying a rounding per entry. The
+ * conversion is one 64x64->128 multiply. */
 #ifndef CG_CLOCK_H
 #define CG_CLOCK_H
 
@@ -25,24 +30,19 @@ enum cg_clock_kind { CG_CLOCK_AUTO, CG_CLOCK_TSC, CG_CLOCK_MONOTONIC };
 
 /* Set once by cg_clock_init(), read by every hook. */
 extern int cg_clock_use_tsc;
+extern uint64_t cg_tsc_base; /* TSC value that is time 0 */
+extern uint64_t cg_tsc_mult; /* nanoseconds per TSC tick, 32.32 fixed point */
 
 /* Chooses the source (kind: what the user asked for; AUTO picks the TSC when
- * it is invariant) and records the calibration anchor. Returns the kind in
- * use; *why explains a refusal of TSC when it was asked for (or NULL). */
+ * it is invariant) and calibrates it, spinning for about a millisecond.
+ * Returns the kind in use; *why explains a refusal of TSC when it was asked
+ * for (or is NULL). */
 enum cg_clock_kind cg_clock_init(enum cg_clock_kind kind, const char **why);
 
-/* Nanoseconds per tick as the fraction num/den, calibrated over the whole run
- * so far against CLOCK_MONOTONIC (the longer the run, the better). */
-void cg_clock_ratio(uint64_t *num, uint64_t *den);
+/* TSC ticks per microsecond as calibrated (0 when the TSC is not used). */
+double cg_clock_tsc_mhz(void);
 
-/* Ticks -> nanoseconds with the ratio from cg_clock_ratio(). Rounds down, so
- * the converted parts of a sum never exceed the converted sum. */
 __extension__ typedef unsigned __int128 cg_u128;
-
-static inline CG_NOINSTR uint64_t cg_ticks_to_ns(uint64_t ticks, uint64_t num, uint64_t den)
-{
-    return (uint64_t)((cg_u128)ticks * num / den);
-}
 
 static inline CG_NOINSTR uint64_t cg_mono_ns(void)
 {
@@ -51,11 +51,16 @@ static inline CG_NOINSTR uint64_t cg_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static inline CG_NOINSTR uint64_t cg_tsc_to_ns(uint64_t tsc)
+{
+    return (uint64_t)(((cg_u128)(tsc - cg_tsc_base) * cg_tsc_mult) >> 32);
+}
+
 static inline CG_HOT uint64_t cg_clock_now(void)
 {
 #if CG_HAVE_TSC
     if (cg_likely(cg_clock_use_tsc))
-        return __rdtsc();
+        return cg_tsc_to_ns(__rdtsc());
 #endif
     return cg_mono_ns();
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "clock.h"
 
 unsigned long cg_readers;
 
@@ -238,8 +237,7 @@ void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now)
 
 /* ---- snapshots ---------------------------------------------------------- */
 
-int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, uint64_t num, uint64_t den,
-                      struct cg_snapshot *out)
+int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot *out)
 {
     memset(out, 0, sizeof *out);
     uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
@@ -249,7 +247,7 @@ int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, uint64_t num, uint
     const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
     const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
 
-    /* Work in ticks on private copies, then convert each value once. */
+    /* Private copies, to which the calls in progress are added. */
     uint64_t *acount = calloc(narcs, sizeof *acount);
     uint64_t *aincl = calloc(narcs, sizeof *aincl);
     uint64_t *scost = calloc(nselfs, sizeof *scost);
@@ -291,11 +289,11 @@ int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, uint64_t num, uint
         a->callee = arcs[i].callee;
         a->call_pc = a->site ? a->site - 1 : 0;
         a->count = acount[i];
-        a->incl = cg_ticks_to_ns(aincl[i], num, den);
+        a->incl = aincl[i];
         a->runs = arcs[i].runs ? arcs[i].runs : 1;
     }
     for (uint32_t i = 1; i < nselfs; i++) {
-        uint64_t ns = cg_ticks_to_ns(scost[i], num, den);
+        uint64_t ns = scost[i];
         if (ns == 0)
             continue;
         struct cg_snap_self *s = &out->selfs[out->nselfs++];

@@ -38,7 +38,7 @@ struct cg_arc {
     uintptr_t site;   /* return address in the caller: the hooks' call_site */
     uintptr_t callee; /* entry address of the called function */
     uint64_t count;   /* completed calls */
-    uint64_t incl;    /* ticks spent in those calls, callees included */
+    uint64_t incl;    /* nanoseconds spent in those calls, callees included */
     uint64_t runs;    /* times the caller's frame switched to this arc from another */
     uint32_t entry_self; /* self entry (callee, callee) charged from entry */
     uint32_t ret_self;   /* self entry (caller, site) charged after return */
@@ -47,13 +47,13 @@ struct cg_arc {
 struct cg_self {
     uintptr_t fn;   /* function whose frame was running */
     uintptr_t addr; /* instruction address the time is charged at */
-    uint64_t cost;  /* ticks */
+    uint64_t cost;  /* nanoseconds */
 };
 
 struct cg_frame {
     uintptr_t fn;
     uintptr_t sp;      /* stack pointer at entry, for re-synchronisation */
-    uint64_t t_enter;  /* tick at entry */
+    uint64_t t_enter;  /* time at entry (ns) */
     uint64_t t_last;   /* start of the self-time segment now running */
     uint32_t arc;      /* the arc this call is counted on */
     uint32_t self;     /* self entry the running segment is charged to */
@@ -129,7 +129,7 @@ static inline CG_HOT uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, 
     }
 }
 
-/* Function entry at tick `now`: closes the caller's running self segment,
+/* Function entry at time `now` (ns): closes the caller's running self segment,
  * pushes a frame. */
 static inline CG_HOT void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
                                          uint64_t now)
@@ -167,7 +167,7 @@ static inline CG_HOT void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintp
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
 }
 
-/* Pops the top frame at tick `now`, charging its call and resuming the
+/* Pops the top frame at time `now`, charging its call and resuming the
  * caller's self time at the call's return address. */
 static inline CG_HOT void cg_costs_pop(struct cg_costs *c, uint64_t now)
 {
@@ -223,11 +223,10 @@ struct cg_snapshot {
 };
 
 /* Copies the tables of `c` (which may belong to a running thread) and adds
- * the calls still in progress with their cost up to tick `now`, converting
- * ticks to nanoseconds by num/den. Entries with nothing counted are left out.
- * Uses malloc: never call it from a hook. Returns 0, or -1 if out of memory. */
-int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, uint64_t num, uint64_t den,
-                      struct cg_snapshot *out);
+ * the calls still in progress with their cost up to `now`. Entries with
+ * nothing counted are left out. Uses malloc: never call it from a hook.
+ * Returns 0, or -1 if out of memory. */
+int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot *out);
 void cg_snapshot_free(struct cg_snapshot *s);
 
 #endif

@@ -208,7 +208,7 @@ struct dump {
     struct cg_syms *syms;
     struct exec_ranges exec;
     char clock_desc[128];
-    uint64_t num, den, now;
+    uint64_t now;
     unsigned written, failed;
     char first_failure[CG_OPT_PATH_MAX + 64];
     int first_errno;
@@ -219,7 +219,7 @@ static void dump_thread(struct dump *d, struct cg_thread *t)
     int finished = __atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
     uint64_t end = finished ? t->t_end : d->now;
     struct cg_snapshot snap;
-    if (cg_costs_snapshot(&t->costs, end, d->num, d->den, &snap) != 0) {
+    if (cg_costs_snapshot(&t->costs, end, &snap) != 0) {
         d->failed++;
         return;
     }
@@ -295,12 +295,11 @@ void cg_dump_final(const char *trigger)
     memset(&d, 0, sizeof d);
     d.trigger = trigger;
     d.part = 1;
-    cg_clock_ratio(&d.num, &d.den);
     d.now = cg_clock_now();
     if (cg_clock_use_tsc)
         snprintf(d.clock_desc, sizeof d.clock_desc,
-                 "invariant TSC at %.3f GHz (calibrated against CLOCK_MONOTONIC over the run)",
-                 (double)d.den / (double)d.num);
+                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC",
+                 cg_clock_tsc_mhz());
     else
         snprintf(d.clock_desc, sizeof d.clock_desc, "clock_gettime(CLOCK_MONOTONIC)");
     d.syms = cg_syms_open();

@@ -15,6 +15,18 @@
 CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
 CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
 
+/* The clock as this thread sees it, never going backwards: a thread that
+ * migrates to a core whose TSC lags by a few cycles must not charge a
+ * negative (wrapped) duration. */
+static inline CG_HOT uint64_t thread_now(struct cg_thread *t)
+{
+    uint64_t now = cg_clock_now();
+    if (cg_unlikely(now < t->last_now))
+        now = t->last_now;
+    t->last_now = now;
+    return now;
+}
+
 CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
 {
     struct cg_thread *t = cg_self;
@@ -25,7 +37,7 @@ CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
     t->guard = 1;
     cg_signal_fence();
     cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
-                   cg_clock_now());
+                   thread_now(t));
     cg_signal_fence();
     t->guard = 0;
 }
@@ -40,7 +52,7 @@ CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
         return;
     t->guard = 1;
     cg_signal_fence();
-    cg_costs_exit(&t->costs, (uintptr_t)fn, cg_clock_now());
+    cg_costs_exit(&t->costs, (uintptr_t)fn, thread_now(t));
     cg_signal_fence();
     t->guard = 0;
 }

@@ -68,8 +68,17 @@ struct cg_syms *cg_syms_open(void)
         return NULL;
     s->dwfl = dwfl_begin(&callbacks);
     if (s->dwfl) {
+        /* The calling thread's view of the mappings: /proc/<pid>/maps reads
+         * empty once the main thread has called pthread_exit(), and the dump
+         * at exit may then run on another thread. */
+        FILE *maps = fopen("/proc/thread-self/maps", "re");
+        if (!maps)
+            maps = fopen("/proc/self/maps", "re");
         dwfl_report_begin(s->dwfl);
-        if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+        int rc = maps ? dwfl_linux_proc_maps_report(s->dwfl, maps) : -1;
+        if (maps)
+            fclose(maps);
+        if (rc != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
             dwfl_end(s->dwfl);
             s->dwfl = NULL;
         }

@@ -13,6 +13,7 @@ struct cg_thread {
      * signal handler that interrupted a hook returns at once instead of
      * touching tables that are half updated. Sentinel threads keep it set. */
     volatile int guard;
+    uint64_t last_now; /* latest clock reading of a hook on this thread */
     struct cg_costs costs;
 
     /* cold */
@@ -20,7 +21,7 @@ struct cg_thread {
     uint32_t number;        /* 1 = main thread, then in order of creation */
     pid_t tid;
     int finished;           /* the thread has ended (key destructor ran) */
-    uint64_t t_end;         /* tick at which it ended */
+    uint64_t t_end;         /* time (ns) at which it ended */
 };
 
 /* The calling thread's state. initial-exec TLS: one %fs-relative load, no

@@ -1,0 +1,147 @@
+"""Shared helpers of the integration tests: run instrumented programs with
+libcgprof.so preloaded, find the files they write, read them with the strict
+format checker (scripts/callgrind_check.py)."""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD_DIR = os.environ.get("CGPROF_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
+LIB = os.environ.get("CGPROF_LIB", os.path.join(BUILD_DIR, "runtime", "libcgprof.so"))
+
+sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
+import callgrind_check  # noqa: E402
+
+HOOKS = ("__cyg_profile_func_enter", "__cyg_profile_func_exit")
+
+
+def example(name):
+    return os.path.join(BUILD_DIR, "examples", name)
+
+
+def prog(name):
+    return os.path.join(BUILD_DIR, "tests", "progs", name)
+
+
+class Run:
+    """One preloaded run: its exit status, output and profile files."""
+
+    def __init__(self, returncode, stdout, stderr, directory, files):
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.directory = directory
+        self.files = files
+
+    def profiles(self, strict=True):
+        return [callgrind_check.load(f, strict=strict) for f in self.files]
+
+
+def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None):
+    """Runs argv in a fresh directory (removed after the test) with the
+    runtime preloaded; returns a Run with the profile files it wrote."""
+    directory = tempfile.mkdtemp(prefix="cgprof-test-")
+    testcase.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") or k in ("CGPROF_LIB",)}
+    e.pop("CGPROF_LIB", None)
+    if preload:
+        e["LD_PRELOAD"] = LIB
+    if out_prefix is not None:
+        e["CGPROF_OUT"] = out_prefix
+    if env:
+        e.update(env)
+    p = subprocess.run(argv, cwd=cwd or directory, env=e, capture_output=True, text=True, timeout=timeout)
+    files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
+    return Run(p.returncode, p.stdout, p.stderr, directory, files)
+
+
+def valgrind_calls(testcase, argv, timeout=600):
+    """Call counts {(caller, callee): n} of a run under valgrind --tool=callgrind
+    (recursion suffixes folded, the hooks left out), summed over threads."""
+    if not shutil.which("valgrind"):
+        raise unittest.SkipTest("valgrind is not installed")
+    directory = tempfile.mkdtemp(prefix="cgprof-vg-")
+    testcase.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+    out = os.path.join(directory, "vg.out")
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out]
+                       + argv, cwd=directory, env=env, capture_output=True, text=True, timeout=timeout)
+    testcase.assertEqual(p.returncode, 0, p.stderr[-2000:])
+    counts = {}
+    for f in glob.glob(out + "-*"):  # one per thread; the base file stays empty
+        prof = callgrind_check.load(f)
+        testcase.assertEqual(prof.violations, [], "valgrind's own file rejected by the checker")
+        for (a, b), n in prof.call_counts(fold=True).items():
+            if a in HOOKS or b in HOOKS:
+                continue
+            counts[(a, b)] = counts.get((a, b), 0) + n
+    return counts
+
+
+def merged_counts(profiles):
+    counts = {}
+    for p in profiles:
+        for k, n in p.call_counts().items():
+            counts[k] = counts.get(k, 0) + n
+    return counts
+
+
+def incoming(counts, callee):
+    return sum(n for (a, b), n in counts.items() if b == callee)
+
+
+class ProfileAssertions(unittest.TestCase):
+    """Checks every profile must pass, whatever the program."""
+
+    def assert_valid(self, prof):
+        self.assertEqual([str(v) for v in prof.violations], [], "format violations in " + prof.path)
+        self.assertEqual(prof.version, 1)
+        self.assertEqual(prof.positions, ["instr", "line"])
+        self.assertEqual(prof.events, ["ns"])
+        self.assertIn("ns", prof.event_long_names)
+        self.assertEqual(prof.totals, [prof.total_self()])
+        self.assertEqual(prof.summary, prof.totals)
+        self.assertIsNotNone(prof.desc_value("Trigger"))
+        for c in prof.calls:
+            self.assertGreaterEqual(c.count, 1, c)
+            self.assertGreaterEqual(c.costs[0], 0, c)
+        self.assert_inclusive_covers_self(prof)
+
+    def assert_inclusive_covers_self(self, prof):
+        """Inclusive >= self on every arc: the calls into a function cost at
+        least the function's own time plus its calls, for each function that
+        is not recursive (whose arcs would count nested calls twice)."""
+        callers = {}
+        for c in prof.calls:
+            callers.setdefault(c.callee, []).append(c)
+        recursive = {c.caller for c in prof.calls if c.caller == c.callee}
+        for key, calls_in in callers.items():
+            f = prof.functions.get(key)
+            if f is None or key in recursive:
+                continue
+            incl_in = sum(c.costs[0] for c in calls_in)
+            self_cost = f.self_costs(1)[0]
+            out = sum(c.costs[0] for c in prof.calls if c.caller == key and c.callee != key)
+            self.assertGreaterEqual(incl_in, self_cost, "inclusive < self for %s" % (key,))
+            if not any(c.callee in recursive for c in prof.calls if c.caller == key):
+                self.assertGreaterEqual(incl_in, self_cost + out,
+                                        "inclusive < self + callees for %s" % (key,))
+
+    def assert_annotate_accepts(self, path, names):
+        """callgrind_annotate reads the file without a warning and lists the
+        given functions."""
+        if not shutil.which("callgrind_annotate"):
+            self.skipTest("callgrind_annotate is not installed")
+        p = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=yes", path],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("WARNING", p.stderr)
+        self.assertNotIn("malformed", p.stderr)
+        for n in names:
+            self.assertIn(":" + n + " [", p.stdout, "callgrind_annotate does not list %s" % n)
+        return p.stdout

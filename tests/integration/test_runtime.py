@@ -1,0 +1,163 @@
+"""The runtime inside the program: deep recursion, signal handlers that
+re-enter the hooks, errno, ways of ending a process, options and output
+paths. Exact counts are known from the programs in tests/progs."""
+
+import os
+import re
+import subprocess
+import unittest
+
+import cgtest
+from cgtest import ProfileAssertions, prog, run_preloaded
+
+
+class Deep(ProfileAssertions):
+    def test_million_frames(self):
+        run = run_preloaded(self, [prog("deep"), "1000000"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("depth 1000000 result 1000000", run.stdout)
+        self.assertEqual(len(run.files), 2)
+        counts = cgtest.merged_counts(run.profiles())
+        self.assertEqual(counts[("recurse", "recurse")], 999999)
+        self.assertEqual(counts[("worker", "recurse")], 1)
+        for p in run.profiles():
+            self.assert_valid(p)
+
+
+class Signals(ProfileAssertions):
+    def test_handler_reentering_hooks(self):
+        n = 3000000
+        run = run_preloaded(self, [prog("sigstorm"), str(n)])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        delivered = int(re.search(r"(\d+) signals delivered", run.stdout).group(1))
+        self.assertGreater(delivered, 100, "the test needs signals to land")
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        counts = prof.call_counts()
+        self.assertEqual(counts[("main", "leaf")], n)
+        recorded = sum(v for (a, b), v in counts.items() if b == "on_signal")
+        self.assertLessEqual(recorded, delivered)
+        self.assertGreater(recorded, 0)
+        self.assertEqual(counts.get(("on_signal", "handler_work"), 0), recorded)
+        # a handler runs on top of the function it interrupted
+        callers = {a for (a, b) in counts if b == "on_signal"}
+        self.assertTrue(callers <= {"main", "leaf"}, callers)
+
+
+class Errno(unittest.TestCase):
+    def test_errno_preserved(self):
+        run = run_preloaded(self, [prog("errno_keep")])
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn("0 failures", run.stdout)
+        counts = cgtest.merged_counts(run.profiles())
+        self.assertEqual(counts[("many_sites", "check")], 3000)
+
+
+class Exits(ProfileAssertions):
+    def test_exit_from_depth(self):
+        run = run_preloaded(self, [prog("exits"), "deep"])
+        self.assertEqual(run.returncode, 3, run.stderr)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        counts = prof.call_counts()
+        self.assertEqual(counts[("main", "descend")], 1)
+        self.assertEqual(counts[("descend", "descend")], 19)
+        # main and the 20 calls of descend
+        self.assertTrue(prof.desc_value("Calls in progress").startswith("21 "))
+
+    def test_last_thread_not_main(self):
+        run = run_preloaded(self, [prog("exits"), "lastthread"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("last thread done", run.stdout)
+        self.assertEqual([f[-3:] for f in run.files], ["-01", "-02"])
+        profs = {p.thread: p for p in run.profiles()}
+        for p in profs.values():
+            self.assert_valid(p)
+        self.assertEqual(profs[2].call_counts()[("worker", "spin")], 1)
+        self.assertEqual([c.callee.name for c in profs[1].calls], ["main"])
+
+
+class Behaviour(unittest.TestCase):
+    """The program's own behaviour is unchanged: output, exit status."""
+
+    def test_stdout_unchanged(self):
+        plain = run_preloaded(self, [cgtest.example("basic")], preload=False)
+        loaded = run_preloaded(self, [cgtest.example("basic")])
+        self.assertEqual(plain.stdout, loaded.stdout)
+        self.assertEqual(plain.returncode, loaded.returncode)
+        self.assertEqual(loaded.stderr, "")
+        self.assertEqual(plain.files, [])
+
+
+class Output(ProfileAssertions):
+    def test_out_prefix_with_pid(self):
+        run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": "prof-%p.cg"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        names = os.listdir(run.directory)
+        self.assertEqual(len(names), 1, names)
+        self.assertRegex(names[0], r"^prof-\d+\.cg-01$")
+
+    def test_relative_prefix_is_from_startup_directory(self):
+        # the program is started in a subdirectory; the file lands there
+        run = run_preloaded(self, ["sh", "-c", "mkdir sub && cd sub && exec %s" % cgtest.example("basic")],
+                            env={"CGPROF_OUT": "out"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        sub = os.listdir(os.path.join(run.directory, "sub"))
+        self.assertEqual(len(sub), 1, sub)
+        self.assertRegex(sub[0], r"^out\.\d+-01$")
+
+    def test_unwritable_directory(self):
+        run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": "/nonexistent/dir/cg"})
+        self.assertEqual(run.returncode, 0)
+        lines = run.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertIn("/nonexistent/dir/cg", lines[0])
+        self.assertIn("No such file or directory", lines[0])
+        self.assertIn("fib(20)=6765", run.stdout)
+
+    def test_malformed_variables(self):
+        run = run_preloaded(self, [cgtest.example("basic")],
+                            env={"CGPROF_CLOCK": "sundial", "CGPROF_OUTT": "x", "CGPROF_VERBOSE": "maybe"})
+        self.assertEqual(run.returncode, 0)
+        lines = run.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 3, run.stderr)
+        joined = "\n".join(lines)
+        self.assertIn("CGPROF_CLOCK='sundial'", joined)
+        self.assertIn("auto|tsc|monotonic", joined)
+        self.assertIn("CGPROF_OUTT is not a cgprof variable", joined)
+        self.assertIn("CGPROF_VERBOSE='maybe'", joined)
+        self.assertEqual(len(run.files), 1, "the defaults are used")
+
+    def test_symlink_at_output_path_is_replaced_not_followed(self):
+        victim = os.path.join(cgtest.tempfile.mkdtemp(prefix="cgprof-victim-"), "victim")
+        self.addCleanup(cgtest.shutil.rmtree, os.path.dirname(victim), ignore_errors=True)
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        # the pid is not known in advance: plant links for a range of pids
+        # through a fixed prefix instead
+        d = cgtest.tempfile.mkdtemp(prefix="cgprof-out-")
+        self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
+        p = subprocess.Popen(["sh", "-c", "read x; exec %s" % cgtest.example("basic")], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, LD_PRELOAD=cgtest.LIB, CGPROF_OUT=os.path.join(d, "cg")))
+        target = os.path.join(d, "cg.%d-01" % p.pid)
+        os.symlink(victim, target)
+        os.symlink(victim, target + ".tmp.%d.0" % p.pid)
+        out, err = p.communicate("go\n", timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertFalse(os.path.islink(target))
+        prof = cgtest.callgrind_check.load(target, strict=True)
+        self.assertEqual(prof.violations, [])
+        self.assertEqual(os.stat(target).st_mode & 0o777, 0o644 & ~current_umask())
+
+
+def current_umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
