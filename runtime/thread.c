@@ -35,8 +35,26 @@ static CG_NOINSTR void on_thread_exit(void *arg)
     __atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
 }
 
+/* In a forked child only the thread that called fork() exists, with a copy
+ * of the parent's tables: it keeps its shadow stack (its returns are real)
+ * but counts from zero, and the other threads are forgotten, so nothing is
+ * reported twice. Their copied memory stays unused. */
+static CG_NOINSTR void on_fork_child(void)
+{
+    struct cg_thread *t = cg_self;
+    int real = t && t->costs.frames != NULL;
+    if (real) {
+        cg_costs_zero(&t->costs, cg_clock_now());
+        t->next = NULL;
+        t->tid = (pid_t)syscall(SYS_gettid);
+    }
+    __atomic_store_n(&registry, real ? t : NULL, __ATOMIC_RELEASE);
+}
+
 int cg_thread_init(void)
 {
+    if (pthread_atfork(NULL, NULL, on_fork_child) != 0)
+        return -1;
     return pthread_key_create(&exit_key, on_thread_exit);
 }
 

@@ -77,6 +77,24 @@ class Exits(ProfileAssertions):
         self.assertEqual([c.callee.name for c in profs[1].calls], ["main"])
 
 
+class Fork(ProfileAssertions):
+    def test_child_counts_from_fork(self):
+        run = run_preloaded(self, [prog("forker")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        m = re.search(r"parent (\d+), child (\d+)", run.stdout)
+        parent, child = m.group(1), m.group(2)
+        names = sorted(os.path.basename(f) for f in run.files)
+        self.assertEqual(names, sorted(["callgrind.out.%s-01" % parent, "callgrind.out.%s-01" % child]))
+        profs = {p.pid: p for p in run.profiles()}
+        for p in profs.values():
+            self.assert_valid(p)
+        self.assertEqual(profs[int(parent)].call_counts()[("main", "work")], 4)
+        child_counts = profs[int(child)].call_counts()
+        self.assertEqual(child_counts[("main", "work")], 2)
+        # main is still running in the child: counted once, from the fork
+        self.assertEqual(sum(v for (a, b), v in child_counts.items() if b == "main"), 1)
+
+
 class Behaviour(unittest.TestCase):
     """The program's own behaviour is unchanged: output, exit status."""
 

@@ -1,0 +1,39 @@
+# Sourced by scripts/demo and scripts/test: installs, with apt-get, the
+# Debian packages cgprof needs to build and test that are not installed yet.
+# Needs root (or sudo) only when something is missing.
+
+CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev libunwind-dev libcmocka-dev valgrind"
+
+cgprof_install_deps() {
+    local missing="" pkg
+    for pkg in $CGPROF_PACKAGES; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+            missing="$missing $pkg"
+        fi
+    done
+    [ -z "$missing" ] && return 0
+    echo "cgprof: installing missing packages:$missing" >&2
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo="sudo"
+        else
+            echo "cgprof: these packages are missing and installing them needs root:$missing" >&2
+            return 1
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq >&2 || return 1
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -qq --no-install-recommends $missing >&2 || return 1
+}
+
+# meson setup once, then build.
+cgprof_build() {
+    local builddir="$1"
+    shift
+    if [ ! -f "$builddir/build.ninja" ]; then
+        meson setup "$builddir" "$@" >/dev/null || return 1
+    fi
+    meson compile -C "$builddir" >/dev/null || { meson compile -C "$builddir"; return 1; }
+}
