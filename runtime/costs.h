@@ -202,7 +202,8 @@ static inline CG_HOT void cg_costs_exit(struct cg_costs *c, uintptr_t fn, uint64
 struct cg_snap_arc {
     uintptr_t caller, site, callee;
     uintptr_t call_pc; /* address of the call instruction (site - 1 until the
-                          dump decodes it): names the call's position */
+                          dump decodes it), naming the call's position; 0
+                          when no call made this frame (a signal handler) */
     uint64_t count; /* calls, including those still running at the snapshot */
     uint64_t incl;  /* nanoseconds */
     uint64_t runs;

@@ -25,9 +25,11 @@
  * The hooks give the return address of a call; Callgrind files name a call
  * by the address of its call instruction (that is where KCachegrind draws
  * the arrow, and its line is the line of the call even when the return
- * address already starts the next line). On x86-64 the common encodings are
- * recognised by reading the bytes before the return address; anything else
- * is named by the byte before it, which still has the right line. */
+ * address already starts the next line). On x86-64 the bytes before the
+ * return address are decoded. Where no call instruction ends there, the
+ * frame was not made by a call: it is a signal handler, "called" by the
+ * kernel with libc's sigreturn trampoline as its return address; the writer
+ * then shows it as called from the function it interrupted (call_pc 0). */
 
 struct exec_ranges {
     uintptr_t (*v)[2];
@@ -65,10 +67,38 @@ static int readable(const struct exec_ranges *r, uintptr_t lo, uintptr_t hi)
     return 0;
 }
 
+#if defined(__x86_64__)
+/* Length of an indirect call "FF /2" (without prefix) whose ModRM byte is m
+ * and, if present, SIB byte is sib; 0 if m is not a call's ModRM. */
+static unsigned ff2_length(unsigned char m, unsigned char sib)
+{
+    unsigned mod = m >> 6, reg = (m >> 3) & 7, rm = m & 7;
+    if (reg != 2)
+        return 0;
+    if (mod == 3)
+        return 2; /* call *%reg */
+    unsigned len = 2;
+    if (rm == 4) {
+        len++; /* SIB */
+        if (mod == 0 && (sib & 7) == 5)
+            len += 4;
+    } else if (mod == 0 && rm == 5) {
+        len += 4; /* rip-relative */
+    }
+    if (mod == 1)
+        len += 1;
+    else if (mod == 2)
+        len += 4;
+    return len;
+}
+#endif
+
+/* Address of the call instruction that returns to `site`, or 0 when there
+ * is none (see above). */
 static uintptr_t call_instruction(const struct exec_ranges *r, uintptr_t site, uintptr_t callee)
 {
 #if defined(__x86_64__)
-    if (site < 8 || !readable(r, site - 7, site))
+    if (site < 16 || !readable(r, site - 8, site))
         return site - 1;
     const unsigned char *p = (const unsigned char *)site;
     int32_t rel;
@@ -76,21 +106,21 @@ static uintptr_t call_instruction(const struct exec_ranges *r, uintptr_t site, u
     int e8 = p[-5] == 0xe8;
     if (e8 && site + (uintptr_t)(intptr_t)rel == callee)
         return site - 5; /* call rel32, straight to the callee */
-    if (p[-2] == 0xff && (p[-1] & 0xf8) == 0xd0)
-        return site - 2; /* call *%reg */
-    if (p[-3] == 0x41 && p[-2] == 0xff && (p[-1] & 0xf8) == 0xd0)
-        return site - 3; /* call *%r8..%r15 */
-    if (p[-3] == 0xff && (p[-2] & 0xf8) == 0x50 && (p[-2] & 7) != 4)
-        return site - 3; /* call *disp8(%reg) */
-    if (p[-6] == 0xff && p[-5] == 0x15)
-        return site - 6; /* call *disp32(%rip) */
+    for (unsigned len = 2; len <= 7; len++) {
+        const unsigned char *op = p - len;
+        if (op[0] != 0xff || ff2_length(op[1], len > 2 ? op[2] : 0) != len)
+            continue;
+        /* an optional REX prefix belongs to the instruction */
+        return (op[-1] & 0xf0) == 0x40 ? site - len - 1 : site - len;
+    }
     if (e8)
-        return site - 5; /* call rel32 through a PLT stub */
+        return site - 5; /* call rel32 through a PLT stub or a thunk */
+    return 0;
 #else
     (void)r;
     (void)callee;
-#endif
     return site - 1;
+#endif
 }
 
 /* ---- symbol table of a snapshot -------------------------------------------- */
@@ -112,7 +142,8 @@ static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struc
         if (s->arcs[i].caller)
             addrs[n++] = s->arcs[i].caller;
         addrs[n++] = s->arcs[i].callee;
-        addrs[n++] = s->arcs[i].call_pc;
+        if (s->arcs[i].call_pc)
+            addrs[n++] = s->arcs[i].call_pc;
     }
     for (size_t i = 0; i < s->nselfs; i++)
         addrs[n++] = s->selfs[i].addr;

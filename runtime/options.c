@@ -22,7 +22,7 @@ static int enum_index(const char *accepted, const char *value)
     for (const char *p = accepted; *p; i++) {
         const char *end = strchr(p, '|');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == vlen && strncmp(p, value, len) == 0)
+        if (len == vlen && strncasecmp(p, value, len) == 0)
             return i;
         if (!end)
             break;
@@ -152,6 +152,8 @@ int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void
 
 int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
 {
+    if (size == 0)
+        return -1;
     unsigned long n = 0;
     for (const char *p = pattern; *p; p++) {
         char num[24];

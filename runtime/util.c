@@ -75,6 +75,8 @@ void cg_path_normalise(char *path)
         out += len;
         p = next;
     }
+    if (out == path)
+        *out++ = '.'; /* "a/.." is the current directory, not "" */
     *out = 0;
 }
 

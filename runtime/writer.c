@@ -149,8 +149,10 @@ static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x)
             return frame;
         return rec_get(c, s->fn_start, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
     }
-    if (frame != SIZE_MAX)
+    if (frame != SIZE_MAX && (!s || strcmp(s->object, c->recs[frame].object) == 0))
         return frame; /* no symbol: assume the frame's own (stripped) code */
+    /* no symbol, in another object (or at a thread's root): a function
+     * named by the address, as Valgrind does */
     return s ? rec_get(c, x, s->object, s->file, NULL, s->obj_addr, s->line) : rec_get(c, x, NULL, NULL, NULL, x, 0);
 }
 
@@ -209,10 +211,20 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
         size_t f = a->caller ? rec_of_entry(c, a->caller) : SIZE_MAX;
         if (callee == SIZE_MAX || (a->caller && f == SIZE_MAX))
             return -1;
-        size_t g = rec_of_code(c, f, a->call_pc);
-        if (g == SIZE_MAX)
-            return -1;
-        struct line l = line_at(c, a->call_pc, &c->recs[g]);
+        size_t g;
+        struct line l;
+        if (a->call_pc == 0 && f != SIZE_MAX) {
+            /* No call instruction (a signal handler's frame): called from
+             * the function it interrupted, at that function's start. */
+            g = f;
+            l = (struct line){ c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 0, 0, 0, 0 };
+        } else {
+            uintptr_t pc = a->call_pc ? a->call_pc : a->site;
+            g = rec_of_code(c, f, pc);
+            if (g == SIZE_MAX)
+                return -1;
+            l = line_at(c, pc, &c->recs[g]);
+        }
         l.is_call = 1;
         l.callee = callee;
         l.count = a->count;
@@ -247,6 +259,8 @@ static int cmp_line(const void *pa, const void *pb)
 
 static void merge_lines(struct rec *r)
 {
+    if (r->n == 0)
+        return;
     qsort(r->lines, r->n, sizeof *r->lines, cmp_line);
     size_t out = 0;
     for (size_t i = 0; i < r->n; i++) {

@@ -93,7 +93,8 @@ _COMPRESSED_RE = re.compile(r"\((?P<id>[0-9]+)\)(?P<rest>.*)\Z")
 _RECURSION_SUFFIX_RE = re.compile(r"'[0-9]+\Z")
 
 FORMAT_LINE = "# callgrind format"
-_COST_START = set("0123456789+-*")
+_DIGITS = set("0123456789")
+_COST_START = _DIGITS | set("+-*")
 
 
 # --------------------------------------------------------------------------
@@ -261,6 +262,7 @@ class Profile:
     def functions_named(self, name: str, fold: bool = False) -> List[Function]:
         """All functions (any object/file) called `name` (after folding if fold)."""
         norm = fold_recursion if fold else (lambda s: s)
+        name = norm(name)
         return [f for k, f in self.functions.items() if norm(k.name) == name]
 
     def _named_or_raise(self, name: str, fold: bool) -> List[Function]:
@@ -290,6 +292,7 @@ class Profile:
         norm = fold_recursion if fold else (lambda s: s)
         n = len(self.events)
         self._named_or_raise(name, fold)
+        name = norm(name)
         total = self.self_cost(name, None, fold)
         for c in self.calls:
             if norm(c.caller.name) == name and norm(c.callee.name) != name:
@@ -336,8 +339,9 @@ class _Parser:
         self.strict = strict
         self.p = Profile(path=path)
         self.lines = text.split("\n")
-        if self.lines and self.lines[-1] == "":
-            self.lines.pop()                      # the final newline
+        self.unterminated = self.lines[-1] != ""  # spec 3.2.1: every line ends in "\n"
+        if not self.unterminated:
+            self.lines.pop()
 
         # header state.  The spec's body begins at the first body line;
         # callgrind_annotate's at "events:".  Header lines may follow neither.
@@ -388,6 +392,9 @@ class _Parser:
                 self.err(i, "carriage return at end of line (the format is '\\n'-terminated lines)")
                 raw = raw.rstrip("\r")
             self.line(i, raw)
+        if self.unterminated:
+            # callgrind_annotate needs the "\n": it parses "pos\s+" and "key:\s+".
+            self.err(len(self.lines), "last line does not end with a newline")
         self.finish()
         if self.strict:
             self.finish_strict()
@@ -440,7 +447,12 @@ class _Parser:
     def header(self, i: int, key: str, value: str) -> None:
         p = self.p
         in_body = self.body_started or self.events_line is not None
-        if in_body and key not in ("totals", "summary"):
+        if in_body and key == "event" and not self.body_started:
+            # spec 3.1.7.2: "The order of event: lines and the events: line
+            # is of no importance"; callgrind_annotate just warns about it.
+            self.strict_err(i, "'event:' after 'events:' (callgrind_annotate ends the header "
+                               "at 'events:' and warns about the line)")
+        elif in_body and key not in ("totals", "summary"):
             if key == "events" and self.events_line is not None:
                 self.err(i, f"'events:' given twice in a part (first on line {self.events_line})")
                 return
@@ -616,13 +628,15 @@ class _Parser:
 
     # -- body lines (spec 3.2.3) -------------------------------------------
 
-    def resolve_name(self, i: int, spec: str, value: str) -> Tuple[Optional[str], Optional[int], bool]:
+    def resolve_name(self, i: int, spec: str,
+                     value: str) -> Tuple[Optional[str], Optional[int], bool]:
         """Name compression (spec 3.1.5): returns (name, id, is_definition)."""
         space = _ID_SPACE[spec]
-        if value[:1] == "(" and value[1:2].isdigit():
+        if value[:1] == "(" and value[1:2] in _DIGITS:
             m = _COMPRESSED_RE.match(value)
             if not m:
-                self.err(i, f"{spec}=: malformed compressed name {value!r} (want '(id) name' or '(id)')")
+                self.err(i, f"{spec}=: malformed compressed name {value!r} "
+                            "(want '(id) name' or '(id)')")
                 return None, None, False
             ident = int(m.group("id"))
             # Both readers skip the blanks after ")"; nothing left = a reference.
@@ -718,10 +732,8 @@ class _Parser:
         elif spec in ("cob", "cfi", "cfl"):
             # KCachegrind binds the callee at cfn= and forgets cob=/cfi= after
             # the call's cost line; callgrind_annotate forgets cfi= at cfn=.
-            # They agree when each cob=/cfi= is followed by one cfn=, then calls=.
-            if self.call_ctx == "cfn":
-                self.strict_err(i, f"{spec}= after the cfn= of the same call (KCachegrind "
-                                   "applies it to the next call, callgrind_annotate to the next cfn=)")
+            # They agree when each cob=/cfi= is followed by one cfn=, then calls=
+            # (checked at cfn= and calls= under --strict).
             self.call_ctx = "ctx"
             if spec == "cob":
                 self.cob = name
@@ -732,8 +744,8 @@ class _Parser:
             fl = self.cfi if self.cfi is not None else self.file
             self.callee = FnKey(ob, fl, name)
             if self.call_ctx == "cfn":
-                self.strict_err(i, "second cfn= after cob=/cfi= without calls= between (for "
-                                   "this cfn= KCachegrind still uses that cob=/cfi=, "
+                self.strict_err(i, "second cfn= after cob=/cfi= with no calls= between "
+                                   "(KCachegrind applies that cob=/cfi= to this cfn= too, "
                                    "callgrind_annotate does not)")
             if self.call_ctx:
                 self.call_ctx = "cfn"
@@ -783,8 +795,8 @@ class _Parser:
         if kind == "calls" and self.callee is None:
             self.err(i, "calls= without a preceding cfn= (no called function)")
         if kind == "calls" and self.call_ctx == "ctx":
-            self.strict_err(i, "cob=/cfi= not followed by cfn= before calls= (callgrind_annotate "
-                               "ignores them for this call)")
+            self.strict_err(i, "cob=/cfi= between cfn= and calls= (KCachegrind ignores it, "
+                               "callgrind_annotate applies it to the next cfn=)")
         # (A pending calls=/jump= not followed by its cost line was reported by line().)
         self.pending = _Pending(kind, i, count, executed, tuple(target))
         self.pending_reported = False
@@ -799,11 +811,6 @@ class _Parser:
 
         if len(toks) < npos:
             self.err(i, f"{what}: {len(toks)} subposition(s), 'positions:' declares {npos}")
-        elif len(toks) == npos and raw[-1] not in " \t":
-            # callgrind_annotate strips /^pos\s+/: with no cost after the last
-            # subposition it needs a trailing blank, or it misreads the line.
-            self.err(i, f"{what}: no cost numbers and no blank after the last subposition "
-                        "(callgrind_annotate misreads it)")
         pos, good = self.subpositions(i, toks[:npos], what, report_range=True)
         costs = self.costs(i, toks[npos:], what)
         if good and len(pos) == npos:
@@ -829,24 +836,22 @@ class _Parser:
             self.function(self.fn, True).cost_lines.append(
                 CostLine(instr, line, costs, self.file, i))
             self.self_sum = _vsum((self.self_sum, costs), len(p.events))
-        elif pending.kind == "calls":
-            if self.callee is not None:
-                self.function(self.fn, True)
-                self.function(self.callee, False)
-                p.calls.append(Call(self.fn, self.callee, pending.count, instr, line, costs,
-                                    self.file, pending.target[0] if "instr" in p.positions else None,
-                                    pending.target[-1] if "line" in p.positions else None,
-                                    pending.lineno))
-            self.reset_call()
         else:
-            if any(costs):
-                self.err(i, "cost numbers on the source line of a jump (KCachegrind ignores "
-                            "them, callgrind_annotate adds them to self cost)")
-            p.jumps.append(Jump(pending.kind, self.fn, pending.count, pending.executed,
-                                instr, line,
-                                pending.target[0] if "instr" in p.positions else None,
-                                pending.target[-1] if "line" in p.positions else None,
-                                pending.lineno))
+            t_instr = pending.target[0] if "instr" in p.positions else None
+            t_line = pending.target[-1] if "line" in p.positions else None
+            if pending.kind == "calls":
+                if self.callee is not None:
+                    self.function(self.fn, True)
+                    self.function(self.callee, False)
+                    p.calls.append(Call(self.fn, self.callee, pending.count, instr, line, costs,
+                                        self.file, t_instr, t_line, pending.lineno))
+                self.reset_call()
+            else:
+                if any(costs):
+                    self.err(i, "cost numbers on the source line of a jump (KCachegrind "
+                                "ignores them, callgrind_annotate adds them to self cost)")
+                p.jumps.append(Jump(pending.kind, self.fn, pending.count, pending.executed,
+                                    instr, line, t_instr, t_line, pending.lineno))
 
     def reset_call(self) -> None:
         # KCachegrind: cob=/cfi= apply to one call only; cfn= stays.
@@ -863,7 +868,8 @@ class _Parser:
                                           "is not followed by a cost line")
         if self.events_line is None:
             self.err(self.first_body_line or last,
-                     "no 'events:' line (required in each part's header, spec 3.2.2)")
+                     "no 'events:' line (required in each part's header, spec 3.2.2)"
+                     + ("; the file is empty" if not self.lines else ""))
             return
         nev = len(p.events)
         total = self.self_sum

@@ -1,0 +1,1015 @@
+/* Unit tests of costs.c: the per-thread shadow stack and cost tables, driven
+ * with synthetic function addresses and synthetic times in nanoseconds (no
+ * clock), and read back through snapshots; and of clock.h's TSC conversion.
+ *
+ * Addresses used throughout: functions MAIN, F, G, H, FIB; a call site is a
+ * return address inside the caller (MAIN + 0x10 ...). ROOT_SITE is the return
+ * address into the uninstrumented code that called a thread's first function. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "costs.h"
+
+#define ROOT_SITE ((uintptr_t)0x7f0000009000u)
+#define MAIN ((uintptr_t)0x1000)
+#define F    ((uintptr_t)0x2000)
+#define G    ((uintptr_t)0x3000)
+#define H    ((uintptr_t)0x5000)
+#define FIB  ((uintptr_t)0x4000)
+#define SP   ((uintptr_t)0x7ffe0000u)
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    struct cg_costs *c = malloc(sizeof *c);
+    if (!c || cg_costs_init(c) != 0) {
+        free(c);
+        return -1;
+    }
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_destroy(c);
+    free(c);
+    return 0;
+}
+
+static const struct cg_snap_arc *find_arc(const struct cg_snapshot *s, uintptr_t caller, uintptr_t site,
+                                          uintptr_t callee)
+{
+    const struct cg_snap_arc *found = NULL;
+    for (size_t i = 0; i < s->narcs; i++) {
+        const struct cg_snap_arc *a = &s->arcs[i];
+        if (a->caller == caller && a->site == site && a->callee == callee) {
+            if (found)
+                fail_msg("arc %#lx -> %#lx at %#lx listed twice", (unsigned long)caller, (unsigned long)callee,
+                         (unsigned long)site);
+            found = a;
+        }
+    }
+    return found;
+}
+
+static const struct cg_snap_self *find_self(const struct cg_snapshot *s, uintptr_t fn, uintptr_t addr)
+{
+    const struct cg_snap_self *found = NULL;
+    for (size_t i = 0; i < s->nselfs; i++) {
+        if (s->selfs[i].fn == fn && s->selfs[i].addr == addr) {
+            if (found)
+                fail_msg("self %#lx@%#lx listed twice", (unsigned long)fn, (unsigned long)addr);
+            found = &s->selfs[i];
+        }
+    }
+    return found;
+}
+
+static uint64_t sum_self(const struct cg_snapshot *s)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < s->nselfs; i++)
+        t += s->selfs[i].cost;
+    return t;
+}
+
+/* Macros, so that a failure names the line of the test. */
+#define ASSERT_ARC(s, caller, site, callee, cnt, inc)                                                        \
+    do {                                                                                                   \
+        const struct cg_snap_arc *a_ = find_arc((s), (caller), (site), (callee));                          \
+        assert_non_null(a_);                                                                               \
+        assert_int_equal(a_->count, (cnt));                                                                \
+        assert_int_equal(a_->incl, (inc));                                                                 \
+    } while (0)
+
+#define ASSERT_RUNS(s, caller, site, callee, r)                                                              \
+    do {                                                                                                   \
+        const struct cg_snap_arc *a_ = find_arc((s), (caller), (site), (callee));                          \
+        assert_non_null(a_);                                                                               \
+        assert_int_equal(a_->runs, (r));                                                                   \
+    } while (0)
+
+#define ASSERT_SELF(s, fn, addr, c)                                                                          \
+    do {                                                                                                   \
+        const struct cg_snap_self *s_ = find_self((s), (fn), (addr));                                      \
+        assert_non_null(s_);                                                                               \
+        assert_int_equal(s_->cost, (c));                                                                   \
+    } while (0)
+
+#define ASSERT_NO_SELF(s, fn, addr) assert_null(find_self((s), (fn), (addr)))
+
+static void snap(struct cg_costs *c, uint64_t now, struct cg_snapshot *s)
+{
+    assert_int_equal(cg_costs_snapshot(c, now, s), 0);
+}
+
+static void assert_snapshots_equal(const struct cg_snapshot *a, const struct cg_snapshot *b)
+{
+    assert_int_equal(a->narcs, b->narcs);
+    assert_int_equal(a->nselfs, b->nselfs);
+    assert_int_equal(a->depth, b->depth);
+    assert_int_equal(a->lost, b->lost);
+    assert_int_equal(a->unmatched_exits, b->unmatched_exits);
+    for (size_t i = 0; i < a->narcs; i++) {
+        const struct cg_snap_arc *x = &a->arcs[i];
+        ASSERT_ARC(b, x->caller, x->site, x->callee, x->count, x->incl);
+        ASSERT_RUNS(b, x->caller, x->site, x->callee, x->runs);
+    }
+    for (size_t i = 0; i < a->nselfs; i++)
+        ASSERT_SELF(b, a->selfs[i].fn, a->selfs[i].addr, a->selfs[i].cost);
+}
+
+/* The run used by several tests (times in ns):
+ *
+ *   t=0   main entered from the root
+ *   t=10  main calls f            (site MAIN+0x10)
+ *   t=25  f returns
+ *   t=30  main calls g            (site MAIN+0x20)
+ *   t=35    g calls f             (site G+0x08)
+ *   t=45    f returns
+ *   t=50  g returns
+ *   t=60  main returns
+ */
+static void run_simple(struct cg_costs *c)
+{
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    cg_costs_exit(c, F, 25);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 30);
+    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 35);
+    cg_costs_exit(c, F, 45);
+    cg_costs_exit(c, G, 50);
+    cg_costs_exit(c, MAIN, 60);
+}
+
+/* A 3-deep recursion under main:
+ *
+ *   t=0   main entered
+ *   t=10  main calls fib          (site MAIN+0x10)
+ *   t=12    fib calls fib         (site FIB+0x10)
+ *   t=15      fib calls fib       (site FIB+0x10)
+ *   t=20      innermost returns
+ *   t=24    middle returns
+ *   t=30  outer returns
+ *   t=40  main returns
+ */
+static void run_fib_until(struct cg_costs *c, uint64_t stop)
+{
+    static const struct {
+        int enter;
+        uintptr_t fn, site;
+        uint64_t t;
+    } ev[] = {
+        { 1, MAIN, ROOT_SITE, 0 },   { 1, FIB, MAIN + 0x10, 10 }, { 1, FIB, FIB + 0x10, 12 },
+        { 1, FIB, FIB + 0x10, 15 },  { 0, FIB, 0, 20 },           { 0, FIB, 0, 24 },
+        { 0, FIB, 0, 30 },           { 0, MAIN, 0, 40 },
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0] && ev[i].t <= stop; i++) {
+        if (ev[i].enter)
+            cg_costs_enter(c, ev[i].fn, ev[i].site, SP - 0x40 * i, ev[i].t);
+        else
+            cg_costs_exit(c, ev[i].fn, ev[i].t);
+    }
+}
+
+/* ---- arcs, inclusive and self costs --------------------------------------------- */
+
+static void test_arc_counts_and_inclusive(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    assert_int_equal(s.narcs, 4);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 60);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 15);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 1, 20);
+    ASSERT_ARC(&s, G, G + 0x08, F, 1, 10);
+    assert_int_equal(s.depth, 0);
+    assert_int_equal(s.lost, 0);
+    assert_int_equal(s.unmatched_exits, 0);
+    cg_snapshot_free(&s);
+}
+
+static void test_self_cost_at_entry_and_return_addresses(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    assert_int_equal(s.nselfs, 6);
+    ASSERT_SELF(&s, MAIN, MAIN, 10);       /* entry to first call */
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 5); /* after f returned, until g is called */
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 10);/* after g returned, until the exit */
+    ASSERT_SELF(&s, F, F, 25);             /* two calls: 15 + 10 */
+    ASSERT_SELF(&s, G, G, 5);
+    ASSERT_SELF(&s, G, G + 0x08, 5);
+    cg_snapshot_free(&s);
+}
+
+static void test_root_arc_has_caller_zero(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    const struct cg_snap_arc *root = find_arc(&s, 0, ROOT_SITE, MAIN);
+    assert_non_null(root);
+    assert_int_equal(root->caller, 0);
+    assert_int_equal(root->call_pc, ROOT_SITE - 1);
+    assert_int_equal(root->runs, 1);
+    /* No arc names main as a callee from anything else. */
+    for (size_t i = 0; i < s.narcs; i++)
+        if (s.arcs[i].callee == MAIN)
+            assert_int_equal(s.arcs[i].caller, 0);
+    cg_snapshot_free(&s);
+}
+
+static void test_call_pc_is_site_minus_one(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    for (size_t i = 0; i < s.narcs; i++)
+        assert_int_equal(s.arcs[i].call_pc, s.arcs[i].site - 1);
+    cg_snapshot_free(&s);
+}
+
+static void test_self_costs_sum_to_root_inclusive(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    assert_int_equal(sum_self(&s), 60);
+    assert_int_equal(find_arc(&s, 0, ROOT_SITE, MAIN)->incl, 60);
+    cg_snapshot_free(&s);
+}
+
+static void test_repeated_calls_accumulate(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    uint64_t t = 5;
+    for (uint64_t i = 1; i <= 3; i++) { /* calls lasting 1, 2, 3 ns, 5 apart */
+        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t);
+        cg_costs_exit(c, F, t + i);
+        t += i + 5;
+    }
+    cg_costs_exit(c, MAIN, t);
+    struct cg_snapshot s;
+    snap(c, t, &s);
+    /* t = 5 + (1+5) + (2+5) + (3+5) = 26 */
+    assert_int_equal(t, 26);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 3, 6);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 26);
+    ASSERT_SELF(&s, F, F, 6);
+    ASSERT_SELF(&s, MAIN, MAIN, 5);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 15); /* 5 + 5 + 5 between and after the calls */
+    assert_int_equal(sum_self(&s), 26);
+    cg_snapshot_free(&s);
+}
+
+static void test_distinct_sites_are_distinct_arcs(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 1);
+    cg_costs_exit(c, F, 3);
+    cg_costs_enter(c, F, MAIN + 0x18, SP - 0x40, 4);
+    cg_costs_exit(c, F, 9);
+    cg_costs_exit(c, MAIN, 10);
+    struct cg_snapshot s;
+    snap(c, 10, &s);
+    assert_int_equal(s.narcs, 3);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 2);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x18, F, 1, 5);
+    ASSERT_SELF(&s, F, F, 7); /* one entry self per function, whatever the site */
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 1);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x18, 1);
+    cg_snapshot_free(&s);
+}
+
+/* ---- recursion ----------------------------------------------------------------- */
+
+static void test_recursion_inclusive_sums_nested_calls(void **state)
+{
+    struct cg_costs *c = *state;
+    run_fib_until(c, 40);
+    struct cg_snapshot s;
+    snap(c, 40, &s);
+    assert_int_equal(s.narcs, 3);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 40);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, FIB, 1, 20);  /* 10 .. 30 */
+    /* Two recursive calls: middle 12..24 (12) and innermost 15..20 (5), the
+     * innermost counted again inside the middle one, as Callgrind does. */
+    ASSERT_ARC(&s, FIB, FIB + 0x10, FIB, 2, 17);
+    cg_snapshot_free(&s);
+}
+
+static void test_recursion_self_costs(void **state)
+{
+    struct cg_costs *c = *state;
+    run_fib_until(c, 40);
+    struct cg_snapshot s;
+    snap(c, 40, &s);
+    assert_int_equal(s.nselfs, 4);
+    ASSERT_SELF(&s, MAIN, MAIN, 10);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 10);
+    ASSERT_SELF(&s, FIB, FIB, 10);        /* 2 (outer) + 3 (middle) + 5 (innermost) */
+    ASSERT_SELF(&s, FIB, FIB + 0x10, 10); /* 4 (middle after return) + 6 (outer) */
+    assert_int_equal(sum_self(&s), 40);
+    cg_snapshot_free(&s);
+}
+
+static void test_recursion_runs_one_per_frame(void **state)
+{
+    struct cg_costs *c = *state;
+    run_fib_until(c, 40);
+    struct cg_snapshot s;
+    snap(c, 40, &s);
+    ASSERT_RUNS(&s, FIB, FIB + 0x10, FIB, 2); /* outer and middle frames each switched to it once */
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x10, FIB, 1);
+    cg_snapshot_free(&s);
+}
+
+/* ---- calls in progress at the snapshot ----------------------------------------- */
+
+/* main (t=0) calls f at t=10 (site MAIN+0x10), f calls g at t=15 (site
+ * F+0x10); all three still running. */
+static void run_nested_open(struct cg_costs *c)
+{
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    cg_costs_enter(c, G, F + 0x10, SP - 0x80, 15);
+}
+
+static void test_snapshot_counts_running_calls_once(void **state)
+{
+    struct cg_costs *c = *state;
+    run_nested_open(c);
+    struct cg_snapshot s;
+    snap(c, 22, &s);
+    assert_int_equal(s.depth, 3);
+    assert_int_equal(s.narcs, 3);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 22);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 12);
+    ASSERT_ARC(&s, F, F + 0x10, G, 1, 7);
+    cg_snapshot_free(&s);
+}
+
+static void test_snapshot_adds_only_top_open_self_segment(void **state)
+{
+    struct cg_costs *c = *state;
+    run_nested_open(c);
+    struct cg_snapshot s;
+    snap(c, 22, &s);
+    assert_int_equal(s.nselfs, 3);
+    ASSERT_SELF(&s, MAIN, MAIN, 10); /* closed when main called f */
+    ASSERT_SELF(&s, F, F, 5);        /* closed when f called g */
+    ASSERT_SELF(&s, G, G, 7);        /* open: 15 .. 22 */
+    ASSERT_NO_SELF(&s, MAIN, MAIN + 0x10);
+    ASSERT_NO_SELF(&s, F, F + 0x10);
+    assert_int_equal(sum_self(&s), 22);
+    cg_snapshot_free(&s);
+}
+
+static void test_snapshot_running_and_completed_calls_on_one_arc(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 2);
+    cg_costs_exit(c, F, 6);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 8);
+    struct cg_snapshot s;
+    snap(c, 11, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 2, 4 + 3); /* one completed (4), one running (3 so far) */
+    ASSERT_SELF(&s, F, F, 4 + 3);
+    ASSERT_SELF(&s, MAIN, MAIN, 2);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 2);
+    assert_int_equal(sum_self(&s), 11);
+    cg_snapshot_free(&s);
+}
+
+static void test_snapshot_inside_recursion(void **state)
+{
+    struct cg_costs *c = *state;
+    run_fib_until(c, 15); /* main, fib, fib, fib all running */
+    struct cg_snapshot s;
+    snap(c, 18, &s);
+    assert_int_equal(s.depth, 4);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 18);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, FIB, 1, 8);
+    ASSERT_ARC(&s, FIB, FIB + 0x10, FIB, 2, (18 - 12) + (18 - 15));
+    ASSERT_SELF(&s, MAIN, MAIN, 10);
+    ASSERT_SELF(&s, FIB, FIB, 2 + 3 + 3);
+    assert_int_equal(s.nselfs, 2);
+    assert_int_equal(sum_self(&s), 18);
+    cg_snapshot_free(&s);
+}
+
+static void test_snapshot_does_not_modify_tables(void **state)
+{
+    struct cg_costs *c = *state;
+    run_nested_open(c);
+    size_t arcs_len = c->narcs * sizeof *c->arcs, selfs_len = c->nselfs * sizeof *c->selfs;
+    size_t frames_len = c->depth * sizeof *c->frames;
+    void *arcs = malloc(arcs_len), *selfs = malloc(selfs_len), *frames = malloc(frames_len);
+    assert_non_null(arcs);
+    assert_non_null(selfs);
+    assert_non_null(frames);
+    memcpy(arcs, c->arcs, arcs_len);
+    memcpy(selfs, c->selfs, selfs_len);
+    memcpy(frames, c->frames, frames_len);
+    uint32_t narcs = c->narcs, nselfs = c->nselfs, depth = c->depth;
+
+    struct cg_snapshot s1, s2;
+    snap(c, 22, &s1);
+    snap(c, 22, &s2);
+    assert_snapshots_equal(&s1, &s2);
+    assert_snapshots_equal(&s2, &s1);
+
+    assert_int_equal(c->narcs, narcs);
+    assert_int_equal(c->nselfs, nselfs);
+    assert_int_equal(c->depth, depth);
+    assert_memory_equal(c->arcs, arcs, arcs_len);
+    assert_memory_equal(c->selfs, selfs, selfs_len);
+    assert_memory_equal(c->frames, frames, frames_len);
+    free(arcs);
+    free(selfs);
+    free(frames);
+    cg_snapshot_free(&s1);
+    cg_snapshot_free(&s2);
+}
+
+static void test_exits_after_snapshot_give_final_numbers(void **state)
+{
+    struct cg_costs *c = *state;
+    run_nested_open(c);
+    struct cg_snapshot s;
+    snap(c, 22, &s);
+    cg_snapshot_free(&s);
+    snap(c, 28, &s); /* a later snapshot sees the calls run longer */
+    ASSERT_ARC(&s, F, F + 0x10, G, 1, 13);
+    ASSERT_SELF(&s, G, G, 13);
+    cg_snapshot_free(&s);
+
+    cg_costs_exit(c, G, 30);
+    cg_costs_exit(c, F, 35);
+    cg_costs_exit(c, MAIN, 40);
+    snap(c, 40, &s);
+    assert_int_equal(s.depth, 0);
+    assert_int_equal(s.narcs, 3);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 40);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 25);
+    ASSERT_ARC(&s, F, F + 0x10, G, 1, 15);
+    assert_int_equal(s.nselfs, 5);
+    ASSERT_SELF(&s, MAIN, MAIN, 10);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 5);
+    ASSERT_SELF(&s, F, F, 5);
+    ASSERT_SELF(&s, F, F + 0x10, 5);
+    ASSERT_SELF(&s, G, G, 15);
+    assert_int_equal(sum_self(&s), 40);
+    cg_snapshot_free(&s);
+}
+
+/* ---- runs -------------------------------------------------------------------- */
+
+static void test_runs_same_arc_repeated_is_one_run(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    for (uint64_t i = 0; i < 5; i++) {
+        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10 * i + 1);
+        cg_costs_exit(c, F, 10 * i + 2);
+    }
+    cg_costs_exit(c, MAIN, 60);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 5, 5);
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x10, F, 1);
+    cg_snapshot_free(&s);
+}
+
+static void test_runs_alternating_arcs_count_each_switch(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    /* f, g, f, g, f: f starts 3 runs, g 2 */
+    for (uint64_t i = 0; i < 5; i++) {
+        uintptr_t fn = i % 2 ? G : F, site = i % 2 ? MAIN + 0x20 : MAIN + 0x10;
+        cg_costs_enter(c, fn, site, SP - 0x40, 10 * i + 1);
+        cg_costs_exit(c, fn, 10 * i + 2);
+    }
+    cg_costs_exit(c, MAIN, 60);
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 3, 3);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 2, 2);
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x10, F, 3);
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x20, G, 2);
+    cg_snapshot_free(&s);
+}
+
+static void test_runs_grouped_calls(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    /* f f f g g f: f starts 2 runs, g 1 */
+    static const int seq[] = { 0, 0, 0, 1, 1, 0 };
+    for (uint64_t i = 0; i < 6; i++) {
+        uintptr_t fn = seq[i] ? G : F, site = seq[i] ? MAIN + 0x20 : MAIN + 0x10;
+        cg_costs_enter(c, fn, site, SP - 0x40, 10 * i + 1);
+        cg_costs_exit(c, fn, 10 * i + 2);
+    }
+    cg_costs_exit(c, MAIN, 70);
+    struct cg_snapshot s;
+    snap(c, 70, &s);
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x10, F, 2);
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x20, G, 1);
+    cg_snapshot_free(&s);
+}
+
+static void test_runs_start_afresh_in_each_frame(void **state)
+{
+    struct cg_costs *c = *state;
+    /* main calls g twice; each g frame calls f once: two frames, two runs. */
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    for (uint64_t i = 0; i < 2; i++) {
+        cg_costs_enter(c, G, MAIN + 0x10, SP - 0x40, 10 * i + 1);
+        cg_costs_enter(c, F, G + 0x08, SP - 0x80, 10 * i + 2);
+        cg_costs_exit(c, F, 10 * i + 3);
+        cg_costs_exit(c, G, 10 * i + 4);
+    }
+    cg_costs_exit(c, MAIN, 30);
+    struct cg_snapshot s;
+    snap(c, 30, &s);
+    ASSERT_ARC(&s, G, G + 0x08, F, 2, 2);
+    ASSERT_RUNS(&s, G, G + 0x08, F, 2);
+    ASSERT_RUNS(&s, MAIN, MAIN + 0x10, G, 1);
+    cg_snapshot_free(&s);
+}
+
+/* ---- exits that do not match the top frame ----------------------------------- */
+
+static void test_exit_of_deeper_frame_pops_frames_above(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    cg_costs_enter(c, G, F + 0x10, SP - 0x80, 12);
+    cg_costs_enter(c, H, G + 0x10, SP - 0xc0, 15);
+    /* f exits with g and h still on the stack (a longjmp out of h) */
+    cg_costs_exit(c, F, 20);
+    assert_int_equal(c->depth, 1);
+    assert_int_equal(c->frames[0].fn, MAIN);
+    cg_costs_exit(c, MAIN, 30);
+    assert_int_equal(c->depth, 0);
+
+    struct cg_snapshot s;
+    snap(c, 30, &s);
+    assert_int_equal(s.unmatched_exits, 0);
+    assert_int_equal(s.narcs, 4);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 30);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 10);
+    ASSERT_ARC(&s, F, F + 0x10, G, 1, 8);
+    ASSERT_ARC(&s, G, G + 0x10, H, 1, 5);
+    assert_int_equal(s.nselfs, 5);
+    ASSERT_SELF(&s, MAIN, MAIN, 10);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 10);
+    ASSERT_SELF(&s, F, F, 2);
+    ASSERT_SELF(&s, G, G, 3);
+    ASSERT_SELF(&s, H, H, 5);
+    assert_int_equal(sum_self(&s), 30);
+    cg_snapshot_free(&s);
+}
+
+static void test_exit_matching_nothing_is_dropped(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    struct cg_snapshot before, after;
+    snap(c, 20, &before);
+    cg_costs_exit(c, H, 15); /* h was never entered */
+    assert_int_equal(c->depth, 2);
+    assert_int_equal(c->unmatched_exits, 1);
+    snap(c, 20, &after);
+    assert_int_equal(after.unmatched_exits, 1);
+    after.unmatched_exits = 0;
+    assert_snapshots_equal(&before, &after);
+    assert_snapshots_equal(&after, &before);
+    cg_snapshot_free(&before);
+    cg_snapshot_free(&after);
+
+    /* The stack is intact: the real exits still match. */
+    cg_costs_exit(c, F, 20);
+    cg_costs_exit(c, MAIN, 25);
+    snap(c, 25, &after);
+    ASSERT_ARC(&after, MAIN, MAIN + 0x10, F, 1, 10);
+    ASSERT_ARC(&after, 0, ROOT_SITE, MAIN, 1, 25);
+    assert_int_equal(after.unmatched_exits, 1);
+    assert_int_equal(sum_self(&after), 25);
+    cg_snapshot_free(&after);
+}
+
+static void test_exit_on_empty_stack_is_dropped(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_exit(c, MAIN, 5);
+    cg_costs_exit(c, F, 6);
+    assert_int_equal(c->depth, 0);
+    assert_int_equal(c->unmatched_exits, 2);
+    struct cg_snapshot s;
+    snap(c, 10, &s);
+    assert_int_equal(s.narcs, 0);
+    assert_int_equal(s.nselfs, 0);
+    assert_int_equal(s.unmatched_exits, 2);
+    cg_snapshot_free(&s);
+}
+
+/* ---- growth ------------------------------------------------------------------ */
+
+static void test_growth_5000_distinct_callees(void **state)
+{
+    struct cg_costs *c = *state;
+    enum { N = 5000 };
+    uint64_t t = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t++);
+    /* callee i is called (i % 3) + 1 times; each call lasts 1 + i % 7 ns */
+    for (unsigned rep = 0; rep < 3; rep++) {
+        for (unsigned i = 0; i < N; i++) {
+            if (i % 3 < rep)
+                continue;
+            cg_costs_enter(c, 0x100000 + 0x40 * (uintptr_t)i, MAIN + 0x10, SP - 0x40, t);
+            t += 1 + i % 7;
+            cg_costs_exit(c, 0x100000 + 0x40 * (uintptr_t)i, t);
+            t++;
+        }
+    }
+    cg_costs_exit(c, MAIN, t);
+    struct cg_snapshot s;
+    snap(c, t, &s);
+    assert_int_equal(s.lost, 0);
+    assert_int_equal(s.narcs, N + 1);
+    for (unsigned i = 0; i < N; i++) {
+        uintptr_t fn = 0x100000 + 0x40 * (uintptr_t)i;
+        uint64_t calls = i % 3 + 1;
+        ASSERT_ARC(&s, MAIN, MAIN + 0x10, fn, calls, calls * (1 + i % 7));
+        ASSERT_SELF(&s, fn, fn, calls * (1 + i % 7));
+    }
+    assert_int_equal(s.nselfs, N + 2); /* the callees, main's entry and main's site */
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, t);
+    assert_int_equal(sum_self(&s), t);
+    cg_snapshot_free(&s);
+}
+
+static void test_growth_20000_distinct_arcs(void **state)
+{
+    struct cg_costs *c = *state;
+    enum { SITES = 200, CALLEES = 100, NARCS = SITES * CALLEES };
+    uint64_t t = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t++);
+    /* arc k = (site k / CALLEES, callee k % CALLEES) is called (k % 4) + 1 times, 1 ns each */
+    for (unsigned rep = 0; rep < 4; rep++) {
+        for (unsigned k = 0; k < NARCS; k++) {
+            if (k % 4 < rep)
+                continue;
+            uintptr_t site = MAIN + 0x10 + 8 * (uintptr_t)(k / CALLEES);
+            uintptr_t fn = 0x100000 + 0x40 * (uintptr_t)(k % CALLEES);
+            cg_costs_enter(c, fn, site, SP - 0x40, t++);
+            cg_costs_exit(c, fn, t++);
+        }
+    }
+    cg_costs_exit(c, MAIN, t);
+    struct cg_snapshot s;
+    snap(c, t, &s);
+    assert_int_equal(s.lost, 0);
+    assert_int_equal(s.narcs, NARCS + 1);
+
+    unsigned char *seen = calloc(NARCS, 1);
+    assert_non_null(seen);
+    uint64_t callee_calls[CALLEES] = { 0 };
+    for (unsigned k = 0; k < NARCS; k++)
+        callee_calls[k % CALLEES] += k % 4 + 1;
+    for (size_t i = 0; i < s.narcs; i++) {
+        const struct cg_snap_arc *a = &s.arcs[i];
+        if (a->caller == 0) {
+            assert_int_equal(a->callee, MAIN);
+            continue;
+        }
+        assert_int_equal(a->caller, MAIN);
+        assert_true(a->site >= MAIN + 0x10 && (a->site - MAIN - 0x10) % 8 == 0);
+        assert_true(a->callee >= 0x100000 && (a->callee - 0x100000) % 0x40 == 0);
+        unsigned site_i = (unsigned)((a->site - MAIN - 0x10) / 8), callee_i = (unsigned)((a->callee - 0x100000) / 0x40);
+        assert_true(site_i < SITES && callee_i < CALLEES);
+        unsigned k = site_i * CALLEES + callee_i;
+        assert_int_equal(seen[k], 0);
+        seen[k] = 1;
+        assert_int_equal(a->count, k % 4 + 1);
+        assert_int_equal(a->incl, k % 4 + 1);
+    }
+    for (unsigned k = 0; k < NARCS; k++)
+        assert_int_equal(seen[k], 1);
+    free(seen);
+
+    for (unsigned j = 0; j < CALLEES; j++) {
+        uintptr_t fn = 0x100000 + 0x40 * (uintptr_t)j;
+        ASSERT_SELF(&s, fn, fn, callee_calls[j]);
+    }
+    for (unsigned si = 0; si < SITES; si++) {
+        uint64_t after = 0; /* one ns after each return from this site */
+        for (unsigned j = 0; j < CALLEES; j++)
+            after += (si * CALLEES + j) % 4 + 1;
+        ASSERT_SELF(&s, MAIN, MAIN + 0x10 + 8 * (uintptr_t)si, after);
+    }
+    assert_int_equal(s.nselfs, CALLEES + SITES + 1);
+    ASSERT_SELF(&s, MAIN, MAIN, 1);
+    assert_int_equal(sum_self(&s), t);
+    cg_snapshot_free(&s);
+}
+
+static void test_growth_million_frames_deep(void **state)
+{
+    struct cg_costs *c = *state;
+    enum { N = 1000000 };
+    /* frame k (0 = the root call) is entered at t = k and exits at 2N - k */
+    cg_costs_enter(c, FIB, ROOT_SITE, SP, 0);
+    for (uint64_t k = 1; k < N; k++)
+        cg_costs_enter(c, FIB, FIB + 0x10, SP - 0x40 * k, k);
+    assert_int_equal(c->depth, N);
+
+    struct cg_snapshot s;
+    snap(c, N, &s);
+    assert_int_equal(s.depth, N);
+    assert_int_equal(s.lost, 0);
+    assert_int_equal(s.narcs, 2);
+    ASSERT_ARC(&s, 0, ROOT_SITE, FIB, 1, N);
+    /* sum over k = 1 .. N-1 of (N - k) */
+    ASSERT_ARC(&s, FIB, FIB + 0x10, FIB, N - 1, (uint64_t)(N - 1) * N / 2);
+    ASSERT_SELF(&s, FIB, FIB, N);
+    assert_int_equal(s.nselfs, 1);
+    cg_snapshot_free(&s);
+
+    for (uint64_t k = N; k-- > 0;)
+        cg_costs_exit(c, FIB, 2 * (uint64_t)N - k);
+    assert_int_equal(c->depth, 0);
+    snap(c, 2 * (uint64_t)N, &s);
+    assert_int_equal(s.depth, 0);
+    assert_int_equal(s.unmatched_exits, 0);
+    ASSERT_ARC(&s, 0, ROOT_SITE, FIB, 1, 2 * (uint64_t)N);
+    /* sum over k = 1 .. N-1 of (2N - 2k) = (N-1) * N */
+    ASSERT_ARC(&s, FIB, FIB + 0x10, FIB, N - 1, (uint64_t)(N - 1) * N);
+    ASSERT_RUNS(&s, FIB, FIB + 0x10, FIB, N - 1);
+    ASSERT_SELF(&s, FIB, FIB, (N - 1) + 2);     /* 1 ns each, the deepest ran 2 */
+    ASSERT_SELF(&s, FIB, FIB + 0x10, N - 1);    /* 1 ns after each return */
+    assert_int_equal(sum_self(&s), 2 * (uint64_t)N);
+    cg_snapshot_free(&s);
+}
+
+static void test_new_arcs_preserve_errno(void **state)
+{
+    struct cg_costs *c = *state;
+    /* New arcs and table growth make system calls: errno must not change. */
+    errno = 1234;
+    uint64_t t = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t++);
+    for (uintptr_t i = 0; i < 3000; i++) {
+        cg_costs_enter(c, 0x100000 + 0x40 * i, MAIN + 0x10, SP - 0x40, t++);
+        assert_int_equal(errno, 1234);
+        cg_costs_exit(c, 0x100000 + 0x40 * i, t++);
+    }
+    for (uint64_t k = 0; k < 5000; k++)
+        cg_costs_enter(c, FIB, FIB + 0x10, SP, t++);
+    assert_int_equal(errno, 1234);
+}
+
+/* ---- cg_costs_zero ------------------------------------------------------------- */
+
+static void test_zero_clears_counts_and_costs(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    cg_costs_exit(c, H, 61); /* one unmatched exit */
+    uint32_t narcs = c->narcs, nselfs = c->nselfs;
+    cg_costs_zero(c, 70);
+    assert_int_equal(c->narcs, narcs); /* entries are kept */
+    assert_int_equal(c->nselfs, nselfs);
+    for (uint32_t i = 0; i < c->narcs; i++) {
+        assert_int_equal(c->arcs[i].count, 0);
+        assert_int_equal(c->arcs[i].incl, 0);
+        assert_int_equal(c->arcs[i].runs, 0);
+    }
+    for (uint32_t i = 0; i < c->nselfs; i++)
+        assert_int_equal(c->selfs[i].cost, 0);
+    struct cg_snapshot s;
+    snap(c, 80, &s);
+    assert_int_equal(s.narcs, 0);
+    assert_int_equal(s.nselfs, 0);
+    assert_int_equal(s.unmatched_exits, 0);
+    cg_snapshot_free(&s);
+}
+
+static void test_zero_running_frames_restart_at_now(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    cg_costs_exit(c, F, 20);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 25);
+    cg_costs_zero(c, 30);
+    assert_int_equal(c->depth, 2);
+
+    struct cg_snapshot s;
+    snap(c, 30, &s); /* the running calls, with nothing measured yet */
+    assert_int_equal(s.narcs, 2);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 0);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 1, 0);
+    assert_int_equal(s.nselfs, 0);
+    cg_snapshot_free(&s);
+
+    cg_costs_exit(c, G, 40);
+    cg_costs_exit(c, MAIN, 50);
+    snap(c, 50, &s);
+    assert_int_equal(s.narcs, 2);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 20);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 1, 10);
+    assert_null(find_arc(&s, MAIN, MAIN + 0x10, F));
+    assert_int_equal(s.nselfs, 2);
+    ASSERT_SELF(&s, G, G, 10);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 10);
+    assert_int_equal(sum_self(&s), 20);
+    cg_snapshot_free(&s);
+}
+
+/* ---- TSC to nanoseconds ----------------------------------------------------- */
+
+/* cg_tsc_to_ns() reads the calibration globals; each test sets its own. */
+static void set_tsc(uint64_t base, uint64_t mult)
+{
+    cg_tsc_base = base;
+    cg_tsc_mult = mult;
+}
+
+static void test_tsc_to_ns_identity(void **state)
+{
+    (void)state;
+    set_tsc(0, UINT64_C(1) << 32); /* 1 ns per tick */
+    assert_int_equal(cg_tsc_to_ns(0), 0);
+    assert_int_equal(cg_tsc_to_ns(123456789), 123456789);
+}
+
+static void test_tsc_to_ns_subtracts_base(void **state)
+{
+    (void)state;
+    set_tsc(1000000, UINT64_C(1) << 32);
+    assert_int_equal(cg_tsc_to_ns(1000000), 0);
+    assert_int_equal(cg_tsc_to_ns(1000010), 10);
+    set_tsc(1000, UINT64_C(1) << 31); /* 0.5 ns per tick */
+    assert_int_equal(cg_tsc_to_ns(1000 + 4000), 2000);
+}
+
+static void test_tsc_to_ns_rounds_down(void **state)
+{
+    (void)state;
+    set_tsc(0, UINT64_C(1) << 31);     /* 0.5 ns per tick */
+    assert_int_equal(cg_tsc_to_ns(7), 3);   /* 3.5 */
+    assert_int_equal(cg_tsc_to_ns(1), 0);   /* 0.5 */
+    set_tsc(0, UINT64_C(3) << 30);     /* 0.75 ns per tick */
+    assert_int_equal(cg_tsc_to_ns(10), 7);  /* 7.5 */
+    assert_int_equal(cg_tsc_to_ns(4), 3);   /* exactly 3 */
+    set_tsc(0, UINT64_C(5) << 31);     /* 2.5 ns per tick */
+    assert_int_equal(cg_tsc_to_ns(3), 7);   /* 7.5 */
+    /* 1/3 ns per tick, as 32.32 fixed point: 1431655765 / 2^32 (just under 1/3) */
+    set_tsc(0, UINT64_C(1431655765));
+    assert_int_equal(cg_tsc_to_ns(3), 0);   /* 0.99999999977 */
+    assert_int_equal(cg_tsc_to_ns(30), 9);  /* 9.9999999977 */
+}
+
+static void test_tsc_to_ns_no_intermediate_overflow(void **state)
+{
+    (void)state;
+    /* (tsc - base) * mult exceeds 64 bits */
+    set_tsc(0, UINT64_C(3) << 30); /* 0.75 */
+    assert_int_equal(cg_tsc_to_ns(UINT64_MAX), UINT64_C(13835058055282163711));
+    set_tsc(UINT64_C(1) << 40, UINT64_C(2) << 32); /* 2 ns per tick */
+    assert_int_equal(cg_tsc_to_ns((UINT64_C(1) << 40) + (UINT64_C(1) << 61)), UINT64_C(1) << 62);
+}
+
+/* ---- what the snapshot leaves out ---------------------------------------------- */
+
+static void test_snapshot_of_empty_tables(void **state)
+{
+    struct cg_costs *c = *state;
+    struct cg_snapshot s;
+    snap(c, 100, &s);
+    assert_int_equal(s.narcs, 0);
+    assert_int_equal(s.nselfs, 0);
+    assert_int_equal(s.depth, 0);
+    cg_snapshot_free(&s);
+}
+
+static void test_snapshot_omits_zero_count_and_zero_cost(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    cg_costs_exit(c, F, 20);
+    cg_costs_zero(c, 20);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 20); /* no time since the zero */
+    cg_costs_exit(c, G, 25);
+    struct cg_snapshot s;
+    snap(c, 25, &s);
+    assert_null(find_arc(&s, MAIN, MAIN + 0x10, F)); /* count 0 */
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 1, 5);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 5);
+    assert_int_equal(s.narcs, 2);
+    /* main's entry and site +0x10 have 0 now, site +0x20 too (main is
+     * at its first ns after g returned) */
+    ASSERT_NO_SELF(&s, MAIN, MAIN);
+    ASSERT_NO_SELF(&s, MAIN, MAIN + 0x10);
+    ASSERT_NO_SELF(&s, MAIN, MAIN + 0x20);
+    ASSERT_NO_SELF(&s, F, F);
+    ASSERT_SELF(&s, G, G, 5);
+    assert_int_equal(s.nselfs, 1);
+    for (size_t i = 0; i < s.narcs; i++)
+        assert_true(s.arcs[i].count > 0);
+    for (size_t i = 0; i < s.nselfs; i++)
+        assert_true(s.selfs[i].cost > 0);
+    cg_snapshot_free(&s);
+}
+
+static void test_snapshot_never_includes_sink(void **state)
+{
+    struct cg_costs *c = *state;
+    run_simple(c);
+    /* What the hooks charge when memory runs out goes to entry 0. */
+    c->arcs[CG_SINK].count = 5;
+    c->arcs[CG_SINK].incl = 100;
+    c->selfs[CG_SINK].cost = 100;
+    struct cg_snapshot s;
+    snap(c, 60, &s);
+    assert_int_equal(s.narcs, 4);
+    assert_int_equal(s.nselfs, 6);
+    assert_null(find_arc(&s, 0, 0, 0));
+    ASSERT_NO_SELF(&s, 0, 0);
+    assert_int_equal(sum_self(&s), 60);
+    cg_snapshot_free(&s);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_arc_counts_and_inclusive),
+        T(test_self_cost_at_entry_and_return_addresses),
+        T(test_root_arc_has_caller_zero),
+        T(test_call_pc_is_site_minus_one),
+        T(test_self_costs_sum_to_root_inclusive),
+        T(test_repeated_calls_accumulate),
+        T(test_distinct_sites_are_distinct_arcs),
+        T(test_recursion_inclusive_sums_nested_calls),
+        T(test_recursion_self_costs),
+        T(test_recursion_runs_one_per_frame),
+        T(test_snapshot_counts_running_calls_once),
+        T(test_snapshot_adds_only_top_open_self_segment),
+        T(test_snapshot_running_and_completed_calls_on_one_arc),
+        T(test_snapshot_inside_recursion),
+        T(test_snapshot_does_not_modify_tables),
+        T(test_exits_after_snapshot_give_final_numbers),
+        T(test_runs_same_arc_repeated_is_one_run),
+        T(test_runs_alternating_arcs_count_each_switch),
+        T(test_runs_grouped_calls),
+        T(test_runs_start_afresh_in_each_frame),
+        T(test_exit_of_deeper_frame_pops_frames_above),
+        T(test_exit_matching_nothing_is_dropped),
+        T(test_exit_on_empty_stack_is_dropped),
+        T(test_growth_5000_distinct_callees),
+        T(test_growth_20000_distinct_arcs),
+        T(test_growth_million_frames_deep),
+        T(test_new_arcs_preserve_errno),
+        T(test_zero_clears_counts_and_costs),
+        T(test_zero_running_frames_restart_at_now),
+        cmocka_unit_test(test_tsc_to_ns_identity),
+        cmocka_unit_test(test_tsc_to_ns_subtracts_base),
+        cmocka_unit_test(test_tsc_to_ns_rounds_down),
+        cmocka_unit_test(test_tsc_to_ns_no_intermediate_overflow),
+        T(test_snapshot_of_empty_tables),
+        T(test_snapshot_omits_zero_count_and_zero_cost),
+        T(test_snapshot_never_includes_sink),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

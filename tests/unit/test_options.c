@@ -1,0 +1,567 @@
+/* Unit tests of options.c: the CGPROF_* environment variables, parsed from a
+ * fake environment, and the %p expansion of the output prefix. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+/* Every message the parser reports, kept for inspection. */
+struct reports {
+    unsigned n;
+    char msg[8][1100];
+};
+
+static void collect(void *ctx, const char *msg)
+{
+    struct reports *r = ctx;
+    if (r->n < 8)
+        snprintf(r->msg[r->n], sizeof r->msg[r->n], "%s", msg);
+    r->n++;
+}
+
+/* Parses a NULL-terminated list of "NAME=value" strings. */
+static int parse(struct cg_options *o, struct reports *r, const char *const *env)
+{
+    memset(r, 0, sizeof *r);
+    memset(o, 0x5a, sizeof *o); /* the parser must set every field */
+    /* environ is char **, but the parser does not write to it */
+    return cg_options_parse(o, (char *const *)env, collect, r);
+}
+
+static void assert_defaults(const struct cg_options *o)
+{
+    assert_string_equal(o->out, "callgrind.out");
+    assert_int_equal(o->clock, 0); /* auto */
+    assert_int_equal(o->verbose, 0);
+}
+
+/* Exactly one problem reported, and its message contains each of the
+ * NULL-terminated strings. */
+static void assert_one_report_containing(int rc, const struct reports *r, ...)
+{
+    assert_int_equal(rc, 1);
+    assert_int_equal(r->n, 1);
+    va_list ap;
+    va_start(ap, r);
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;)
+        if (!strstr(r->msg[0], s))
+            fail_msg("report \"%s\" lacks \"%s\"", r->msg[0], s);
+    va_end(ap);
+}
+
+/* ---- defaults and valid values ------------------------------------------- */
+
+static void test_defaults_when_nothing_set(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(r.n, 0);
+    assert_defaults(&o);
+}
+
+static void test_defaults_with_null_env(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    assert_int_equal(parse(&o, &r, NULL), 0);
+    assert_int_equal(r.n, 0);
+    assert_defaults(&o);
+}
+
+static void test_non_cgprof_variables_ignored(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "PATH=/usr/bin:/bin", "HOME=/root", "CGPROFOUT=x", "cgprof_out=/tmp/x",
+                    "XCGPROF_OUT=/tmp/y", "LD_PRELOAD=/lib/libcgprof.so", NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(r.n, 0);
+    assert_defaults(&o);
+}
+
+static void test_out_valid_prefix(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUT=/tmp/prof/run", NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(r.n, 0);
+    assert_string_equal(o.out, "/tmp/prof/run");
+    assert_int_equal(o.clock, 0);
+    assert_int_equal(o.verbose, 0);
+}
+
+static void test_out_valid_with_pid_and_percent(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUT=out.%p.100%%", NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(r.n, 0);
+    assert_string_equal(o.out, "out.%p.100%%"); /* kept as given, expanded at use */
+}
+
+static void test_clock_valid_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *var;
+        int clock;
+    } cases[] = { { "CGPROF_CLOCK=auto", 0 }, { "CGPROF_CLOCK=tsc", 1 }, { "CGPROF_CLOCK=monotonic", 2 } };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { cases[i].var, NULL };
+        assert_int_equal(parse(&o, &r, env), 0);
+        assert_int_equal(r.n, 0);
+        assert_int_equal(o.clock, cases[i].clock);
+        assert_string_equal(o.out, "callgrind.out");
+    }
+}
+
+static void test_verbose_true_values(void **state)
+{
+    (void)state;
+    static const char *const yes[] = { "CGPROF_VERBOSE=1", "CGPROF_VERBOSE=yes", "CGPROF_VERBOSE=on",
+                                       "CGPROF_VERBOSE=true", "CGPROF_VERBOSE=YES", "CGPROF_VERBOSE=True" };
+    for (unsigned i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { yes[i], NULL };
+        assert_int_equal(parse(&o, &r, env), 0);
+        assert_int_equal(r.n, 0);
+        assert_int_equal(o.verbose, 1);
+    }
+}
+
+static void test_verbose_false_values(void **state)
+{
+    (void)state;
+    static const char *const no[] = { "CGPROF_VERBOSE=0", "CGPROF_VERBOSE=no", "CGPROF_VERBOSE=off",
+                                      "CGPROF_VERBOSE=false", "CGPROF_VERBOSE=OFF" };
+    for (unsigned i = 0; i < sizeof no / sizeof no[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { no[i], NULL };
+        assert_int_equal(parse(&o, &r, env), 0);
+        assert_int_equal(r.n, 0);
+        assert_int_equal(o.verbose, 0);
+    }
+}
+
+static void test_all_options_together(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "HOME=/root", "CGPROF_VERBOSE=1", "CGPROF_OUT=prof/cg.%p", "CGPROF_CLOCK=monotonic", NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(r.n, 0);
+    assert_string_equal(o.out, "prof/cg.%p");
+    assert_int_equal(o.clock, 2);
+    assert_int_equal(o.verbose, 1);
+}
+
+/* ---- malformed values: default kept, one message naming the variable ---- */
+
+static void test_out_empty_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUT=", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", "callgrind.out", NULL);
+    assert_defaults(&o);
+}
+
+static void test_out_without_equals_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUT", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", NULL);
+    assert_defaults(&o);
+}
+
+static void test_out_overlong_refused(void **state)
+{
+    (void)state;
+    static char var[1100];
+    memcpy(var, "CGPROF_OUT=", 11);
+    memset(var + 11, 'a', 1001);
+    var[11 + 1001] = 0;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { var, NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", NULL);
+    assert_defaults(&o);
+    /* The message quotes the first 80 characters of the value, then "...". */
+    char quoted[100] = "='";
+    memset(quoted + 2, 'a', 80);
+    memcpy(quoted + 82, "...'", 5);
+    assert_non_null(strstr(r.msg[0], quoted));
+    assert_true(strlen(r.msg[0]) < 400);
+}
+
+static void test_out_control_character_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "CGPROF_OUT=/tmp/a\nb", "CGPROF_OUT=/tmp/a\tb", "CGPROF_OUT=/tmp/\x01" };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { bad[i], NULL };
+        int rc = parse(&o, &r, env);
+        assert_one_report_containing(rc, &r, "CGPROF_OUT", "control character", "accepted: a file name prefix",
+                                     NULL);
+        assert_defaults(&o);
+    }
+}
+
+static void test_out_percent_other_than_p_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "CGPROF_OUT=out.%x", "CGPROF_OUT=out.%", "CGPROF_OUT=%d" };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { bad[i], NULL };
+        int rc = parse(&o, &r, env);
+        assert_one_report_containing(rc, &r, "CGPROF_OUT", "'%'", "accepted: a file name prefix", NULL);
+        assert_defaults(&o);
+    }
+}
+
+static void test_out_trailing_slash_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUT=/tmp/profiles/", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT", "directory", "accepted: a file name prefix", NULL);
+    assert_defaults(&o);
+}
+
+static void test_clock_unknown_value_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_CLOCK=fast", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_CLOCK", "'fast'", "auto|tsc|monotonic", NULL);
+    assert_defaults(&o);
+}
+
+static void test_clock_empty_and_garbage_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "CGPROF_CLOCK=", "CGPROF_CLOCK=ts", "CGPROF_CLOCK=tscc",
+                                       "CGPROF_CLOCK=auto|tsc", "CGPROF_CLOCK=\x7f\x01" };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { bad[i], NULL };
+        int rc = parse(&o, &r, env);
+        assert_one_report_containing(rc, &r, "CGPROF_CLOCK", "auto|tsc|monotonic", NULL);
+        assert_defaults(&o);
+    }
+}
+
+static void test_clock_overlong_refused(void **state)
+{
+    (void)state;
+    static char var[1100];
+    memcpy(var, "CGPROF_CLOCK=", 13);
+    memset(var + 13, 't', 1001);
+    var[13 + 1001] = 0;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { var, NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_CLOCK", "auto|tsc|monotonic", NULL);
+    assert_defaults(&o);
+}
+
+static void test_verbose_maybe_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_VERBOSE=maybe", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_VERBOSE", "'maybe'", "accepted: 0|1", NULL);
+    assert_defaults(&o);
+}
+
+static void test_verbose_empty_and_garbage_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "CGPROF_VERBOSE=", "CGPROF_VERBOSE=2", "CGPROF_VERBOSE=1 ",
+                                       "CGPROF_VERBOSE=y" };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { bad[i], NULL };
+        int rc = parse(&o, &r, env);
+        assert_one_report_containing(rc, &r, "CGPROF_VERBOSE", "accepted: 0|1", NULL);
+        assert_defaults(&o);
+    }
+}
+
+static void test_verbose_overlong_refused(void **state)
+{
+    (void)state;
+    static char var[1100];
+    memcpy(var, "CGPROF_VERBOSE=", 15);
+    memset(var + 15, '1', 1001);
+    var[15 + 1001] = 0;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { var, NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_VERBOSE", "accepted: 0|1", NULL);
+    assert_defaults(&o);
+}
+
+static void test_bad_value_does_not_affect_other_options(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUT=/tmp/p", "CGPROF_CLOCK=fast", "CGPROF_VERBOSE=1", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_CLOCK", NULL);
+    assert_string_equal(o.out, "/tmp/p");
+    assert_int_equal(o.clock, 0);
+    assert_int_equal(o.verbose, 1);
+}
+
+/* ---- unknown variables ----------------------------------------------------- */
+
+static void test_unknown_variable_reported_as_typo(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUTT=/tmp/x", NULL };
+    int rc = parse(&o, &r, env);
+    assert_one_report_containing(rc, &r, "CGPROF_OUTT", "typo", "CGPROF_OUT", "CGPROF_CLOCK", "CGPROF_VERBOSE",
+                                 NULL);
+    /* The variable is named without its value. */
+    assert_null(strstr(r.msg[0], "/tmp/x"));
+    assert_defaults(&o);
+}
+
+static void test_problems_are_counted(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_OUTT=a", "CGPROF_CLOCK=fast", "PATH=/bin", "CGPROF_VERBOSE=maybe", "CGPROF_OUT=x/",
+                    "CGPROF_COLOR=1", NULL };
+    assert_int_equal(parse(&o, &r, env), 5);
+    assert_int_equal(r.n, 5);
+    assert_defaults(&o);
+    assert_non_null(strstr(r.msg[0], "CGPROF_OUTT"));
+    assert_non_null(strstr(r.msg[1], "CGPROF_CLOCK"));
+    assert_non_null(strstr(r.msg[2], "CGPROF_VERBOSE"));
+    assert_non_null(strstr(r.msg[3], "CGPROF_OUT"));
+    assert_non_null(strstr(r.msg[4], "CGPROF_COLOR"));
+}
+
+/* ---- the option table ----------------------------------------------------- */
+
+static void test_table_lists_the_known_options(void **state)
+{
+    (void)state;
+    static const char *const known[] = { "CGPROF_OUT", "CGPROF_CLOCK", "CGPROF_VERBOSE" };
+    for (unsigned k = 0; k < sizeof known / sizeof known[0]; k++) {
+        unsigned i = 0;
+        while (i < cg_option_count && strcmp(cg_option_table[i].variable, known[k]) != 0)
+            i++;
+        if (i == cg_option_count)
+            fail_msg("%s is not in the option table", known[k]);
+    }
+}
+
+static void test_table_entries_well_formed(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < cg_option_count; i++) {
+        const struct cg_option_info *t = &cg_option_table[i];
+        assert_non_null(t->variable);
+        assert_int_equal(strncmp(t->variable, "CGPROF_", 7), 0);
+        assert_true(strlen(t->variable) > 7);
+        assert_non_null(t->def);
+        assert_non_null(t->accepted);
+        assert_true(strlen(t->accepted) > 0);
+        assert_non_null(t->help);
+        assert_true(strlen(t->help) > 10);
+        for (unsigned k = 0; k < i; k++)
+            assert_string_not_equal(cg_option_table[k].variable, t->variable);
+    }
+}
+
+static void test_table_defaults_accepted_by_parser(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < cg_option_count; i++) {
+        char var[256];
+        snprintf(var, sizeof var, "%s=%s", cg_option_table[i].variable, cg_option_table[i].def);
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { var, NULL };
+        assert_int_equal(parse(&o, &r, env), 0);
+        assert_int_equal(r.n, 0);
+        assert_defaults(&o);
+    }
+}
+
+static void test_table_enum_values_each_accepted(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < cg_option_count; i++) {
+        const struct cg_option_info *t = &cg_option_table[i];
+        if (t->type != CG_OPT_ENUM && t->type != CG_OPT_BOOL)
+            continue;
+        /* Every '|'-separated value the table (and so the messages) lists. */
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", t->accepted);
+        char *save = NULL;
+        for (char *v = strtok_r(copy, "|", &save); v; v = strtok_r(NULL, "|", &save)) {
+            char var[300];
+            snprintf(var, sizeof var, "%s=%s", t->variable, v);
+            struct cg_options o;
+            struct reports r;
+            const char *env[] = { var, NULL };
+            if (parse(&o, &r, env) != 0)
+                fail_msg("%s refused: %s", var, r.msg[0]);
+        }
+    }
+}
+
+/* ---- cg_expand_path -------------------------------------------------------- */
+
+static void test_expand_pid(void **state)
+{
+    (void)state;
+    char dst[64];
+    assert_int_equal(cg_expand_path("callgrind.out.%p", 4242, dst, sizeof dst), 0);
+    assert_string_equal(dst, "callgrind.out.4242");
+}
+
+static void test_expand_pid_twice(void **state)
+{
+    (void)state;
+    char dst[64];
+    assert_int_equal(cg_expand_path("%p/run-%p", 7, dst, sizeof dst), 0);
+    assert_string_equal(dst, "7/run-7");
+}
+
+static void test_expand_double_percent(void **state)
+{
+    (void)state;
+    char dst[64];
+    assert_int_equal(cg_expand_path("100%%.%%p", 99, dst, sizeof dst), 0);
+    assert_string_equal(dst, "100%.%p");
+}
+
+static void test_expand_plain_copied(void **state)
+{
+    (void)state;
+    char dst[64];
+    assert_int_equal(cg_expand_path("/tmp/prof", 1, dst, sizeof dst), 0);
+    assert_string_equal(dst, "/tmp/prof");
+}
+
+static void test_expand_exact_fit(void **state)
+{
+    (void)state;
+    char dst[8];
+    /* "out.123" is 7 characters: fits in 8 with its terminator. */
+    assert_int_equal(cg_expand_path("out.%p", 123, dst, 8), 0);
+    assert_string_equal(dst, "out.123");
+}
+
+static void test_expand_too_small_buffer(void **state)
+{
+    (void)state;
+    char dst[16];
+    memset(dst, '#', sizeof dst);
+    /* "out.1234" needs 9 bytes. */
+    assert_int_equal(cg_expand_path("out.%p", 1234, dst, 8), -1);
+    assert_int_equal(dst[8], '#'); /* nothing written beyond size */
+    assert_int_equal(cg_expand_path("abcdefgh", 1, dst, 8), -1);
+    assert_int_equal(dst[8], '#');
+}
+
+static void test_expand_zero_size_buffer(void **state)
+{
+    (void)state;
+    char dst[4] = "###";
+    /* Even "" needs one byte for its terminator. */
+    assert_int_equal(cg_expand_path("", 1, dst, 0), -1);
+    assert_int_equal(dst[0], '#');
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_when_nothing_set),
+        cmocka_unit_test(test_defaults_with_null_env),
+        cmocka_unit_test(test_non_cgprof_variables_ignored),
+        cmocka_unit_test(test_out_valid_prefix),
+        cmocka_unit_test(test_out_valid_with_pid_and_percent),
+        cmocka_unit_test(test_clock_valid_values),
+        cmocka_unit_test(test_verbose_true_values),
+        cmocka_unit_test(test_verbose_false_values),
+        cmocka_unit_test(test_all_options_together),
+        cmocka_unit_test(test_out_empty_refused),
+        cmocka_unit_test(test_out_without_equals_refused),
+        cmocka_unit_test(test_out_overlong_refused),
+        cmocka_unit_test(test_out_control_character_refused),
+        cmocka_unit_test(test_out_percent_other_than_p_refused),
+        cmocka_unit_test(test_out_trailing_slash_refused),
+        cmocka_unit_test(test_clock_unknown_value_refused),
+        cmocka_unit_test(test_clock_empty_and_garbage_refused),
+        cmocka_unit_test(test_clock_overlong_refused),
+        cmocka_unit_test(test_verbose_maybe_refused),
+        cmocka_unit_test(test_verbose_empty_and_garbage_refused),
+        cmocka_unit_test(test_verbose_overlong_refused),
+        cmocka_unit_test(test_bad_value_does_not_affect_other_options),
+        cmocka_unit_test(test_unknown_variable_reported_as_typo),
+        cmocka_unit_test(test_problems_are_counted),
+        cmocka_unit_test(test_table_lists_the_known_options),
+        cmocka_unit_test(test_table_entries_well_formed),
+        cmocka_unit_test(test_table_defaults_accepted_by_parser),
+        cmocka_unit_test(test_table_enum_values_each_accepted),
+        cmocka_unit_test(test_expand_pid),
+        cmocka_unit_test(test_expand_pid_twice),
+        cmocka_unit_test(test_expand_double_percent),
+        cmocka_unit_test(test_expand_plain_copied),
+        cmocka_unit_test(test_expand_exact_fit),
+        cmocka_unit_test(test_expand_too_small_buffer),
+        cmocka_unit_test(test_expand_zero_size_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

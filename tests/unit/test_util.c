@@ -1,0 +1,270 @@
+/* Unit tests of util.c: lexical path normalisation and the cg_buf text
+ * buffer the writer builds profiles in. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* ---- cg_path_normalise ------------------------------------------------------ */
+
+/* Normalises a copy of `in` and checks the result. */
+#define ASSERT_NORMALISED(in, expected)                                                                     \
+    do {                                                                                                   \
+        char buf_[256];                                                                                    \
+        snprintf(buf_, sizeof buf_, "%s", in);                                                             \
+        cg_path_normalise(buf_);                                                                           \
+        assert_string_equal(buf_, expected);                                                               \
+    } while (0)
+
+static void test_normalise_dotdot_after_build_dir(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("/work/main/build/../examples/basic.c", "/work/main/examples/basic.c");
+}
+
+static void test_normalise_dot_and_double_slash(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("/a/./b//c", "/a/b/c");
+}
+
+static void test_normalise_dotdot_at_root_stays_root(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("/..", "/");
+    ASSERT_NORMALISED("/../a", "/a");
+}
+
+static void test_normalise_to_current_directory(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("a/..", ".");
+    ASSERT_NORMALISED(".", ".");
+    ASSERT_NORMALISED("./", ".");
+}
+
+static void test_normalise_relative_dotdot_beyond_start_is_kept(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("a/../../b", "../b");
+}
+
+static void test_normalise_leading_dotdots_unchanged(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("../../x", "../../x");
+}
+
+static void test_normalise_two_dotdots_absolute(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("/a/b/../../c", "/c");
+}
+
+static void test_normalise_leading_dot_relative(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("./x/./y", "x/y");
+}
+
+static void test_normalise_already_normal_unchanged(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    ASSERT_NORMALISED("src/main.c", "src/main.c");
+    ASSERT_NORMALISED("/", "/");
+}
+
+static void test_normalise_trailing_slash_dropped(void **state)
+{
+    (void)state;
+    ASSERT_NORMALISED("/a/b/", "/a/b");
+    ASSERT_NORMALISED("/a/b/..", "/a");
+}
+
+static void test_normalise_names_with_dots_are_components(void **state)
+{
+    (void)state;
+    /* "..." and ".hidden" are ordinary names, not "." or "..". */
+    ASSERT_NORMALISED("/a/.../b/.hidden/../c", "/a/.../b/c");
+}
+
+/* ---- cg_buf --------------------------------------------------------------- */
+
+static void test_buf_starts_empty(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.failed, 0);
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_appends_and_terminates(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_puts(&b, "fn=");
+    cg_buf_putc(&b, '(');
+    cg_buf_putn(&b, "12345", 2);
+    cg_buf_puts(&b, ") main\n");
+    assert_int_equal(b.len, strlen("fn=(12) main\n"));
+    assert_string_equal(b.data, "fn=(12) main\n");
+    assert_int_equal(b.failed, 0);
+    cg_buf_free(&b);
+    assert_null(b.data);
+    assert_int_equal(b.len, 0);
+}
+
+static void test_buf_printf_formats(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_puts(&b, "pid: ");
+    cg_buf_printf(&b, "%ld\nthread: %u\n", 4242L, 3u);
+    assert_string_equal(b.data, "pid: 4242\nthread: 3\n");
+    assert_int_equal(b.len, strlen("pid: 4242\nthread: 3\n"));
+    cg_buf_free(&b);
+}
+
+static void test_buf_printf_longer_than_initial_capacity(void **state)
+{
+    (void)state;
+    char big[10001];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_puts(&b, "<");
+    cg_buf_printf(&b, "%s>", big);
+    assert_int_equal(b.len, 10002);
+    assert_int_equal(b.data[0], '<');
+    assert_int_equal(b.data[1], 'x');
+    assert_int_equal(b.data[10000], 'x');
+    assert_int_equal(b.data[10001], '>');
+    assert_int_equal(b.data[10002], 0);
+    assert_int_equal(b.failed, 0);
+    cg_buf_free(&b);
+}
+
+static void test_buf_many_appends_keep_content(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    for (unsigned i = 0; i < 100000; i++)
+        cg_buf_putc(&b, (char)('a' + i % 26));
+    assert_int_equal(b.len, 100000);
+    for (unsigned i = 0; i < 100000; i++)
+        if (b.data[i] != (char)('a' + i % 26))
+            fail_msg("byte %u is '%c'", i, b.data[i]);
+    assert_int_equal(b.data[100000], 0);
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_u64_zero(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_put_u64(&b, 0);
+    assert_string_equal(b.data, "0");
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_u64_values(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_put_u64(&b, 7);
+    cg_buf_putc(&b, ' ');
+    cg_buf_put_u64(&b, 10);
+    cg_buf_putc(&b, ' ');
+    cg_buf_put_u64(&b, 1000000007u);
+    assert_string_equal(b.data, "7 10 1000000007");
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_u64_max(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_put_u64(&b, UINT64_MAX);
+    assert_string_equal(b.data, "18446744073709551615");
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_hex_zero(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_put_hex(&b, 0);
+    assert_string_equal(b.data, "0x0");
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_hex_values(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_put_hex(&b, 0x80001234u);
+    cg_buf_putc(&b, ' ');
+    cg_buf_put_hex(&b, 0xf);
+    cg_buf_putc(&b, ' ');
+    cg_buf_put_hex(&b, 0x10);
+    assert_string_equal(b.data, "0x80001234 0xf 0x10");
+    cg_buf_free(&b);
+}
+
+static void test_buf_put_hex_max(void **state)
+{
+    (void)state;
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_put_hex(&b, UINT64_MAX);
+    assert_string_equal(b.data, "0xffffffffffffffff");
+    cg_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_normalise_dotdot_after_build_dir),
+        cmocka_unit_test(test_normalise_dot_and_double_slash),
+        cmocka_unit_test(test_normalise_dotdot_at_root_stays_root),
+        cmocka_unit_test(test_normalise_relative_dotdot_beyond_start_is_kept),
+        cmocka_unit_test(test_normalise_leading_dotdots_unchanged),
+        cmocka_unit_test(test_normalise_two_dotdots_absolute),
+        cmocka_unit_test(test_normalise_leading_dot_relative),
+        cmocka_unit_test(test_normalise_to_current_directory),
+        cmocka_unit_test(test_normalise_already_normal_unchanged),
+        cmocka_unit_test(test_normalise_trailing_slash_dropped),
+        cmocka_unit_test(test_normalise_names_with_dots_are_components),
+        cmocka_unit_test(test_buf_starts_empty),
+        cmocka_unit_test(test_buf_put_appends_and_terminates),
+        cmocka_unit_test(test_buf_printf_formats),
+        cmocka_unit_test(test_buf_printf_longer_than_initial_capacity),
+        cmocka_unit_test(test_buf_many_appends_keep_content),
+        cmocka_unit_test(test_buf_put_u64_zero),
+        cmocka_unit_test(test_buf_put_u64_values),
+        cmocka_unit_test(test_buf_put_u64_max),
+        cmocka_unit_test(test_buf_put_hex_zero),
+        cmocka_unit_test(test_buf_put_hex_values),
+        cmocka_unit_test(test_buf_put_hex_max),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1170 @@
+/* Unit tests of writer.c: snapshots and symbol tables built by hand, the
+ * Callgrind text of the part compared with what the format specification
+ * (../shared/spec/callgrind-format.txt) says it must be, to the byte. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer.h"
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+/* A function as the symbol lookup would describe it. */
+struct fn_def {
+    const char *object;
+    uintptr_t base;  /* load address of the object */
+    const char *name;
+    uintptr_t start; /* object-relative */
+    const char *file;
+    unsigned line;
+};
+
+/* Run-time address of the code at offset off in fn. */
+static uintptr_t at(const struct fn_def *fn, uintptr_t off)
+{
+    return fn->base + fn->start + off;
+}
+
+struct syms {
+    struct cg_symtab_entry v[64];
+    size_t n;
+};
+
+/* Adds the symbol of the code at offset off in fn: its source is `file`
+ * (NULL: the function's own file) at `line`. */
+static void add_sym(struct syms *t, const struct fn_def *fn, uintptr_t off, const char *file, unsigned line)
+{
+    assert_true(t->n < sizeof t->v / sizeof t->v[0]);
+    struct cg_symtab_entry *e = &t->v[t->n++];
+    memset(e, 0, sizeof *e);
+    e->addr = at(fn, off);
+    e->sym.object = fn->object;
+    e->sym.obj_addr = fn->start + off;
+    e->sym.function = fn->name;
+    e->sym.fn_start = at(fn, 0);
+    e->sym.fn_obj_addr = fn->start;
+    e->sym.fn_file = fn->file;
+    e->sym.fn_line = fn->line;
+    e->sym.file = file ? file : fn->file;
+    e->sym.line = line;
+}
+
+/* The entry of fn, at its own line. */
+static void add_entry(struct syms *t, const struct fn_def *fn)
+{
+    add_sym(t, fn, 0, NULL, fn->line);
+}
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const struct cg_symtab_entry *a = pa, *b = pb;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The table sorted by address, as the writer requires. */
+static struct cg_symtab symtab_of(struct syms *t)
+{
+    qsort(t->v, t->n, sizeof t->v[0], cmp_entry);
+    for (size_t i = 1; i < t->n; i++)
+        assert_true(t->v[i - 1].addr < t->v[i].addr);
+    struct cg_symtab s = { t->v, t->n };
+    return s;
+}
+
+#define SNAP(arcs_, selfs_)                                                                                 \
+    { (arcs_), sizeof(arcs_) / sizeof((arcs_)[0]), (selfs_), sizeof(selfs_) / sizeof((selfs_)[0]), 0, 0, 0 }
+#define SNAP_SELFS(selfs_) { NULL, 0, (selfs_), sizeof(selfs_) / sizeof((selfs_)[0]), 0, 0, 0 }
+
+static const struct cg_part_info test_info = {
+    .creator = "cgprof-test",
+    .pid = 100,
+    .thread = 1,
+    .part = 1,
+    .cmd = "./prog",
+    .trigger = "Program termination",
+    .clock = NULL,
+    .extra_desc = NULL,
+};
+
+/* The header written for test_info. */
+#define HEADER(summary)                                                                                     \
+    "# callgrind format\n"                                                                                 \
+    "version: 1\n"                                                                                         \
+    "creator: cgprof-test\n"                                                                               \
+    "pid: 100\n"                                                                                           \
+    "thread: 1\n"                                                                                          \
+    "part: 1\n"                                                                                            \
+    "cmd: ./prog\n"                                                                                        \
+    "desc: Trigger: Program termination\n"                                                                 \
+    "positions: instr line\n"                                                                              \
+    "event: ns : Wall-clock time (nanoseconds)\n"                                                          \
+    "events: ns\n"                                                                                         \
+    "summary: " summary "\n"                                                                               \
+    "\n"
+
+/* Writes one part; the caller frees the text. */
+static char *write_part(const struct cg_part_info *info, const struct cg_snapshot *snap, const struct cg_symtab *t)
+{
+    struct cg_buf b;
+    cg_buf_init(&b);
+    assert_int_equal(cg_write_part(info, snap, t, &b), 0);
+    assert_int_equal(b.failed, 0);
+    assert_non_null(b.data);
+    assert_int_equal(strlen(b.data), b.len);
+    return b.data;
+}
+
+/* Compares texts, naming the first line that differs. */
+static void assert_text(const char *actual, const char *expected)
+{
+    if (strcmp(actual, expected) == 0)
+        return;
+    const char *a = actual, *e = expected;
+    unsigned line = 1;
+    while (*a && *a == *e) {
+        if (*a == '\n') {
+            line++;
+            actual = a + 1;
+            expected = e + 1;
+        }
+        a++;
+        e++;
+    }
+    print_error("first difference at line %u:\n  actual:   \"%.*s\"\n  expected: \"%.*s\"\n", line,
+                (int)strcspn(actual, "\n"), actual, (int)strcspn(expected, "\n"), expected);
+    fail();
+}
+
+/* Checks what every part must satisfy: each calls= line followed at once by
+ * a cost line, totals: the last line, equal to summary:, equal to the sum of
+ * the self cost lines. */
+static void assert_well_formed(const char *text)
+{
+    unsigned long long summary = 0, totals = 0, self_sum = 0;
+    const char *s = strstr(text, "\nsummary: ");
+    assert_non_null(s);
+    summary = strtoull(s + 10, NULL, 10);
+    const char *t = strstr(text, "\ntotals: ");
+    assert_non_null(t);
+    totals = strtoull(t + 9, NULL, 10);
+    const char *end = strchr(t + 1, '\n');
+    assert_non_null(end);
+    assert_int_equal(end[1], 0); /* totals: is the last line */
+    assert_int_equal(summary, totals);
+
+    const char *body = strstr(text, "\n\n");
+    assert_non_null(body);
+    int after_calls = 0;
+    for (const char *l = body + 2; l < t + 1;) {
+        size_t len = strcspn(l, "\n");
+        int cost_line = len > 0 && strchr("0123456789+-*", l[0]) != NULL;
+        if (after_calls && !cost_line)
+            fail_msg("calls= not followed by a cost line: \"%.*s\"", (int)len, l);
+        if (cost_line) {
+            /* "addr line cost": three fields */
+            const char *p = l;
+            int fields = 0;
+            for (const char *q = l; q <= l + len; q++)
+                if (q == l + len || *q == ' ') {
+                    if (q > p)
+                        fields++;
+                    p = q + 1;
+                }
+            if (fields != 3)
+                fail_msg("cost line \"%.*s\" has %d fields", (int)len, l, fields);
+            if (!after_calls) {
+                const char *last = l + len;
+                while (last > l && last[-1] != ' ')
+                    last--;
+                self_sum += strtoull(last, NULL, 10);
+            }
+        }
+        after_calls = strncmp(l, "calls=", 6) == 0;
+        l += len + 1;
+    }
+    assert_int_equal(after_calls, 0);
+    assert_int_equal(self_sum, totals);
+}
+
+/* ---- header and totals ---------------------------------------------------------- */
+
+static void test_header_fields_in_order(void **state)
+{
+    (void)state;
+    static const char *const extra[] = { "Lost: 0 calls", "Unmatched exits: 2", NULL };
+    const struct cg_part_info info = {
+        .creator = "cgprof 0.1.0",
+        .pid = 4242,
+        .thread = 3,
+        .part = 2,
+        .cmd = "./basic --n 3",
+        .trigger = "Program termination",
+        .clock = "tsc, 2995.2 MHz",
+        .extra_desc = extra,
+    };
+    static const struct fn_def f = { "/bin/basic", 0, "work", 0x1000, "basic.c", 5 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &f);
+    add_sym(&sy, &f, 8, NULL, 6);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = { { at(&f, 0), at(&f, 0), 25 }, { at(&f, 0), at(&f, 8), 17 } };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&info, &snap, &t);
+    assert_text(text, "# callgrind format\n"
+                      "version: 1\n"
+                      "creator: cgprof 0.1.0\n"
+                      "pid: 4242\n"
+                      "thread: 3\n"
+                      "part: 2\n"
+                      "cmd: ./basic --n 3\n"
+                      "desc: Trigger: Program termination\n"
+                      "desc: Clock: tsc, 2995.2 MHz\n"
+                      "desc: Lost: 0 calls\n"
+                      "desc: Unmatched exits: 2\n"
+                      "positions: instr line\n"
+                      "event: ns : Wall-clock time (nanoseconds)\n"
+                      "events: ns\n"
+                      "summary: 42\n"
+                      "\n"
+                      "ob=(1) /bin/basic\n"
+                      "fl=(1) basic.c\n"
+                      "fn=(1) work\n"
+                      "0x1000 5 25\n"
+                      "+8 6 17\n"
+                      "\n"
+                      "totals: 42\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+static void test_header_defaults(void **state)
+{
+    (void)state;
+    const struct cg_part_info info = { .pid = 7, .thread = 1, .part = 1 };
+    struct cg_symtab t = { NULL, 0 };
+    struct cg_snapshot snap = { 0 };
+    char *text = write_part(&info, &snap, &t);
+    assert_text(text, "# callgrind format\n"
+                      "version: 1\n"
+                      "creator: cgprof\n"
+                      "pid: 7\n"
+                      "thread: 1\n"
+                      "part: 1\n"
+                      "cmd: \n"
+                      "desc: Trigger: Program termination\n"
+                      "positions: instr line\n"
+                      "event: ns : Wall-clock time (nanoseconds)\n"
+                      "events: ns\n"
+                      "summary: 0\n"
+                      "\n"
+                      "totals: 0\n");
+    free(text);
+}
+
+static void test_header_values_stay_on_one_line(void **state)
+{
+    (void)state;
+    static const char *const extra[] = { "Note: a\nb", NULL };
+    const struct cg_part_info info = { .creator = "cg\nprof", .pid = 1, .thread = 1, .part = 1,
+                                       .cmd = "./prog 'a\nb'\r", .trigger = "Signal\nUSR1",
+                                       .clock = "mono\ntonic", .extra_desc = extra };
+    struct cg_symtab t = { NULL, 0 };
+    struct cg_snapshot snap = { 0 };
+    char *text = write_part(&info, &snap, &t);
+    assert_text(text, "# callgrind format\n"
+                      "version: 1\n"
+                      "creator: cg?prof\n"
+                      "pid: 1\n"
+                      "thread: 1\n"
+                      "part: 1\n"
+                      "cmd: ./prog 'a?b'?\n"
+                      "desc: Trigger: Signal?USR1\n"
+                      "desc: Clock: mono?tonic\n"
+                      "desc: Note: a?b\n"
+                      "positions: instr line\n"
+                      "event: ns : Wall-clock time (nanoseconds)\n"
+                      "events: ns\n"
+                      "summary: 0\n"
+                      "\n"
+                      "totals: 0\n");
+    free(text);
+}
+
+static void test_totals_sum_self_costs_only(void **state)
+{
+    (void)state;
+    /* main (self 3) calls f (self 4) with an inclusive cost of 4: the total is
+     * 7, the call's inclusive cost is not added again. */
+    static const struct fn_def m = { "/bin/p", 0, "main", 0x100, "p.c", 1 };
+    static const struct fn_def f = { "/bin/p", 0, "f", 0x200, "p.c", 9 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 4, NULL, 2);
+    add_entry(&sy, &f);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = { { at(&m, 0), at(&m, 5), at(&f, 0), at(&m, 4), 1, 4, 1 } };
+    struct cg_snap_self selfs[] = { { at(&m, 0), at(&m, 0), 3 }, { at(&f, 0), at(&f, 0), 4 } };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("7") "ob=(1) /bin/p\n"
+                                  "fl=(1) p.c\n"
+                                  "fn=(1) f\n"
+                                  "0x200 9 4\n"
+                                  "\n"
+                                  "fn=(2) main\n"
+                                  "-256 1 3\n"
+                                  "cfn=(1)\n"
+                                  "calls=1 0x200 9\n"
+                                  "+4 2 4\n"
+                                  "\n"
+                                  "totals: 7\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+/* ---- name compression (spec 3.1.5) ---------------------------------------------- */
+
+/* The spec's example: main calls func1 once and func2 three times, func1
+ * calls func2 twice; main and func1 are in file1.c, func2 in file2.c. */
+static void test_name_compression_spec_example(void **state)
+{
+    (void)state;
+    static const struct fn_def m = { "/bin/prog", 0, "main", 0x1000, "file1.c", 16 };
+    static const struct fn_def f1 = { "/bin/prog", 0, "func1", 0x1100, "file1.c", 51 };
+    static const struct fn_def f2 = { "/bin/prog", 0, "func2", 0x2000, "file2.c", 20 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 0x10, NULL, 16);
+    add_sym(&sy, &m, 0x20, NULL, 16);
+    add_entry(&sy, &f1);
+    add_sym(&sy, &f1, 0x10, NULL, 51);
+    add_entry(&sy, &f2);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = {
+        { at(&m, 0), at(&m, 0x15), at(&f1, 0), at(&m, 0x10), 1, 400, 1 },
+        { at(&m, 0), at(&m, 0x25), at(&f2, 0), at(&m, 0x20), 3, 400, 1 },
+        { at(&f1, 0), at(&f1, 0x15), at(&f2, 0), at(&f1, 0x10), 2, 300, 1 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&m, 0), at(&m, 0), 20 },
+        { at(&f1, 0), at(&f1, 0), 100 },
+        { at(&f2, 0), at(&f2, 0), 700 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("820") "ob=(1) /bin/prog\n"
+                                    "fl=(1) file1.c\n"
+                                    "fn=(1) func1\n"
+                                    "0x1100 51 100\n"
+                                    "cfi=(2) file2.c\n"
+                                    "cfn=(2) func2\n"
+                                    "calls=2 0x2000 20\n"
+                                    "+16 * 300\n"
+                                    "\n"
+                                    "fn=(3) main\n"
+                                    "-272 16 20\n"
+                                    "cfn=(1)\n"
+                                    "calls=1 0x1100 51\n"
+                                    "+16 * 400\n"
+                                    "cfi=(2)\n"
+                                    "cfn=(2)\n"
+                                    "calls=3 0x2000 20\n"
+                                    "+16 * 400\n"
+                                    "\n"
+                                    "fl=(2)\n"
+                                    "fn=(2)\n"
+                                    "+4064 +4 700\n"
+                                    "\n"
+                                    "totals: 820\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+/* Objects, files and functions are numbered independently, each from 1;
+ * cob= and ob= share the object ids, cfi= and fl= the file ids. */
+static void test_name_ids_separate_per_kind(void **state)
+{
+    (void)state;
+    static const struct fn_def m = { "/bin/prog", 0x555555554000, "main", 0x1100, "main.c", 10 };
+    static const struct fn_def cb = { "/bin/prog", 0x555555554000, "cb", 0x1000, "main.c", 3 };
+    static const struct fn_def lf = { "/lib/libx.so", 0x7ffff7e00000, "lib_fn", 0x2000, "x.c", 7 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 8, NULL, 11);
+    add_entry(&sy, &cb);
+    add_entry(&sy, &lf);
+    add_sym(&sy, &lf, 0x10, NULL, 8);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = {
+        { at(&m, 0), at(&m, 13), at(&lf, 0), at(&m, 8), 1, 30, 1 },
+        { at(&lf, 0), at(&lf, 0x15), at(&cb, 0), at(&lf, 0x10), 2, 5, 1 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&cb, 0), at(&cb, 0), 5 },
+        { at(&m, 0), at(&m, 0), 10 },
+        { at(&lf, 0), at(&lf, 0), 20 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("35") "ob=(1) /bin/prog\n"
+                                   "fl=(1) main.c\n"
+                                   "fn=(1) cb\n"
+                                   "0x1000 3 5\n"
+                                   "\n"
+                                   "fn=(2) main\n"
+                                   "+256 +7 10\n"
+                                   "cob=(2) /lib/libx.so\n"
+                                   "cfi=(2) x.c\n"
+                                   "cfn=(3) lib_fn\n"
+                                   "calls=1 0x2000 7\n"
+                                   "+8 +1 30\n"
+                                   "\n"
+                                   "ob=(2)\n"
+                                   "fl=(2)\n"
+                                   "fn=(3)\n"
+                                   "+3832 7 20\n"
+                                   "cob=(1)\n"
+                                   "cfi=(1)\n"
+                                   "cfn=(1)\n"
+                                   "calls=2 0x1000 3\n"
+                                   "+16 8 5\n"
+                                   "\n"
+                                   "totals: 35\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+static void test_static_functions_same_name_get_different_ids(void **state)
+{
+    (void)state;
+    static const struct fn_def ha = { "/bin/prog", 0, "helper", 0x1000, "a.c", 5 };
+    static const struct fn_def hb = { "/bin/prog", 0, "helper", 0x2000, "b.c", 8 };
+    static const struct fn_def m = { "/bin/prog", 0, "main", 0x3000, "main.c", 20 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &ha);
+    add_entry(&sy, &hb);
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 0x10, NULL, 21);
+    add_sym(&sy, &m, 0x20, NULL, 22);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = {
+        { at(&m, 0), at(&m, 0x15), at(&ha, 0), at(&m, 0x10), 1, 7, 1 },
+        { at(&m, 0), at(&m, 0x25), at(&hb, 0), at(&m, 0x20), 2, 9, 1 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&ha, 0), at(&ha, 0), 7 },
+        { at(&hb, 0), at(&hb, 0), 9 },
+        { at(&m, 0), at(&m, 0), 4 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("20") "ob=(1) /bin/prog\n"
+                                   "fl=(1) a.c\n"
+                                   "fn=(1) helper\n"
+                                   "0x1000 5 7\n"
+                                   "\n"
+                                   "fl=(2) b.c\n"
+                                   "fn=(2) helper\n"
+                                   "+4096 8 9\n"
+                                   "\n"
+                                   "fl=(3) main.c\n"
+                                   "fn=(3) main\n"
+                                   "+4096 20 4\n"
+                                   "cfi=(1)\n"
+                                   "cfn=(1)\n"
+                                   "calls=1 0x1000 5\n"
+                                   "+16 +1 7\n"
+                                   "cfi=(2)\n"
+                                   "cfn=(2)\n"
+                                   "calls=2 0x2000 8\n"
+                                   "+16 +1 9\n"
+                                   "\n"
+                                   "totals: 20\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+static void test_call_in_same_object_and_file_has_no_cob_cfi(void **state)
+{
+    (void)state;
+    static const struct fn_def m = { "/bin/p", 0, "main", 0x100, "p.c", 1 };
+    static const struct fn_def f = { "/bin/p", 0, "f", 0x200, "p.c", 9 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 4, NULL, 2);
+    add_entry(&sy, &f);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = { { at(&m, 0), at(&m, 5), at(&f, 0), at(&m, 4), 1, 4, 1 } };
+    struct cg_snap_self selfs[] = { { at(&m, 0), at(&m, 0), 3 } }; /* f has no self cost: no block */
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("3") "ob=(1) /bin/p\n"
+                                  "fl=(1) p.c\n"
+                                  "fn=(1) main\n"
+                                  "0x100 1 3\n"
+                                  "cfn=(2) f\n"
+                                  "calls=1 0x200 9\n"
+                                  "+4 2 4\n"
+                                  "\n"
+                                  "totals: 3\n");
+    assert_null(strstr(text, "cob="));
+    assert_null(strstr(text, "cfi="));
+    assert_well_formed(text);
+    free(text);
+}
+
+/* A name that looks like a compressed reference is kept apart from it. */
+static void test_name_starting_with_paren_digit(void **state)
+{
+    (void)state;
+    static const struct fn_def f = { "/bin/p", 0, "(1)odd", 0x100, "p.c", 1 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &f);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = { { at(&f, 0), at(&f, 0), 3 } };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_non_null(strstr(text, "\nfn=(1)  (1)odd\n"));
+    free(text);
+}
+
+/* ---- subposition compression (spec 3.1.6) ---------------------------------------- */
+
+static void test_subposition_spec_example(void **state)
+{
+    (void)state;
+    static const struct fn_def f = { "/bin/a", 0, "func", 0x80001234, "a.c", 90 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &f);
+    add_sym(&sy, &f, 3, NULL, 90);
+    add_sym(&sy, &f, 4, NULL, 91);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&f, 0), at(&f, 0), 1 },
+        { at(&f, 0), at(&f, 3), 5 },
+        { at(&f, 0), at(&f, 4), 6 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("12") "ob=(1) /bin/a\n"
+                                   "fl=(1) a.c\n"
+                                   "fn=(1) func\n"
+                                   "0x80001234 90 1\n"
+                                   "+3 * 5\n"
+                                   "+1 +1 6\n"
+                                   "\n"
+                                   "totals: 12\n");
+    free(text);
+}
+
+static void test_subposition_negative_differences(void **state)
+{
+    (void)state;
+    static const struct fn_def alpha = { "/bin/a", 0, "alpha", 0x5000, "a.c", 100 };
+    static const struct fn_def beta = { "/bin/a", 0, "beta", 0x4000, "a.c", 90 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &alpha);
+    add_sym(&sy, &alpha, 0x10, NULL, 95); /* a loop: back to an earlier line */
+    add_entry(&sy, &beta);
+    add_sym(&sy, &beta, 8, NULL, 92);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&alpha, 0), at(&alpha, 0), 1 },
+        { at(&alpha, 0), at(&alpha, 0x10), 2 },
+        { at(&beta, 0), at(&beta, 0), 3 },
+        { at(&beta, 0), at(&beta, 8), 4 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("10") "ob=(1) /bin/a\n"
+                                   "fl=(1) a.c\n"
+                                   "fn=(1) alpha\n"
+                                   "0x5000 100 1\n"
+                                   "+16 -5 2\n"
+                                   "\n"
+                                   "fn=(2) beta\n"
+                                   "-4112 -5 3\n"
+                                   "+8 +2 4\n"
+                                   "\n"
+                                   "totals: 10\n");
+    free(text);
+}
+
+static void test_subposition_absolute_when_shorter(void **state)
+{
+    (void)state;
+    static const struct fn_def g = { "/bin/a", 0, "gamma", 0x10000, "a.c", 1000 };
+    static const struct fn_def z = { "/bin/a", 0, "zeta", 0x400, "a.c", 5 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &g);
+    add_entry(&sy, &z);
+    add_sym(&sy, &z, 0x10, NULL, 15);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&g, 0), at(&g, 0), 1 },
+        { at(&z, 0), at(&z, 0), 2 },
+        { at(&z, 0), at(&z, 0x10), 3 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    /* "0x400" is shorter than "-64512", "5" than "-995", "15" than "+10" */
+    assert_text(text, HEADER("6") "ob=(1) /bin/a\n"
+                                  "fl=(1) a.c\n"
+                                  "fn=(1) gamma\n"
+                                  "0x10000 1000 1\n"
+                                  "\n"
+                                  "fn=(2) zeta\n"
+                                  "0x400 5 2\n"
+                                  "+16 15 3\n"
+                                  "\n"
+                                  "totals: 6\n");
+    free(text);
+}
+
+static void test_subposition_relative_only_below_2_31(void **state)
+{
+    (void)state;
+    /* Addresses long enough that an 11-character difference is shorter. */
+    static const struct fn_def f1 = { "/bin/a", 0, "f1", 0x1000000000, "a.c", 1 };
+    static const struct fn_def f2 = { "/bin/a", 0, "f2", 0x1000000000 + 0x7fffffff, "a.c", 1 };
+    static const struct fn_def f3 = { "/bin/a", 0, "f3", 0x1000000000 + 0x7fffffff + 0x80000000, "a.c", 1 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &f1);
+    add_entry(&sy, &f2);
+    add_entry(&sy, &f3);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&f1, 0), at(&f1, 0), 1 },
+        { at(&f2, 0), at(&f2, 0), 2 },
+        { at(&f3, 0), at(&f3, 0), 3 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("6") "ob=(1) /bin/a\n"
+                                  "fl=(1) a.c\n"
+                                  "fn=(1) f1\n"
+                                  "0x1000000000 1 1\n"
+                                  "\n"
+                                  "fn=(2) f2\n"
+                                  "+2147483647 * 2\n" /* 2^31 - 1: relative */
+                                  "\n"
+                                  "fn=(3) f3\n"
+                                  "0x10ffffffff * 3\n" /* 2^31: absolute */
+                                  "\n"
+                                  "totals: 6\n");
+    free(text);
+}
+
+/* ---- inlined code: fi= / fe= ------------------------------------------------------- */
+
+static void test_inlined_line_gets_fi_then_fe(void **state)
+{
+    (void)state;
+    static const struct fn_def f = { "/bin/p", 0, "f", 0x1000, "f.c", 10 };
+    static const struct fn_def g = { "/bin/p", 0, "g", 0x2000, "f.c", 20 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &f);
+    add_sym(&sy, &f, 0x10, "inl.h", 3);
+    add_sym(&sy, &f, 0x20, NULL, 12);
+    add_entry(&sy, &g);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&f, 0), at(&f, 0), 1 },
+        { at(&f, 0), at(&f, 0x10), 2 },
+        { at(&f, 0), at(&f, 0x20), 3 },
+        { at(&g, 0), at(&g, 0), 4 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("10") "ob=(1) /bin/p\n"
+                                   "fl=(1) f.c\n"
+                                   "fn=(1) f\n"
+                                   "0x1000 10 1\n"
+                                   "fi=(2) inl.h\n"
+                                   "+16 3 2\n"
+                                   "fe=(1)\n"
+                                   "+16 +9 3\n"
+                                   "\n"
+                                   "fn=(2) g\n"
+                                   "+4064 +8 4\n"
+                                   "\n"
+                                   "totals: 10\n");
+    free(text);
+}
+
+static void test_block_ending_in_inlined_file_returns_with_fe(void **state)
+{
+    (void)state;
+    static const struct fn_def f = { "/bin/p", 0, "f", 0x1000, "f.c", 10 };
+    static const struct fn_def g = { "/bin/p", 0, "g", 0x2000, "f.c", 20 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &f);
+    add_sym(&sy, &f, 0x10, "a.h", 3);
+    add_sym(&sy, &f, 0x18, "b.h", 40);
+    add_entry(&sy, &g);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&f, 0), at(&f, 0), 1 },
+        { at(&f, 0), at(&f, 0x10), 2 },
+        { at(&f, 0), at(&f, 0x18), 3 },
+        { at(&g, 0), at(&g, 0), 4 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    /* g follows in f.c: no fl= needed, the block of f ended back in f.c */
+    assert_text(text, HEADER("10") "ob=(1) /bin/p\n"
+                                   "fl=(1) f.c\n"
+                                   "fn=(1) f\n"
+                                   "0x1000 10 1\n"
+                                   "fi=(2) a.h\n"
+                                   "+16 3 2\n"
+                                   "fi=(3) b.h\n"
+                                   "+8 40 3\n"
+                                   "fe=(1)\n"
+                                   "\n"
+                                   "fn=(2) g\n"
+                                   "+4072 20 4\n"
+                                   "\n"
+                                   "totals: 10\n");
+    free(text);
+}
+
+/* ---- callbacks from uninstrumented code ------------------------------------------- */
+
+#define PROG_BASE ((uintptr_t)0x555555554000)
+#define LIBC_BASE ((uintptr_t)0x7ffff7c00000)
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+static const struct fn_def sc_main = { "/usr/bin/scores", PROG_BASE, "main", 0x1500, "/src/scores.c", 60 };
+static const struct fn_def sc_sort = { "/usr/bin/scores", PROG_BASE, "sort_scores", 0x1400, "/src/scores.c", 30 };
+static const struct fn_def sc_cmp = { "/usr/bin/scores", PROG_BASE, "cmp_score", 0x1300, "/src/scores.c", 20 };
+static const struct fn_def sc_msort = { LIBC, LIBC_BASE, "msort", 0x3f000, "./stdlib/msort.c", 45 };
+
+static struct cg_symtab scores_symtab(struct syms *sy)
+{
+    sy->n = 0;
+    add_entry(sy, &sc_main);
+    add_sym(sy, &sc_main, 0xb, NULL, 62);
+    add_sym(sy, &sc_main, 0x10, NULL, 62);
+    add_entry(sy, &sc_sort);
+    add_entry(sy, &sc_cmp);
+    add_entry(sy, &sc_msort);
+    add_sym(sy, &sc_msort, 0xa0, NULL, 50); /* call *%rax: the comparator */
+    add_sym(sy, &sc_msort, 0xa2, NULL, 50);
+    add_sym(sy, &sc_msort, 0xc0, NULL, 55); /* another call of it */
+    add_sym(sy, &sc_msort, 0xc2, NULL, 55);
+    return symtab_of(sy);
+}
+
+/* sort_scores calls qsort (uninstrumented), whose msort calls cmp_score from
+ * two places: the hooks see sort_scores -> cmp_score arcs whose call sites
+ * are in msort, and sort_scores' self time at msort's return addresses. */
+static void test_callback_from_uninstrumented_code(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = scores_symtab(&sy);
+    struct cg_snap_arc arcs[] = {
+        { at(&sc_main, 0), at(&sc_main, 0x10), at(&sc_sort, 0), at(&sc_main, 0xb), 1, 190, 1 },
+        { at(&sc_sort, 0), at(&sc_msort, 0xa2), at(&sc_cmp, 0), at(&sc_msort, 0xa0), 6, 60, 3 },
+        { at(&sc_sort, 0), at(&sc_msort, 0xc2), at(&sc_cmp, 0), at(&sc_msort, 0xc0), 3, 30, 2 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&sc_main, 0), at(&sc_main, 0), 10 },
+        { at(&sc_sort, 0), at(&sc_sort, 0), 40 },
+        { at(&sc_sort, 0), at(&sc_msort, 0xa2), 45 },
+        { at(&sc_sort, 0), at(&sc_msort, 0xc2), 15 },
+        { at(&sc_cmp, 0), at(&sc_cmp, 0), 90 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    /* sort_scores -> msort: count 3 + 2 runs, inclusive 60 + 30 (callbacks)
+     * + 45 + 15 (sort_scores' time in msort) */
+    assert_text(text, HEADER("200") "ob=(1) /usr/bin/scores\n"
+                                    "fl=(1) /src/scores.c\n"
+                                    "fn=(1) cmp_score\n"
+                                    "0x1300 20 90\n"
+                                    "\n"
+                                    "fn=(2) main\n"
+                                    "+512 60 10\n"
+                                    "cfn=(3) sort_scores\n"
+                                    "calls=1 0x1400 30\n"
+                                    "+11 +2 190\n"
+                                    "\n"
+                                    "fn=(3)\n"
+                                    "-267 30 40\n"
+                                    "cob=(2) " LIBC "\n"
+                                    "cfi=(2) ./stdlib/msort.c\n"
+                                    "cfn=(4) msort\n"
+                                    "calls=5 0x3f000 45\n"
+                                    "* * 150\n"
+                                    "\n"
+                                    "ob=(2)\n"
+                                    "fl=(2)\n"
+                                    "fn=(4)\n"
+                                    "cob=(1)\n"
+                                    "cfi=(1)\n"
+                                    "cfn=(1)\n"
+                                    "calls=6 0x1300 20\n"
+                                    "+253088 50 60\n"
+                                    "+2 * 45\n"
+                                    "cob=(1)\n"
+                                    "cfi=(1)\n"
+                                    "cfn=(1)\n"
+                                    "calls=3 0x1300 20\n"
+                                    "+30 +5 30\n"
+                                    "+2 * 15\n"
+                                    "\n"
+                                    "totals: 200\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+/* Time in uninstrumented code with no callback counted (the arc was zeroed):
+ * still one visit of it. */
+static void test_time_in_uninstrumented_code_without_callback(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = scores_symtab(&sy);
+    struct cg_snap_self selfs[] = {
+        { at(&sc_sort, 0), at(&sc_sort, 0), 40 },
+        { at(&sc_sort, 0), at(&sc_msort, 0xa2), 45 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("85") "ob=(1) /usr/bin/scores\n"
+                                   "fl=(1) /src/scores.c\n"
+                                   "fn=(1) sort_scores\n"
+                                   "0x1400 30 40\n"
+                                   "cob=(2) " LIBC "\n"
+                                   "cfi=(2) ./stdlib/msort.c\n"
+                                   "cfn=(2) msort\n"
+                                   "calls=1 0x3f000 45\n"
+                                   "* * 45\n"
+                                   "\n"
+                                   "ob=(2)\n"
+                                   "fl=(2)\n"
+                                   "fn=(2)\n"
+                                   "+253090 50 45\n"
+                                   "\n"
+                                   "totals: 85\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+/* A signal handler: its frame was made by the kernel, not by a call, so the
+ * dump found no call instruction (call_pc 0). It shows as called from the
+ * function it interrupted, at that function's start. */
+static void test_frame_without_call_instruction(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = scores_symtab(&sy);
+    struct cg_snap_arc arcs[] = {
+        { at(&sc_main, 0), at(&sc_msort, 0xc2), at(&sc_cmp, 0), 0, 2, 30, 1 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&sc_main, 0), at(&sc_main, 0), 10 },
+        { at(&sc_cmp, 0), at(&sc_cmp, 0), 30 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("40") "ob=(1) /usr/bin/scores\n"
+                                   "fl=(1) /src/scores.c\n"
+                                   "fn=(1) cmp_score\n"
+                                   "0x1300 20 30\n"
+                                   "\n"
+                                   "fn=(2) main\n"
+                                   "+512 60 10\n"
+                                   "cfn=(1)\n"
+                                   "calls=2 0x1300 20\n"
+                                   "* * 30\n"
+                                   "\n"
+                                   "totals: 40\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+/* ---- functions without symbols ------------------------------------------------ */
+
+static void test_function_without_symbol_named_by_address(void **state)
+{
+    (void)state;
+    /* One known object but no function name (stripped), one not even that. */
+    struct cg_symtab_entry v[1];
+    memset(v, 0, sizeof v);
+    v[0].addr = 0x7f0000002a40;
+    v[0].sym.object = "/lib/libx.so";
+    v[0].sym.obj_addr = 0x2a40;
+    v[0].sym.function = NULL;
+    v[0].sym.fn_file = "???";
+    v[0].sym.file = "???";
+    struct cg_symtab t = { v, 1 };
+    struct cg_snap_self selfs[] = {
+        { 0x7f0000002a40, 0x7f0000002a40, 5 },
+        { 0x7f0012345678, 0x7f0012345678, 7 },
+    };
+    struct cg_snapshot snap = SNAP_SELFS(selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("12") "ob=(1) /lib/libx.so\n"
+                                   "fl=(1) ???\n"
+                                   "fn=(1) 0x0000000000002a40\n"
+                                   "0x2a40 0 5\n"
+                                   "\n"
+                                   "ob=(2) ???\n"
+                                   "fn=(2) 0x00007f0012345678\n"
+                                   "0x7f0012345678 * 7\n"
+                                   "\n"
+                                   "totals: 12\n");
+    free(text);
+}
+
+/* A thread's first function called from code with no symbol at all. */
+static void test_root_call_from_unknown_code(void **state)
+{
+    (void)state;
+    static const struct fn_def m = { "/usr/bin/demo", PROG_BASE, "main", 0x1200, "/src/demo/main.c", 20 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &m);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = { { 0, 0x7f00000010a0, at(&m, 0), 0x7f000000109b, 1, 10, 1 } };
+    struct cg_snap_self selfs[] = { { at(&m, 0), at(&m, 0), 10 } };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("10") "ob=(1) /usr/bin/demo\n"
+                                   "fl=(1) /src/demo/main.c\n"
+                                   "fn=(1) main\n"
+                                   "0x1200 20 10\n"
+                                   "\n"
+                                   "ob=(2) ???\n"
+                                   "fl=(2) ???\n"
+                                   "fn=(2) 0x00007f000000109b\n"
+                                   "cob=(1)\n"
+                                   "cfi=(1)\n"
+                                   "cfn=(1)\n"
+                                   "calls=1 0x1200 20\n"
+                                   "0x7f000000109b 0 10\n"
+                                   "\n"
+                                   "totals: 10\n");
+    assert_well_formed(text);
+    free(text);
+}
+
+/* ---- a whole program ------------------------------------------------------------- */
+
+/* main calls compute once; compute calls square three times from line 12
+ * and once from code inlined from util.h; main was called by glibc's
+ * __libc_start_call_main. Times (ns): main 100 + 50 self, compute 200 + 150
+ * + 100 self, square 400 self over its 4 calls. */
+static const struct fn_def demo_main = { "/usr/bin/demo", PROG_BASE, "main", 0x1200, "/src/demo/main.c", 20 };
+static const struct fn_def demo_compute = { "/usr/bin/demo", PROG_BASE, "compute", 0x1100, "/src/demo/main.c", 10 };
+static const struct fn_def demo_square = { "/usr/bin/demo", PROG_BASE, "square", 0x1080, "/src/demo/math.c", 3 };
+static const struct fn_def demo_start = { LIBC, LIBC_BASE, "__libc_start_call_main", 0x29d10,
+                                          "../sysdeps/nptl/libc_start_call_main.h", 29 };
+
+static struct cg_symtab demo_symtab(struct syms *sy)
+{
+    sy->n = 0;
+    add_entry(sy, &demo_main);
+    add_sym(sy, &demo_main, 0x1c, NULL, 22);
+    add_sym(sy, &demo_main, 0x21, NULL, 22);
+    add_entry(sy, &demo_compute);
+    add_sym(sy, &demo_compute, 0x10, NULL, 12);
+    add_sym(sy, &demo_compute, 0x15, NULL, 12);
+    add_sym(sy, &demo_compute, 0x30, "/src/demo/util.h", 7);
+    add_sym(sy, &demo_compute, 0x35, "/src/demo/util.h", 7);
+    add_entry(sy, &demo_square);
+    add_sym(sy, &demo_start, 0x7e, NULL, 58);
+    add_sym(sy, &demo_start, 0x80, NULL, 58);
+    return symtab_of(sy);
+}
+
+static const struct cg_snap_arc demo_arcs[] = {
+    { 0, LIBC_BASE + 0x29d90, PROG_BASE + 0x1200, LIBC_BASE + 0x29d8e, 1, 1000, 1 },
+    { PROG_BASE + 0x1200, PROG_BASE + 0x1221, PROG_BASE + 0x1100, PROG_BASE + 0x121c, 1, 850, 1 },
+    { PROG_BASE + 0x1100, PROG_BASE + 0x1115, PROG_BASE + 0x1080, PROG_BASE + 0x1110, 3, 300, 1 },
+    { PROG_BASE + 0x1100, PROG_BASE + 0x1135, PROG_BASE + 0x1080, PROG_BASE + 0x1130, 1, 100, 1 },
+};
+
+static const struct cg_snap_self demo_selfs[] = {
+    { PROG_BASE + 0x1200, PROG_BASE + 0x1200, 100 }, { PROG_BASE + 0x1200, PROG_BASE + 0x1221, 50 },
+    { PROG_BASE + 0x1100, PROG_BASE + 0x1100, 200 }, { PROG_BASE + 0x1100, PROG_BASE + 0x1115, 150 },
+    { PROG_BASE + 0x1100, PROG_BASE + 0x1135, 100 }, { PROG_BASE + 0x1080, PROG_BASE + 0x1080, 400 },
+};
+
+static const char demo_expected[] = HEADER("1000") "ob=(1) /usr/bin/demo\n"
+                                                   "fl=(1) /src/demo/main.c\n"
+                                                   "fn=(1) compute\n"
+                                                   "0x1100 10 200\n"
+                                                   "cfi=(2) /src/demo/math.c\n"
+                                                   "cfn=(2) square\n"
+                                                   "calls=3 0x1080 3\n"
+                                                   "+16 +2 300\n"
+                                                   "+5 * 150\n"
+                                                   "fi=(3) /src/demo/util.h\n"
+                                                   "cfi=(2)\n"
+                                                   "cfn=(2)\n"
+                                                   "calls=1 0x1080 3\n"
+                                                   "+27 7 100\n"
+                                                   "+5 * 100\n"
+                                                   "fe=(1)\n"
+                                                   "\n"
+                                                   "fn=(3) main\n"
+                                                   "+203 20 100\n"
+                                                   "cfn=(1)\n"
+                                                   "calls=1 0x1100 10\n"
+                                                   "+28 +2 850\n"
+                                                   "+5 * 50\n"
+                                                   "\n"
+                                                   "fl=(2)\n"
+                                                   "fn=(2)\n"
+                                                   "-417 3 400\n"
+                                                   "\n"
+                                                   "ob=(2) " LIBC "\n"
+                                                   "fl=(4) ../sysdeps/nptl/libc_start_call_main.h\n"
+                                                   "fn=(4) __libc_start_call_main\n"
+                                                   "cob=(1)\n"
+                                                   "cfi=(1)\n"
+                                                   "cfn=(3)\n"
+                                                   "calls=1 0x1200 20\n"
+                                                   "+167182 58 1000\n"
+                                                   "\n"
+                                                   "totals: 1000\n";
+
+static void test_realistic_program(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = demo_symtab(&sy);
+    struct cg_snapshot snap = { (struct cg_snap_arc *)demo_arcs, 4, (struct cg_snap_self *)demo_selfs, 6, 0, 0, 0 };
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, demo_expected);
+    assert_well_formed(text);
+    free(text);
+}
+
+static void test_output_independent_of_snapshot_order(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = demo_symtab(&sy);
+    struct cg_snap_arc arcs[4];
+    struct cg_snap_self selfs[6];
+    for (size_t i = 0; i < 4; i++)
+        arcs[i] = demo_arcs[3 - i];
+    for (size_t i = 0; i < 6; i++)
+        selfs[i] = demo_selfs[(i + 3) % 6];
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, demo_expected);
+    free(text);
+}
+
+static void test_appends_to_buffer(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = demo_symtab(&sy);
+    struct cg_snapshot snap = { (struct cg_snap_arc *)demo_arcs, 4, (struct cg_snap_self *)demo_selfs, 6, 0, 0, 0 };
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_puts(&b, "previous part\n");
+    assert_int_equal(cg_write_part(&test_info, &snap, &t, &b), 0);
+    assert_int_equal(strncmp(b.data, "previous part\n", 14), 0);
+    assert_text(b.data + 14, demo_expected);
+    cg_buf_free(&b);
+}
+
+/* ---- cg_symtab_find ----------------------------------------------------------------- */
+
+static void test_symtab_find_empty(void **state)
+{
+    (void)state;
+    struct cg_symtab t = { NULL, 0 };
+    assert_null(cg_symtab_find(&t, 0));
+    assert_null(cg_symtab_find(&t, 0x1000));
+}
+
+static void test_symtab_find_exact_addresses_only(void **state)
+{
+    (void)state;
+    struct cg_symtab_entry v[3];
+    memset(v, 0, sizeof v);
+    v[0].addr = 0x10;
+    v[0].sym.function = "a";
+    v[1].addr = 0x20;
+    v[1].sym.function = "b";
+    v[2].addr = 0x30;
+    v[2].sym.function = "c";
+    struct cg_symtab t = { v, 3 };
+    assert_ptr_equal(cg_symtab_find(&t, 0x10), &v[0].sym);
+    assert_ptr_equal(cg_symtab_find(&t, 0x20), &v[1].sym);
+    assert_ptr_equal(cg_symtab_find(&t, 0x30), &v[2].sym);
+    assert_null(cg_symtab_find(&t, 0));
+    assert_null(cg_symtab_find(&t, 0x0f));
+    assert_null(cg_symtab_find(&t, 0x11));
+    assert_null(cg_symtab_find(&t, 0x2f));
+    assert_null(cg_symtab_find(&t, 0x31));
+    assert_null(cg_symtab_find(&t, UINTPTR_MAX));
+}
+
+static void test_symtab_find_large_table(void **state)
+{
+    (void)state;
+    enum { N = 1001 };
+    struct cg_symtab_entry *v = calloc(N, sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < N; i++) {
+        v[i].addr = 0x400000 + 2 * i;
+        v[i].sym.line = (unsigned)i;
+    }
+    struct cg_symtab t = { v, N };
+    for (size_t i = 0; i < N; i++) {
+        const struct cg_symbol *s = cg_symtab_find(&t, 0x400000 + 2 * i);
+        assert_non_null(s);
+        assert_int_equal(s->line, i);
+        assert_null(cg_symtab_find(&t, 0x400000 + 2 * i + 1));
+    }
+    assert_null(cg_symtab_find(&t, 0x3fffff));
+    free(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_fields_in_order),
+        cmocka_unit_test(test_header_defaults),
+        cmocka_unit_test(test_header_values_stay_on_one_line),
+        cmocka_unit_test(test_totals_sum_self_costs_only),
+        cmocka_unit_test(test_name_compression_spec_example),
+        cmocka_unit_test(test_name_ids_separate_per_kind),
+        cmocka_unit_test(test_static_functions_same_name_get_different_ids),
+        cmocka_unit_test(test_call_in_same_object_and_file_has_no_cob_cfi),
+        cmocka_unit_test(test_name_starting_with_paren_digit),
+        cmocka_unit_test(test_subposition_spec_example),
+        cmocka_unit_test(test_subposition_negative_differences),
+        cmocka_unit_test(test_subposition_absolute_when_shorter),
+        cmocka_unit_test(test_subposition_relative_only_below_2_31),
+        cmocka_unit_test(test_inlined_line_gets_fi_then_fe),
+        cmocka_unit_test(test_block_ending_in_inlined_file_returns_with_fe),
+        cmocka_unit_test(test_callback_from_uninstrumented_code),
+        cmocka_unit_test(test_time_in_uninstrumented_code_without_callback),
+        cmocka_unit_test(test_frame_without_call_instruction),
+        cmocka_unit_test(test_function_without_symbol_named_by_address),
+        cmocka_unit_test(test_root_call_from_unknown_code),
+        cmocka_unit_test(test_realistic_program),
+        cmocka_unit_test(test_output_independent_of_snapshot_order),
+        cmocka_unit_test(test_appends_to_buffer),
+        cmocka_unit_test(test_symtab_find_empty),
+        cmocka_unit_test(test_symtab_find_exact_addresses_only),
+        cmocka_unit_test(test_symtab_find_large_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
