@@ -227,6 +227,36 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
     }
 }
 
+/* Code with no symbol (a static function of a stripped library, e.g. libc
+ * without its debug symbols) is still inside one function whose range the
+ * unwind tables (.eh_frame) give: named by its start address, as Valgrind
+ * does, so that all of its addresses are one function. */
+static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, struct cg_symbol *out)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+    Dwarf_Frame *frame = NULL;
+    if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0 || !frame)
+        return;
+    Dwarf_Addr start = 0, end = 0;
+    int ok = dwarf_frame_info(frame, &start, &end, NULL) >= 0;
+    free(frame);
+    if (!ok)
+        return;
+    Dwarf_Addr elf_bias = 0;
+    dwfl_module_getelf(mod, &elf_bias);
+    char *name = NULL;
+    if (asprintf(&name, "0x%016llx", (unsigned long long)(start + bias - elf_bias)) < 0)
+        return;
+    const char *kept = keep(s, name);
+    if (!kept)
+        return;
+    out->function = kept;
+    out->fn_start = start + bias;
+    out->fn_obj_addr = start + bias - elf_bias;
+    source_of(s, mod, out->fn_start, &out->fn_file, &out->fn_line);
+}
+
 static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
 {
     memset(out, 0, sizeof *out);
@@ -253,6 +283,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
         out->fn_start = addr - off;
         out->fn_obj_addr = out->obj_addr - off;
         source_of(s, mod, out->fn_start, &out->fn_file, &out->fn_line);
+    } else {
+        unnamed_function(s, mod, addr, out);
     }
     source_of(s, mod, addr, &out->file, &out->line);
 }

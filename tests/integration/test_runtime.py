@@ -77,6 +77,26 @@ class Exits(ProfileAssertions):
         self.assertEqual([c.callee.name for c in profs[1].calls], ["main"])
 
 
+class Stripped(ProfileAssertions):
+    def test_callbacks_from_code_without_symbols(self):
+        lib = os.path.join(cgtest.BUILD_DIR, "tests", "progs", "libcbstrip.so")
+        run = run_preloaded(self, [prog("stripped"), lib])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        calls = [c for c in prof.calls if c.callee.name == "visit"]
+        self.assertEqual(sum(c.count for c in calls), 10)
+        callers = {c.caller for c in calls}
+        self.assertEqual(len(callers), 1, callers)
+        (walk,) = callers
+        self.assertRegex(walk.name, r"^0x[0-9a-f]{16}$")
+        self.assertEqual(os.path.realpath(walk.object), os.path.realpath(lib))
+        # main called the library; its time there is a call to that function
+        into = [c for c in prof.calls if c.caller.name == "main" and c.callee == walk]
+        self.assertEqual(len(into), 1)
+        self.assertGreaterEqual(into[0].costs[0], sum(c.costs[0] for c in calls))
+
+
 class Fork(ProfileAssertions):
     def test_child_counts_from_fork(self):
         run = run_preloaded(self, [prog("forker")])
