@@ -227,33 +227,74 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
     }
 }
 
-/* Code with no symbol (a static function of a stripped library, e.g. libc
- * without its debug symbols) is still inside one function whose range the
- * unwind tables (.eh_frame) give: named by its start address, as Valgrind
- * does, so that all of its addresses are one function. */
+/* ---- functions without a symbol ------------------------------------------
+ * Code with no symbol (a static function of a stripped library, e.g. libc
+ * without its debug symbols) is still inside one function, whose range the
+ * unwind tables give (.eh_frame, through .eh_frame_hdr's sorted index). That
+ * lookup is libunwind's unw_get_proc_info_by_ip(). libunwind is loaded
+ * privately (RTLD_LOCAL) and only at dump time: Debian's libunwind.so.8 also
+ * exports _Unwind_* functions, and linking it into a preloaded library would
+ * put them in front of libgcc's for the program's C++ exceptions. */
+#if CG_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define CG_STR2(x) #x
+#define CG_STR(x) CG_STR2(x)
+
+typedef int (*proc_info_fn)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, void *);
+
+static int proc_range(uintptr_t addr, uintptr_t *start)
+{
+    static proc_info_fn get_info;
+    static unw_addr_space_t *local_as;
+    static int tried;
+    if (!tried) {
+        tried = 1;
+        void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+        if (h) {
+            /* the names behind the macros, e.g. _ULx86_64_get_proc_info_by_ip */
+            CG_DLSYM_FN(get_info, h, CG_STR(unw_get_proc_info_by_ip));
+            local_as = dlsym(h, CG_STR(unw_local_addr_space));
+        }
+    }
+    if (!get_info || !local_as)
+        return -1;
+    unw_proc_info_t pi;
+    memset(&pi, 0, sizeof pi);
+    if (get_info(*local_as, (unw_word_t)addr, &pi, NULL) != 0 || pi.start_ip == 0 || addr < pi.start_ip ||
+        addr >= pi.end_ip)
+        return -1;
+    *start = (uintptr_t)pi.start_ip;
+    return 0;
+}
+#else
+static int proc_range(uintptr_t addr, uintptr_t *start)
+{
+    (void)addr;
+    (void)start;
+    return -1;
+}
+#endif
+
+/* Names such a function by its start address, as Valgrind does, so that
+ * all of its addresses are one function. */
 static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, struct cg_symbol *out)
 {
+    uintptr_t start;
+    if (proc_range(addr, &start) != 0)
+        return;
     Dwarf_Addr bias = 0;
-    Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
-    Dwarf_Frame *frame = NULL;
-    if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0 || !frame)
-        return;
-    Dwarf_Addr start = 0, end = 0;
-    int ok = dwarf_frame_info(frame, &start, &end, NULL) >= 0;
-    free(frame);
-    if (!ok)
-        return;
-    Dwarf_Addr elf_bias = 0;
-    dwfl_module_getelf(mod, &elf_bias);
+    dwfl_module_getelf(mod, &bias);
     char *name = NULL;
-    if (asprintf(&name, "0x%016llx", (unsigned long long)(start + bias - elf_bias)) < 0)
+    if (asprintf(&name, "0x%016llx", (unsigned long long)(start - bias)) < 0)
         return;
     const char *kept = keep(s, name);
     if (!kept)
         return;
     out->function = kept;
-    out->fn_start = start + bias;
-    out->fn_obj_addr = start + bias - elf_bias;
+    out->fn_start = start;
+    out->fn_obj_addr = start - bias;
     source_of(s, mod, out->fn_start, &out->fn_file, &out->fn_line);
 }
 

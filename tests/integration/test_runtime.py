@@ -90,6 +90,8 @@ class Stripped(ProfileAssertions):
         self.assertEqual(len(callers), 1, callers)
         (walk,) = callers
         self.assertRegex(walk.name, r"^0x[0-9a-f]{16}$")
+        # named by the start of the function (its first instruction)
+        self.assertEqual(int(walk.name, 16), first_function_start(lib))
         self.assertEqual(os.path.realpath(walk.object), os.path.realpath(lib))
         # main called the library; its time there is a call to that function
         into = [c for c in prof.calls if c.caller.name == "main" and c.callee == walk]
@@ -189,6 +191,16 @@ class Output(ProfileAssertions):
         prof = cgtest.callgrind_check.load(target, strict=True)
         self.assertEqual(prof.violations, [])
         self.assertEqual(os.stat(target).st_mode & 0o777, 0o644 & ~current_umask())
+
+
+def first_function_start(lib):
+    """Start of the one static function of libcbstrip.so: the FDE that
+    precedes cbstrip_for_each's (readelf --debug-dump=frames)."""
+    out = subprocess.run(["readelf", "--debug-dump=frames", lib], capture_output=True, text=True).stdout
+    starts = sorted(int(m, 16) for m in re.findall(r"FDE cie=\w+ pc=([0-9a-f]+)\.\.", out))
+    dyn = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True).stdout
+    public = int(re.search(r"([0-9a-f]+) T cbstrip_for_each", dyn).group(1), 16)
+    return max(s for s in starts if s < public)
 
 
 def current_umask():
