@@ -308,10 +308,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
     if (!mod)
         return;
     const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-    if (path && *path == '/')
-        out->object = path;
-    else if (path && *path)
-        out->object = path; /* e.g. [vdso] */
+    if (path && *path)
+        out->object = path; /* a full path, or a name such as [vdso] */
     Dwarf_Addr bias = 0;
     if (dwfl_module_getelf(mod, &bias))
         out->obj_addr = addr - bias;
