@@ -27,32 +27,43 @@ static inline CG_HOT uint64_t thread_now(struct cg_thread *t)
     return now;
 }
 
-CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
+/* The calling thread's state with its guard taken, or NULL when this hook
+ * must do nothing: runtime not ready, collection paused, or a hook already
+ * running on this thread (this one comes from a signal handler). */
+static inline CG_HOT struct cg_thread *hook_begin(void)
 {
     struct cg_thread *t = cg_self;
     if (cg_unlikely(!t) && !(t = cg_thread_attach()))
-        return;
+        return NULL;
     if (cg_unlikely(t->guard | !cg_collecting))
-        return;
+        return NULL;
     t->guard = 1;
     cg_signal_fence();
-    cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
-                   thread_now(t));
+    return t;
+}
+
+static inline CG_HOT void hook_end(struct cg_thread *t)
+{
     cg_signal_fence();
     t->guard = 0;
+}
+
+CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
+{
+    struct cg_thread *t = hook_begin();
+    if (!t)
+        return;
+    cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
+                   thread_now(t));
+    hook_end(t);
 }
 
 CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
 {
     (void)site;
-    struct cg_thread *t = cg_self;
-    if (cg_unlikely(!t) && !(t = cg_thread_attach()))
+    struct cg_thread *t = hook_begin();
+    if (!t)
         return;
-    if (cg_unlikely(t->guard | !cg_collecting))
-        return;
-    t->guard = 1;
-    cg_signal_fence();
     cg_costs_exit(&t->costs, (uintptr_t)fn, thread_now(t));
-    cg_signal_fence();
-    t->guard = 0;
+    hook_end(t);
 }
