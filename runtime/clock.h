@@ -26,6 +26,8 @@
 #define CG_HAVE_TSC 0
 #endif
 
+/* In the order of CGPROF_CLOCK's accepted values (options.inc): the parsed
+ * index is the kind. */
 enum cg_clock_kind { CG_CLOCK_AUTO, CG_CLOCK_TSC, CG_CLOCK_MONOTONIC };
 
 /* Set once by cg_clock_init(), read by every hook. */

@@ -73,11 +73,9 @@ static int initialise(void)
         return -1;
     cg_options_parse(&cg_opts, environ, report_option, NULL);
     const char *why;
-    enum cg_clock_kind asked = (enum cg_clock_kind)cg_opts.clock;
-    enum cg_clock_kind got = cg_clock_init(asked, &why);
+    cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     if (why)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
-    (void)got;
     read_cmdline();
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = 0;
