@@ -237,36 +237,51 @@ void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now)
 
 /* ---- snapshots ---------------------------------------------------------- */
 
-int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot *out)
+static int resize(uint64_t **p, uint32_t n)
 {
-    memset(out, 0, sizeof *out);
+    void *q = realloc(*p, (n ? n : 1) * sizeof **p);
+    if (!q)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+static int totals_fit(struct cg_totals *t, uint32_t narcs, uint32_t nselfs)
+{
+    if (resize(&t->count, narcs) || resize(&t->incl, narcs) || resize(&t->runs, narcs) ||
+        resize(&t->cost, nselfs))
+        return -1;
+    t->narcs = narcs;
+    t->nselfs = nselfs;
+    return 0;
+}
+
+void cg_totals_free(struct cg_totals *t)
+{
+    free(t->count);
+    free(t->incl);
+    free(t->runs);
+    free(t->cost);
+    memset(t, 0, sizeof *t);
+}
+
+int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
+{
     uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
     uint32_t nselfs = __atomic_load_n(&c->nselfs, __ATOMIC_ACQUIRE);
     uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
     const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
     const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
     const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
-
-    /* Private copies, to which the calls in progress are added. */
-    uint64_t *acount = calloc(narcs, sizeof *acount);
-    uint64_t *aincl = calloc(narcs, sizeof *aincl);
-    uint64_t *scost = calloc(nselfs, sizeof *scost);
-    out->arcs = calloc(narcs, sizeof *out->arcs);
-    out->selfs = calloc(nselfs, sizeof *out->selfs);
-    if (!acount || !aincl || !scost || !out->arcs || !out->selfs) {
-        free(acount);
-        free(aincl);
-        free(scost);
-        cg_snapshot_free(out);
+    if (totals_fit(t, narcs, nselfs))
         return -1;
-    }
     for (uint32_t i = 0; i < narcs; i++) {
-        acount[i] = arcs[i].count;
-        aincl[i] = arcs[i].incl;
+        t->count[i] = arcs[i].count;
+        t->incl[i] = arcs[i].incl;
+        t->runs[i] = arcs[i].runs;
     }
     for (uint32_t i = 0; i < nselfs; i++)
-        scost[i] = selfs[i].cost;
-
+        t->cost[i] = selfs[i].cost;
     /* Calls still running: counted once each, with their cost so far. Only
      * the top frame has a self segment open; the others are waiting on a
      * callee and closed theirs when they called it. */
@@ -274,40 +289,117 @@ int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot
         const struct cg_frame *f = &frames[i];
         if (f->arc >= narcs || now < f->t_enter)
             continue; /* torn read of a frame being pushed */
-        acount[f->arc]++;
-        aincl[f->arc] += now - f->t_enter;
+        t->count[f->arc]++;
+        t->incl[f->arc] += now - f->t_enter;
         if (i == depth - 1 && f->self < nselfs && now >= f->t_last)
-            scost[f->self] += now - f->t_last;
+            t->cost[f->self] += now - f->t_last;
     }
+    t->depth = depth;
+    t->lost = c->lost;
+    t->unmatched_exits = c->unmatched_exits;
+    return 0;
+}
 
-    for (uint32_t i = 1; i < narcs; i++) {
-        if (acount[i] == 0)
+/* v - base[i], where base may be shorter (entries added since count from
+ * zero) and a torn read may have left it behind the base by one call. */
+static uint64_t diff(uint64_t v, const uint64_t *base, uint32_t n, uint32_t i)
+{
+    uint64_t b = base && i < n ? base[i] : 0;
+    return v > b ? v - b : 0;
+}
+
+int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,
+                   struct cg_snapshot *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
+    const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
+    out->arcs = calloc(cur->narcs ? cur->narcs : 1, sizeof *out->arcs);
+    out->selfs = calloc(cur->nselfs ? cur->nselfs : 1, sizeof *out->selfs);
+    if (!out->arcs || !out->selfs) {
+        cg_snapshot_free(out);
+        return -1;
+    }
+    uint32_t bn = base ? base->narcs : 0, bs = base ? base->nselfs : 0;
+    for (uint32_t i = 1; i < cur->narcs; i++) {
+        uint64_t count = diff(cur->count[i], base ? base->count : NULL, bn, i);
+        uint64_t incl = diff(cur->incl[i], base ? base->incl : NULL, bn, i);
+        if (count == 0 && incl == 0)
             continue;
         struct cg_snap_arc *a = &out->arcs[out->narcs++];
         a->caller = arcs[i].caller;
         a->site = arcs[i].site;
         a->callee = arcs[i].callee;
         a->call_pc = a->site ? a->site - 1 : 0;
-        a->count = acount[i];
-        a->incl = aincl[i];
-        a->runs = arcs[i].runs ? arcs[i].runs : 1;
+        a->count = count;
+        a->incl = incl;
+        a->runs = diff(cur->runs[i], base ? base->runs : NULL, bn, i);
+        if (a->runs == 0 && count)
+            a->runs = 1;
+        if (count == 0)
+            out->continued++;
     }
-    for (uint32_t i = 1; i < nselfs; i++) {
-        uint64_t ns = scost[i];
-        if (ns == 0)
+    for (uint32_t i = 1; i < cur->nselfs; i++) {
+        uint64_t cost = diff(cur->cost[i], base ? base->cost : NULL, bs, i);
+        if (cost == 0)
             continue;
         struct cg_snap_self *s = &out->selfs[out->nselfs++];
         s->fn = selfs[i].fn;
         s->addr = selfs[i].addr;
-        s->cost = ns;
+        s->cost = cost;
     }
-    out->lost = c->lost;
-    out->unmatched_exits = c->unmatched_exits;
-    out->depth = depth;
-    free(acount);
-    free(aincl);
-    free(scost);
+    out->depth = cur->depth;
+    out->lost = cur->lost - (base && base->lost <= cur->lost ? base->lost : 0);
+    out->unmatched_exits =
+        cur->unmatched_exits - (base && base->unmatched_exits <= cur->unmatched_exits ? base->unmatched_exits : 0);
     return 0;
+}
+
+int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
+{
+    if (totals_fit(dst, src->narcs, src->nselfs))
+        return -1;
+    memcpy(dst->count, src->count, src->narcs * sizeof *dst->count);
+    memcpy(dst->incl, src->incl, src->narcs * sizeof *dst->incl);
+    memcpy(dst->runs, src->runs, src->narcs * sizeof *dst->runs);
+    memcpy(dst->cost, src->cost, src->nselfs * sizeof *dst->cost);
+    dst->depth = src->depth;
+    dst->lost = src->lost;
+    dst->unmatched_exits = src->unmatched_exits;
+    return 0;
+}
+
+int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since)
+{
+    uint32_t bn = base->narcs, bs = base->nselfs;
+    if (totals_fit(base, now->narcs, now->nselfs))
+        return -1;
+    for (uint32_t i = bn; i < now->narcs; i++)
+        base->count[i] = base->incl[i] = base->runs[i] = 0;
+    for (uint32_t i = bs; i < now->nselfs; i++)
+        base->cost[i] = 0;
+    for (uint32_t i = 0; i < now->narcs; i++) {
+        base->count[i] += diff(now->count[i], since->count, since->narcs, i);
+        base->incl[i] += diff(now->incl[i], since->incl, since->narcs, i);
+        base->runs[i] += diff(now->runs[i], since->runs, since->narcs, i);
+    }
+    for (uint32_t i = 0; i < now->nselfs; i++)
+        base->cost[i] += diff(now->cost[i], since->cost, since->nselfs, i);
+    base->lost += now->lost - (since->lost <= now->lost ? since->lost : now->lost);
+    base->unmatched_exits += now->unmatched_exits -
+                             (since->unmatched_exits <= now->unmatched_exits ? since->unmatched_exits : now->unmatched_exits);
+    return 0;
+}
+
+int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot *out)
+{
+    struct cg_totals t;
+    memset(&t, 0, sizeof t);
+    int rc = cg_costs_totals(c, now, &t) == 0 ? cg_totals_part(c, &t, NULL, out) : -1;
+    if (rc)
+        memset(out, 0, sizeof *out);
+    cg_totals_free(&t);
+    return rc;
 }
 
 void cg_snapshot_free(struct cg_snapshot *s)

@@ -220,7 +220,8 @@ struct cg_snapshot {
     struct cg_snap_self *selfs;
     size_t nselfs;
     uint64_t lost, unmatched_exits;
-    uint32_t depth; /* frames still running when it was taken */
+    uint32_t depth;     /* frames still running when it was taken */
+    uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
 };
 
 /* Copies the tables of `c` (which may belong to a running thread) and adds
@@ -229,5 +230,35 @@ struct cg_snapshot {
  * Returns 0, or -1 if out of memory. */
 int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot *out);
 void cg_snapshot_free(struct cg_snapshot *s);
+
+/* ---- parts ----------------------------------------------------------------
+ * A dump writes what a thread did since the previous one. The dumper never
+ * writes into a running thread's tables: it keeps, per thread, the totals it
+ * last reported (a baseline), and a part is the totals now minus the
+ * baseline. Totals include the calls in progress (counted once, with their
+ * cost so far), so a call running across a dump is counted in the part in
+ * which it was first seen running, and each later part gets only the time
+ * that came after. Parts add up exactly to the whole run. */
+
+struct cg_totals {
+    uint64_t *count, *incl, *runs; /* per arc index */
+    uint32_t narcs;
+    uint64_t *cost;                /* per self index */
+    uint32_t nselfs;
+    uint32_t depth;                /* calls in progress at the reading */
+    uint64_t lost, unmatched_exits;
+};
+
+/* Reads the totals of `c` at `now` into *t (its arrays are reallocated to
+ * fit). Returns 0, or -1 if out of memory. */
+int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t);
+/* The part cur - base (base NULL: cur), as a snapshot keyed by c's entries. */
+int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,
+                   struct cg_snapshot *out);
+/* base += now - since (entries absent from `since` count from zero). */
+int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since);
+/* dst = src. */
+int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src);
+void cg_totals_free(struct cg_totals *t);
 
 #endif

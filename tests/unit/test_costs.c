@@ -969,11 +969,112 @@ static void test_snapshot_never_includes_sink(void **state)
     cg_snapshot_free(&s);
 }
 
+/* ---- parts: totals minus a baseline ------------------------------------------ */
+
+/* part = totals(now) - base, then base = totals(now) */
+static void take_part(struct cg_costs *c, uint64_t now, struct cg_totals *base, struct cg_snapshot *part)
+{
+    struct cg_totals cur;
+    memset(&cur, 0, sizeof cur);
+    assert_int_equal(cg_costs_totals(c, now, &cur), 0);
+    assert_int_equal(cg_totals_part(c, &cur, base, part), 0);
+    assert_int_equal(cg_totals_copy(base, &cur), 0);
+    cg_totals_free(&cur);
+}
+
+/* main runs across three parts, f across the first two, g within the
+ * second: each call is counted once, in the first part that sees it, and
+ * each part has only its own time. */
+static void test_parts_count_each_call_once_and_split_time(void **state)
+{
+    struct cg_costs *c = *state;
+    struct cg_totals base;
+    memset(&base, 0, sizeof base);
+    struct cg_snapshot p1, p2, p3;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, F, MAIN + 0x10, SP, 5);
+    take_part(c, 10, &base, &p1);
+    cg_costs_exit(c, F, 20);
+    cg_costs_enter(c, G, MAIN + 0x20, SP, 25);
+    cg_costs_exit(c, G, 30);
+    take_part(c, 40, &base, &p2);
+    cg_costs_exit(c, MAIN, 50);
+    take_part(c, 60, &base, &p3);
+
+    ASSERT_ARC(&p1, 0, ROOT_SITE, MAIN, 1, 10);
+    ASSERT_ARC(&p1, MAIN, MAIN + 0x10, F, 1, 5);
+    ASSERT_SELF(&p1, MAIN, MAIN, 5);
+    ASSERT_SELF(&p1, F, F, 5);
+    assert_int_equal(p1.continued, 0);
+
+    ASSERT_ARC(&p2, 0, ROOT_SITE, MAIN, 0, 30);
+    ASSERT_ARC(&p2, MAIN, MAIN + 0x10, F, 0, 10);
+    ASSERT_ARC(&p2, MAIN, MAIN + 0x20, G, 1, 5);
+    ASSERT_SELF(&p2, F, F, 10);
+    ASSERT_SELF(&p2, MAIN, MAIN + 0x10, 5);
+    ASSERT_SELF(&p2, G, G, 5);
+    ASSERT_SELF(&p2, MAIN, MAIN + 0x20, 10);
+    ASSERT_NO_SELF(&p2, MAIN, MAIN);
+    assert_int_equal(sum_self(&p2), 30);
+    assert_int_equal(p2.continued, 2);
+
+    ASSERT_ARC(&p3, 0, ROOT_SITE, MAIN, 0, 10);
+    assert_int_equal(p3.narcs, 1);
+    ASSERT_SELF(&p3, MAIN, MAIN + 0x20, 10);
+    assert_int_equal(sum_self(&p3), 10);
+    assert_int_equal(p3.depth, 0);
+
+    /* the parts add up to the run seen in one piece */
+    struct cg_snapshot whole;
+    snap(c, 60, &whole);
+    ASSERT_ARC(&whole, 0, ROOT_SITE, MAIN, 1, 50);
+    ASSERT_ARC(&whole, MAIN, MAIN + 0x10, F, 1, 15);
+    assert_int_equal(sum_self(&p1) + sum_self(&p2) + sum_self(&p3), sum_self(&whole));
+    cg_snapshot_free(&whole);
+    cg_snapshot_free(&p1);
+    cg_snapshot_free(&p2);
+    cg_snapshot_free(&p3);
+    cg_totals_free(&base);
+}
+
+/* Collection paused from 10 to 30: what happened in between is left out of
+ * the next part (base += totals at resume - totals at pause), and the stack
+ * stays right. */
+static void test_skip_leaves_paused_interval_out(void **state)
+{
+    struct cg_costs *c = *state;
+    struct cg_totals base, paused, now;
+    memset(&base, 0, sizeof base);
+    memset(&paused, 0, sizeof paused);
+    memset(&now, 0, sizeof now);
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    assert_int_equal(cg_costs_totals(c, 10, &paused), 0); /* pause */
+    cg_costs_enter(c, F, MAIN + 0x10, SP, 12);
+    cg_costs_exit(c, F, 18);
+    assert_int_equal(cg_costs_totals(c, 30, &now), 0); /* resume */
+    assert_int_equal(cg_totals_skip(&base, &now, &paused), 0);
+    cg_costs_enter(c, G, MAIN + 0x20, SP, 35);
+    cg_costs_exit(c, G, 38);
+    cg_costs_exit(c, MAIN, 40);
+    struct cg_snapshot p;
+    take_part(c, 50, &base, &p);
+    ASSERT_ARC(&p, 0, ROOT_SITE, MAIN, 1, 20); /* 0..10 and 30..40 */
+    ASSERT_ARC(&p, MAIN, MAIN + 0x20, G, 1, 3);
+    assert_null(find_arc(&p, MAIN, MAIN + 0x10, F));
+    assert_int_equal(sum_self(&p), 20);
+    cg_snapshot_free(&p);
+    cg_totals_free(&base);
+    cg_totals_free(&paused);
+    cg_totals_free(&now);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_arc_counts_and_inclusive),
+        T(test_parts_count_each_call_once_and_split_time),
+        T(test_skip_leaves_paused_interval_out),
         T(test_self_cost_at_entry_and_return_addresses),
         T(test_root_arc_has_caller_zero),
         T(test_call_pc_is_site_minus_one),

@@ -78,8 +78,9 @@ static struct cg_symtab symtab_of(struct syms *t)
 }
 
 #define SNAP(arcs_, selfs_)                                                                                 \
-    { (arcs_), sizeof(arcs_) / sizeof((arcs_)[0]), (selfs_), sizeof(selfs_) / sizeof((selfs_)[0]), 0, 0, 0 }
-#define SNAP_SELFS(selfs_) { NULL, 0, (selfs_), sizeof(selfs_) / sizeof((selfs_)[0]), 0, 0, 0 }
+    { .arcs = (arcs_), .narcs = sizeof(arcs_) / sizeof((arcs_)[0]), .selfs = (selfs_),                       \
+      .nselfs = sizeof(selfs_) / sizeof((selfs_)[0]) }
+#define SNAP_SELFS(selfs_) { .selfs = (selfs_), .nselfs = sizeof(selfs_) / sizeof((selfs_)[0]) }
 
 static const struct cg_part_info test_info = {
     .creator = "cgprof-test",
@@ -1043,7 +1044,7 @@ static void test_realistic_program(void **state)
     (void)state;
     struct syms sy;
     struct cg_symtab t = demo_symtab(&sy);
-    struct cg_snapshot snap = { (struct cg_snap_arc *)demo_arcs, 4, (struct cg_snap_self *)demo_selfs, 6, 0, 0, 0 };
+    struct cg_snapshot snap = { .arcs = (struct cg_snap_arc *)demo_arcs, .narcs = 4, .selfs = (struct cg_snap_self *)demo_selfs, .nselfs = 6 };
     char *text = write_part(&test_info, &snap, &t);
     assert_text(text, demo_expected);
     assert_well_formed(text);
@@ -1072,7 +1073,7 @@ static void test_appends_to_buffer(void **state)
     (void)state;
     struct syms sy;
     struct cg_symtab t = demo_symtab(&sy);
-    struct cg_snapshot snap = { (struct cg_snap_arc *)demo_arcs, 4, (struct cg_snap_self *)demo_selfs, 6, 0, 0, 0 };
+    struct cg_snapshot snap = { .arcs = (struct cg_snap_arc *)demo_arcs, .narcs = 4, .selfs = (struct cg_snap_self *)demo_selfs, .nselfs = 6 };
     struct cg_buf b;
     cg_buf_init(&b);
     cg_buf_puts(&b, "previous part\n");
