@@ -1,7 +1,11 @@
 #define _GNU_SOURCE
 #include "dump.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
@@ -10,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "control.h"
 #include "costs.h"
 #include "runtime.h"
 #include "symbols.h"
@@ -214,43 +219,154 @@ static int write_file(const char *path, const char *data, size_t len)
     return err;
 }
 
-/* "<prefix>.<pid>-<NN>", or "<prefix>-<NN>" when the prefix names the pid
- * itself with %p; a relative prefix is taken from the start-up directory. */
-static int file_name(char *dst, size_t size, unsigned thread)
-{
-    char prefix[CG_OPT_PATH_MAX];
-    long pid = (long)getpid();
-    if (cg_expand_path(cg_opts.out, pid, prefix, sizeof prefix) != 0)
-        return -1;
-    const char *dir = cg_opts.out[0] == '/' || !cg_runtime_cwd()[0] ? "" : cg_runtime_cwd();
-    int n;
-    if (strstr(cg_opts.out, "%p"))
-        n = snprintf(dst, size, "%s%s%s-%02u", dir, *dir ? "/" : "", prefix, thread);
-    else
-        n = snprintf(dst, size, "%s%s%s.%ld-%02u", dir, *dir ? "/" : "", prefix, pid, thread);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
-}
+/* ---- state ----------------------------------------------------------------
+ * Every dump, zeroing, pause and thread's last part happens under one lock,
+ * taken by the thread that asks (the API, a thread ending, exit) or by the
+ * service thread that serves the dump signal. A thread's tables are only
+ * read, never written, by another thread (see struct cg_totals). */
 
-/* ---- the dump ------------------------------------------------------------- */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned parts;       /* parts written on demand so far */
+static int parts_scanned;    /* parts of an earlier image of this pid counted */
+static int paused;           /* collection paused (cgprof_collect(false)) */
+static int final_done;       /* the exit dump has run: nothing more */
+static struct cg_syms *syms; /* reused while no object is loaded or unloaded */
+static unsigned long long syms_adds, syms_subs;
+static struct cg_buf last_files; /* files of the latest dump, for the status */
 
 struct dump {
     const char *trigger;
-    unsigned part;
-    struct cg_syms *syms;
+    unsigned part;      /* header part: number */
+    int part_in_name;   /* name the file <prefix>.<pid>.<part>-NN */
     struct exec_ranges exec;
     char clock_desc[128];
     uint64_t now;
     unsigned written, failed;
     char first_failure[CG_OPT_PATH_MAX + 64];
     int first_errno;
+    unsigned coalesced; /* signals served by this one dump */
 };
 
-static void dump_thread(struct dump *d, struct cg_thread *t)
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
 {
-    int finished = __atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
-    uint64_t end = finished ? t->t_end : d->now;
+    (void)size;
+    unsigned long long *v = data;
+    v[0] = info->dlpi_adds;
+    v[1] = info->dlpi_subs;
+    return 1;
+}
+
+/* The symbol session, opened again when objects were loaded or unloaded. */
+static struct cg_syms *symbols(void)
+{
+    unsigned long long v[2] = { 0, 0 };
+    dl_iterate_phdr(count_objects, v);
+    if (syms && (v[0] != syms_adds || v[1] != syms_subs)) {
+        cg_syms_close(syms);
+        syms = NULL;
+    }
+    if (!syms) {
+        syms = cg_syms_open();
+        syms_adds = v[0];
+        syms_subs = v[1];
+    }
+    return syms;
+}
+
+/* ---- file names ------------------------------------------------------------- */
+
+/* The prefix with %p expanded and made absolute against the start-up
+ * directory; *with_pid says whether it already names the pid. */
+static int prefix_of(char *dst, size_t size, int *with_pid)
+{
+    char prefix[CG_OPT_PATH_MAX];
+    if (cg_expand_path(cg_opts.out, (long)getpid(), prefix, sizeof prefix) != 0)
+        return -1;
+    *with_pid = strstr(cg_opts.out, "%p") != NULL;
+    const char *dir = prefix[0] == '/' || !cg_runtime_cwd()[0] ? "" : cg_runtime_cwd();
+    int n = snprintf(dst, size, "%s%s%s", dir, *dir ? "/" : "", prefix);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* Callgrind's names: <prefix>.<pid>-<NN> for a run without dumps on demand,
+ * <prefix>.<pid>.<part>-<NN> for each part when there are (with %p in the
+ * prefix, the pid is where %p says instead). */
+static int file_name(char *dst, size_t size, unsigned thread, unsigned part, int part_in_name)
+{
+    char prefix[CG_OPT_PATH_MAX + 64];
+    int with_pid;
+    if (prefix_of(prefix, sizeof prefix, &with_pid) != 0)
+        return -1;
+    char pid[24] = "";
+    if (!with_pid)
+        snprintf(pid, sizeof pid, ".%ld", (long)getpid());
+    char p[24] = "";
+    if (part_in_name)
+        snprintf(p, sizeof p, ".%u", part);
+    int n = snprintf(dst, size, "%s%s%s-%02u", prefix, pid, p, thread);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* A program started by exec() in this process has the pid of the image that
+ * ran before it and may have written parts under it: number after them. */
+static void scan_earlier_parts(void)
+{
+    char prefix[CG_OPT_PATH_MAX + 64];
+    int with_pid;
+    if (parts_scanned || prefix_of(prefix, sizeof prefix, &with_pid) != 0)
+        return;
+    parts_scanned = 1;
+    char *slash = strrchr(prefix, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    char base[CG_OPT_PATH_MAX + 64];
+    if (with_pid)
+        snprintf(base, sizeof base, "%s.", slash + 1);
+    else
+        snprintf(base, sizeof base, "%s.%ld.", slash + 1, (long)getpid());
+    DIR *d = opendir(*prefix ? prefix : "/");
+    if (!d)
+        return;
+    size_t blen = strlen(base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, base, blen) != 0)
+            continue;
+        char *end;
+        unsigned long n = strtoul(e->d_name + blen, &end, 10);
+        if (end != e->d_name + blen && *end == '-' && n > parts && n < 1000000)
+            parts = (unsigned)n;
+    }
+    closedir(d);
+}
+
+/* ---- one thread's part ------------------------------------------------------ */
+
+/* /proc's name of a thread, when the program did not name it for cgprof. */
+static void thread_comm(const struct cg_thread *t, char *dst, size_t size)
+{
+    dst[0] = 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/comm", (long)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, dst, size - 1);
+    close(fd);
+    if (n <= 0) {
+        dst[0] = 0;
+        return;
+    }
+    dst[n] = 0;
+    dst[strcspn(dst, "\n")] = 0;
+}
+
+/* Writes part `cur - t->base` of thread t, then makes cur the base. */
+static void write_part(struct dump *d, struct cg_thread *t, const struct cg_totals *cur)
+{
     struct cg_snapshot snap;
-    if (cg_costs_snapshot(&t->costs, end, &snap) != 0) {
+    if (cg_totals_part(&t->costs, cur, &t->base, &snap) != 0) {
         d->failed++;
         return;
     }
@@ -262,20 +378,34 @@ static void dump_thread(struct dump *d, struct cg_thread *t)
     struct cg_symtab_entry *storage = NULL;
     struct cg_buf buf;
     cg_buf_init(&buf);
-    char path[CG_OPT_PATH_MAX + 64];
+    char path[CG_OPT_PATH_MAX + 128];
+    path[0] = 0;
     int err = ENOMEM;
-    if (build_symtab(d->syms, &snap, &symtab, &storage) == 0) {
-        char extra[4][96];
-        const char *desc[5];
+    if (build_symtab(symbols(), &snap, &symtab, &storage) == 0) {
+        char extra[8][160];
+        const char *desc[9];
         int nd = 0;
+        char comm[64];
+        if (t->name[0])
+            snprintf(extra[nd++], sizeof extra[0], "Thread name: %.63s", t->name);
+        else if (thread_comm(t, comm, sizeof comm), comm[0] && !t->finished)
+            snprintf(extra[nd++], sizeof extra[0], "Thread name: %s", comm);
+        if (d->coalesced > 1)
+            snprintf(extra[nd++], sizeof extra[0], "Requests: %u signals served by this one dump", d->coalesced);
         if (snap.depth)
-            snprintf(extra[nd], sizeof extra[nd], "Calls in progress: %u (counted up to the dump)", snap.depth), nd++;
+            snprintf(extra[nd++], sizeof extra[0], "Calls in progress: %u (counted up to the dump)", snap.depth);
+        if (snap.continued)
+            snprintf(extra[nd++], sizeof extra[0],
+                     "Calls continued: %llu (started before this part and counted in an earlier one: calls=0)",
+                     (unsigned long long)snap.continued);
         if (snap.unmatched_exits)
-            snprintf(extra[nd], sizeof extra[nd], "Unmatched exits: %llu (dropped)",
-                     (unsigned long long)snap.unmatched_exits), nd++;
+            snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
+                     (unsigned long long)snap.unmatched_exits);
         if (snap.lost)
-            snprintf(extra[nd], sizeof extra[nd], "Lost: %llu calls not recorded (out of memory)",
-                     (unsigned long long)snap.lost), nd++;
+            snprintf(extra[nd++], sizeof extra[0], "Lost: %llu calls not recorded (out of memory)",
+                     (unsigned long long)snap.lost);
+        if (paused)
+            snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
         for (int i = 0; i < nd; i++)
             desc[i] = extra[i];
         desc[nd] = NULL;
@@ -290,7 +420,7 @@ static void dump_thread(struct dump *d, struct cg_thread *t)
             .extra_desc = desc,
         };
         if (cg_write_part(&info, &snap, &symtab, &buf) == 0) {
-            if (file_name(path, sizeof path, t->number) != 0) {
+            if (file_name(path, sizeof path, t->number, d->part, d->part_in_name) != 0) {
                 snprintf(path, sizeof path, "%s", cg_opts.out);
                 err = ENAMETOOLONG;
             } else {
@@ -300,50 +430,448 @@ static void dump_thread(struct dump *d, struct cg_thread *t)
     }
     if (err) {
         if (!d->failed++) {
-            snprintf(d->first_failure, sizeof d->first_failure, "%s", err == ENOMEM ? "(memory)" : path);
+            snprintf(d->first_failure, sizeof d->first_failure, "%s", path[0] ? path : "(out of memory)");
             d->first_errno = err;
         }
     } else {
         d->written++;
+        if (last_files.len)
+            cg_buf_putc(&last_files, ' ');
+        for (const char *p = path; *p; p++)
+            if (*p == ' ')
+                cg_buf_puts(&last_files, "\\x20");
+            else
+                cg_buf_putc(&last_files, *p);
         if (cg_opts.verbose)
-            cg_warn("wrote %s (thread %u, %zu bytes)", path, t->number, buf.len);
+            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, t->number, d->part, buf.len);
     }
+    /* Reported, or lost for good: either way the next part starts here. */
+    cg_totals_copy(&t->base, cur);
     cg_buf_free(&buf);
     free(storage);
     cg_snapshot_free(&snap);
 }
 
-void cg_dump_final(const char *trigger)
+/* The totals a part of t is taken from: now, or the moment collection was
+ * paused. */
+static int current_totals(struct cg_thread *t, uint64_t now, struct cg_totals *out)
 {
-    static int done;
-    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
-        return;
-    struct cg_thread *self = cg_thread_enter_runtime();
-    /* From here until the decrement, no thread frees a table we may read. */
-    __atomic_fetch_add(&cg_readers, 1, __ATOMIC_SEQ_CST);
+    if (paused)
+        return cg_totals_copy(out, &t->paused);
+    int finished = __atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
+    return cg_costs_totals(&t->costs, finished ? t->t_end : now, out);
+}
 
-    struct dump d;
-    memset(&d, 0, sizeof d);
-    d.trigger = trigger;
-    d.part = 1;
-    d.now = cg_clock_now();
+static void dump_begin(struct dump *d, const char *trigger, unsigned part, int part_in_name)
+{
+    memset(d, 0, sizeof *d);
+    d->trigger = trigger;
+    d->part = part;
+    d->part_in_name = part_in_name;
+    d->now = cg_clock_now();
     if (cg_clock_use_tsc)
-        snprintf(d.clock_desc, sizeof d.clock_desc,
-                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC",
-                 cg_clock_tsc_mhz());
+        snprintf(d->clock_desc, sizeof d->clock_desc,
+                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
     else
-        snprintf(d.clock_desc, sizeof d.clock_desc, "clock_gettime(CLOCK_MONOTONIC)");
-    d.syms = cg_syms_open();
-    dl_iterate_phdr(collect_exec, &d.exec);
+        snprintf(d->clock_desc, sizeof d->clock_desc, "clock_gettime(CLOCK_MONOTONIC)");
+    dl_iterate_phdr(collect_exec, &d->exec);
+    cg_buf_free(&last_files);
+}
 
-    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        dump_thread(&d, t);
+static int dump_end(struct dump *d)
+{
+    if (d->failed)
+        cg_warn("could not write %u profile file(s), e.g. %s: %s (CGPROF_OUT='%s' sets where they go)", d->failed,
+                d->first_failure, strerror(d->first_errno), cg_opts.out);
+    free(d->exec.v);
+    return d->failed ? -1 : 0;
+}
 
-    if (d.failed)
-        cg_warn("could not write %u profile file(s), e.g. %s: %s (CGPROF_OUT='%s' sets where they go)", d.failed,
-                d.first_failure, strerror(d.first_errno), cg_opts.out);
-    cg_syms_close(d.syms);
-    free(d.exec.v);
+/* Every live thread's part. Lock held. */
+static int dump_all(const char *trigger, unsigned coalesced)
+{
+    scan_earlier_parts();
+    struct dump d;
+    dump_begin(&d, trigger, parts + 1, 1);
+    d.coalesced = coalesced;
+    struct cg_totals cur;
+    memset(&cur, 0, sizeof cur);
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
+        if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
+            continue; /* being written by its own exit */
+        if (current_totals(t, d.now, &cur) == 0)
+            write_part(&d, t, &cur);
+        else
+            d.failed++;
+    }
+    cg_totals_free(&cur);
+    parts++;
+    return dump_end(&d);
+}
+
+/* ---- what the runtime offers ------------------------------------------------ */
+
+static void enter(struct cg_thread **self)
+{
+    *self = cg_thread_enter_runtime();
+    /* From here until leave(), no thread frees a table we may read. */
+    __atomic_fetch_add(&cg_readers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&lock);
+}
+
+static void leave(struct cg_thread *self)
+{
+    pthread_mutex_unlock(&lock);
     __atomic_fetch_sub(&cg_readers, 1, __ATOMIC_SEQ_CST);
     cg_thread_leave_runtime(self);
+}
+
+static unsigned live_threads(void)
+{
+    unsigned n = 0;
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        n += !__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
+    return n;
+}
+
+static void update_status(int done_one)
+{
+    cg_control_status(live_threads(), parts, !paused, last_files.data ? last_files.data : "", done_one);
+}
+
+int cg_dump_now(const char *reason)
+{
+    struct cg_thread *self;
+    enter(&self);
+    int rc = -1;
+    if (!final_done) {
+        char trigger[256];
+        snprintf(trigger, sizeof trigger, "Client request: %s", reason && *reason ? reason : "cgprof_dump");
+        rc = dump_all(trigger, 0);
+        update_status(0);
+    }
+    leave(self);
+    return rc;
+}
+
+void cg_dump_exec(const char *what)
+{
+    struct cg_thread *self;
+    enter(&self);
+    if (!final_done) {
+        char trigger[CG_OPT_PATH_MAX + 32];
+        snprintf(trigger, sizeof trigger, "Exec of %s", what ? what : "?");
+        dump_all(trigger, 0);
+        update_status(0);
+    }
+    leave(self);
+}
+
+static void zero_locked(void)
+{
+    uint64_t now = cg_clock_now();
+    struct cg_totals cur;
+    memset(&cur, 0, sizeof cur);
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE) && current_totals(t, now, &cur) == 0)
+            cg_totals_copy(&t->base, &cur);
+    cg_totals_free(&cur);
+}
+
+void cg_dump_zero(void)
+{
+    struct cg_thread *self;
+    enter(&self);
+    if (!final_done) {
+        zero_locked();
+        update_status(0);
+    }
+    leave(self);
+}
+
+/* Pausing reads every thread's totals; resuming adds what happened since to
+ * each base. The hooks go on keeping the stacks right meanwhile. */
+static void collect_locked(int on)
+{
+    if (on == !paused)
+        return;
+    uint64_t now = cg_clock_now();
+    struct cg_totals cur;
+    memset(&cur, 0, sizeof cur);
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
+        if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
+            continue;
+        if (cg_costs_totals(&t->costs, now, &cur) != 0)
+            continue;
+        if (on) {
+            cg_totals_skip(&t->base, &cur, &t->paused);
+            cg_totals_free(&t->paused);
+        } else {
+            cg_totals_copy(&t->paused, &cur);
+        }
+    }
+    cg_totals_free(&cur);
+    paused = !on;
+}
+
+void cg_dump_collect(int on)
+{
+    struct cg_thread *self;
+    enter(&self);
+    if (!final_done) {
+        collect_locked(on);
+        update_status(0);
+    }
+    leave(self);
+}
+
+/* The last part of a thread that ends, written by that thread. */
+void cg_dump_thread_exit(struct cg_thread *t)
+{
+    int saved = errno;
+    struct cg_thread *self;
+    enter(&self);
+    if (!final_done) {
+        scan_earlier_parts();
+        struct dump d;
+        dump_begin(&d, "Thread exit", parts + 1, parts > 0);
+        struct cg_totals cur;
+        memset(&cur, 0, sizeof cur);
+        if (current_totals(t, d.now, &cur) == 0)
+            write_part(&d, t, &cur);
+        cg_totals_free(&cur);
+        dump_end(&d);
+        cg_thread_release(t);
+        update_status(0);
+    }
+    leave(self);
+    errno = saved;
+}
+
+void cg_dump_final(const char *trigger)
+{
+    struct cg_thread *self;
+    enter(&self);
+    if (!final_done) {
+        final_done = 1;
+        scan_earlier_parts();
+        struct dump d;
+        dump_begin(&d, trigger, parts + 1, parts > 0);
+        struct cg_totals cur;
+        memset(&cur, 0, sizeof cur);
+        for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+            if (current_totals(t, d.now, &cur) == 0)
+                write_part(&d, t, &cur);
+        cg_totals_free(&cur);
+        dump_end(&d);
+        cg_control_remove();
+        cg_syms_close(syms);
+        syms = NULL;
+    }
+    leave(self);
+}
+
+/* ---- the dump signal -------------------------------------------------------
+ * The handler only posts a semaphore (async-signal-safe, no file
+ * descriptor the program could close under us); the service thread does the
+ * work. Signals that arrive while a dump is being written are served by the
+ * next dump together: its files say how many (desc: Requests). */
+
+static sem_t wakeup;
+static int service_started;
+static int service_stop;
+static pthread_t service_thread;
+static pid_t service_tid;
+static int signal_in_use; /* our handler is installed for cg_opts.signal */
+
+static void on_dump_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    sem_post(&wakeup);
+    errno = saved;
+}
+
+static void serve(unsigned signals)
+{
+    char cmd[512], trigger[600];
+    int kind = cg_control_take_command(cmd, sizeof cmd);
+    struct cg_thread *self;
+    enter(&self);
+    if (!final_done) {
+        switch (kind) {
+        case CG_CONTROL_ZERO:
+            zero_locked();
+            break;
+        case CG_CONTROL_COLLECT_ON:
+        case CG_CONTROL_COLLECT_OFF:
+            collect_locked(kind == CG_CONTROL_COLLECT_ON);
+            break;
+        case CG_CONTROL_DUMP:
+            snprintf(trigger, sizeof trigger, "cgprof-control: %s", cmd[0] ? cmd : "dump");
+            dump_all(trigger, signals);
+            break;
+        default: {
+            char name[24];
+            snprintf(trigger, sizeof trigger, "Signal SIG%s",
+                     cg_signal_name(cg_opts.signal, name, sizeof name));
+            dump_all(trigger, signals);
+            break;
+        }
+        }
+        update_status(1);
+    }
+    leave(self);
+}
+
+static void *service(void *arg)
+{
+    (void)arg;
+    cg_thread_mark_internal();
+    __atomic_store_n(&service_tid, gettid(), __ATOMIC_RELEASE);
+    for (;;) {
+        while (sem_wait(&wakeup) != 0 && errno == EINTR)
+            ;
+        if (__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE))
+            return NULL;
+        unsigned n = 1;
+        while (sem_trywait(&wakeup) == 0)
+            n++;
+        serve(n);
+    }
+}
+
+/* Whether a thread of this process other than the caller and the service
+ * thread is still running (zombies do not count: a main thread that called
+ * pthread_exit() stays listed as one). */
+static int other_threads_alive(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 1; /* cannot tell: keep the service */
+    pid_t self = gettid(), svc = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
+    int alive = 0;
+    struct dirent *e;
+    while (!alive && (e = readdir(d)) != NULL) {
+        pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == self || tid == svc)
+            continue;
+        char path[64], buf[256];
+        snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* gone meanwhile */
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        const char *paren = strrchr(buf, ')');
+        char state = paren && paren[1] == ' ' ? paren[2] : 'R';
+        alive = state != 'Z' && state != 'X';
+    }
+    closedir(d);
+    return alive;
+}
+
+/* glibc ends the process when its last thread ends, counting ours: when the
+ * last thread of the program ends (main having called pthread_exit), the
+ * service thread must be gone first, or the process would never exit. */
+void cg_dump_thread_gone(void)
+{
+    if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || other_threads_alive())
+        return;
+    int saved = errno;
+    if (!__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL)) {
+        sem_post(&wakeup);
+        pthread_join(service_thread, NULL);
+        __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
+    }
+    errno = saved;
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef int (*pthread_create_real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+void cg_dump_start_service(void)
+{
+    if (cg_opts.signal == 0 || service_started)
+        return;
+    if (sem_init(&wakeup, 0, 0) != 0)
+        return;
+    sigaction_fn real_sigaction;
+    CG_DLSYM_FN(real_sigaction, RTLD_NEXT, "sigaction");
+    pthread_create_real real_create;
+    CG_DLSYM_FN(real_create, RTLD_NEXT, "pthread_create");
+    if (!real_sigaction || !real_create)
+        return;
+    /* The service thread takes no signal of the program's: they must keep
+     * going to the program's own threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = real_create(&service_thread, NULL, service, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        cg_warn("cannot start the thread that serves dump requests (%s); no dumps by signal", strerror(rc));
+        return;
+    }
+    service_started = 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_dump_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (real_sigaction(cg_opts.signal, &sa, NULL) == 0)
+        signal_in_use = 1;
+    cg_control_init(signal_in_use ? cg_opts.signal : 0);
+    update_status(0);
+}
+
+int cg_dump_signal_claimed(int sig)
+{
+    if (!signal_in_use || sig != cg_opts.signal)
+        return 0;
+    signal_in_use = 0;
+    char name[24];
+    cg_warn("the program sets its own action for SIG%s: cgprof steps aside and no longer dumps on it "
+            "(CGPROF_SIGNAL chooses another signal)",
+            cg_signal_name(sig, name, sizeof name));
+    cg_control_set_signal(0);
+    return 1;
+}
+
+/* ---- fork ------------------------------------------------------------------
+ * No dump may be half done in the child, whose only thread is the one that
+ * forked: fork waits for the lock. The child has no service thread; it still
+ * dumps through the API, at thread ends and at exit. */
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+    pthread_mutex_unlock(&lock);
+    cg_runtime_forked();
+    service_started = 0;
+    service_stop = 0;
+    signal_in_use = 0;
+    parts = 0;
+    parts_scanned = 0;
+    paused = 0;
+    syms = NULL; /* its memory is the parent's copy: leak it, do not close it */
+    cg_buf_init(&last_files);
+    cg_control_forget();
+}
+
+int cg_dump_init(void)
+{
+    return pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

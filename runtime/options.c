@@ -1,6 +1,8 @@
 #include "options.h"
 
+#include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -66,6 +68,73 @@ static const char *path_problem(const char *v)
     return NULL;
 }
 
+static const struct {
+    const char *name;
+    int number;
+} signal_names[] = {
+    { "HUP", SIGHUP },   { "INT", SIGINT },     { "QUIT", SIGQUIT },     { "USR1", SIGUSR1 },
+    { "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },   { "ALRM", SIGALRM },     { "TERM", SIGTERM },
+    { "CHLD", SIGCHLD }, { "CONT", SIGCONT },   { "TSTP", SIGTSTP },     { "TTIN", SIGTTIN },
+    { "TTOU", SIGTTOU }, { "URG", SIGURG },     { "XCPU", SIGXCPU },     { "XFSZ", SIGXFSZ },
+    { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO },
+    { "PWR", SIGPWR },   { "SYS", SIGSYS },
+};
+
+/* Signals that cannot be caught, or that report a fault of the program
+ * itself: never a dump request. */
+static int signal_usable(int sig)
+{
+    switch (sig) {
+    case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP: case SIGABRT:
+        return 0;
+    default:
+        return sig > 0 && sig <= SIGRTMAX;
+    }
+}
+
+int cg_parse_signal(const char *value)
+{
+    if (strcasecmp(value, "none") == 0)
+        return 0;
+    const char *v = strncasecmp(value, "SIG", 3) == 0 ? value + 3 : value;
+    int sig = -1;
+    char *end;
+    if (*v >= '0' && *v <= '9') {
+        long n = strtol(v, &end, 10);
+        if (*end == 0 && n > 0 && n <= SIGRTMAX)
+            sig = (int)n;
+    } else if (strncasecmp(v, "RTMIN", 5) == 0 || strncasecmp(v, "RTMAX", 5) == 0) {
+        int base = strncasecmp(v, "RTMIN", 5) == 0 ? SIGRTMIN : SIGRTMAX;
+        long off = 0;
+        if (v[5] == '+' || v[5] == '-') {
+            off = strtol(v + 5, &end, 10);
+            if (*end != 0 || v[6] < '0' || v[6] > '9')
+                return -1;
+        } else if (v[5] != 0) {
+            return -1;
+        }
+        if (base + off >= SIGRTMIN && base + off <= SIGRTMAX)
+            sig = base + (int)off;
+    } else {
+        for (unsigned i = 0; i < CG_ARRAY_SIZE(signal_names); i++)
+            if (strcasecmp(v, signal_names[i].name) == 0)
+                sig = signal_names[i].number;
+    }
+    return signal_usable(sig) ? sig : -1;
+}
+
+const char *cg_signal_name(int sig, char *buf, unsigned long size)
+{
+    for (unsigned i = 0; i < CG_ARRAY_SIZE(signal_names); i++)
+        if (signal_names[i].number == sig)
+            return signal_names[i].name;
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+        snprintf(buf, size, "RTMIN+%d", sig - SIGRTMIN);
+    else
+        snprintf(buf, size, "%d", sig);
+    return buf;
+}
+
 /* Where each option is stored in struct cg_options, in table order. */
 static const struct {
     size_t offset, size;
@@ -92,6 +161,24 @@ static const char *set_option(struct cg_options *o, unsigned idx, const char *va
         snprintf(field, fields[idx].size, "%s", v);
         return NULL;
     }
+    case CG_OPT_DIR:
+        if (!*v) { /* the default: decided at run time */
+            field[0] = 0;
+            return NULL;
+        }
+        if (*v != '/')
+            return "it is not an absolute path";
+        if (strlen(v) >= CG_OPT_PATH_MAX - 64)
+            return "it is too long";
+        for (const char *p = v; *p; p++)
+            if ((unsigned char)*p < 0x20)
+                return "it contains a control character";
+        snprintf(field, fields[idx].size, "%s", v);
+        return NULL;
+    case CG_OPT_SIGNAL:
+        if ((n = cg_parse_signal(v)) < 0)
+            return "it is not a signal that can ask for dumps";
+        break;
     case CG_OPT_ENUM:
         if ((n = enum_index(info->accepted, v)) < 0)
             return "it is not one of the accepted values";

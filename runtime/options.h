@@ -4,13 +4,15 @@
 
 #include <limits.h>
 
-enum cg_opt_type { CG_OPT_PATH, CG_OPT_ENUM, CG_OPT_BOOL };
+enum cg_opt_type { CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL };
 
 #define CG_OPT_PATH_MAX 1024
 
 struct cg_options {
     char out[CG_OPT_PATH_MAX]; /* PATH: the value as given (expanded at use) */
     int clock;                 /* ENUM: index into the accepted values */
+    int signal;                /* SIGNAL: the number, 0 for none */
+    char control_dir[CG_OPT_PATH_MAX]; /* DIR: "" for the default */
     int verbose;               /* BOOL */
 };
 
@@ -31,6 +33,13 @@ extern const unsigned cg_option_count;
  * is one call of report(ctx, message). Returns the number of problems. */
 int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void *ctx, const char *msg),
                      void *ctx);
+
+/* The signal number of a name ("USR1", "SIGUSR1", "RTMIN+2") or number, 0
+ * for "none", -1 when it is none of these or cannot serve (SIGKILL, SIGSTOP,
+ * the signals of faults). */
+int cg_parse_signal(const char *value);
+/* The name of a signal without "SIG" (USR1, RTMIN+2), or its number. */
+const char *cg_signal_name(int sig, char *buf, unsigned long size);
 
 /* Expands a PATH option: %p -> pid, %% -> %. Returns 0, or -1 if it does not
  * fit in `size`. */

@@ -24,6 +24,7 @@ static int init_state;
 
 enum { CMDLINE_MAX = 64 * 1024 };
 static const char *cmdline = "";
+static pid_t pid;
 static char cwd[4096];
 
 static void report_option(void *ctx, const char *msg)
@@ -79,10 +80,11 @@ static int initialise(void)
     read_cmdline();
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = 0;
-    if (cg_thread_init() != 0) {
-        cg_warn("cannot create a thread-specific key; not profiling");
+    if (cg_thread_init() != 0 || cg_dump_init() != 0) {
+        cg_warn("cannot set up thread and fork handling; not profiling");
         return -1;
     }
+    pid = getpid();
     cg_collecting = 1;
     return 0;
 }
@@ -113,9 +115,24 @@ const char *cg_runtime_cwd(void)
     return cwd;
 }
 
+pid_t cg_runtime_pid(void)
+{
+    return pid;
+}
+
+void cg_runtime_forked(void)
+{
+    pid = getpid();
+}
+
+/* The service thread is started here, never from a hook: a thread's first
+ * hook may run inside the program's allocator or a signal handler. */
 __attribute__((constructor)) static void cg_constructor(void)
 {
-    cg_runtime_ready();
+    if (cg_runtime_ready()) {
+        cg_thread_watch_exit();
+        cg_dump_start_service();
+    }
 }
 
 /* Runs from exit() (return from main, exit() anywhere, or the last thread

@@ -3,6 +3,7 @@
 #define CG_RUNTIME_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "options.h"
 
@@ -21,5 +22,9 @@ int cg_runtime_ready(void);
  * by spaces, and the working directory at start-up. */
 const char *cg_runtime_cmdline(void);
 const char *cg_runtime_cwd(void);
+/* The process id as the runtime knows it: updated by fork() in the child,
+ * not by vfork(), whose child shares the parent's memory. */
+pid_t cg_runtime_pid(void);
+void cg_runtime_forked(void);
 
 #endif

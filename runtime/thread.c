@@ -28,11 +28,56 @@ static struct cg_thread *registry;
 static uint32_t next_number = 2; /* 1 is the main thread */
 static pthread_key_t exit_key;
 
+/* Thread-specific-data destructor: the thread ends. Its calls still running
+ * stop counting now; hooks that run later on this thread (other libraries'
+ * destructors) are not recorded; its last part is written and its memory
+ * freed. */
+/* The key's value for threads that have made no hook (yet): they still get
+ * the destructor, which the last of the program's threads needs. */
+static char exit_marker;
+
 static CG_NOINSTR void on_thread_exit(void *arg)
 {
     struct cg_thread *t = arg;
+    if (arg == &exit_marker || cg_self != t) {
+        cg_dump_thread_gone();
+        return;
+    }
     t->t_end = cg_clock_now();
+    cg_self = &off_sentinel;
     __atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
+    cg_dump_thread_exit(t);
+    cg_dump_thread_gone();
+}
+
+void cg_thread_watch_exit(void)
+{
+    if (!pthread_getspecific(exit_key))
+        pthread_setspecific(exit_key, &exit_marker);
+}
+
+void cg_thread_mark_internal(void)
+{
+    cg_self = &off_sentinel;
+}
+
+void cg_thread_release(struct cg_thread *t)
+{
+    /* Only the dumper removes, so only the head can change under us (new
+     * threads pushing themselves). */
+    struct cg_thread *head = t;
+    if (!__atomic_compare_exchange_n(&registry, &head, t->next, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        struct cg_thread *p = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+        while (p && p->next != t)
+            p = p->next;
+        if (!p)
+            return; /* not registered: leave it alone */
+        p->next = t->next;
+    }
+    cg_costs_destroy(&t->costs);
+    cg_totals_free(&t->base);
+    cg_totals_free(&t->paused);
+    munmap(t, sizeof *t);
 }
 
 /* In a forked child only the thread that called fork() exists, with a copy
@@ -45,6 +90,8 @@ static CG_NOINSTR void on_fork_child(void)
     int real = t && t->costs.frames != NULL;
     if (real) {
         cg_costs_zero(&t->costs, cg_clock_now());
+        cg_totals_free(&t->base);
+        cg_totals_free(&t->paused);
         t->next = NULL;
         t->tid = (pid_t)syscall(SYS_gettid);
     }
@@ -133,6 +180,7 @@ static CG_NOINSTR void *thread_start(void *p)
     struct start s = *(struct start *)p;
     free(p);
     assigned_number = s.number;
+    cg_thread_watch_exit();
     /* A tail call at -O1 and above, so the thread's first function shows as
      * called from libc's start_thread, as it really is, not from here. */
     return s.fn(s.arg);

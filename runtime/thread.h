@@ -22,6 +22,11 @@ struct cg_thread {
     pid_t tid;
     int finished;           /* the thread has ended (key destructor ran) */
     uint64_t t_end;         /* time (ns) at which it ended */
+    char name[64];          /* cgprof_set_thread_name(), "" if none */
+
+    /* The dumper's, under the dump lock (dump.c). */
+    struct cg_totals base;   /* totals already reported (or zeroed) */
+    struct cg_totals paused; /* totals when collection was paused */
 };
 
 /* The calling thread's state. initial-exec TLS: one %fs-relative load, no
@@ -34,8 +39,22 @@ extern __thread struct cg_thread *cg_self __attribute__((tls_model("initial-exec
  * the thread stays unprofiled and says so once). */
 struct cg_thread *cg_thread_attach(void);
 
-/* Head of the registry (newest first; entries are never removed). */
+/* Head of the registry (newest first). Only the dumper, holding the dump
+ * lock, walks it or removes entries; threads add themselves at any time. */
 struct cg_thread *cg_thread_list(void);
+/* Unlinks a finished thread whose last part is written, and frees it. */
+void cg_thread_release(struct cg_thread *t);
+/* Makes hooks on the calling thread do nothing for good (the runtime's own
+ * service thread). */
+void cg_thread_mark_internal(void);
+/* Makes sure the calling thread's end is seen (cg_dump_thread_gone) even if
+ * it never makes a hook. */
+void cg_thread_watch_exit(void);
+/* Called from the thread-specific-data destructor of a thread that ends:
+ * provided by dump.c, writes the thread's last part. */
+void cg_dump_thread_exit(struct cg_thread *t);
+/* Called when any thread of the program ends (dump.c). */
+void cg_dump_thread_gone(void);
 
 /* Marks the calling thread as inside the runtime (a dump), so that hooks
  * reached from the dump's own calls are ignored. Returns what to pass to

@@ -1,0 +1,171 @@
+#define _GNU_SOURCE
+#include "control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "runtime.h"
+#include "util.h"
+
+static char dir[CG_OPT_PATH_MAX];
+static int enabled;
+static int dump_signal;
+static unsigned done;
+
+/* Usable only if it is a real directory of ours that nobody else can write
+ * into: the runtime reads commands from it. */
+static int dir_usable(const char *d, const char **why)
+{
+    struct stat st;
+    if (lstat(d, &st) != 0) {
+        if (errno != ENOENT || mkdir(d, 0700) != 0 || lstat(d, &st) != 0) {
+            *why = strerror(errno);
+            return 0;
+        }
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        *why = "it is not a directory (or is a symbolic link)";
+        return 0;
+    }
+    if (st.st_uid != geteuid()) {
+        *why = "it belongs to another user";
+        return 0;
+    }
+    if (st.st_mode & 022) {
+        *why = "group or others can write into it";
+        return 0;
+    }
+    return 1;
+}
+
+void cg_control_init(int sig)
+{
+    dump_signal = sig;
+    if (cg_opts.control_dir[0])
+        snprintf(dir, sizeof dir, "%s", cg_opts.control_dir);
+    else
+        snprintf(dir, sizeof dir, "/tmp/cgprof-%ld", (long)geteuid());
+    const char *why = NULL;
+    enabled = dir_usable(dir, &why);
+    if (!enabled)
+        cg_warn("control directory %s is not used: %s; cgprof-control cannot reach this process "
+                "(CGPROF_CONTROL_DIR chooses another)",
+                dir, why);
+}
+
+static unsigned last_threads, last_parts;
+static int last_collecting = 1;
+/* A copy, not a pointer into the dumper's buffer: cg_control_set_signal()
+ * runs outside the dump lock and must never read freed memory (at worst, a
+ * torn list of names). */
+static char last_last[16384];
+
+static void write_status(void);
+
+/* Called outside the dump lock (from the program's sigaction()): rewrites
+ * the status with the values last written, so that cgprof-control stops
+ * sending the signal at once. */
+void cg_control_set_signal(int sig)
+{
+    dump_signal = sig;
+    write_status();
+}
+
+static void path_of(char *dst, size_t size, const char *suffix)
+{
+    snprintf(dst, size, "%s/%ld.%s", dir, (long)getpid(), suffix);
+}
+
+void cg_control_status(unsigned threads, unsigned parts, int collecting, const char *last, int done_one)
+{
+    done += done_one != 0;
+    last_threads = threads;
+    last_parts = parts;
+    last_collecting = collecting;
+    snprintf(last_last, sizeof last_last, "%s", last);
+    write_status();
+}
+
+static void write_status(void)
+{
+    if (!enabled)
+        return;
+    unsigned threads = last_threads, parts = last_parts;
+    int collecting = last_collecting;
+    const char *last = last_last;
+    char path[CG_OPT_PATH_MAX + 64], tmp[CG_OPT_PATH_MAX + 64], sig[24], suffix[48];
+    path_of(path, sizeof path, "status");
+    snprintf(suffix, sizeof suffix, "status.tmp.%ld", (long)gettid());
+    path_of(tmp, sizeof tmp, suffix);
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_printf(&b, "pid: %ld\ncmd: %s\nsignal: %s\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\nlast: %s\n",
+                  (long)getpid(), cg_runtime_cmdline(),
+                  dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", threads, parts,
+                  collecting ? "on" : "off", done, last);
+    unlink(tmp); /* a leftover of a process with the same pid */
+    int fd = b.failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        ssize_t w = write(fd, b.data, b.len);
+        close(fd);
+        if (w != (ssize_t)b.len || rename(tmp, path) != 0)
+            unlink(tmp);
+    }
+    cg_buf_free(&b);
+}
+
+int cg_control_take_command(char *arg, size_t size)
+{
+    arg[0] = 0;
+    if (!enabled)
+        return CG_CONTROL_NONE;
+    char path[CG_OPT_PATH_MAX + 64];
+    path_of(path, sizeof path, "cmd");
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return CG_CONTROL_NONE;
+    struct stat st;
+    char line[512];
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+        n = read(fd, line, sizeof line - 1);
+    close(fd);
+    unlink(path);
+    if (n <= 0)
+        return CG_CONTROL_NONE;
+    line[n] = 0;
+    line[strcspn(line, "\r\n")] = 0;
+    if (strcmp(line, "zero") == 0)
+        return CG_CONTROL_ZERO;
+    if (strcmp(line, "collect on") == 0)
+        return CG_CONTROL_COLLECT_ON;
+    if (strcmp(line, "collect off") == 0)
+        return CG_CONTROL_COLLECT_OFF;
+    if (strncmp(line, "dump", 4) == 0 && (line[4] == 0 || line[4] == ' ')) {
+        const char *r = line[4] ? line + 5 : "";
+        snprintf(arg, size, "%s", r);
+        return CG_CONTROL_DUMP;
+    }
+    return CG_CONTROL_NONE;
+}
+
+void cg_control_remove(void)
+{
+    if (!enabled)
+        return;
+    char path[CG_OPT_PATH_MAX + 64];
+    path_of(path, sizeof path, "status");
+    unlink(path);
+    enabled = 0;
+}
+
+void cg_control_forget(void)
+{
+    enabled = 0;
+    done = 0;
+}

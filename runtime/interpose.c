@@ -1,0 +1,162 @@
+/* Functions of the C library that libcgprof.so wraps, each for one reason:
+ *  - sigaction(), signal(): to notice that the program takes over the dump
+ *    signal, and step aside (dump.c);
+ *  - the exec family: to write what was collected before the process image
+ *    is replaced.
+ * (pthread_create is wrapped in thread.c, to number threads.) Each resolves
+ * the real function with dlsym(RTLD_NEXT) and passes every call through
+ * unchanged. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler.h"
+#include "dump.h"
+#include "runtime.h"
+#include "util.h"
+
+#define REAL(type, name)                                                                                     \
+    static type real_;                                                                                     \
+    if (!real_)                                                                                            \
+        CG_DLSYM_FN(real_, RTLD_NEXT, name);                                                               \
+    if (!real_) {                                                                                          \
+        errno = ENOSYS;                                                                                    \
+        return -1;                                                                                         \
+    }
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    REAL(sigaction_fn, "sigaction");
+    if (act)
+        cg_dump_signal_claimed(sig);
+    return real_(sig, act, old);
+}
+
+CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    static signal_fn real_;
+    if (!real_)
+        CG_DLSYM_FN(real_, RTLD_NEXT, "signal");
+    if (!real_) {
+        errno = ENOSYS;
+        return SIG_ERR;
+    }
+    cg_dump_signal_claimed(sig);
+    return real_(sig, handler);
+}
+
+/* ---- exec ------------------------------------------------------------------ */
+
+/* A vfork() child shares the parent's memory until it execs: it must not
+ * touch the profile (it has none of its own). Its pid differs from the one
+ * the runtime knows, which fork() (not vfork) updates. */
+static void before_exec(const char *what)
+{
+    int saved = errno;
+    if (getpid() == cg_runtime_pid() && cg_runtime_ready())
+        cg_dump_exec(what);
+    errno = saved;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+CG_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    REAL(execve_fn, "execve");
+    before_exec(path);
+    return real_(path, argv, envp);
+}
+
+CG_EXPORT int execv(const char *path, char *const argv[])
+{
+    REAL(execv_fn, "execv");
+    before_exec(path);
+    return real_(path, argv);
+}
+
+CG_EXPORT int execvp(const char *file, char *const argv[])
+{
+    REAL(execv_fn, "execvp");
+    before_exec(file);
+    return real_(file, argv);
+}
+
+CG_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    REAL(execve_fn, "execvpe");
+    before_exec(file);
+    return real_(file, argv, envp);
+}
+
+CG_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    REAL(fexecve_fn, "fexecve");
+    before_exec("(file descriptor)");
+    return real_(fd, argv, envp);
+}
+
+CG_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    REAL(execveat_fn, "execveat");
+    before_exec(path);
+    return real_(dirfd, path, argv, envp, flags);
+}
+
+/* The list forms: their arguments gathered into an array on the stack (they
+ * are few; the kernel's own limit applies anyway). */
+#define GATHER_ARGS(first, ap, argv)                                                                         \
+    size_t n_ = 1;                                                                                         \
+    va_list count_;                                                                                        \
+    va_copy(count_, ap);                                                                                   \
+    while (va_arg(count_, char *) != NULL)                                                                 \
+        n_++;                                                                                              \
+    va_end(count_);                                                                                        \
+    char *argv[n_ + 1];                                                                                    \
+    argv[0] = (char *)(first);                                                                             \
+    for (size_t i_ = 1; i_ <= n_; i_++)                                                                    \
+        argv[i_] = va_arg(ap, char *);
+
+CG_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    REAL(execv_fn, "execv");
+    va_list ap;
+    va_start(ap, arg);
+    GATHER_ARGS(arg, ap, argv);
+    va_end(ap);
+    before_exec(path);
+    return real_(path, argv);
+}
+
+CG_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    REAL(execv_fn, "execvp");
+    va_list ap;
+    va_start(ap, arg);
+    GATHER_ARGS(arg, ap, argv);
+    va_end(ap);
+    before_exec(file);
+    return real_(file, argv);
+}
+
+CG_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    REAL(execve_fn, "execve");
+    va_list ap;
+    va_start(ap, arg);
+    GATHER_ARGS(arg, ap, argv);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    before_exec(path);
+    return real_(path, argv, envp);
+}
