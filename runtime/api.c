@@ -37,18 +37,8 @@ int cgprof_api_collect(bool on)
     return 0;
 }
 
-/* No lock, no allocation: the name is copied into the thread's state, where
- * a dump may read it while it changes (and then print a mix, once). */
+/* No lock, no allocation, no system call: async-signal-safe. */
 int cgprof_api_set_thread_name(const char *name)
 {
-    struct cg_thread *t = cg_self;
-    if (!t && !(t = cg_thread_attach()))
-        return -1;
-    if (!t->costs.frames)
-        return -1; /* not a profiled thread */
-    size_t n = name ? strnlen(name, sizeof t->name - 1) : 0;
-    for (size_t i = 0; i < n; i++)
-        t->name[i] = name[i] == '\n' ? ' ' : name[i];
-    t->name[n] = 0;
-    return 0;
+    return cg_thread_set_name(name ? name : "");
 }

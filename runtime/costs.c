@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "clock.h"
+
 
 unsigned long cg_readers;
 
@@ -269,26 +271,36 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
 {
     uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
     uint32_t nselfs = __atomic_load_n(&c->nselfs, __ATOMIC_ACQUIRE);
-    uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
     const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
     const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
-    const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
     if (totals_fit(t, narcs, nselfs))
         return -1;
+    /* Of a thread that runs meanwhile, self costs are read first, then the
+     * arcs, then the frames: a call that ends between two of these reads has
+     * its time in this part on the inclusive side or in none (then in the
+     * next part), rarely on the self side alone. */
+    for (uint32_t i = 0; i < nselfs; i++)
+        t->cost[i] = selfs[i].cost;
     for (uint32_t i = 0; i < narcs; i++) {
         t->count[i] = arcs[i].count;
         t->incl[i] = arcs[i].incl;
         t->runs[i] = arcs[i].runs;
     }
-    for (uint32_t i = 0; i < nselfs; i++)
-        t->cost[i] = selfs[i].cost;
+    /* The time is taken before the frames are read: a frame still there
+     * ends later than that, so a call in progress is never charged more
+     * than it will really cost, and successive totals only grow (parts
+     * never lose what a torn read put in the part before). */
+    if (now == CG_NOW)
+        now = cg_clock_now();
+    uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
+    const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
     /* Calls still running: counted once each, with their cost so far. Only
      * the top frame has a self segment open; the others are waiting on a
      * callee and closed theirs when they called it. */
     for (uint32_t i = 0; i < depth; i++) {
         const struct cg_frame *f = &frames[i];
         if (f->arc >= narcs || now < f->t_enter)
-            continue; /* torn read of a frame being pushed */
+            continue; /* entered after `now`, or a torn read of a frame being pushed */
         t->count[f->arc]++;
         t->incl[f->arc] += now - f->t_enter;
         if (i == depth - 1 && f->self < nselfs && now >= f->t_last)

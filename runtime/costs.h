@@ -250,7 +250,10 @@ struct cg_totals {
 };
 
 /* Reads the totals of `c` at `now` into *t (its arrays are reallocated to
- * fit). Returns 0, or -1 if out of memory. */
+ * fit). now = CG_NOW: the clock read after the tables are copied and before
+ * the frames are, for a thread that may be running (see costs.c).
+ * Returns 0, or -1 if out of memory. */
+#define CG_NOW UINT64_MAX
 int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t);
 /* The part cur - base (base NULL: cur), as a snapshot keyed by c's entries. */
 int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,

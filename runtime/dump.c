@@ -240,7 +240,6 @@ struct dump {
     int part_in_name;   /* name the file <prefix>.<pid>.<part>-NN */
     struct exec_ranges exec;
     char clock_desc[128];
-    uint64_t now;
     unsigned written, failed;
     char first_failure[CG_OPT_PATH_MAX + 64];
     int first_errno;
@@ -453,13 +452,13 @@ static void write_part(struct dump *d, struct cg_thread *t, const struct cg_tota
 }
 
 /* The totals a part of t is taken from: now, or the moment collection was
- * paused. */
-static int current_totals(struct cg_thread *t, uint64_t now, struct cg_totals *out)
+ * paused, or the moment the thread ended. */
+static int current_totals(struct cg_thread *t, struct cg_totals *out)
 {
     if (paused)
         return cg_totals_copy(out, &t->paused);
     int finished = __atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
-    return cg_costs_totals(&t->costs, finished ? t->t_end : now, out);
+    return cg_costs_totals(&t->costs, finished ? t->t_end : CG_NOW, out);
 }
 
 static void dump_begin(struct dump *d, const char *trigger, unsigned part, int part_in_name)
@@ -468,7 +467,6 @@ static void dump_begin(struct dump *d, const char *trigger, unsigned part, int p
     d->trigger = trigger;
     d->part = part;
     d->part_in_name = part_in_name;
-    d->now = cg_clock_now();
     if (cg_clock_use_tsc)
         snprintf(d->clock_desc, sizeof d->clock_desc,
                  "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
@@ -499,7 +497,7 @@ static int dump_all(const char *trigger, unsigned coalesced)
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
             continue; /* being written by its own exit */
-        if (current_totals(t, d.now, &cur) == 0)
+        if (current_totals(t, &cur) == 0)
             write_part(&d, t, &cur);
         else
             d.failed++;
@@ -569,11 +567,10 @@ void cg_dump_exec(const char *what)
 
 static void zero_locked(void)
 {
-    uint64_t now = cg_clock_now();
     struct cg_totals cur;
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE) && current_totals(t, now, &cur) == 0)
+        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE) && current_totals(t, &cur) == 0)
             cg_totals_copy(&t->base, &cur);
     cg_totals_free(&cur);
 }
@@ -595,13 +592,12 @@ static void collect_locked(int on)
 {
     if (on == !paused)
         return;
-    uint64_t now = cg_clock_now();
     struct cg_totals cur;
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
             continue;
-        if (cg_costs_totals(&t->costs, now, &cur) != 0)
+        if (cg_costs_totals(&t->costs, CG_NOW, &cur) != 0)
             continue;
         if (on) {
             cg_totals_skip(&t->base, &cur, &t->paused);
@@ -637,7 +633,7 @@ void cg_dump_thread_exit(struct cg_thread *t)
         dump_begin(&d, "Thread exit", parts + 1, parts > 0);
         struct cg_totals cur;
         memset(&cur, 0, sizeof cur);
-        if (current_totals(t, d.now, &cur) == 0)
+        if (current_totals(t, &cur) == 0)
             write_part(&d, t, &cur);
         cg_totals_free(&cur);
         dump_end(&d);
@@ -660,7 +656,7 @@ void cg_dump_final(const char *trigger)
         struct cg_totals cur;
         memset(&cur, 0, sizeof cur);
         for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-            if (current_totals(t, d.now, &cur) == 0)
+            if (current_totals(t, &cur) == 0)
                 write_part(&d, t, &cur);
         cg_totals_free(&cur);
         dump_end(&d);

@@ -16,6 +16,9 @@
 
 __thread struct cg_thread *cg_self __attribute__((tls_model("initial-exec")));
 
+/* A name given before the thread's first hook, taken over by its state. */
+static __thread char pending_name[64] __attribute__((tls_model("initial-exec")));
+
 /* Number given to a thread by our pthread_create before it started. */
 static __thread uint32_t assigned_number __attribute__((tls_model("initial-exec")));
 
@@ -54,6 +57,21 @@ void cg_thread_watch_exit(void)
 {
     if (!pthread_getspecific(exit_key))
         pthread_setspecific(exit_key, &exit_marker);
+}
+
+int cg_thread_set_name(const char *name)
+{
+    struct cg_thread *t = cg_self;
+    char *dst = pending_name;
+    if (t == &off_sentinel)
+        return -1;
+    if (t && t != &busy_sentinel)
+        dst = t->name;
+    size_t n = 0;
+    for (; n < sizeof t->name - 1 && name[n]; n++)
+        dst[n] = name[n] == '\n' ? ' ' : name[n];
+    dst[n] = 0;
+    return 0;
 }
 
 void cg_thread_mark_internal(void)
@@ -134,6 +152,7 @@ struct cg_thread *cg_thread_attach(void)
         t->number = 1;
     else
         t->number = __atomic_fetch_add(&next_number, 1, __ATOMIC_RELAXED);
+    memcpy(t->name, pending_name, sizeof t->name);
     pthread_setspecific(exit_key, t);
     struct cg_thread *head = __atomic_load_n(&registry, __ATOMIC_RELAXED);
     do

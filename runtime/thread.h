@@ -47,6 +47,11 @@ void cg_thread_release(struct cg_thread *t);
 /* Makes hooks on the calling thread do nothing for good (the runtime's own
  * service thread). */
 void cg_thread_mark_internal(void);
+/* Names the calling thread for its profile (kept until it is set up, if it
+ * is not yet). Async-signal-safe. Returns 0, or -1 for a thread the runtime
+ * does not profile. */
+int cg_thread_set_name(const char *name);
+
 /* Makes sure the calling thread's end is seen (cg_dump_thread_gone) even if
  * it never makes a hook. */
 void cg_thread_watch_exit(void);

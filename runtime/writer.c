@@ -15,6 +15,7 @@ struct line {
     int is_call;
     size_t callee; /* record index, for calls */
     uint64_t count, cost;
+    int synthetic;  /* a call into uninstrumented code, inferred */
 };
 
 /* A function as written: one fn= block. */
@@ -200,7 +201,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             return -1;
         if (g != f) {
             /* Time the frame spent in uninstrumented code: a call to it. */
-            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, 0, sc->cost };
+            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, 0, sc->cost, 1 };
             if (add_line(c, f, &s))
                 return -1;
         }
@@ -217,7 +218,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             /* No call instruction (a signal handler's frame): called from
              * the function it interrupted, at that function's start. */
             g = f;
-            l = (struct line){ c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 0, 0, 0, 0 };
+            l = (struct line){ c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 0, 0, 0, 0, 0 };
         } else {
             uintptr_t pc = a->call_pc ? a->call_pc : a->site;
             g = rec_of_code(c, f, pc);
@@ -235,7 +236,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             /* The hooks never see the call from the frame into the
              * uninstrumented function; count the runs of callbacks made
              * through it (a lower bound of the real calls). */
-            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, a->runs, a->incl };
+            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, a->runs, a->incl, 1 };
             if (add_line(c, f, &s))
                 return -1;
         }
@@ -254,7 +255,7 @@ static int cmp_line(const void *pa, const void *pb)
         return a->is_call - b->is_call; /* self cost first, then calls */
     if (a->callee != b->callee)
         return a->callee < b->callee ? -1 : 1;
-    return 0;
+    return a->synthetic - b->synthetic;
 }
 
 static void merge_lines(struct rec *r)
@@ -273,7 +274,7 @@ static void merge_lines(struct rec *r)
     }
     r->n = out;
     for (size_t i = 0; i < r->n; i++)
-        if (r->lines[i].is_call && r->lines[i].count == 0)
+        if (r->lines[i].synthetic && r->lines[i].count == 0)
             r->lines[i].count = 1; /* time seen in uninstrumented code, but no callback: one visit */
 }
 

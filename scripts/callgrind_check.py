@@ -781,7 +781,10 @@ class _Parser:
         elif kind == "calls" and not _DECIMAL_RE.match(ctok):
             self.err(i, f"calls=: hexadecimal count {ctok!r} (callgrind_annotate reads "
                         "decimal only and then takes the call for self cost)")
-        if kind == "calls" and count == 0:
+        if kind == "calls" and count == 0 and self.p.desc_value("Calls continued") is None:
+            # cgprof writes calls=0 only for calls counted in an earlier part
+            # (still running, or ending, in this one), and says so in a
+            # "desc: Calls continued:" line, as Callgrind's multi-dump parts do.
             self.strict_err(i, "calls=0: callgrind_annotate does not recognise it as a call "
                                "and adds the inclusive cost on the next line to self cost")
         npos = len(self.p.positions)

@@ -98,7 +98,10 @@ def incoming(counts, callee):
 class ProfileAssertions(unittest.TestCase):
     """Checks every profile must pass, whatever the program."""
 
-    def assert_valid(self, prof):
+    def assert_valid(self, prof, running_slack=0.0):
+        """running_slack: for a part of a thread that ran while it was read
+        (a dump by signal under load), how much the inclusive side may lag
+        the self side, as a fraction of the part's total."""
         self.assertEqual([str(v) for v in prof.violations], [], "format violations in " + prof.path)
         self.assertEqual(prof.version, 1)
         self.assertEqual(prof.positions, ["instr", "line"])
@@ -107,12 +110,15 @@ class ProfileAssertions(unittest.TestCase):
         self.assertEqual(prof.totals, [prof.total_self()])
         self.assertEqual(prof.summary, prof.totals)
         self.assertIsNotNone(prof.desc_value("Trigger"))
+        # calls=0 only for calls counted in an earlier part, which the part
+        # declares
+        continued = prof.desc_value("Calls continued") is not None
         for c in prof.calls:
-            self.assertGreaterEqual(c.count, 1, c)
+            self.assertGreaterEqual(c.count, 0 if continued else 1, c)
             self.assertGreaterEqual(c.costs[0], 0, c)
-        self.assert_inclusive_covers_self(prof)
+        self.assert_inclusive_covers_self(prof, int(running_slack * prof.total_self()))
 
-    def assert_inclusive_covers_self(self, prof):
+    def assert_inclusive_covers_self(self, prof, slack=0):
         """Inclusive >= self on every arc: the calls into a function cost at
         least the function's own time plus its calls, for each function that
         is not recursive (whose arcs would count nested calls twice)."""
@@ -127,9 +133,9 @@ class ProfileAssertions(unittest.TestCase):
             incl_in = sum(c.costs[0] for c in calls_in)
             self_cost = f.self_costs(1)[0]
             out = sum(c.costs[0] for c in prof.calls if c.caller == key and c.callee != key)
-            self.assertGreaterEqual(incl_in, self_cost, "inclusive < self for %s" % (key,))
+            self.assertGreaterEqual(incl_in + slack, self_cost, "inclusive < self for %s" % (key,))
             if not any(c.callee in recursive for c in prof.calls if c.caller == key):
-                self.assertGreaterEqual(incl_in, self_cost + out,
+                self.assertGreaterEqual(incl_in + slack, self_cost + out,
                                         "inclusive < self + callees for %s" % (key,))
 
     def assert_annotate_accepts(self, path, names):

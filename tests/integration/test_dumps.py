@@ -1,0 +1,270 @@
+"""Dumps on demand: the dump signal, the control API, thread exit, zeroing
+and pausing, fork and exec. Exact call counts come from the programs in
+tests/progs and examples/server."""
+
+import glob
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import cgtest
+from cgtest import ProfileAssertions, example, prog, run_preloaded
+
+PART_RE = re.compile(r"callgrind\.out\.(\d+)(?:\.(\d+))?-(\d\d)$")
+
+
+def parts_of(files):
+    """{(part, thread): path}; a file without a part number is part 1."""
+    out = {}
+    for f in files:
+        m = PART_RE.search(os.path.basename(f))
+        out[(int(m.group(2) or 1), int(m.group(3)))] = f
+    return out
+
+
+def counts_of(path):
+    return cgtest.callgrind_check.load(path).call_counts()
+
+
+def add_counts(total, counts):
+    for k, v in counts.items():
+        total[k] = total.get(k, 0) + v
+    return total
+
+
+class Started:
+    """A preloaded program running in the background in a temp directory."""
+
+    def __init__(self, test, argv, env=None):
+        import shutil
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="cgprof-dump-")
+        test.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
+        e.update(LD_PRELOAD=cgtest.LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
+        e.update(env or {})
+        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        test.addCleanup(self.kill)
+        self.status = os.path.join(self.dir, "ctl", "%d.status" % self.p.pid)
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+    def wait_ready(self, timeout=10):
+        """Until the runtime's service is up (its status file exists)."""
+        end = time.monotonic() + timeout
+        while not os.path.exists(self.status):
+            if time.monotonic() > end or self.p.poll() is not None:
+                raise AssertionError("the runtime did not start its service")
+            time.sleep(0.01)
+
+    def files(self):
+        return sorted(glob.glob(os.path.join(self.dir, "callgrind.out.*")))
+
+    def finish(self, timeout=120):
+        out, err = self.p.communicate(timeout=timeout)
+        return self.p.returncode, out, err
+
+
+class Api(ProfileAssertions):
+    def test_parts_zero_pause_and_names(self):
+        run = run_preloaded(self, [prog("api")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("loaded=1 name=0 dump1=0 zero=0 off=0 on=0 dump2=0", run.stdout)
+        parts = parts_of(run.files)
+        self.assertEqual(sorted(parts), [(1, 1), (1, 2), (2, 1), (3, 1)])
+        profs = {k: cgtest.callgrind_check.load(v, strict=True) for k, v in parts.items()}
+        for p in profs.values():
+            self.assert_valid(p)
+        self.assertEqual(profs[(1, 1)].desc_value("Trigger"), "Client request: phase one")
+        self.assertEqual(profs[(2, 1)].desc_value("Trigger"), "Client request: phase two")
+        self.assertEqual(profs[(3, 1)].desc_value("Trigger"), "Program termination")
+        self.assertEqual(profs[(1, 2)].desc_value("Trigger"), "Thread exit")
+        self.assertEqual(profs[(1, 1)].desc_value("Thread name"), "api-main")
+        self.assertEqual(profs[(1, 2)].desc_value("Thread name"), "api-worker")
+        self.assertEqual([p.part for p in (profs[(1, 1)], profs[(2, 1)], profs[(3, 1)])], [1, 2, 3])
+        c1, c2, c3 = (profs[(i, 1)].call_counts() for i in (1, 2, 3))
+        own = lambda c: {k[1]: v for k, v in c.items() if k[0] == "repeat"}
+        self.assertEqual(own(c1), {"work_a": 3})
+        self.assertEqual(own(c2), {"work_c": 4, "work_e": 6})  # work_b zeroed, work_d paused
+        self.assertEqual(own(c3), {"work_f": 7})
+        self.assertEqual(profs[(1, 2)].call_counts()[("repeat", "work_g")], 8)
+        # main runs across all parts: counted once, in the first
+        mains = [sum(v for (a, b), v in c.items() if b == "main") for c in (c1, c2, c3)]
+        self.assertEqual(mains, [1, 0, 0])
+        self.assertIsNotNone(profs[(2, 1)].desc_value("Calls continued"))
+
+    def test_without_runtime(self):
+        run = run_preloaded(self, [prog("api")], preload=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("loaded=0 name=-1 dump1=-1 zero=-1 off=-1 on=-1 dump2=-1", run.stdout)
+        self.assertEqual(run.files, [])
+
+
+class SignalDumps(ProfileAssertions):
+    def test_sum_rule(self):
+        """k dumps cut each thread's profile into parts that add up to the
+        same call counts as a run without dumps (and about the same time)."""
+        whole = run_preloaded(self, [prog("phases")])
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        expected = {int(p.thread): p for p in whole.profiles()}
+        self.assertEqual(sorted(expected), [1, 2, 3])
+
+        run = Started(self, [prog("phases")])
+        run.wait_ready()
+        for _ in range(5):
+            time.sleep(0.12)
+            os.kill(run.p.pid, signal.SIGUSR1)
+        rc, out, err = run.finish()
+        self.assertEqual(rc, 0, err)
+        parts = parts_of(run.files())
+        self.assertGreaterEqual(max(p for p, t in parts), 4, sorted(parts))
+        for thread, prof in expected.items():
+            files = [f for (p, t), f in sorted(parts.items()) if t == thread]
+            self.assertGreaterEqual(len(files), 2, "thread %d was cut into parts" % thread)
+            total, self_ns = {}, 0
+            for f in files:
+                p = cgtest.callgrind_check.load(f, strict=True)
+                # a thread caught running by a dump: see test_storm_of_signals
+                signalled = p.desc_value("Trigger").startswith("Signal")
+                self.assert_valid(p, running_slack=0.01 if signalled else 0.0)
+                add_counts(total, p.call_counts())
+                self_ns += p.total_self()
+            self.assertEqual(total, prof.call_counts(), "thread %d" % thread)
+            # the same work, mostly sleeping: the same time within noise
+            self.assertLess(abs(self_ns - prof.total_self()), 0.25 * prof.total_self(), "thread %d" % thread)
+
+    def test_blocked_threads_dumped_promptly(self):
+        run = Started(self, [example("server"), "-s", "-n", "60"])
+        run.wait_ready()
+        time.sleep(0.2)
+        start = time.monotonic()
+        os.kill(run.p.pid, signal.SIGUSR1)
+        while len([f for f in run.files() if ".1-" in f]) < 5 and time.monotonic() - start < 5:
+            time.sleep(0.005)
+        elapsed = time.monotonic() - start
+        self.assertEqual(len([f for f in run.files() if ".1-" in f]), 5, run.files())
+        self.assertLess(elapsed, 0.5, "a part of each blocked thread within half a second")
+        run.p.send_signal(signal.SIGTERM)
+        run.finish()
+
+    def test_storm_of_signals(self):
+        """Hundreds of signals in a second: no crash, no hang, every file
+        valid, and not one call lost or counted twice."""
+        run = Started(self, [example("server"), "-n", "20000", "-p", "40"])
+        run.wait_ready()
+        sent = 0
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end and run.p.poll() is None:
+            os.kill(run.p.pid, signal.SIGUSR1)
+            sent += 1
+            time.sleep(0.002)
+        rc, out, err = run.finish()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+        self.assertGreater(sent, 300)
+        parts = parts_of(run.files())
+        self.assertGreater(max(p for p, t in parts), 2)
+        self.assertLessEqual(max(p for p, t in parts), sent + 1)
+        total = {}
+        incl_in, self_and_out = {}, {}
+        for f in parts.values():
+            p = cgtest.callgrind_check.load(f, strict=True)
+            self.assertEqual([str(v) for v in p.violations], [])
+            self.assertEqual(p.totals, [p.total_self()])
+            add_counts(total, p.call_counts())
+            for c in p.calls:
+                incl_in[c.callee.name] = incl_in.get(c.callee.name, 0) + c.costs[0]
+                if c.callee != c.caller:
+                    self_and_out[c.caller.name] = self_and_out.get(c.caller.name, 0) + c.costs[0]
+            for k, fn in p.functions.items():
+                self_and_out[k.name] = self_and_out.get(k.name, 0) + fn.self_costs(1)[0]
+        # A busy worker is read while it runs: a call ending during the read
+        # may have its self time in one part and its inclusive time in the
+        # next, and a frame pushed or popped during the read is torn (see
+        # README, "Dumps of running threads"). Summed over the parts,
+        # inclusive covers self + callees to within 3% (seen: up to 1.6%;
+        # not yet explained, see the note on issue 3).
+        for fn in ("handle_request", "parse_request", "checksum_body", "render_static", "run_query"):
+            self.assertGreaterEqual(incl_in[fn] * 1.03, self_and_out[fn], fn)
+        for arc, n in cgtest_expected("server")["calls"].items():
+            caller, callee = arc.split(" -> ")
+            self.assertEqual(total.get((caller, callee)), n, arc)
+
+    def test_other_signal_and_none(self):
+        run = Started(self, [example("server"), "-n", "3000"], env={"CGPROF_SIGNAL": "USR2"})
+        run.wait_ready()
+        os.kill(run.p.pid, signal.SIGUSR2)
+        rc, out, err = run.finish()
+        self.assertEqual(rc, 0, err)
+        triggers = {cgtest.callgrind_check.load(f).desc_value("Trigger") for f in run.files()}
+        self.assertIn("Signal SIGUSR2", triggers)
+        run = Started(self, [cgtest.example("basic")], env={"CGPROF_SIGNAL": "none"})
+        rc, out, err = run.finish()
+        self.assertEqual((rc, err), (0, ""))
+        self.assertFalse(os.path.exists(run.status), "no control files without a signal")
+
+    def test_program_with_its_own_handler(self):
+        run = run_preloaded(self, [prog("ownsig")])
+        self.assertEqual(run.returncode, 0)
+        self.assertIn("handled 3", run.stdout)
+        lines = run.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertIn("SIGUSR1", lines[0])
+        self.assertIn("steps aside", lines[0])
+        self.assertEqual([os.path.basename(f)[-3:] for f in run.files], ["-01"])
+
+
+class ThreadExit(ProfileAssertions):
+    def test_ten_thousand_threads(self):
+        n = 10000
+        run = run_preloaded(self, [prog("manythreads"), str(n)], timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        m = re.search(r"rss after 1000: (\d+) kB, at the end: (\d+) kB", run.stdout)
+        at1000, at_end = int(m.group(1)), int(m.group(2))
+        self.assertLess(at_end - at1000, 1024, "memory grows with finished threads: %s" % run.stdout)
+        self.assertEqual(len(run.files), n + 1)
+        names = {int(os.path.basename(f).rsplit("-", 1)[1]) for f in run.files}
+        self.assertEqual(names, set(range(1, n + 2)))
+        for f in run.files[:: n // 25]:
+            p = cgtest.callgrind_check.load(f, strict=True)
+            self.assert_valid(p)
+            if p.thread != 1:
+                self.assertEqual(p.call_counts()[("body", "step")], 10)
+                self.assertEqual(p.desc_value("Trigger"), "Thread exit")
+
+
+class ForkExec(ProfileAssertions):
+    def test_exec_writes_before_the_image_goes(self):
+        run = run_preloaded(self, [prog("execer")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("child image done", run.stdout)
+        parts = parts_of(run.files)
+        self.assertEqual(sorted(parts), [(1, 1), (2, 1), (3, 1)])
+        triggers = [cgtest.callgrind_check.load(parts[(i, 1)]).desc_value("Trigger") for i in (1, 2, 3)]
+        self.assertEqual(triggers, ["Exec of /nonexistent/program", "Exec of /proc/self/exe", "Program termination"])
+        works = [counts_of(parts[(i, 1)]).get(("main", "work")) for i in (1, 2, 3)]
+        self.assertEqual(works, [3, 1, 2])
+
+    def test_posix_spawn_and_vfork(self):
+        run = run_preloaded(self, [prog("spawner")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("posix_spawn status 0, vfork status 0", run.stdout)
+        self.assertEqual(len(run.files), 1, run.files)
+        self.assertEqual(counts_of(run.files[0])[("main", "work")], 2)
+
+
+def cgtest_expected(name):
+    import json
+    with open(os.environ.get("CGPROF_EXPECTED", os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json"))) as f:
+        return json.load(f)[name]
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

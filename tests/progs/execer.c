@@ -1,0 +1,38 @@
+/* exec(): what the image collected is written before it is replaced; a
+ * failed exec changes nothing for the program.
+ * Expected: part 1 (failed exec of /nonexistent): main -> work 3
+ *           part 2 (exec of itself):             main -> work 1
+ *           part 3 (the new image, at exit):     main -> work 2 */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static void work(void)
+{
+    for (int i = 0; i < 20000; i++)
+        sink += (unsigned long)i;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "child") == 0) {
+        work();
+        work();
+        printf("execer: child image done\n");
+        return 0;
+    }
+    for (int i = 0; i < 3; i++)
+        work();
+    char name[] = "nonexistent", child[] = "child";
+    char *bad[] = { name, NULL };
+    int rc = execv("/nonexistent/program", bad);
+    printf("execer: failed exec returned %d\n", rc);
+    fflush(stdout);
+    work();
+    char *again[] = { argv[0], child, NULL };
+    execv("/proc/self/exe", again);
+    perror("execv");
+    return 1;
+}
