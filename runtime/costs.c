@@ -422,3 +422,118 @@ void cg_snapshot_free(struct cg_snapshot *s)
     s->selfs = NULL;
     s->narcs = s->nselfs = 0;
 }
+
+/* ---- merging parts --------------------------------------------------------- */
+
+static size_t merged_hash(uintptr_t a, uintptr_t b, uintptr_t c)
+{
+    return (size_t)cg_arc_hash(a, b, c);
+}
+
+/* Grows an index of `*mask + 1` slots (0: none yet) to twice the entries. */
+static int merged_reindex(size_t **index, size_t *mask, size_t entries, const void *v, int arcs)
+{
+    size_t slots = 64;
+    while (slots < 2 * (entries + 1))
+        slots *= 2;
+    size_t *ix = calloc(slots, sizeof *ix);
+    if (!ix)
+        return -1;
+    for (size_t e = 0; e < entries; e++) {
+        size_t h;
+        if (arcs) {
+            const struct cg_snap_arc *a = &((const struct cg_snap_arc *)v)[e];
+            h = merged_hash(a->caller, a->site, a->callee);
+        } else {
+            const struct cg_snap_self *s = &((const struct cg_snap_self *)v)[e];
+            h = merged_hash(s->fn, s->addr, 0);
+        }
+        while (ix[h & (slots - 1)])
+            h++;
+        ix[h & (slots - 1)] = e + 1;
+    }
+    free(*index);
+    *index = ix;
+    *mask = slots - 1;
+    return 0;
+}
+
+static int merged_room(void **v, size_t *cap, size_t n, size_t item)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 256;
+    void *p = realloc(*v, ncap * item);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = ncap;
+    return 0;
+}
+
+int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
+{
+    struct cg_snapshot *s = &m->snap;
+    for (size_t i = 0; i < part->narcs; i++) {
+        const struct cg_snap_arc *a = &part->arcs[i];
+        if ((s->narcs + 1) * 2 > m->arc_mask + 1 &&
+            merged_reindex(&m->arc_index, &m->arc_mask, s->narcs, s->arcs, 1) != 0)
+            return -1;
+        size_t h = merged_hash(a->caller, a->site, a->callee);
+        for (;; h++) {
+            size_t e = m->arc_index[h & m->arc_mask];
+            if (!e) {
+                if (merged_room((void **)&s->arcs, &m->arc_cap, s->narcs, sizeof *s->arcs))
+                    return -1;
+                s->arcs[s->narcs] = *a;
+                m->arc_index[h & m->arc_mask] = ++s->narcs;
+                break;
+            }
+            struct cg_snap_arc *x = &s->arcs[e - 1];
+            if (x->caller == a->caller && x->site == a->site && x->callee == a->callee) {
+                x->count += a->count;
+                x->incl += a->incl;
+                x->runs += a->runs;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < part->nselfs; i++) {
+        const struct cg_snap_self *c = &part->selfs[i];
+        if ((s->nselfs + 1) * 2 > m->self_mask + 1 &&
+            merged_reindex(&m->self_index, &m->self_mask, s->nselfs, s->selfs, 0) != 0)
+            return -1;
+        size_t h = merged_hash(c->fn, c->addr, 0);
+        for (;; h++) {
+            size_t e = m->self_index[h & m->self_mask];
+            if (!e) {
+                if (merged_room((void **)&s->selfs, &m->self_cap, s->nselfs, sizeof *s->selfs))
+                    return -1;
+                s->selfs[s->nselfs] = *c;
+                m->self_index[h & m->self_mask] = ++s->nselfs;
+                break;
+            }
+            struct cg_snap_self *x = &s->selfs[e - 1];
+            if (x->fn == c->fn && x->addr == c->addr) {
+                x->cost += c->cost;
+                break;
+            }
+        }
+    }
+    s->lost += part->lost;
+    s->unmatched_exits += part->unmatched_exits;
+    s->continued = 0;
+    for (size_t i = 0; i < s->narcs; i++)
+        s->continued += s->arcs[i].count == 0;
+    m->threads++;
+    return 0;
+}
+
+void cg_merged_free(struct cg_merged *m)
+{
+    free(m->snap.arcs);
+    free(m->snap.selfs);
+    free(m->arc_index);
+    free(m->self_index);
+    memset(m, 0, sizeof *m);
+}

@@ -264,4 +264,18 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
 int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src);
 void cg_totals_free(struct cg_totals *t);
 
+/* ---- merging parts (CGPROF_THREAD_EXIT=merge) ------------------------------
+ * The parts of threads that ended, summed into one snapshot: entries with
+ * the same key add up. */
+struct cg_merged {
+    struct cg_snapshot snap; /* depth 0; continued: arcs with no call */
+    size_t arc_cap, self_cap;
+    size_t *arc_index, *self_index; /* open addressing: entry + 1 */
+    size_t arc_mask, self_mask;
+    unsigned threads;               /* parts added */
+};
+
+int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part);
+void cg_merged_free(struct cg_merged *m);
+
 #endif

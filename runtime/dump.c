@@ -361,14 +361,11 @@ static void thread_comm(const struct cg_thread *t, char *dst, size_t size)
     dst[strcspn(dst, "\n")] = 0;
 }
 
-/* Writes part `cur - t->base` of thread t, then makes cur the base. */
-static void write_part(struct dump *d, struct cg_thread *t, const struct cg_totals *cur)
+/* Writes one thread's part (or, as thread 0, the merged parts of threads
+ * that ended). snap's call_pc are filled in here. */
+static void write_snapshot(struct dump *d, unsigned number, const char *name, struct cg_snapshot *s)
 {
-    struct cg_snapshot snap;
-    if (cg_totals_part(&t->costs, cur, &t->base, &snap) != 0) {
-        d->failed++;
-        return;
-    }
+    struct cg_snapshot snap = *s;
     for (size_t i = 0; i < snap.narcs; i++)
         if (snap.arcs[i].site)
             snap.arcs[i].call_pc = call_instruction(&d->exec, snap.arcs[i].site, snap.arcs[i].callee);
@@ -384,11 +381,8 @@ static void write_part(struct dump *d, struct cg_thread *t, const struct cg_tota
         char extra[8][160];
         const char *desc[9];
         int nd = 0;
-        char comm[64];
-        if (t->name[0])
-            snprintf(extra[nd++], sizeof extra[0], "Thread name: %.63s", t->name);
-        else if (thread_comm(t, comm, sizeof comm), comm[0] && !t->finished)
-            snprintf(extra[nd++], sizeof extra[0], "Thread name: %s", comm);
+        if (name && name[0])
+            snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
         if (d->coalesced > 1)
             snprintf(extra[nd++], sizeof extra[0], "Requests: %u signals served by this one dump", d->coalesced);
         if (snap.depth)
@@ -411,7 +405,7 @@ static void write_part(struct dump *d, struct cg_thread *t, const struct cg_tota
         struct cg_part_info info = {
             .creator = "cgprof-" CG_VERSION,
             .pid = (long)getpid(),
-            .thread = t->number,
+            .thread = number,
             .part = d->part,
             .cmd = cg_runtime_cmdline(),
             .trigger = d->trigger,
@@ -419,7 +413,7 @@ static void write_part(struct dump *d, struct cg_thread *t, const struct cg_tota
             .extra_desc = desc,
         };
         if (cg_write_part(&info, &snap, &symtab, &buf) == 0) {
-            if (file_name(path, sizeof path, t->number, d->part, d->part_in_name) != 0) {
+            if (file_name(path, sizeof path, number, d->part, d->part_in_name) != 0) {
                 snprintf(path, sizeof path, "%s", cg_opts.out);
                 err = ENAMETOOLONG;
             } else {
@@ -442,13 +436,44 @@ static void write_part(struct dump *d, struct cg_thread *t, const struct cg_tota
             else
                 cg_buf_putc(&last_files, *p);
         if (cg_opts.verbose)
-            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, t->number, d->part, buf.len);
+            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, number, d->part, buf.len);
     }
-    /* Reported, or lost for good: either way the next part starts here. */
-    cg_totals_copy(&t->base, cur);
     cg_buf_free(&buf);
     free(storage);
+}
+
+/* Writes part `cur - t->base` of thread t, then makes cur the base. */
+static void write_part(struct dump *d, struct cg_thread *t, const struct cg_totals *cur)
+{
+    struct cg_snapshot snap;
+    if (cg_totals_part(&t->costs, cur, &t->base, &snap) != 0) {
+        d->failed++;
+        return;
+    }
+    char comm[64];
+    const char *name = t->name;
+    if (!name[0] && !t->finished) {
+        thread_comm(t, comm, sizeof comm);
+        name = comm;
+    }
+    write_snapshot(d, t->number, name, &snap);
+    /* Reported, or lost for good: either way the next part starts here. */
+    cg_totals_copy(&t->base, cur);
     cg_snapshot_free(&snap);
+}
+
+/* CGPROF_THREAD_EXIT=merge: the parts of threads that ended since the last
+ * dump, summed, written as thread 0 with every dump. */
+static struct cg_merged merged;
+
+static void write_merged(struct dump *d)
+{
+    if (!merged.threads)
+        return;
+    char name[96];
+    snprintf(name, sizeof name, "%u threads that ended, merged (CGPROF_THREAD_EXIT=merge)", merged.threads);
+    write_snapshot(d, 0, name, &merged.snap);
+    cg_merged_free(&merged);
 }
 
 /* The totals a part of t is taken from: now, or the moment collection was
@@ -503,6 +528,7 @@ static int dump_all(const char *trigger, unsigned coalesced)
             d.failed++;
     }
     cg_totals_free(&cur);
+    write_merged(&d);
     parts++;
     return dump_end(&d);
 }
@@ -628,15 +654,24 @@ void cg_dump_thread_exit(struct cg_thread *t)
     struct cg_thread *self;
     enter(&self);
     if (!final_done) {
-        scan_earlier_parts();
-        struct dump d;
-        dump_begin(&d, "Thread exit", parts + 1, parts > 0);
         struct cg_totals cur;
         memset(&cur, 0, sizeof cur);
-        if (current_totals(t, &cur) == 0)
-            write_part(&d, t, &cur);
+        if (cg_opts.thread_exit == CG_THREAD_EXIT_MERGE) {
+            struct cg_snapshot snap;
+            if (current_totals(t, &cur) == 0 && cg_totals_part(&t->costs, &cur, &t->base, &snap) == 0) {
+                if (cg_merged_add(&merged, &snap) != 0)
+                    cg_warn("out of memory: the profile of thread %u is lost", t->number);
+                cg_snapshot_free(&snap);
+            }
+        } else {
+            scan_earlier_parts();
+            struct dump d;
+            dump_begin(&d, "Thread exit", parts + 1, parts > 0);
+            if (current_totals(t, &cur) == 0)
+                write_part(&d, t, &cur);
+            dump_end(&d);
+        }
         cg_totals_free(&cur);
-        dump_end(&d);
         cg_thread_release(t);
         update_status(0);
     }
@@ -659,6 +694,7 @@ void cg_dump_final(const char *trigger)
             if (current_totals(t, &cur) == 0)
                 write_part(&d, t, &cur);
         cg_totals_free(&cur);
+        write_merged(&d);
         dump_end(&d);
         cg_control_remove();
         cg_syms_close(syms);

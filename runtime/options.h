@@ -8,10 +8,14 @@ enum cg_opt_type { CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIG
 
 #define CG_OPT_PATH_MAX 1024
 
+/* In the order of CGPROF_THREAD_EXIT's accepted values. */
+enum cg_thread_exit { CG_THREAD_EXIT_FILE, CG_THREAD_EXIT_MERGE };
+
 struct cg_options {
     char out[CG_OPT_PATH_MAX]; /* PATH: the value as given (expanded at use) */
     int clock;                 /* ENUM: index into the accepted values */
     int signal;                /* SIGNAL: the number, 0 for none */
+    int thread_exit;           /* ENUM: enum cg_thread_exit */
     char control_dir[CG_OPT_PATH_MAX]; /* DIR: "" for the default */
     int verbose;               /* BOOL */
 };

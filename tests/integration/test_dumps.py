@@ -240,6 +240,22 @@ class ThreadExit(ProfileAssertions):
                 self.assertEqual(p.desc_value("Trigger"), "Thread exit")
 
 
+    def test_merged_threads(self):
+        """CGPROF_THREAD_EXIT=merge: threads that end are summed into one
+        part, thread 00, written with the next dump (here, at exit)."""
+        n = 2000
+        run = run_preloaded(self, [prog("manythreads"), str(n)], env={"CGPROF_THREAD_EXIT": "merge"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual([os.path.basename(f)[-3:] for f in run.files], ["-00", "-01"])
+        merged = cgtest.callgrind_check.load(run.files[0], strict=True)
+        self.assert_valid(merged)
+        self.assertEqual(merged.thread, 0)
+        self.assertIn("%d threads that ended" % n, merged.desc_value("Thread name"))
+        counts = merged.call_counts()
+        self.assertEqual(counts[("body", "step")], 10 * n)
+        self.assertEqual(counts[("start_thread", "body")], n)
+
+
 class ForkExec(ProfileAssertions):
     def test_exec_writes_before_the_image_goes(self):
         run = run_preloaded(self, [prog("execer")])

@@ -1068,6 +1068,48 @@ static void test_skip_leaves_paused_interval_out(void **state)
     cg_totals_free(&now);
 }
 
+/* Parts of threads that ended, summed: same keys add up, others are kept. */
+static void test_merged_parts_add_up(void **state)
+{
+    (void)state;
+    struct cg_snap_arc a1[] = { { 0, ROOT_SITE, F, ROOT_SITE - 1, 1, 100, 1 },
+                                { F, F + 0x10, G, F + 0xb, 3, 30, 1 } };
+    struct cg_snap_self s1[] = { { F, F, 60 }, { G, G, 30 }, { F, F + 0x10, 10 } };
+    struct cg_snap_arc a2[] = { { 0, ROOT_SITE, F, ROOT_SITE - 1, 1, 50, 1 },
+                                { F, F + 0x20, H, F + 0x1b, 2, 20, 1 },
+                                { F, F + 0x10, G, F + 0xb, 0, 5, 0 } };
+    struct cg_snap_self s2[] = { { F, F, 25 }, { H, H, 20 }, { G, G, 5 } };
+    struct cg_snapshot p1 = { .arcs = a1, .narcs = 2, .selfs = s1, .nselfs = 3, .lost = 1 };
+    struct cg_snapshot p2 = { .arcs = a2, .narcs = 3, .selfs = s2, .nselfs = 3, .unmatched_exits = 2 };
+    struct cg_merged m;
+    memset(&m, 0, sizeof m);
+    assert_int_equal(cg_merged_add(&m, &p1), 0);
+    assert_int_equal(cg_merged_add(&m, &p2), 0);
+    assert_int_equal(m.threads, 2);
+    ASSERT_ARC(&m.snap, 0, ROOT_SITE, F, 2, 150);
+    ASSERT_ARC(&m.snap, F, F + 0x10, G, 3, 35);
+    ASSERT_ARC(&m.snap, F, F + 0x20, H, 2, 20);
+    assert_int_equal(m.snap.narcs, 3);
+    ASSERT_SELF(&m.snap, F, F, 85);
+    ASSERT_SELF(&m.snap, G, G, 35);
+    ASSERT_SELF(&m.snap, H, H, 20);
+    ASSERT_SELF(&m.snap, F, F + 0x10, 10);
+    assert_int_equal(sum_self(&m.snap), 150);
+    assert_int_equal(m.snap.lost, 1);
+    assert_int_equal(m.snap.unmatched_exits, 2);
+    assert_int_equal(m.snap.continued, 0);
+    /* many distinct entries: the index grows */
+    struct cg_snap_self many[3000];
+    for (unsigned i = 0; i < 3000; i++)
+        many[i] = (struct cg_snap_self){ H, H + i, 1 };
+    struct cg_snapshot p3 = { .selfs = many, .nselfs = 3000 };
+    assert_int_equal(cg_merged_add(&m, &p3), 0);
+    assert_int_equal(cg_merged_add(&m, &p3), 0);
+    ASSERT_SELF(&m.snap, H, H + 2999, 2);
+    ASSERT_SELF(&m.snap, H, H, 22);
+    cg_merged_free(&m);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -1075,6 +1117,7 @@ int main(void)
         T(test_arc_counts_and_inclusive),
         T(test_parts_count_each_call_once_and_split_time),
         T(test_skip_leaves_paused_interval_out),
+        T(test_merged_parts_add_up),
         T(test_self_cost_at_entry_and_return_addresses),
         T(test_root_arc_has_caller_zero),
         T(test_call_pc_is_site_minus_one),
