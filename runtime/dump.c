@@ -240,7 +240,7 @@ struct dump {
     int part_in_name;   /* name the file <prefix>.<pid>.<part>-NN */
     struct exec_ranges exec;
     char clock_desc[128];
-    unsigned written, failed;
+    unsigned failed;
     char first_failure[CG_OPT_PATH_MAX + 64];
     int first_errno;
     unsigned coalesced; /* signals served by this one dump */
@@ -427,7 +427,6 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             d->first_errno = err;
         }
     } else {
-        d->written++;
         if (last_files.len)
             cg_buf_putc(&last_files, ' ');
         for (const char *p = path; *p; p++)
@@ -825,18 +824,17 @@ void cg_dump_thread_gone(void)
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*pthread_create_real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-void cg_dump_start_service(void)
+/* Resolved once, in the process that loaded the runtime: a forked child
+ * restarts the service without calling dlsym() after fork(). */
+static sigaction_fn real_sigaction;
+static pthread_create_real real_create;
+
+/* Starts the service thread; install: also install the signal handler (a
+ * forked child inherits it). Returns whether the thread runs. */
+static int start_thread(void)
 {
-    if (cg_opts.signal == 0 || service_started)
-        return;
     if (sem_init(&wakeup, 0, 0) != 0)
-        return;
-    sigaction_fn real_sigaction;
-    CG_DLSYM_FN(real_sigaction, RTLD_NEXT, "sigaction");
-    pthread_create_real real_create;
-    CG_DLSYM_FN(real_create, RTLD_NEXT, "pthread_create");
-    if (!real_sigaction || !real_create)
-        return;
+        return 0;
     /* The service thread takes no signal of the program's: they must keep
      * going to the program's own threads. */
     sigset_t all, old;
@@ -846,9 +844,22 @@ void cg_dump_start_service(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         cg_warn("cannot start the thread that serves dump requests (%s); no dumps by signal", strerror(rc));
-        return;
+        return 0;
     }
     service_started = 1;
+    return 1;
+}
+
+void cg_dump_start_service(void)
+{
+    if (cg_opts.signal == 0 || service_started)
+        return;
+    CG_DLSYM_FN(real_sigaction, RTLD_NEXT, "sigaction");
+    CG_DLSYM_FN(real_create, RTLD_NEXT, "pthread_create");
+    if (!real_sigaction || !real_create)
+        return;
+    if (!start_thread())
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_dump_signal;
@@ -875,8 +886,9 @@ int cg_dump_signal_claimed(int sig)
 
 /* ---- fork ------------------------------------------------------------------
  * No dump may be half done in the child, whose only thread is the one that
- * forked: fork waits for the lock. The child has no service thread; it still
- * dumps through the API, at thread ends and at exit. */
+ * forked: fork waits for the lock. The child gets a service thread of its
+ * own (a daemon forks and its child is the server) and its own control
+ * files; it inherits the signal handler. */
 
 static void fork_prepare(void)
 {
@@ -892,8 +904,10 @@ static void fork_child(void)
 {
     pthread_mutex_unlock(&lock);
     cg_runtime_forked();
+    int had_service = service_started, had_signal = signal_in_use;
     service_started = 0;
     service_stop = 0;
+    service_tid = 0;
     signal_in_use = 0;
     parts = 0;
     parts_scanned = 0;
@@ -901,6 +915,11 @@ static void fork_child(void)
     syms = NULL; /* its memory is the parent's copy: leak it, do not close it */
     cg_buf_init(&last_files);
     cg_control_forget();
+    if (had_service && !final_done && start_thread()) {
+        signal_in_use = had_signal;
+        cg_control_init(signal_in_use ? cg_opts.signal : 0);
+        update_status(0);
+    }
 }
 
 int cg_dump_init(void)

@@ -268,6 +268,28 @@ class ForkExec(ProfileAssertions):
         works = [counts_of(parts[(i, 1)]).get(("main", "work")) for i in (1, 2, 3)]
         self.assertEqual(works, [3, 1, 2])
 
+    def test_forked_child_serves_the_signal(self):
+        run = Started(self, [prog("forkserve")])
+        line = run.p.stdout.readline()
+        child = int(re.search(r"child (\d+)", line).group(1))
+        status = os.path.join(run.dir, "ctl", "%d.status" % child)
+        end = time.monotonic() + 10
+        while not os.path.exists(status) and time.monotonic() < end:
+            time.sleep(0.01)
+        self.assertTrue(os.path.exists(status), "the child has its own control files")
+        time.sleep(0.2)
+        os.kill(child, signal.SIGUSR1)
+        rc, out, err = run.finish()
+        self.assertEqual((rc, err), (0, ""))
+        mine = [f for f in run.files() if ".%d." % child in os.path.basename(f)]
+        parts = parts_of(mine)
+        self.assertEqual(sorted(parts), [(1, 1), (2, 1)], run.files())
+        p1 = cgtest.callgrind_check.load(parts[(1, 1)], strict=True)
+        self.assertEqual(p1.desc_value("Trigger"), "Signal SIGUSR1")
+        self.assertEqual(p1.pid, child)
+        total = add_counts(p1.call_counts(), counts_of(parts[(2, 1)]))
+        self.assertEqual(total[("main", "work")], 400)
+
     def test_posix_spawn_and_vfork(self):
         run = run_preloaded(self, [prog("spawner")])
         self.assertEqual(run.returncode, 0, run.stderr)
