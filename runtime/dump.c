@@ -500,11 +500,19 @@ static void dump_begin(struct dump *d, const char *trigger, unsigned part, int p
     cg_buf_free(&last_files);
 }
 
+/* Files that could not be written: said once, when it first happens. The
+ * next ones most likely fail the same way, and a program whose threads end
+ * by the thousand must not print a line each. */
+static int failure_said;
+
 static int dump_end(struct dump *d)
 {
-    if (d->failed)
-        cg_warn("could not write %u profile file(s), e.g. %s: %s (CGPROF_OUT='%s' sets where they go)", d->failed,
+    if (d->failed && !failure_said) {
+        failure_said = 1;
+        cg_warn("could not write profile file %s: %s (CGPROF_OUT='%s' sets where they go; "
+                "no more such messages)",
                 d->first_failure, strerror(d->first_errno), cg_opts.out);
+    }
     free(d->exec.v);
     return d->failed ? -1 : 0;
 }

@@ -155,6 +155,13 @@ class Output(ProfileAssertions):
         self.assertIn("No such file or directory", lines[0])
         self.assertIn("fib(20)=6765", run.stdout)
 
+    def test_unwritable_directory_said_once_for_many_threads(self):
+        run = run_preloaded(self, [prog("manythreads"), "300"], env={"CGPROF_OUT": "/nonexistent/dir/cg"})
+        self.assertEqual(run.returncode, 0)
+        lines = run.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertIn("/nonexistent/dir/cg", lines[0])
+
     def test_malformed_variables(self):
         run = run_preloaded(self, [cgtest.example("basic")],
                             env={"CGPROF_CLOCK": "sundial", "CGPROF_OUTT": "x", "CGPROF_VERBOSE": "maybe"})
