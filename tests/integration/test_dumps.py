@@ -168,7 +168,7 @@ class SignalDumps(ProfileAssertions):
         rc, out, err = run.finish()
         self.assertEqual(rc, 0, err)
         self.assertEqual(err, "")
-        self.assertGreater(sent, 300)
+        self.assertGreater(sent, 200)  # about 470 on an idle machine
         parts = parts_of(run.files())
         self.assertGreater(max(p for p, t in parts), 2)
         self.assertLessEqual(max(p for p, t in parts), sent + 1)
