@@ -557,12 +557,21 @@ static void leave(struct cg_thread *self)
     cg_thread_leave_runtime(self);
 }
 
+static int service_started;
+
+/* The program's threads, as the status file reports them: those the kernel
+ * lists, less the service thread (the runtime's registry knows only the
+ * threads that have made a hook). */
 static unsigned live_threads(void)
 {
+    DIR *d = opendir("/proc/self/task");
     unsigned n = 0;
-    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        n += !__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
-    return n;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n > 0 && service_started ? n - 1 : n;
 }
 
 static void update_status(int done_one)
@@ -717,7 +726,6 @@ void cg_dump_final(const char *trigger)
  * next dump together: its files say how many (desc: Requests). */
 
 static sem_t wakeup;
-static int service_started;
 static int service_stop;
 static pthread_t service_thread;
 static pid_t service_tid;
@@ -768,9 +776,27 @@ static void *service(void *arg)
     (void)arg;
     cg_thread_mark_internal();
     __atomic_store_n(&service_tid, gettid(), __ATOMIC_RELEASE);
+    unsigned shown = 0;
     for (;;) {
-        while (sem_wait(&wakeup) != 0 && errno == EINTR)
-            ;
+        /* Once a second without a request, the status file follows the
+         * number of the program's threads, for cgprof-control's listing. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        if (sem_timedwait(&wakeup, &ts) != 0) {
+            if (errno == ETIMEDOUT && !__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE)) {
+                unsigned n = live_threads();
+                if (n != shown) {
+                    struct cg_thread *self;
+                    enter(&self);
+                    if (!final_done)
+                        update_status(0);
+                    leave(self);
+                    shown = n;
+                }
+            }
+            continue;
+        }
         if (__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE))
             return NULL;
         unsigned n = 1;
