@@ -16,6 +16,9 @@ static char dir[CG_OPT_PATH_MAX];
 static int enabled;
 static int dump_signal;
 static unsigned done;
+/* The id of the command being handled, and of the last one handled: the
+ * control waits for its own id in the status (docs/control-protocol.md). */
+static char pending_id[72], handled_id[72];
 
 /* Usable only if it is a real directory of ours that nobody else can write
  * into: the runtime reads commands from it. */
@@ -83,7 +86,11 @@ static void path_of(char *dst, size_t size, const char *suffix)
 
 void cg_control_status(unsigned threads, unsigned parts, int collecting, const char *last, int done_one)
 {
-    done += done_one != 0;
+    if (done_one) {
+        done++;
+        memcpy(handled_id, pending_id, sizeof handled_id);
+        pending_id[0] = 0;
+    }
     last_threads = threads;
     last_parts = parts;
     last_collecting = collecting;
@@ -104,10 +111,12 @@ static void write_status(void)
     path_of(tmp, sizeof tmp, suffix);
     struct cg_buf b;
     cg_buf_init(&b);
-    cg_buf_printf(&b, "pid: %ld\ncmd: %s\nsignal: %s\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\nlast: %s\n",
+    cg_buf_printf(&b,
+                  "pid: %ld\ncmd: %s\nsignal: %s\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\nhandled: %s\n"
+                  "last: %s\n",
                   (long)getpid(), cg_runtime_cmdline(),
                   dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", threads, parts,
-                  collecting ? "on" : "off", done, last);
+                  collecting ? "on" : "off", done, handled_id, last);
     unlink(tmp); /* a leftover of a process with the same pid */
     int fd = b.failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -139,6 +148,16 @@ int cg_control_take_command(char *arg, size_t size)
     if (n <= 0)
         return CG_CONTROL_NONE;
     line[n] = 0;
+    /* "id: <token>" on a later line names the request */
+    char *id = strstr(line, "\nid: ");
+    if (id) {
+        id += 5;
+        id[strcspn(id, "\r\n")] = 0;
+        for (char *c = id; *c; c++)
+            if ((unsigned char)*c < 0x21)
+                *c = '_';
+        snprintf(pending_id, sizeof pending_id, "%.64s", id);
+    }
     line[strcspn(line, "\r\n")] = 0;
     if (strcmp(line, "zero") == 0)
         return CG_CONTROL_ZERO;

@@ -69,7 +69,7 @@ if "map" in options:
     keep.append(mmap.mmap(fd, 4096, prot=mmap.PROT_READ))
 files_dir = os.path.join(outdir, "out dir")
 os.makedirs(files_dir, exist_ok=True)
-state = {"threads": 3, "parts": 0, "collecting": "on", "done": 0, "last": ""}
+state = {"threads": 3, "parts": 0, "collecting": "on", "done": 0, "last": "", "handled": ""}
 log = open(os.path.join(outdir, "fake.log"), "a", buffering=1)
 
 def write_status():
@@ -77,6 +77,8 @@ def write_status():
         return
     text = ("pid: %d\ncmd: fake runtime\nsignal: %s\nthreads: %d\nparts: %d\ncollecting: %s\ndone: %d\nlast: %s\n"
             % (pid, signame, state["threads"], state["parts"], state["collecting"], state["done"], state["last"]))
+    if "nohandled" not in options:
+        text += "handled: %s\n" % state["handled"]
     tmp = os.path.join(cdir, ".%d.status.tmp" % pid)
     with open(tmp, "w") as f:
         f.write(text)
@@ -94,7 +96,9 @@ def take_command():
     os.unlink(path)
     if st.st_uid != os.getuid():
         return "dump signal"
-    return data.rstrip("\n")
+    lines = data.rstrip("\n").split("\n")
+    state["pending"] = "".join(l[4:] for l in lines[1:] if l.startswith("id: "))
+    return lines[0]
 
 def handle(first):
     if "exit" in options:
@@ -122,6 +126,7 @@ def handle(first):
     elif word == "collect":
         state["collecting"] = arg
     state["done"] += 1
+    state["handled"] = state.pop("pending", "")
     write_status()
 
 pending = []
@@ -572,6 +577,15 @@ class Requests(ControlTestCase):
         p = self.control("--timeout", "20", "-d", "x", fake.pid)
         self.assertEqual(p.returncode, 1)
         self.assertIn("exited", p.stderr)
+
+    def test_runtime_without_handled_line(self):
+        """A status without "handled:" (an older runtime): done moving with
+        the cmd file taken is the answer."""
+        fake = Fake(self, self.cdir, options="map,nohandled")
+        p = self.control("-d", "old", fake.pid)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(fake.log(), ["dump old"])
+        self.assertEqual(len(p.stdout.splitlines()), 2)
 
     def test_done_moved_by_another_request(self):
         """done moves once for a request that was already running (the cmd
