@@ -719,6 +719,69 @@ void cg_dump_final(const char *trigger)
     leave(self);
 }
 
+/* ---- objects unloaded ---------------------------------------------------------
+ * Before dlclose() unmaps an object, the addresses the tables hold in its
+ * range are noted as its own: the range may hold another object later. The
+ * tables are only read. */
+
+static int cmp_uintptr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void add_addr(uintptr_t **v, size_t *n, size_t *cap, uintptr_t a, uintptr_t lo, uintptr_t hi)
+{
+    if (a < lo || a >= hi)
+        return;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        uintptr_t *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = a;
+}
+
+void cg_dump_note_unload(const void *handle)
+{
+    char *path;
+    uintptr_t bias, lo, hi;
+    if (cg_syms_object_of(handle, &path, &bias, &lo, &hi) != 0)
+        return;
+    uintptr_t *v = NULL;
+    size_t n = 0, cap = 0;
+    struct cg_thread *self;
+    enter(&self);
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
+        const struct cg_costs *c = &t->costs;
+        uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
+        uint32_t nselfs = __atomic_load_n(&c->nselfs, __ATOMIC_ACQUIRE);
+        const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
+        const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
+        for (uint32_t i = 1; i < narcs; i++) {
+            add_addr(&v, &n, &cap, arcs[i].caller, lo, hi);
+            add_addr(&v, &n, &cap, arcs[i].site, lo, hi);
+            add_addr(&v, &n, &cap, arcs[i].callee, lo, hi);
+            if (arcs[i].site)
+                add_addr(&v, &n, &cap, arcs[i].site - 1, lo, hi);
+        }
+        for (uint32_t i = 1; i < nselfs; i++) {
+            add_addr(&v, &n, &cap, selfs[i].fn, lo, hi);
+            add_addr(&v, &n, &cap, selfs[i].addr, lo, hi);
+        }
+    }
+    leave(self);
+    qsort(v, n, sizeof *v, cmp_uintptr);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || v[m - 1] != v[i])
+            v[m++] = v[i];
+    cg_syms_note_unload(path, bias, lo, hi, v, m);
+}
+
 /* ---- the dump signal -------------------------------------------------------
  * The handler only posts a semaphore (async-signal-safe, no file
  * descriptor the program could close under us); the service thread does the

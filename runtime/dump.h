@@ -19,6 +19,10 @@ void cg_dump_exec(const char *what);
 /* The dump at process exit, then nothing more. */
 void cg_dump_final(const char *trigger);
 
+/* dlclose() of an object is about to happen: note the addresses the tables
+ * hold in it, so that they keep their names. */
+void cg_dump_note_unload(const void *handle);
+
 /* The program sets its own action for signal sig: if it is the dump signal,
  * cgprof steps aside (says so once). Returns whether it was. */
 int cg_dump_signal_claimed(int sig);

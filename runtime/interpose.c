@@ -2,7 +2,8 @@
  *  - sigaction(), signal(): to notice that the program takes over the dump
  *    signal, and step aside (dump.c);
  *  - the exec family: to write what was collected before the process image
- *    is replaced.
+ *    is replaced;
+ *  - dlclose(): to remember where an object was before it goes.
  * (pthread_create is wrapped in thread.c, to number threads.) Each resolves
  * the real function with dlsym(RTLD_NEXT) and passes every call through
  * unchanged. */
@@ -51,6 +52,23 @@ CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
     }
     cg_dump_signal_claimed(sig);
     return real_(sig, handler);
+}
+
+/* ---- dlclose ---------------------------------------------------------------- */
+
+typedef int (*dlclose_fn)(void *);
+
+/* The object may be unmapped: remember where it was, so that the dump can
+ * still name its functions and lines. */
+CG_EXPORT int dlclose(void *handle)
+{
+    REAL(dlclose_fn, "dlclose");
+    if (cg_runtime_ready()) {
+        int saved = errno;
+        cg_dump_note_unload(handle);
+        errno = saved;
+    }
+    return real_(handle);
 }
 
 /* ---- exec ------------------------------------------------------------------ */

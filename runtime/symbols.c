@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <link.h>
+#include <pthread.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@ struct path_entry {
 
 struct cg_syms {
     Dwfl *dwfl;
+    Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
     struct path_entry *paths; /* open addressing on the raw pointer */
     size_t paths_cap, paths_n;
     struct entry *cache; /* open addressing on addr */
@@ -98,6 +101,8 @@ void cg_syms_close(struct cg_syms *s)
         return;
     if (s->dwfl)
         dwfl_end(s->dwfl);
+    if (s->gone)
+        dwfl_end(s->gone);
     for (size_t i = 0; i < s->nowned; i++)
         free(s->owned[i]);
     free(s->owned);
@@ -298,6 +303,142 @@ static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr
     source_of(s, mod, out->fn_start, &out->fn_file, &out->fn_line);
 }
 
+/* ---- objects unloaded by dlclose ---------------------------------------------
+ * Addresses of an object that is gone are named from its file, reported
+ * offline at the address it had (the newest record wins when an address
+ * range was used twice). */
+
+struct unloaded {
+    char *path;
+    uintptr_t base, lo, hi; /* load bias; [lo, hi) its segments */
+    uintptr_t *owned;       /* addresses the tables held in [lo, hi) when it went */
+    size_t nowned;
+};
+
+static pthread_mutex_t unloaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct unloaded *unloaded;
+static size_t nunloaded, unloaded_cap;
+
+struct find_object {
+    uintptr_t base;
+    const char *name;
+    uintptr_t lo, hi;
+    int found;
+};
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct find_object *f = data;
+    if (info->dlpi_addr != f->base || !info->dlpi_name || strcmp(info->dlpi_name, f->name) != 0)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!f->found || lo < f->lo)
+            f->lo = lo;
+        if (!f->found || hi > f->hi)
+            f->hi = hi;
+        f->found = 1;
+    }
+    return 1;
+}
+
+int cg_syms_object_of(const void *handle, char **path, uintptr_t *bias, uintptr_t *lo, uintptr_t *hi)
+{
+    struct link_map *lm = NULL;
+    if (!handle || dlinfo((void *)handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || lm->l_name[0] != '/')
+        return -1;
+    struct find_object f = { .base = lm->l_addr, .name = lm->l_name };
+    dl_iterate_phdr(find_object, &f);
+    if (!f.found || !(*path = strdup(lm->l_name)))
+        return -1;
+    *bias = f.base;
+    *lo = f.lo;
+    *hi = f.hi;
+    return 0;
+}
+
+static int owns(const struct unloaded *u, uintptr_t addr)
+{
+    size_t lo = 0, hi = u->nowned;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->owned[mid] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < u->nowned && u->owned[lo] == addr;
+}
+
+void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi, uintptr_t *addrs, size_t n)
+{
+    pthread_mutex_lock(&unloaded_lock);
+    /* Addresses an earlier record owns stay its own. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        int earlier = 0;
+        for (size_t k = 0; k < nunloaded && !earlier; k++)
+            earlier = owns(&unloaded[k], addrs[i]);
+        if (!earlier)
+            addrs[m++] = addrs[i];
+    }
+    if (nunloaded == unloaded_cap) {
+        size_t cap = unloaded_cap ? unloaded_cap * 2 : 16;
+        struct unloaded *p = realloc(unloaded, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&unloaded_lock);
+            free(path);
+            free(addrs);
+            return;
+        }
+        unloaded = p;
+        unloaded_cap = cap;
+    }
+    unloaded[nunloaded++] = (struct unloaded){ path, bias, lo, hi, addrs, m };
+    pthread_mutex_unlock(&unloaded_lock);
+}
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = find_debuginfo,
+};
+
+/* The module of an unloaded object that addr belongs to, or NULL: the
+ * object that owned it when it went; else, if nothing is mapped at addr now
+ * (current: 0), the last object that was there. */
+static Dwfl_Module *gone_module(struct cg_syms *s, uintptr_t addr, int current)
+{
+    pthread_mutex_lock(&unloaded_lock);
+    const struct unloaded *u = NULL;
+    for (size_t i = 0; i < nunloaded && !u; i++)
+        if (owns(&unloaded[i], addr))
+            u = &unloaded[i];
+    for (size_t i = nunloaded; !u && !current && i-- > 0;)
+        if (addr >= unloaded[i].lo && addr < unloaded[i].hi)
+            u = &unloaded[i];
+    Dwfl_Module *mod = NULL;
+    if (u) {
+        if (!s->gone)
+            s->gone = dwfl_begin(&offline_callbacks);
+        if (s->gone) {
+            mod = dwfl_addrmodule(s->gone, addr);
+            if (!mod) {
+                dwfl_report_begin_add(s->gone);
+                mod = dwfl_report_elf(s->gone, u->path, u->path, -1, u->base, false);
+                dwfl_report_end(s->gone, NULL, NULL);
+                if (mod && dwfl_addrmodule(s->gone, addr) != mod)
+                    mod = NULL;
+            }
+        }
+    }
+    pthread_mutex_unlock(&unloaded_lock);
+    return mod;
+}
+
 static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
 {
     memset(out, 0, sizeof *out);
@@ -305,6 +446,9 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
     out->obj_addr = addr;
     out->fn_file = out->file = unknown;
     Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+    Dwfl_Module *gone = gone_module(s, addr, mod != NULL);
+    if (gone)
+        mod = gone;
     if (!mod)
         return;
     const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);

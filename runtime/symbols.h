@@ -27,6 +27,14 @@ struct cg_symbol {
 
 struct cg_syms;
 
+/* An object about to be unloaded (dlclose): where it is. Returns 0 and
+ * fills path (malloc'd), bias and [lo, hi), or -1 if it is not found. */
+int cg_syms_object_of(const void *dlopen_handle, char **path, uintptr_t *bias, uintptr_t *lo, uintptr_t *hi);
+/* Records that object as gone, with the addresses in its range that the
+ * tables held when it went (sorted, owned by the record): those addresses
+ * are named from its file by later dumps, whatever is mapped there then. */
+void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi, uintptr_t *addrs, size_t n);
+
 /* Opens a session over the objects mapped now; NULL on failure (the dump
  * then writes raw addresses). */
 struct cg_syms *cg_syms_open(void);

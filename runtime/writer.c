@@ -18,9 +18,10 @@ struct line {
     int synthetic;  /* a call into uninstrumented code, inferred */
 };
 
-/* A function as written: one fn= block. */
+/* A function as written: one fn= block. A function is its object and its
+ * start in that object, not its run-time address: an object unloaded and
+ * loaded again elsewhere holds the same functions. */
 struct rec {
-    uintptr_t key; /* run-time start address: identifies the function */
     const char *object, *file, *name;
     uintptr_t entry;     /* object-relative start */
     unsigned entry_line;
@@ -62,9 +63,11 @@ const struct cg_symbol *cg_symtab_find(const struct cg_symtab *t, uintptr_t addr
 
 /* ---- function records ----------------------------------------------------- */
 
-static size_t hash_key(uintptr_t k)
+static size_t hash_str(const char *s);
+
+static size_t hash_key(const char *object, uintptr_t entry)
 {
-    return (size_t)((k * 0x9e3779b97f4a7c15u) >> 17);
+    return hash_str(object) ^ (size_t)((entry * 0x9e3779b97f4a7c15u) >> 17);
 }
 
 static int index_grow(struct ctx *c)
@@ -74,7 +77,7 @@ static int index_grow(struct ctx *c)
     if (!ix)
         return -1;
     for (size_t r = 0; r < c->nrecs; r++) {
-        size_t j = hash_key(c->recs[r].key);
+        size_t j = hash_key(c->recs[r].object, c->recs[r].entry);
         while (ix[j & (cap - 1)])
             j++;
         ix[j & (cap - 1)] = r + 1;
@@ -85,19 +88,22 @@ static int index_grow(struct ctx *c)
     return 0;
 }
 
-/* The record with this key, created from the given description if new.
- * Returns SIZE_MAX on allocation failure. */
-static size_t rec_get(struct ctx *c, uintptr_t key, const char *object, const char *file, const char *name,
-                      uintptr_t entry, unsigned entry_line)
+/* The record of the function at `entry` in `object`, created from the
+ * given description if new. Returns SIZE_MAX on allocation failure. */
+static size_t rec_get(struct ctx *c, const char *object, const char *file, const char *name, uintptr_t entry,
+                      unsigned entry_line)
 {
     if ((c->nrecs + 1) * 2 > c->index_cap && index_grow(c) != 0)
         return SIZE_MAX;
-    size_t j = hash_key(key);
+    if (!object)
+        object = unknown;
+    size_t j = hash_key(object, entry);
     for (;; j++) {
         size_t slot = c->index[j & (c->index_cap - 1)];
         if (!slot)
             break;
-        if (c->recs[slot - 1].key == key)
+        const struct rec *r = &c->recs[slot - 1];
+        if (r->entry == entry && strcmp(r->object, object) == 0)
             return slot - 1;
     }
     if (c->nrecs == c->cap) {
@@ -110,8 +116,7 @@ static size_t rec_get(struct ctx *c, uintptr_t key, const char *object, const ch
     }
     struct rec *r = &c->recs[c->nrecs];
     memset(r, 0, sizeof *r);
-    r->key = key;
-    r->object = object ? object : unknown;
+    r->object = object;
     r->file = file ? file : unknown;
     r->entry = entry;
     r->entry_line = entry_line;
@@ -131,9 +136,9 @@ static size_t rec_of_entry(struct ctx *c, uintptr_t fn)
 {
     const struct cg_symbol *s = cg_symtab_find(c->syms, fn);
     if (!s)
-        return rec_get(c, fn, NULL, NULL, NULL, fn, 0);
+        return rec_get(c, NULL, NULL, NULL, fn, 0);
     const char *name = s->function && s->fn_start == fn ? s->function : NULL;
-    return rec_get(c, fn, s->object, s->file, name, s->obj_addr, s->line);
+    return rec_get(c, s->object, s->file, name, s->obj_addr, s->line);
 }
 
 /* The function that contains the code at address x, which ran in the frame
@@ -146,15 +151,16 @@ static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x)
 {
     const struct cg_symbol *s = cg_symtab_find(c->syms, x);
     if (s && s->function) {
-        if (frame != SIZE_MAX && c->recs[frame].key == s->fn_start)
+        if (frame != SIZE_MAX && c->recs[frame].entry == s->fn_obj_addr &&
+            strcmp(c->recs[frame].object, s->object) == 0)
             return frame;
-        return rec_get(c, s->fn_start, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
+        return rec_get(c, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
     }
     if (frame != SIZE_MAX && (!s || strcmp(s->object, c->recs[frame].object) == 0))
         return frame; /* no symbol: assume the frame's own (stripped) code */
     /* no symbol, in another object (or at a thread's root): a function
      * named by the address, as Valgrind does */
-    return s ? rec_get(c, x, s->object, s->file, NULL, s->obj_addr, s->line) : rec_get(c, x, NULL, NULL, NULL, x, 0);
+    return s ? rec_get(c, s->object, s->file, NULL, s->obj_addr, s->line) : rec_get(c, NULL, NULL, NULL, x, 0);
 }
 
 static int add_line(struct ctx *c, size_t r, const struct line *l)
@@ -288,8 +294,8 @@ static int cmp_rec(const void *pa, const void *pb)
         d = strcmp(a->file, b->file);
     if (!d)
         d = strcmp(a->name, b->name);
-    if (!d && a->key != b->key)
-        d = a->key < b->key ? -1 : 1;
+    if (!d && a->entry != b->entry)
+        d = a->entry < b->entry ? -1 : 1;
     return d;
 }
 

@@ -99,6 +99,32 @@ class Stripped(ProfileAssertions):
         self.assertGreaterEqual(into[0].costs[0], sum(c.costs[0] for c in calls))
 
 
+class Plugins(ProfileAssertions):
+    def test_unloaded_and_reloaded_elsewhere(self):
+        """A plugin loaded, used, unloaded, loaded again at another address
+        (another library took its place) and unloaded before the dump: its
+        functions keep their names, file, lines and object."""
+        lib = os.path.join(cgtest.BUILD_DIR, "tests", "progs", "libplugin.so")
+        filler = os.path.join(cgtest.BUILD_DIR, "examples", "libcgdemo.so")
+        run = run_preloaded(self, [prog("plugins"), lib, filler])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("loaded at different addresses", run.stdout)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        counts = prof.call_counts()
+        self.assertEqual(counts[("use", "plugin_work")], 5)
+        self.assertEqual(counts[("plugin_work", "plugin_helper")], 50)
+        for key, f in prof.functions.items():
+            if key.name.startswith("plugin_"):
+                self.assertEqual(os.path.realpath(key.object), os.path.realpath(lib), key)
+                self.assertTrue(key.file.endswith("tests/progs/plugin.c"), key)
+                self.assertTrue(all(line.line > 0 for line in f.cost_lines), key)
+        names = {k.name for k in prof.functions} | {c.callee.name for c in prof.calls}
+        self.assertFalse({n for n in names if n.startswith("0x")}, "every function named")
+        self.assertFalse({n for n in names if n.startswith("demo_") or n == "square"},
+                         "nothing named after the library that took the plugin's place")
+
+
 class Fork(ProfileAssertions):
     def test_child_counts_from_fork(self):
         run = run_preloaded(self, [prog("forker")])
