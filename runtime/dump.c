@@ -955,6 +955,21 @@ void cg_dump_start_service(void)
     CG_DLSYM_FN(real_create, RTLD_NEXT, "pthread_create");
     if (!real_sigaction || !real_create)
         return;
+    /* An action already set for the signal (inherited SIG_IGN, another
+     * library's handler) is not taken over: step aside as when the program
+     * sets one later. */
+    struct sigaction cur;
+    if (real_sigaction(cg_opts.signal, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) {
+        char name[24];
+        cg_warn("SIG%s already has an action in this process: cgprof leaves it alone and does not dump on it "
+                "(CGPROF_SIGNAL chooses another signal)",
+                cg_signal_name(cg_opts.signal, name, sizeof name));
+        if (!start_thread())
+            return;
+        cg_control_init(0);
+        update_status(0);
+        return;
+    }
     if (!start_thread())
         return;
     struct sigaction sa;

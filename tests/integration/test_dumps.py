@@ -221,6 +221,24 @@ class SignalDumps(ProfileAssertions):
         self.assertEqual([os.path.basename(f)[-3:] for f in run.files], ["-01"])
 
 
+    def test_signal_ignored_from_the_start(self):
+        """A dump signal whose action is already set when the runtime starts
+        (here inherited as ignored) is left alone, and said so once."""
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="cgprof-ign-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
+        env.update(LD_PRELOAD=cgtest.LIB, CGPROF_CONTROL_DIR=os.path.join(d, "ctl"))
+        p = subprocess.run([cgtest.example("basic")], cwd=d, env=env, capture_output=True, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGUSR1, signal.SIG_IGN), timeout=120)
+        self.assertEqual(p.returncode, 0)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("SIGUSR1 already has an action", lines[0])
+        self.assertEqual(len(glob.glob(os.path.join(d, "callgrind.out.*"))), 1)
+
+
 class ThreadExit(ProfileAssertions):
     def test_ten_thousand_threads(self):
         n = 10000
