@@ -20,6 +20,25 @@ import callgrind_check  # noqa: E402
 HOOKS = ("__cyg_profile_func_enter", "__cyg_profile_func_exit")
 
 
+# A command the profiled programs run under (meson test --setup memcheck:
+# valgrind's memcheck), with the runtime preloaded into the program.
+WRAPPER = os.environ.get("CGPROF_TEST_WRAPPER", "")
+
+
+def wrapped(argv):
+    import shlex
+    return shlex.split(WRAPPER) + list(argv) if WRAPPER else list(argv)
+
+
+def stderr_lines(text):
+    """The runtime's messages. Under a wrapper (valgrind), its launcher is
+    preloaded too and repeats the start-up messages: count each once."""
+    lines = text.strip().splitlines()
+    if WRAPPER:
+        lines = [l for l in dict.fromkeys(lines) if l.startswith("cgprof:")]
+    return lines
+
+
 def example(name):
     return os.path.join(BUILD_DIR, "examples", name)
 
@@ -55,7 +74,8 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefi
         e["CGPROF_OUT"] = out_prefix
     if env:
         e.update(env)
-    p = subprocess.run(argv, cwd=cwd or directory, env=e, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(wrapped(argv) if preload else argv, cwd=cwd or directory, env=e, capture_output=True,
+                       text=True, timeout=timeout * (20 if WRAPPER else 1))
     files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
     return Run(p.returncode, p.stdout, p.stderr, directory, files)
 

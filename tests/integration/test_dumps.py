@@ -214,7 +214,7 @@ class SignalDumps(ProfileAssertions):
         run = run_preloaded(self, [prog("ownsig")])
         self.assertEqual(run.returncode, 0)
         self.assertIn("handled 3", run.stdout)
-        lines = run.stderr.strip().splitlines()
+        lines = cgtest.stderr_lines(run.stderr)
         self.assertEqual(len(lines), 1, run.stderr)
         self.assertIn("SIGUSR1", lines[0])
         self.assertIn("steps aside", lines[0])

@@ -175,7 +175,7 @@ class Output(ProfileAssertions):
     def test_unwritable_directory(self):
         run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": "/nonexistent/dir/cg"})
         self.assertEqual(run.returncode, 0)
-        lines = run.stderr.strip().splitlines()
+        lines = cgtest.stderr_lines(run.stderr)
         self.assertEqual(len(lines), 1, run.stderr)
         self.assertIn("/nonexistent/dir/cg", lines[0])
         self.assertIn("No such file or directory", lines[0])
@@ -184,7 +184,7 @@ class Output(ProfileAssertions):
     def test_unwritable_directory_said_once_for_many_threads(self):
         run = run_preloaded(self, [prog("manythreads"), "300"], env={"CGPROF_OUT": "/nonexistent/dir/cg"})
         self.assertEqual(run.returncode, 0)
-        lines = run.stderr.strip().splitlines()
+        lines = cgtest.stderr_lines(run.stderr)
         self.assertEqual(len(lines), 1, run.stderr)
         self.assertIn("/nonexistent/dir/cg", lines[0])
 
@@ -192,7 +192,7 @@ class Output(ProfileAssertions):
         run = run_preloaded(self, [cgtest.example("basic")],
                             env={"CGPROF_CLOCK": "sundial", "CGPROF_OUTT": "x", "CGPROF_VERBOSE": "maybe"})
         self.assertEqual(run.returncode, 0)
-        lines = run.stderr.strip().splitlines()
+        lines = cgtest.stderr_lines(run.stderr)
         self.assertEqual(len(lines), 3, run.stderr)
         joined = "\n".join(lines)
         self.assertIn("CGPROF_CLOCK='sundial'", joined)
