@@ -51,17 +51,23 @@ static const char *path_problem(const char *v)
 {
     if (!*v)
         return "it is empty";
-    if (strlen(v) >= CG_OPT_PATH_MAX - 64)
-        return "it is too long";
+    /* Its expansion (each %p becomes a pid of up to 20 digits) must fit,
+     * with the .<pid>.<part>-<thread> the file names add. */
+    size_t expanded = 0;
     for (const char *p = v; *p; p++) {
         if (*p == '\n' || (unsigned char)*p < 0x20)
             return "it contains a control character";
         if (*p == '%') {
             if (p[1] != 'p' && p[1] != '%')
                 return "'%' may only be followed by 'p' (the pid) or '%'";
+            expanded += p[1] == 'p' ? 20 : 1;
             p++;
+        } else {
+            expanded++;
         }
     }
+    if (expanded >= CG_OPT_PATH_MAX - 64)
+        return "it is too long";
     size_t len = strlen(v);
     if (v[len - 1] == '/')
         return "it names a directory, not a file name prefix";
@@ -108,7 +114,9 @@ int cg_parse_signal(const char *value)
         long off = 0;
         if (v[5] == '+' || v[5] == '-') {
             off = strtol(v + 5, &end, 10);
-            if (*end != 0 || v[6] < '0' || v[6] > '9')
+            /* bounded before the addition: an offset like +1888...8 would
+             * overflow (found by tests/fuzz/fuzz_options.c) */
+            if (*end != 0 || v[6] < '0' || v[6] > '9' || off < -SIGRTMAX || off > SIGRTMAX)
                 return -1;
         } else if (v[5] != 0) {
             return -1;

@@ -2,7 +2,7 @@
 # Debian packages cgprof needs to build and test that are not installed yet.
 # Needs root (or sudo) only when something is missing.
 
-CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev libunwind-dev libcmocka-dev valgrind"
+CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev libunwind-dev libcmocka-dev valgrind clang libclang-rt-dev"
 
 cgprof_install_deps() {
     local missing="" pkg

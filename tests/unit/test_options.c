@@ -1,5 +1,6 @@
 /* Unit tests of options.c: the CGPROF_* environment variables, parsed from a
  * fake environment, and the %p expansion of the output prefix. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -524,6 +525,43 @@ static void test_expand_zero_size_buffer(void **state)
     assert_int_equal(dst[0], '#');
 }
 
+/* Found by tests/fuzz/fuzz_options.c: a prefix short enough, but whose %p
+ * expansions would not fit, is refused up front. */
+static void test_out_too_long_once_expanded_refused(void **state)
+{
+    (void)state;
+    char value[1000] = "CGPROF_OUT=";
+    for (int i = 0; i < 60; i++)
+        strcat(value, "%p");
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { value, NULL };
+    assert_int_equal(parse(&o, &r, env), 1);
+    assert_string_equal(o.out, "callgrind.out");
+    assert_non_null(strstr(r.msg[0], "too long"));
+}
+
+static void test_signal_names_and_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(cg_parse_signal("USR2"), SIGUSR2);
+    assert_int_equal(cg_parse_signal("sigusr1"), SIGUSR1);
+    assert_int_equal(cg_parse_signal("none"), 0);
+    assert_int_equal(cg_parse_signal("10"), 10);
+    assert_int_equal(cg_parse_signal("RTMIN+2"), SIGRTMIN + 2);
+    assert_int_equal(cg_parse_signal("RTMAX-1"), SIGRTMAX - 1);
+    /* refused: faults, uncatchable, out of range, garbage; an offset that
+     * would overflow (found by tests/fuzz/fuzz_options.c) */
+    const char *bad[] = { "SEGV", "KILL", "9", "STOP", "0", "65", "-1", "RTMIN+99", "RTMAX+1",
+                          "RTMAX+188888888888888888888888", "RTMIN+", "RTMINX", "USR3", "", "1x" };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cg_parse_signal(bad[i]) != -1)
+            fail_msg("signal '%s' accepted", bad[i]);
+    char buf[24];
+    assert_string_equal(cg_signal_name(SIGUSR1, buf, sizeof buf), "USR1");
+    assert_int_equal(cg_parse_signal(cg_signal_name(SIGRTMIN + 3, buf, sizeof buf)), SIGRTMIN + 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +577,8 @@ int main(void)
         cmocka_unit_test(test_out_empty_refused),
         cmocka_unit_test(test_out_without_equals_refused),
         cmocka_unit_test(test_out_overlong_refused),
+        cmocka_unit_test(test_out_too_long_once_expanded_refused),
+        cmocka_unit_test(test_signal_names_and_numbers),
         cmocka_unit_test(test_out_control_character_refused),
         cmocka_unit_test(test_out_percent_other_than_p_refused),
         cmocka_unit_test(test_out_trailing_slash_refused),
