@@ -2,6 +2,7 @@
 #include "dump.h"
 
 #include <dirent.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -234,6 +235,15 @@ static struct cg_syms *syms; /* reused while no object is loaded or unloaded */
 static unsigned long long syms_adds, syms_subs;
 static struct cg_buf last_files; /* files of the latest dump, for the status */
 
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef int (*pthread_create_real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* Resolved once, in the process that loaded the runtime: a forked child
+ * restarts the service, and a crash handler restores a default action,
+ * without calling dlsym(). */
+static sigaction_fn real_sigaction;
+static pthread_create_real real_create;
+
 struct dump {
     const char *trigger;
     unsigned part;      /* header part: number */
@@ -274,12 +284,21 @@ static struct cg_syms *symbols(void)
 
 /* ---- file names ------------------------------------------------------------- */
 
+/* The pid the files are named after: this process's, or, in the copy that
+ * writes the profile of a crashed process, the crashed one's. */
+static long crashed_pid;
+
+static long names_pid(void)
+{
+    return crashed_pid ? crashed_pid : (long)getpid();
+}
+
 /* The prefix with %p expanded and made absolute against the start-up
  * directory; *with_pid says whether it already names the pid. */
 static int prefix_of(char *dst, size_t size, int *with_pid)
 {
     char prefix[CG_OPT_PATH_MAX];
-    if (cg_expand_path(cg_opts.out, (long)getpid(), prefix, sizeof prefix) != 0)
+    if (cg_expand_path(cg_opts.out, names_pid(), prefix, sizeof prefix) != 0)
         return -1;
     *with_pid = strstr(cg_opts.out, "%p") != NULL;
     const char *dir = prefix[0] == '/' || !cg_runtime_cwd()[0] ? "" : cg_runtime_cwd();
@@ -298,7 +317,7 @@ static int file_name(char *dst, size_t size, unsigned thread, unsigned part, int
         return -1;
     char pid[24] = "";
     if (!with_pid)
-        snprintf(pid, sizeof pid, ".%ld", (long)getpid());
+        snprintf(pid, sizeof pid, ".%ld", names_pid());
     char p[24] = "";
     if (part_in_name)
         snprintf(p, sizeof p, ".%u", part);
@@ -323,7 +342,7 @@ static void scan_earlier_parts(void)
     if (with_pid)
         snprintf(base, sizeof base, "%s.", slash + 1);
     else
-        snprintf(base, sizeof base, "%s.%ld.", slash + 1, (long)getpid());
+        snprintf(base, sizeof base, "%s.%ld.", slash + 1, names_pid());
     DIR *d = opendir(*prefix ? prefix : "/");
     if (!d)
         return;
@@ -404,7 +423,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
         desc[nd] = NULL;
         struct cg_part_info info = {
             .creator = "cgprof-" CG_VERSION,
-            .pid = (long)getpid(),
+            .pid = names_pid(),
             .thread = number,
             .part = d->part,
             .cmd = cg_runtime_cmdline(),
@@ -719,6 +738,93 @@ void cg_dump_final(const char *trigger)
     leave(self);
 }
 
+/* ---- crashes ------------------------------------------------------------------
+ * CGPROF_CRASH=1: on a fatal signal the handler forks a copy of the process
+ * without running any atfork handler (_Fork: async-signal-safe), whose only
+ * thread is the crashed one and whose tables no thread changes any more.
+ * The copy writes the profile under the crashed pid, without taking the
+ * dump lock (another thread may have held it); it may still block (malloc's
+ * lock held by a thread that no longer exists in the copy), so the crashed
+ * process waits for it 5 s at most and kills it. Then the crash proceeds
+ * with the default action: same signal, same exit status, same core dump. */
+
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static int crashing;
+
+static void crash_dump(int sig, const siginfo_t *info)
+{
+    char name[24], trigger[128];
+    if (sig == SIGSEGV || sig == SIGBUS)
+        snprintf(trigger, sizeof trigger, "Crash: SIG%s at address %p", cg_signal_name(sig, name, sizeof name),
+                 info ? info->si_addr : NULL);
+    else
+        snprintf(trigger, sizeof trigger, "Crash: SIG%s", cg_signal_name(sig, name, sizeof name));
+    __atomic_fetch_add(&cg_readers, 1, __ATOMIC_SEQ_CST);
+    cg_thread_mark_internal();
+    scan_earlier_parts();
+    struct dump d;
+    dump_begin(&d, trigger, parts + 1, parts > 0);
+    struct cg_totals cur;
+    memset(&cur, 0, sizeof cur);
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        if (current_totals(t, &cur) == 0)
+            write_part(&d, t, &cur);
+    write_merged(&d);
+    dump_end(&d);
+}
+
+static void on_crash(int sig, siginfo_t *info, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    if (!__atomic_exchange_n(&crashing, 1, __ATOMIC_ACQ_REL) && !final_done) {
+        pid_t me = getpid();
+        pid_t child = _Fork();
+        if (child == 0) {
+            crashed_pid = me;
+            crash_dump(sig, info);
+            _exit(0);
+        }
+        if (child > 0) {
+            int status;
+            for (int i = 0; i < 500 && waitpid(child, &status, WNOHANG) == 0; i++) {
+                struct timespec ts = { 0, 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+            }
+            if (waitpid(child, &status, WNOHANG) == 0) {
+                kill(child, SIGKILL);
+                waitpid(child, &status, 0);
+            }
+        }
+    }
+    /* The default action from now on. A fault happens again when the
+     * handler returns (and dumps core with its real context); a signal that
+     * was sent is sent again, and arrives when the handler returns. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (real_sigaction)
+        real_sigaction(sig, &dfl, NULL);
+    if (!info || info->si_code <= 0 || sig == SIGABRT)
+        raise(sig);
+    errno = saved;
+}
+
+static void install_crash_handlers(void)
+{
+    for (unsigned i = 0; i < CG_ARRAY_SIZE(crash_signals); i++) {
+        struct sigaction cur, sa;
+        if (real_sigaction(crash_signals[i], NULL, &cur) != 0 || cur.sa_handler != SIG_DFL)
+            continue; /* the program's (or another library's) action stays */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_crash;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        real_sigaction(crash_signals[i], &sa, NULL);
+    }
+}
+
 /* ---- objects unloaded ---------------------------------------------------------
  * Before dlclose() unmaps an object, the addresses the tables hold in its
  * range are noted as its own: the range may hold another object later. The
@@ -918,13 +1024,6 @@ void cg_dump_thread_gone(void)
     errno = saved;
 }
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef int (*pthread_create_real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-/* Resolved once, in the process that loaded the runtime: a forked child
- * restarts the service without calling dlsym() after fork(). */
-static sigaction_fn real_sigaction;
-static pthread_create_real real_create;
 
 /* Starts the service thread; install: also install the signal handler (a
  * forked child inherits it). Returns whether the thread runs. */
@@ -949,11 +1048,15 @@ static int start_thread(void)
 
 void cg_dump_start_service(void)
 {
-    if (cg_opts.signal == 0 || service_started)
+    if (service_started)
         return;
     CG_DLSYM_FN(real_sigaction, RTLD_NEXT, "sigaction");
     CG_DLSYM_FN(real_create, RTLD_NEXT, "pthread_create");
     if (!real_sigaction || !real_create)
+        return;
+    if (cg_opts.crash)
+        install_crash_handlers();
+    if (cg_opts.signal == 0)
         return;
     /* An action already set for the signal (inherited SIG_IGN, another
      * library's handler) is not taken over: step aside as when the program

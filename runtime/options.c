@@ -84,6 +84,9 @@ static const struct {
     { "TTOU", SIGTTOU }, { "URG", SIGURG },     { "XCPU", SIGXCPU },     { "XFSZ", SIGXFSZ },
     { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO },
     { "PWR", SIGPWR },   { "SYS", SIGSYS },
+    /* named, never accepted (see signal_usable) */
+    { "SEGV", SIGSEGV }, { "BUS", SIGBUS },     { "FPE", SIGFPE },       { "ILL", SIGILL },
+    { "ABRT", SIGABRT }, { "TRAP", SIGTRAP },   { "KILL", SIGKILL },     { "STOP", SIGSTOP },
 };
 
 /* Signals that cannot be caught, or that report a fault of the program

@@ -17,6 +17,7 @@ struct cg_options {
     int signal;                /* SIGNAL: the number, 0 for none */
     int thread_exit;           /* ENUM: enum cg_thread_exit */
     char control_dir[CG_OPT_PATH_MAX]; /* DIR: "" for the default */
+    int crash;                 /* BOOL */
     int verbose;               /* BOOL */
 };
 

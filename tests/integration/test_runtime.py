@@ -4,6 +4,7 @@ paths. Exact counts are known from the programs in tests/progs."""
 
 import os
 import re
+import signal
 import subprocess
 import unittest
 
@@ -97,6 +98,35 @@ class Stripped(ProfileAssertions):
         into = [c for c in prof.calls if c.caller.name == "main" and c.callee == walk]
         self.assertEqual(len(into), 1)
         self.assertGreaterEqual(into[0].costs[0], sum(c.costs[0] for c in calls))
+
+
+class Crash(ProfileAssertions):
+    """CGPROF_CRASH=1: what was collected is written when the program
+    crashes, and the crash proceeds as it would have."""
+
+    MODES = {"segv": "SIGSEGV", "abort": "SIGABRT", "fpe": "SIGFPE", "kill": "SIGSEGV"}
+
+    def test_crash_writes_and_proceeds(self):
+        for mode, name in self.MODES.items():
+            with self.subTest(mode=mode):
+                plain = run_preloaded(self, [prog("crasher"), mode], preload=False)
+                self.assertLess(plain.returncode, 0, "the program really crashes")
+                run = run_preloaded(self, [prog("crasher"), mode], env={"CGPROF_CRASH": "1"})
+                self.assertEqual(run.returncode, plain.returncode, "same signal, same status")
+                self.assertEqual(run.stdout, plain.stdout)
+                (prof,) = run.profiles()
+                self.assert_valid(prof)
+                self.assertTrue(prof.desc_value("Trigger").startswith("Crash: " + name), prof.desc_value("Trigger"))
+                counts = prof.call_counts()
+                self.assertEqual(counts[("main", "crash_at")], 1)
+                self.assertEqual(counts[("crash_at", "crash_at")], 4)
+                self.assertEqual(counts[("crash_at", "crash")], 1)
+                self.assertTrue(prof.desc_value("Calls in progress").startswith("7 "))
+
+    def test_off_by_default(self):
+        run = run_preloaded(self, [prog("crasher"), "segv"])
+        self.assertEqual(run.returncode, -signal.SIGSEGV)
+        self.assertEqual(run.files, [])
 
 
 class Plugins(ProfileAssertions):
