@@ -1,6 +1,7 @@
 #include "costs.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -143,7 +144,7 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
         c->selfs[i].cost = 0;
     for (uint32_t i = 0; i < c->depth; i++)
         c->frames[i].t_enter = c->frames[i].t_last = now;
-    c->lost = c->unmatched_exits = 0;
+    c->lost = c->unmatched_exits = c->left = 0;
 }
 
 static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t addr)
@@ -218,6 +219,25 @@ void cg_stack_grow(struct cg_costs *c)
     int saved = errno;
     grow_dense(c, (void **)&c->frames, &c->frame_cap, c->depth, sizeof(struct cg_frame));
     errno = saved;
+}
+
+void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering, uint64_t now)
+{
+    /* On an alternate signal stack the addresses say nothing about the
+     * thread's own stack: leave it alone. */
+    int saved = errno;
+    stack_t ss;
+    int on_alt = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+    errno = saved;
+    if (on_alt)
+        return;
+    while (c->depth > 0) {
+        const struct cg_frame *top = &c->frames[c->depth - 1];
+        if (entering ? top->sp > sp : top->sp >= sp || top->fn == fn)
+            break;
+        cg_costs_pop(c, now);
+        c->left++;
+    }
 }
 
 void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now)
@@ -309,6 +329,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->depth = depth;
     t->lost = c->lost;
     t->unmatched_exits = c->unmatched_exits;
+    t->left = c->left;
     return 0;
 }
 
@@ -364,6 +385,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
     out->lost = cur->lost - (base && base->lost <= cur->lost ? base->lost : 0);
     out->unmatched_exits =
         cur->unmatched_exits - (base && base->unmatched_exits <= cur->unmatched_exits ? base->unmatched_exits : 0);
+    out->left = cur->left - (base && base->left <= cur->left ? base->left : 0);
     return 0;
 }
 
@@ -378,6 +400,7 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->depth = src->depth;
     dst->lost = src->lost;
     dst->unmatched_exits = src->unmatched_exits;
+    dst->left = src->left;
     return 0;
 }
 
@@ -400,6 +423,7 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
     base->lost += now->lost - (since->lost <= now->lost ? since->lost : now->lost);
     base->unmatched_exits += now->unmatched_exits -
                              (since->unmatched_exits <= now->unmatched_exits ? since->unmatched_exits : now->unmatched_exits);
+    base->left += now->left - (since->left <= now->left ? since->left : now->left);
     return 0;
 }
 
@@ -522,6 +546,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
     }
     s->lost += part->lost;
     s->unmatched_exits += part->unmatched_exits;
+    s->left += part->left;
     s->continued = 0;
     for (size_t i = 0; i < s->narcs; i++)
         s->continued += s->arcs[i].count == 0;

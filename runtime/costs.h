@@ -81,6 +81,9 @@ struct cg_costs {
      * entry; reported in the profile header. */
     uint64_t lost;
     uint64_t unmatched_exits;
+    /* Frames found abandoned (longjmp, an exception unwound without exit
+     * hooks, a siglongjmp out of a handler) and popped as ending then. */
+    uint64_t left;
     /* Enters beyond a shadow stack that could not grow; their exits are
      * dropped in turn. */
     uint64_t overflow;
@@ -106,6 +109,25 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now);
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);
 void cg_stack_grow(struct cg_costs *c);
 void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now);
+void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering, uint64_t now);
+
+/* Re-synchronises the shadow stack with the real one before a hook whose
+ * own frame is at sp (the stack grows down). When a function is entered,
+ * the frames still alive (its callers) are all above sp; a frame at or
+ * below it was left without its exit hook (longjmp, an exception that
+ * clang unwinds without calling it) and is popped, as ending now, and
+ * counted. When fn exits, a top frame of fn is the one exiting: at -O2 the
+ * exit hook may be a tail call, made after the frame is gone, from above
+ * it; only frames of other functions below sp are stale. */
+static inline CG_HOT void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering,
+                                          uint64_t now)
+{
+    if (cg_unlikely(c->depth > 0)) {
+        const struct cg_frame *top = &c->frames[c->depth - 1];
+        if (cg_unlikely(entering ? top->sp <= sp : top->sp < sp && top->fn != fn))
+            cg_resync_slow(c, fn, sp, entering, now);
+    }
+}
 
 static inline CG_HOT uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
@@ -219,7 +241,7 @@ struct cg_snapshot {
     size_t narcs;
     struct cg_snap_self *selfs;
     size_t nselfs;
-    uint64_t lost, unmatched_exits;
+    uint64_t lost, unmatched_exits, left;
     uint32_t depth;     /* frames still running when it was taken */
     uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
 };
@@ -246,7 +268,7 @@ struct cg_totals {
     uint64_t *cost;                /* per self index */
     uint32_t nselfs;
     uint32_t depth;                /* calls in progress at the reading */
-    uint64_t lost, unmatched_exits;
+    uint64_t lost, unmatched_exits, left;
 };
 
 /* Reads the totals of `c` at `now` into *t (its arrays are reallocated to

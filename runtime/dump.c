@@ -397,8 +397,8 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     path[0] = 0;
     int err = ENOMEM;
     if (build_symtab(symbols(), &snap, &symtab, &storage) == 0) {
-        char extra[8][160];
-        const char *desc[9];
+        char extra[9][160];
+        const char *desc[10];
         int nd = 0;
         if (name && name[0])
             snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
@@ -410,6 +410,10 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             snprintf(extra[nd++], sizeof extra[0],
                      "Calls continued: %llu (started before this part and counted in an earlier one: calls=0)",
                      (unsigned long long)snap.continued);
+        if (snap.left)
+            snprintf(extra[nd++], sizeof extra[0],
+                     "Frames left without exit: %llu (longjmp, exceptions; counted as ending when found)",
+                     (unsigned long long)snap.left);
         if (snap.unmatched_exits)
             snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
                      (unsigned long long)snap.unmatched_exits);

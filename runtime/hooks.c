@@ -53,8 +53,10 @@ CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
     struct cg_thread *t = hook_begin();
     if (!t)
         return;
-    cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
-                   thread_now(t));
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    uint64_t now = thread_now(t);
+    cg_costs_resync(&t->costs, (uintptr_t)fn, sp, 1, now);
+    cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, sp, now);
     hook_end(t);
 }
 
@@ -64,6 +66,8 @@ CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
     struct cg_thread *t = hook_begin();
     if (!t)
         return;
-    cg_costs_exit(&t->costs, (uintptr_t)fn, thread_now(t));
+    uint64_t now = thread_now(t);
+    cg_costs_resync(&t->costs, (uintptr_t)fn, (uintptr_t)__builtin_frame_address(0), 0, now);
+    cg_costs_exit(&t->costs, (uintptr_t)fn, now);
     hook_end(t);
 }

@@ -100,6 +100,44 @@ class Stripped(ProfileAssertions):
         self.assertGreaterEqual(into[0].costs[0], sum(c.costs[0] for c in calls))
 
 
+class LeftFrames(ProfileAssertions):
+    """Frames left without their exit hook are found at the next hook (the
+    stack pointer says they are gone) and popped: counts stay exact."""
+
+    def check(self, name, counts, left):
+        path = prog(name)
+        if not os.path.exists(path):
+            self.skipTest("%s not built (no clang)" % name)
+        run = run_preloaded(self, [path])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        got = prof.call_counts()
+        for arc, n in counts.items():
+            self.assertEqual(got.get(arc), n, arc)
+        found = prof.desc_value("Frames left without exit")
+        self.assertEqual(int(found.split()[0]) if found else 0, left)
+        self.assertIsNone(prof.desc_value("Unmatched exits"))
+
+    JUMPS = {("main", "round_trip"): 1000, ("round_trip", "level"): 1000, ("level", "level"): 9000,
+             ("round_trip", "leaf"): 1000}
+    THROWS = {("main", "level(int)"): 1000, ("level(int)", "level(int)"): 9000, ("main", "caught(int)"): 1000}
+
+    def test_longjmp_gcc(self):
+        self.check("jumps", self.JUMPS, 10000)
+
+    def test_longjmp_clang(self):
+        self.check("jumps-clang", self.JUMPS, 10000)
+
+    def test_exception_gcc(self):
+        # gcc calls the exit hooks while it unwinds: nothing is left
+        self.check("throws", self.THROWS, 0)
+
+    def test_exception_clang(self):
+        # clang does not: the 10 frames of each throw are found left
+        self.check("throws-clang", self.THROWS, 10000)
+
+
 class Crash(ProfileAssertions):
     """CGPROF_CRASH=1: what was collected is written when the program
     crashes, and the crash proceeds as it would have."""
