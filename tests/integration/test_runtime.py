@@ -138,6 +138,43 @@ class LeftFrames(ProfileAssertions):
         self.check("throws-clang", self.THROWS, 10000)
 
 
+class Shapes(ProfileAssertions):
+    def profiles_of(self, mode, files):
+        run = run_preloaded(self, [prog("shapes"), mode])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.files), files)
+        profs = run.profiles()
+        for p in profs:
+            self.assert_valid(p)
+        return profs
+
+    def test_mutual_recursion(self):
+        (p,) = self.profiles_of("mutual", 1)
+        counts = p.call_counts()
+        self.assertEqual(counts[("main", "is_even")], 200)
+        self.assertEqual(counts[("is_even", "is_odd")], 30000)
+        self.assertEqual(counts[("is_odd", "is_even")], 30000)
+
+    def test_pthread_exit_from_depth(self):
+        profs = {p.thread: p for p in self.profiles_of("thexit", 2)}
+        counts = profs[2].call_counts()
+        self.assertEqual(counts[("worker", "dive")], 1)
+        self.assertEqual(counts[("dive", "dive")], 19)
+        # worker and the 20 dives end with the thread
+        self.assertTrue(profs[2].desc_value("Calls in progress").startswith("21 "))
+
+    def test_siglongjmp_out_of_a_handler(self):
+        (p,) = self.profiles_of("sigjmp", 1)
+        counts = p.call_counts()
+        self.assertEqual(counts[("main", "attempt")], 100)
+        self.assertEqual(counts[("attempt", "on_alarm")], 100)
+        self.assertEqual(counts[("on_alarm", "in_handler")], 100)
+        self.assertEqual(counts[("in_handler", "deeper")], 100)
+        self.assertNotIn(("attempt", "spin"), counts)
+        self.assertTrue(p.desc_value("Frames left without exit").startswith("300 "))
+        self.assertIsNone(p.desc_value("Unmatched exits"))
+
+
 class Crash(ProfileAssertions):
     """CGPROF_CRASH=1: what was collected is written when the program
     crashes, and the crash proceeds as it would have."""
