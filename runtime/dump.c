@@ -418,7 +418,8 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
                      (unsigned long long)snap.unmatched_exits);
         if (snap.lost)
-            snprintf(extra[nd++], sizeof extra[0], "Lost: %llu calls not recorded (out of memory)",
+            snprintf(extra[nd++], sizeof extra[0],
+                     "Lost: %llu calls not recorded (out of memory, or signal handlers nested too deep)",
                      (unsigned long long)snap.lost);
         if (paused)
             snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");

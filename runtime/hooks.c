@@ -5,6 +5,9 @@
  * clock is RDTSC or the vDSO), errno untouched (the slow paths that make
  * system calls restore it), and a per-thread guard so that a hook re-entered
  * from a signal handler returns at once. */
+#include <errno.h>
+#include <signal.h>
+
 #include "clock.h"
 #include "costs.h"
 #include "runtime.h"
@@ -27,47 +30,121 @@ static inline CG_HOT uint64_t thread_now(struct cg_thread *t)
     return now;
 }
 
+/* A hook re-entered on a thread whose hook is running: a signal handler
+ * interrupted it. The tables are half updated, so the event is kept in a
+ * small buffer (slots reserved atomically: handlers nest) and replayed when
+ * the interrupted hook ends, as if the handler had run right after it. */
+static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter)
+{
+    if (t->guard == CG_GUARD_RUNTIME || !t->costs.frames)
+        return; /* the runtime's own work, or a sentinel: not the program's */ /* the runtime's own work, or a sentinel: not the program's */
+    uint32_t i = __atomic_fetch_add(&t->ndeferred, 1, __ATOMIC_RELAXED);
+    if (i >= CG_MAX_DEFERRED) {
+        __atomic_fetch_sub(&t->ndeferred, 1, __ATOMIC_RELAXED);
+        t->costs.lost++; /* reported with the part: desc: Lost */
+        return;
+    }
+    struct cg_deferred *d = &t->deferred[i];
+    d->fn = fn;
+    d->site = site;
+    d->sp = sp;
+    d->enter = enter;
+    d->now = cg_clock_now();
+}
+
+static inline CG_HOT void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter,
+                                uint64_t now, int resync)
+{
+    if (resync)
+        cg_costs_resync(&t->costs, fn, sp, enter, now);
+    if (enter)
+        cg_costs_enter(&t->costs, fn, site, sp, now);
+    else
+        cg_costs_exit(&t->costs, fn, now);
+}
+
+/* Replays the deferred events, in order; the caller holds the guard (more
+ * may arrive meanwhile, from further signals). No re-synchronisation: the
+ * events of a handler are nested in the interrupted context by
+ * construction, and frames a siglongjmp left are found by the next hook. */
+static CG_COLD void replay(struct cg_thread *t)
+{
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t n = __atomic_load_n(&t->ndeferred, __ATOMIC_ACQUIRE);
+        for (; i < n && i < CG_MAX_DEFERRED; i++) {
+            const struct cg_deferred *d = &t->deferred[i];
+            uint64_t now = d->now < t->last_now ? t->last_now : d->now;
+            t->last_now = now;
+            apply(t, d->fn, d->site, d->sp, d->enter, now, 0);
+        }
+        if (__atomic_compare_exchange_n(&t->ndeferred, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            break;
+    }
+}
+
+/* Events deferred after the guard was released: take it again and replay,
+ * until the guard is released with nothing pending. */
+static CG_COLD void replay_late(struct cg_thread *t)
+{
+    while (t->ndeferred) {
+        t->guard = CG_GUARD_HOOK;
+        cg_signal_fence();
+        replay(t);
+        cg_signal_fence();
+        t->guard = 0;
+        cg_signal_fence();
+    }
+}
+
 /* The calling thread's state with its guard taken, or NULL when this hook
  * must do nothing: runtime not ready, collection paused, or a hook already
  * running on this thread (this one comes from a signal handler). */
-static inline CG_HOT struct cg_thread *hook_begin(void)
+static inline CG_HOT struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, int enter)
 {
     struct cg_thread *t = cg_self;
     if (cg_unlikely(!t) && !(t = cg_thread_attach()))
         return NULL;
-    if (cg_unlikely(t->guard | !cg_collecting))
+    /* Events pending (a handler that landed as a hook was ending): this one
+     * waits its turn behind them, so that the order is kept. */
+    if (cg_unlikely(t->guard | t->ndeferred | !cg_collecting)) {
+        if (cg_collecting)
+            defer(t, fn, site, (uintptr_t)__builtin_frame_address(0), enter);
         return NULL;
-    t->guard = 1;
+    }
+    t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
     return t;
 }
 
+/* Releases the guard, replaying first what handlers deferred, and only
+ * with nothing pending (see replay_late). */
 static inline CG_HOT void hook_end(struct cg_thread *t)
 {
     cg_signal_fence();
+    if (cg_unlikely(t->ndeferred))
+        replay(t);
+    cg_signal_fence();
     t->guard = 0;
+    cg_signal_fence();
+    if (cg_unlikely(t->ndeferred))
+        replay_late(t);
 }
 
 CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
 {
-    struct cg_thread *t = hook_begin();
+    struct cg_thread *t = hook_begin((uintptr_t)fn, (uintptr_t)site, 1);
     if (!t)
         return;
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    uint64_t now = thread_now(t);
-    cg_costs_resync(&t->costs, (uintptr_t)fn, sp, 1, now);
-    cg_costs_enter(&t->costs, (uintptr_t)fn, (uintptr_t)site, sp, now);
+    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0), 1, thread_now(t), 1);
     hook_end(t);
 }
 
 CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
 {
-    (void)site;
-    struct cg_thread *t = hook_begin();
+    struct cg_thread *t = hook_begin((uintptr_t)fn, (uintptr_t)site, 0);
     if (!t)
         return;
-    uint64_t now = thread_now(t);
-    cg_costs_resync(&t->costs, (uintptr_t)fn, (uintptr_t)__builtin_frame_address(0), 0, now);
-    cg_costs_exit(&t->costs, (uintptr_t)fn, now);
+    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0), 0, thread_now(t), 1);
     hook_end(t);
 }

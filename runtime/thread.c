@@ -167,7 +167,7 @@ struct cg_thread *cg_thread_enter_runtime(void)
 {
     struct cg_thread *saved = cg_self;
     if (saved && saved != &busy_sentinel && saved != &off_sentinel)
-        saved->guard = 1;
+        saved->guard = CG_GUARD_RUNTIME;
     else
         cg_self = &busy_sentinel;
     cg_signal_fence();

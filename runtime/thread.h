@@ -8,13 +8,28 @@
 
 #include "costs.h"
 
+enum { CG_GUARD_HOOK = 1, CG_GUARD_RUNTIME = 2 };
+
+/* A hook that ran while another hook of the same thread was running (from
+ * a signal handler): kept, and replayed when the interrupted hook ends. */
+struct cg_deferred {
+    uintptr_t fn, site, sp;
+    uint64_t now;
+    int enter;
+};
+
+#define CG_MAX_DEFERRED 256
+
 struct cg_thread {
-    /* Nonzero while a hook runs on this thread: a hook entered again from a
-     * signal handler that interrupted a hook returns at once instead of
-     * touching tables that are half updated. Sentinel threads keep it set. */
+    /* Nonzero while a hook runs on this thread (CG_GUARD_HOOK) or the
+     * runtime works on it (CG_GUARD_RUNTIME): a hook entered again from a
+     * signal handler must not touch tables that are half updated. Sentinel
+     * threads keep it set. */
     volatile int guard;
+    volatile uint32_t ndeferred; /* events in deferred[] */
     uint64_t last_now; /* latest clock reading of a hook on this thread */
     struct cg_costs costs;
+    struct cg_deferred deferred[CG_MAX_DEFERRED];
 
     /* cold */
     struct cg_thread *next; /* registry, newest first */

@@ -1,9 +1,9 @@
 /* Signals fired every 20 us during instrumented work, with a handler that
  * calls instrumented functions: a hook re-entered from a handler that
  * interrupted a hook must return at once and leave the tables intact.
- * Expected: main -> leaf exactly N times; on_signal -> handler_work exactly
- * as often as on_signal itself is counted, and never more often than the
- * signals delivered (those landing inside a hook are not recorded). */
+ * Expected: main -> leaf exactly N times; on_signal and on_signal ->
+ * handler_work exactly as many times as signals were delivered (those that
+ * land inside a hook too: their hooks are replayed when it ends). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
