@@ -30,9 +30,12 @@ static unsigned long leaf(unsigned long i)
     return i ^ (i >> 3);
 }
 
+/* Runs at least n calls of leaf, in blocks of 10,000, and on until at least
+ * `want` signals were delivered; prints how many calls it made. */
 int main(int argc, char **argv)
 {
     unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 3000000;
+    long want = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -40,11 +43,14 @@ int main(int argc, char **argv)
     sigaction(SIGALRM, &sa, NULL);
     struct itimerval it = { { 0, 20 }, { 0, 20 } };
     setitimer(ITIMER_REAL, &it, NULL);
-    unsigned long acc = 0;
-    for (unsigned long i = 0; i < n; i++)
-        acc += leaf(i);
+    unsigned long acc = 0, calls = 0;
+    while (calls < n || delivered < want) {
+        for (unsigned long i = 0; i < 10000; i++)
+            acc += leaf(i);
+        calls += 10000;
+    }
     struct itimerval off = { { 0, 0 }, { 0, 0 } };
     setitimer(ITIMER_REAL, &off, NULL);
-    printf("sigstorm: %lu calls, %d signals delivered, acc %lu\n", n, (int)delivered, acc);
+    printf("sigstorm: %lu calls, %d signals delivered, acc %lu\n", calls, (int)delivered, acc);
     return 0;
 }
