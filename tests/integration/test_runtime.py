@@ -366,6 +366,68 @@ class Output(ProfileAssertions):
         self.assertEqual(os.stat(target).st_mode & 0o777, 0o644 & ~current_umask())
 
 
+class Hostile(ProfileAssertions):
+    """A full disk, and a set-user-ID program (secure-execution mode)."""
+
+    def test_full_disk(self):
+        import shutil
+        import tempfile
+        mnt = tempfile.mkdtemp(prefix="cgprof-full-")
+        self.addCleanup(shutil.rmtree, mnt, ignore_errors=True)
+        if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", mnt],
+                                                capture_output=True).returncode != 0:
+            self.skipTest("cannot mount a small tmpfs here")
+        self.addCleanup(subprocess.run, ["umount", "-l", mnt], capture_output=True)
+        fd = os.open(os.path.join(mnt, "filler"), os.O_WRONLY | os.O_CREAT, 0o644)  # fill it up
+        try:
+            while os.write(fd, b"x" * 512) > 0:
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": os.path.join(mnt, "cg")})
+        self.assertEqual(run.returncode, 0)
+        self.assertIn("fib(20)=6765", run.stdout)
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertIn(os.path.join(mnt, "cg"), lines[0])
+        self.assertIn("No space left on device", lines[0])
+        self.assertEqual(os.listdir(mnt), ["filler"], "no file, whole or half, is left")
+
+    def test_secure_execution_writes_nothing(self):
+        import shutil
+        import tempfile
+        if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("gcc"):
+            self.skipTest("needs root, setpriv and gcc")
+        d = tempfile.mkdtemp(prefix="cgprof-suid-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        os.chmod(d, 0o755)
+        src = os.path.join(d, "s.c")
+        with open(src, "w") as f:
+            f.write('#include <stdio.h>\nstatic int f(int x) { return x + 1; }\n'
+                    'int main(void) { printf("suid %d\\n", f(1)); return 0; }\n')
+        exe = os.path.join(d, "s")
+        libdir = os.path.dirname(cgtest.LIB)
+        # linked, not preloaded: the loader ignores LD_PRELOAD for set-user-ID
+        # programs; an absolute RUNPATH is honoured
+        subprocess.run(["gcc", "-finstrument-functions", src, "-o", exe, "-L" + libdir, "-lcgprof",
+                        "-Wl,-rpath," + libdir], check=True)
+        os.chmod(exe, 0o4755)
+        out = os.path.join(d, "out")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe], cwd=out, env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "suid 2\n", ""))
+        self.assertEqual(os.listdir(out), [], "a set-user-ID program run by another user writes nothing")
+        # the same program run by its owner is not in secure mode: profiled
+        p = subprocess.run([exe], cwd=out, env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(len([n for n in os.listdir(out) if n.startswith("callgrind.out.")]), 1)
+
+
 def first_function_start(lib):
     """Start of the one static function of libcbstrip.so: the FDE that
     precedes cbstrip_for_each's (readelf --debug-dump=frames)."""
