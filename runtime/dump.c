@@ -153,7 +153,16 @@ static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struc
     }
     for (size_t i = 0; i < s->nselfs; i++)
         addrs[n++] = s->selfs[i].addr;
+    /* The functions the hooks saw are instrumented: lines in their objects */
+    if (syms)
+        for (size_t i = 0; i < s->narcs; i++)
+            cg_syms_want_lines(syms, s->arcs[i].callee);
     qsort(addrs, n, sizeof *addrs, cmp_addr);
+    size_t unique = 0;
+    for (size_t i = 0; i < n; i++)
+        unique += i == 0 || addrs[i] != addrs[i - 1];
+    if (syms)
+        cg_syms_reserve(syms, unique);
     struct cg_symtab_entry *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) {
         free(addrs);

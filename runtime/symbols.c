@@ -18,7 +18,7 @@ static const char unknown[] = "???";
 
 struct entry {
     uintptr_t addr;
-    int used;
+    int lines;  /* its source lines were looked up (see cg_syms_want_lines) */
     struct cg_symbol sym;
 };
 
@@ -28,15 +28,42 @@ struct path_entry {
     const char *path;
 };
 
+/* An object's function symbols sorted by address. elfutils'
+ * dwfl_module_addrinfo() scans the whole symbol table on every lookup:
+ * with 50,000 functions and 150,000 addresses to name, a dump took minutes. */
+struct fsym {
+    uintptr_t addr; /* run-time address */
+    uint64_t size;
+    const char *name; /* in the object's string table (lives with the Dwfl) */
+    int rank;         /* among aliases at one address: global > weak > local */
+};
+
+struct modsyms {
+    Dwfl_Module *mod;
+    struct fsym *v;
+    size_t n;
+};
+
 struct cg_syms {
     Dwfl *dwfl;
     Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
     struct path_entry *paths; /* open addressing on the raw pointer */
     size_t paths_cap, paths_n;
-    struct entry *cache; /* open addressing on addr */
-    size_t cache_cap, cache_n;
+    /* The cache: entries in a dense array, found through open addressing
+     * of 32-bit slots (index + 1). Small slots and no moving of entries on
+     * growth: in a dump of 150,000 addresses, rehashing whole entries was a
+     * third of the time (page faults on the new table). */
+    struct entry *ents;
+    size_t nents, ents_cap;
+    uint32_t *slots;
+    size_t slot_cap;
     char **owned; /* strings we allocated (demangled names) */
     size_t nowned, owned_cap;
+    struct modsyms *modsyms; /* sorted function symbols, per object */
+    size_t nmodsyms, modsyms_cap;
+    Dwfl_Module **lined; /* objects with instrumented code: lines wanted */
+    size_t nlined, lined_cap;
+    Dwfl_Module *last_lined;
 };
 
 /* Separate debug files by build-id only (/usr/lib/debug/.build-id/..). The
@@ -64,6 +91,8 @@ static const Dwfl_Callbacks callbacks = {
     .find_debuginfo = find_debuginfo,
 };
 
+static int cache_reserve(struct cg_syms *s, size_t n);
+
 struct cg_syms *cg_syms_open(void)
 {
     struct cg_syms *s = calloc(1, sizeof *s);
@@ -86,9 +115,7 @@ struct cg_syms *cg_syms_open(void)
             s->dwfl = NULL;
         }
     }
-    s->cache_cap = 1024;
-    s->cache = calloc(s->cache_cap, sizeof *s->cache);
-    if (!s->cache) {
+    if (cache_reserve(s, 1024) != 0) {
         cg_syms_close(s);
         return NULL;
     }
@@ -107,7 +134,12 @@ void cg_syms_close(struct cg_syms *s)
         free(s->owned[i]);
     free(s->owned);
     free(s->paths);
-    free(s->cache);
+    free(s->ents);
+    free(s->slots);
+    free(s->lined);
+    for (size_t i = 0; i < s->nmodsyms; i++)
+        free(s->modsyms[i].v);
+    free(s->modsyms);
     free(s);
 }
 
@@ -439,7 +471,113 @@ static Dwfl_Module *gone_module(struct cg_syms *s, uintptr_t addr, int current)
     return mod;
 }
 
-static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
+static int cmp_fsym(const void *a, const void *b)
+{
+    const struct fsym *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    /* the preferred alias first: sized, then by binding */
+    if ((x->size != 0) != (y->size != 0))
+        return x->size ? -1 : 1;
+    return y->rank - x->rank;
+}
+
+static const struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
+{
+    for (size_t i = 0; i < s->nmodsyms; i++)
+        if (s->modsyms[i].mod == mod)
+            return &s->modsyms[i];
+    if (s->nmodsyms == s->modsyms_cap) {
+        size_t cap = s->modsyms_cap ? 2 * s->modsyms_cap : 16;
+        struct modsyms *n = realloc(s->modsyms, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        s->modsyms = n;
+        s->modsyms_cap = cap;
+    }
+    struct modsyms *m = &s->modsyms[s->nmodsyms];
+    m->mod = mod;
+    m->v = NULL;
+    m->n = 0;
+    int count = dwfl_module_getsymtab(mod);
+    if (count > 0 && (m->v = malloc((size_t)count * sizeof *m->v))) {
+        for (int i = 1; i < count; i++) {
+            GElf_Sym sym;
+            GElf_Addr addr;
+            GElf_Word shndx;
+            const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+            int type = GELF_ST_TYPE(sym.st_info);
+            if (!name || !*name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
+                continue;
+            int bind = GELF_ST_BIND(sym.st_info);
+            struct fsym *f = &m->v[m->n++];
+            f->addr = addr;
+            f->size = sym.st_size;
+            f->name = name;
+            f->rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+        }
+        qsort(m->v, m->n, sizeof *m->v, cmp_fsym);
+        /* one entry per address: the preferred alias */
+        size_t k = 0;
+        for (size_t i = 0; i < m->n; i++)
+            if (k == 0 || m->v[k - 1].addr != m->v[i].addr)
+                m->v[k++] = m->v[i];
+        m->n = k;
+    }
+    s->nmodsyms++;
+    return m;
+}
+
+/* The function symbol containing addr: the last one at or below it, when
+ * its size covers addr (or it has no size). Returns its name and start. */
+static const char *function_at(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, uintptr_t *start)
+{
+    const struct modsyms *m = modsyms_of(s, mod);
+    if (!m || m->n == 0 || addr < m->v[0].addr)
+        return NULL;
+    size_t lo = 0, hi = m->n; /* the answer is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->v[mid].addr <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const struct fsym *f = &m->v[lo];
+    if (f->size != 0 && addr - f->addr >= f->size)
+        return NULL;
+    *start = f->addr;
+    return f->name;
+}
+
+static int wants_lines(const struct cg_syms *s, Dwfl_Module *mod)
+{
+    for (size_t i = 0; i < s->nlined; i++)
+        if (s->lined[i] == mod)
+            return 1;
+    return 0;
+}
+
+void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr)
+{
+    Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+    if (!mod || mod == s->last_lined || wants_lines(s, mod))
+        return;
+    if (s->nlined == s->lined_cap) {
+        size_t cap = s->lined_cap ? 2 * s->lined_cap : 16;
+        Dwfl_Module **n = realloc(s->lined, cap * sizeof *n);
+        if (!n)
+            return;
+        s->lined = n;
+        s->lined_cap = cap;
+    }
+    s->lined[s->nlined++] = mod;
+    s->last_lined = mod;
+}
+
+/* lines: look up source lines (else they stay unknown). Objects unloaded
+ * (offline modules) always get them: only code that ran is noted there. */
+static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, int *lines)
 {
     memset(out, 0, sizeof *out);
     out->object = unknown;
@@ -449,8 +587,10 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
     Dwfl_Module *gone = gone_module(s, addr, mod != NULL);
     if (gone)
         mod = gone;
+    *lines = 1;
     if (!mod)
         return;
+    *lines = gone || wants_lines(s, mod);
     const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
     if (path && *path)
         out->object = path; /* a full path, or a name such as [vdso] */
@@ -458,58 +598,97 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
     if (dwfl_module_getelf(mod, &bias))
         out->obj_addr = addr - bias;
 
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-    if (name && *name && (sym.st_size == 0 || off < sym.st_size)) {
+    uintptr_t start = 0;
+    const char *name = function_at(s, mod, addr, &start);
+    if (name) {
+        uintptr_t off = addr - start;
         out->function = demangle(s, name);
         out->fn_start = addr - off;
         out->fn_obj_addr = out->obj_addr - off;
-        source_of(s, mod, out->fn_start, &out->fn_file, &out->fn_line);
+        if (*lines)
+            source_of(s, mod, out->fn_start, &out->fn_file, &out->fn_line);
     } else {
         unnamed_function(s, mod, addr, out);
     }
-    source_of(s, mod, addr, &out->file, &out->line);
+    if (*lines)
+        source_of(s, mod, addr, &out->file, &out->line);
 }
 
-static int cache_grow(struct cg_syms *s)
+static size_t slot_of(uintptr_t addr)
 {
-    size_t cap = s->cache_cap * 2;
-    struct entry *n = calloc(cap, sizeof *n);
-    if (!n)
+    return (size_t)((addr * 0x9e3779b97f4a7c15u) >> 20);
+}
+
+static int cache_reserve(struct cg_syms *s, size_t n)
+{
+    if (n > UINT32_MAX / 4 || s->nents > UINT32_MAX / 4 - n)
         return -1;
-    for (size_t i = 0; i < s->cache_cap; i++) {
-        if (!s->cache[i].used)
-            continue;
-        size_t j = (s->cache[i].addr * 0x9e3779b97f4a7c15u) >> 20;
-        while (n[j & (cap - 1)].used)
-            j++;
-        n[j & (cap - 1)] = s->cache[i];
+    size_t need = s->nents + n;
+    if (need > s->ents_cap) {
+        size_t cap = s->ents_cap ? 2 * s->ents_cap : 1024;
+        while (cap < need)
+            cap *= 2;
+        struct entry *e = realloc(s->ents, cap * sizeof *e);
+        if (!e)
+            return -1;
+        s->ents = e;
+        s->ents_cap = cap;
     }
-    free(s->cache);
-    s->cache = n;
-    s->cache_cap = cap;
+    if (need * 2 > s->slot_cap) {
+        size_t cap = s->slot_cap ? s->slot_cap : 2048;
+        while (need * 2 > cap)
+            cap *= 2;
+        uint32_t *sl = calloc(cap, sizeof *sl);
+        if (!sl)
+            return -1;
+        for (size_t i = 0; i < s->nents; i++) {
+            size_t j = slot_of(s->ents[i].addr);
+            while (sl[j & (cap - 1)])
+                j++;
+            sl[j & (cap - 1)] = (uint32_t)i + 1;
+        }
+        free(s->slots);
+        s->slots = sl;
+        s->slot_cap = cap;
+    }
     return 0;
+}
+
+void cg_syms_reserve(struct cg_syms *s, size_t n)
+{
+    cache_reserve(s, n);
 }
 
 const struct cg_symbol *cg_syms_lookup(struct cg_syms *s, uintptr_t addr)
 {
     static struct cg_symbol fallback;
-    if ((s->cache_n + 1) * 2 > s->cache_cap && cache_grow(s) != 0) {
-        resolve(s, addr, &fallback);
-        return &fallback;
-    }
-    size_t j = (addr * 0x9e3779b97f4a7c15u) >> 20;
-    for (;; j++) {
-        struct entry *e = &s->cache[j & (s->cache_cap - 1)];
-        if (!e->used) {
-            e->used = 1;
-            e->addr = addr;
-            resolve(s, addr, &e->sym);
-            s->cache_n++;
+    int lines;
+    for (size_t j = slot_of(addr);; j++) {
+        uint32_t slot = s->slots[j & (s->slot_cap - 1)];
+        if (slot == 0)
+            break;
+        struct entry *e = &s->ents[slot - 1];
+        if (e->addr == addr) {
+            /* resolved without lines, before its object was known to hold
+             * instrumented code */
+            if (!e->lines && s->nlined) {
+                Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+                if (mod && wants_lines(s, mod))
+                    resolve(s, addr, &e->sym, &e->lines);
+            }
             return &e->sym;
         }
-        if (e->addr == addr)
-            return &e->sym;
     }
+    if (cache_reserve(s, 1) != 0) {
+        resolve(s, addr, &fallback, &lines);
+        return &fallback;
+    }
+    struct entry *e = &s->ents[s->nents];
+    e->addr = addr;
+    resolve(s, addr, &e->sym, &e->lines);
+    size_t j = slot_of(addr);
+    while (s->slots[j & (s->slot_cap - 1)])
+        j++;
+    s->slots[j & (s->slot_cap - 1)] = (uint32_t)++s->nents;
+    return &e->sym;
 }

@@ -44,4 +44,15 @@ void cg_syms_close(struct cg_syms *s);
  * The result is valid until the next lookup: copy it. */
 const struct cg_symbol *cg_syms_lookup(struct cg_syms *s, uintptr_t addr);
 
+/* Makes room for n more addresses in the cache, so that the lookups that
+ * follow do not grow it one step at a time. */
+void cg_syms_reserve(struct cg_syms *s, size_t n);
+
+/* Says that the object holding addr has instrumented code (addr is a
+ * function the hooks saw). Source lines are looked up only in such objects:
+ * the others (libc, where a thread's first call or a callback comes from)
+ * would cost the loading of their whole DWARF (tens of ms for libc's debug
+ * file, compressed) for the line of one call site. */
+void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr);
+
 #endif
