@@ -196,6 +196,7 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     a->site = site;
     a->callee = callee;
     a->count = a->incl = a->runs = 0;
+    a->sampled = 0;
     a->entry_self = entry_self;
     a->ret_self = ret_self;
     c->arc_index[i & c->arc_mask] = e;
@@ -287,6 +288,57 @@ void cg_totals_free(struct cg_totals *t)
     memset(t, 0, sizeof *t);
 }
 
+static uint32_t arc_lookup(const struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    for (uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);; i++) {
+        uint32_t slot = c->arc_index[i & c->arc_mask];
+        if (slot == 0)
+            return 0;
+        const struct cg_arc *a = &c->arcs[slot];
+        if (a->site == site && a->callee == callee && a->caller == caller)
+            return slot;
+    }
+}
+
+int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *sites, unsigned n, uintptr_t pc,
+                    uint64_t period, int new_visit, uint32_t *last, unsigned *nlast)
+{
+    if (n == 0 || n > CG_SAMPLE_DEPTH || c->depth == 0)
+        return -1;
+    uintptr_t caller = c->frames[c->depth - 1].fn;
+    uint32_t first = arc_lookup(c, caller, sites[0], fns[0]);
+    if (first != CG_SINK && !c->arcs[first].sampled)
+        return -1;
+    int saved = errno;
+    uint32_t arcs[CG_SAMPLE_DEPTH];
+    for (unsigned i = 0; i < n; i++) {
+        uintptr_t from = i ? fns[i - 1] : caller;
+        uint32_t a = arc_lookup(c, from, sites[i], fns[i]);
+        if (a == CG_SINK) {
+            a = arc_insert(c, from, sites[i], fns[i]);
+            if (a != CG_SINK)
+                c->arcs[a].sampled = 1;
+        }
+        arcs[i] = a;
+    }
+    uint32_t self = self_find(c, fns[n - 1], pc);
+    errno = saved;
+    for (unsigned i = 0; i < n; i++) {
+        struct cg_arc *a = &c->arcs[arcs[i]];
+        int seen = 0;
+        for (unsigned k = 0; k < *nlast && !seen; k++)
+            seen = last[k] == arcs[i];
+        if (new_visit || !seen)
+            a->count++;
+        a->incl += period;
+    }
+    c->selfs[self].cost += period;
+    for (unsigned i = 0; i < n; i++)
+        last[i] = arcs[i];
+    *nlast = n;
+    return 0;
+}
+
 int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
 {
     uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
@@ -311,7 +363,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
      * than it will really cost, and successive totals only grow (parts
      * never lose what a torn read put in the part before). */
     if (now == CG_NOW)
-        now = cg_clock_now();
+        now = c->vclock ? *c->vclock : cg_clock_now();
     uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
     const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
     /* Calls still running: counted once each, with their cost so far. Only

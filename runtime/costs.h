@@ -42,6 +42,9 @@ struct cg_arc {
     uint64_t runs;    /* times the caller's frame switched to this arc from another */
     uint32_t entry_self; /* self entry (callee, callee) charged from entry */
     uint32_t ret_self;   /* self entry (caller, site) charged after return */
+    uint32_t sampled;    /* made by the sampler (CGPROF_TIME=sample): a call
+                            into uninstrumented code, count = visits seen */
+    uint32_t pad_;
 };
 
 struct cg_self {
@@ -87,6 +90,9 @@ struct cg_costs {
     /* Enters beyond a shadow stack that could not grow; their exits are
      * dropped in turn. */
     uint64_t overflow;
+    /* The thread's virtual clock in sampled mode (advanced by its timer's
+     * signal), NULL when time is read from the clock. */
+    const volatile uint64_t *vclock;
     /* Arrays outgrown but possibly still read by a dump. */
     struct { void *p; size_t len; } retired[CG_MAX_RETIRED];
     unsigned nretired;
@@ -104,6 +110,24 @@ void cg_costs_destroy(struct cg_costs *c);
 /* Zeroes all costs and counts, keeping entries, the stack and its frames
  * (frames still running restart their measure at `now`). */
 void cg_costs_zero(struct cg_costs *c, uint64_t now);
+
+/* ---- sampled time (CGPROF_TIME=sample) -----------------------------------
+ * A sample that finds the thread in code that is not instrumented, called
+ * (through n frames) from the top frame: fns[0] is the outermost of those
+ * functions, called from the top frame's function at sites[0]; fns[i] is
+ * called from fns[i-1] at sites[i]; the innermost, fns[n-1], was
+ * interrupted at pc. Charges period ns inclusive to each of those arcs and
+ * self at (fns[n-1], pc). The arcs' counts are visits: an arc is counted
+ * again when the thread made a hook since the last sample (new_visit) or
+ * when the last sample was elsewhere (last[], *nlast: the arcs of the
+ * previous sample, updated). Returns 0, or -1 when fns[0] is a real call of
+ * an instrumented function (sampled in its prologue or epilogue, around its
+ * hooks): nothing is charged and the time stays the top frame's. The caller
+ * moves the top frame's segment start on by period (the time is not its
+ * self time) and holds the thread's guard. */
+#define CG_SAMPLE_DEPTH 8
+int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *sites, unsigned n, uintptr_t pc,
+                    uint64_t period, int new_visit, uint32_t *last, unsigned *nlast);
 
 /* Slow paths of the hooks, out of line. */
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "dump.h"
+#include "sample.h"
 
 #include <dirent.h>
 #include <sys/wait.h>
@@ -258,7 +259,7 @@ struct dump {
     unsigned part;      /* header part: number */
     int part_in_name;   /* name the file <prefix>.<pid>.<part>-NN */
     struct exec_ranges exec;
-    char clock_desc[128];
+    char clock_desc[320];
     unsigned failed;
     char first_failure[CG_OPT_PATH_MAX + 64];
     int first_errno;
@@ -443,6 +444,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             .cmd = cg_runtime_cmdline(),
             .trigger = d->trigger,
             .clock = d->clock_desc,
+            .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
             .extra_desc = desc,
         };
         if (cg_write_part(&info, &snap, &symtab, &buf) == 0) {
@@ -524,7 +526,12 @@ static void dump_begin(struct dump *d, const char *trigger, unsigned part, int p
     d->trigger = trigger;
     d->part = part;
     d->part_in_name = part_in_name;
-    if (cg_clock_use_tsc)
+    if (cg_sampling)
+        snprintf(d->clock_desc, sizeof d->clock_desc,
+                 "sampled: each thread's CPU time (CLOCK_THREAD_CPUTIME_ID timer) every %llu ns; calls are "
+                 "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
+                 "count visits, a lower bound", (unsigned long long)cg_sample_period_ns());
+    else if (cg_clock_use_tsc)
         snprintf(d->clock_desc, sizeof d->clock_desc,
                  "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
     else

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "costs.h"
 #include "runtime.h"
+#include "sample.h"
 #include "thread.h"
 
 /* The extern declarations are in glibc's headers only with _GNU_SOURCE;
@@ -23,6 +24,11 @@ CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
  * negative (wrapped) duration. */
 static inline CG_HOT uint64_t thread_now(struct cg_thread *t)
 {
+    if (cg_sampling) {
+        /* sampled time: the clock is the thread's, moved by its timer */
+        t->nhooks++;
+        return t->vclock;
+    }
     uint64_t now = cg_clock_now();
     if (cg_unlikely(now < t->last_now))
         now = t->last_now;
@@ -49,7 +55,7 @@ static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uin
     d->site = site;
     d->sp = sp;
     d->enter = enter;
-    d->now = cg_clock_now();
+    d->now = cg_sampling ? t->vclock : cg_clock_now();
 }
 
 static inline CG_HOT void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter,
@@ -129,6 +135,11 @@ static inline CG_HOT void hook_end(struct cg_thread *t)
     cg_signal_fence();
     if (cg_unlikely(t->ndeferred))
         replay_late(t);
+}
+
+void cg_hook_release(struct cg_thread *t)
+{
+    hook_end(t);
 }
 
 CG_HOT void __cyg_profile_func_enter(void *fn, void *site)

@@ -19,6 +19,7 @@
 #include "compiler.h"
 #include "dump.h"
 #include "runtime.h"
+#include "sample.h"
 #include "util.h"
 
 #define REAL(type, name)                                                                                     \
@@ -36,8 +37,10 @@ typedef sighandler_t (*signal_fn)(int, sighandler_t);
 CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     REAL(sigaction_fn, "sigaction");
-    if (act)
+    if (act) {
         cg_dump_signal_claimed(sig);
+        cg_sample_signal_claimed(sig);
+    }
     return real_(sig, act, old);
 }
 
@@ -51,6 +54,7 @@ CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
         return SIG_ERR;
     }
     cg_dump_signal_claimed(sig);
+    cg_sample_signal_claimed(sig);
     return real_(sig, handler);
 }
 

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -190,6 +191,22 @@ static const char *set_option(struct cg_options *o, unsigned idx, const char *va
         if ((n = cg_parse_signal(v)) < 0)
             return "it is not a signal that can ask for dumps";
         break;
+    case CG_OPT_UINT: {
+        unsigned long lo = 0, hi = 0, x;
+        char *end;
+        if (sscanf(info->accepted, "an integer from %lu to %lu", &lo, &hi) != 2)
+            return "the option table gives no range"; /* a bug of options.inc */
+        if (*v < '0' || *v > '9')
+            return "it is not a decimal integer";
+        errno = 0;
+        x = strtoul(v, &end, 10);
+        if (*end != 0)
+            return "it is not a decimal integer";
+        if (errno == ERANGE || x < lo || x > hi)
+            return "it is out of range";
+        n = (int)x;
+        break;
+    }
     case CG_OPT_ENUM:
         if ((n = enum_index(info->accepted, v)) < 0)
             return "it is not one of the accepted values";

@@ -4,9 +4,12 @@
 
 #include <limits.h>
 
-enum cg_opt_type { CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL };
+enum cg_opt_type { CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL, CG_OPT_UINT };
 
 #define CG_OPT_PATH_MAX 1024
+
+/* In the order of CGPROF_TIME's accepted values. */
+enum cg_time_mode { CG_TIME_EXACT, CG_TIME_SAMPLE };
 
 /* In the order of CGPROF_THREAD_EXIT's accepted values. */
 enum cg_thread_exit { CG_THREAD_EXIT_FILE, CG_THREAD_EXIT_MERGE };
@@ -14,6 +17,9 @@ enum cg_thread_exit { CG_THREAD_EXIT_FILE, CG_THREAD_EXIT_MERGE };
 struct cg_options {
     char out[CG_OPT_PATH_MAX]; /* PATH: the value as given (expanded at use) */
     int clock;                 /* ENUM: index into the accepted values */
+    int time;                  /* ENUM: enum cg_time_mode */
+    unsigned sample_hz;        /* UINT */
+    int sample_signal;         /* SIGNAL */
     int signal;                /* SIGNAL: the number, 0 for none */
     int thread_exit;           /* ENUM: enum cg_thread_exit */
     char control_dir[CG_OPT_PATH_MAX]; /* DIR: "" for the default */

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "runtime.h"
+#include "sample.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,7 +81,7 @@ static int initialise(void)
     read_cmdline();
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = 0;
-    if (cg_thread_init() != 0 || cg_dump_init() != 0) {
+    if (cg_thread_init() != 0 || cg_dump_init() != 0 || cg_sample_init() != 0) {
         cg_warn("cannot set up thread and fork handling; not profiling");
         return -1;
     }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "thread.h"
+#include "sample.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,8 +47,9 @@ static CG_NOINSTR void on_thread_exit(void *arg)
         cg_dump_thread_gone();
         return;
     }
-    t->t_end = cg_clock_now();
+    t->t_end = cg_sampling ? t->vclock : cg_clock_now();
     cg_self = &off_sentinel;
+    cg_sample_thread_stop(t);
     __atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
     cg_dump_thread_exit(t);
     cg_dump_thread_gone();
@@ -107,13 +109,14 @@ static CG_NOINSTR void on_fork_child(void)
     struct cg_thread *t = cg_self;
     int real = t && t->costs.frames != NULL;
     if (real) {
-        cg_costs_zero(&t->costs, cg_clock_now());
+        cg_costs_zero(&t->costs, cg_sampling ? t->vclock : cg_clock_now());
         cg_totals_free(&t->base);
         cg_totals_free(&t->paused);
         t->next = NULL;
         t->tid = (pid_t)syscall(SYS_gettid);
     }
     __atomic_store_n(&registry, real ? t : NULL, __ATOMIC_RELEASE);
+    cg_sample_forked(real ? t : NULL);
 }
 
 int cg_thread_init(void)
@@ -146,6 +149,9 @@ struct cg_thread *cg_thread_attach(void)
         return NULL;
     }
     t->tid = (pid_t)syscall(SYS_gettid);
+    if (cg_sampling)
+        t->costs.vclock = &t->vclock;
+    cg_sample_thread_start(t);
     if (assigned_number)
         t->number = assigned_number;
     else if (t->tid == getpid())

@@ -28,6 +28,10 @@ struct cg_thread {
     volatile int guard;
     volatile uint32_t ndeferred; /* events in deferred[] */
     uint64_t last_now; /* latest clock reading of a hook on this thread */
+    /* CGPROF_TIME=sample: the thread's clock, advanced by its timer's
+     * signal (ns of CPU time), and the hooks made (new visits, sample.c). */
+    volatile uint64_t vclock;
+    uint64_t nhooks;
     struct cg_costs costs;
     struct cg_deferred deferred[CG_MAX_DEFERRED];
 
@@ -38,6 +42,13 @@ struct cg_thread {
     int finished;           /* the thread has ended (key destructor ran) */
     uint64_t t_end;         /* time (ns) at which it ended */
     char name[64];          /* cgprof_set_thread_name(), "" if none */
+    /* the sampler's (sample.c) */
+    void *timer;            /* timer_t of this thread's CPU-time timer */
+    int has_timer;
+    uint64_t sample_hooks;  /* nhooks at the last sample in uninstrumented code */
+    uint32_t sample_last[CG_SAMPLE_DEPTH];
+    unsigned sample_nlast;
+    uint64_t samples, samples_unnamed;
 
     /* The dumper's, under the dump lock (dump.c). */
     struct cg_totals base;   /* totals already reported (or zeroed) */

@@ -473,9 +473,9 @@ static void write_header(struct cg_buf *b, const struct cg_part_info *info, uint
         put_clean(b, *d);
         cg_buf_putc(b, '\n');
     }
-    cg_buf_puts(b, "positions: instr line\n"
-                   "event: ns : Wall-clock time (nanoseconds)\n"
-                   "events: ns\n"
+    cg_buf_puts(b, "positions: instr line\nevent: ns : ");
+    put_clean(b, info->event ? info->event : "Wall-clock time (nanoseconds)");
+    cg_buf_puts(b, "\nevents: ns\n"
                    "summary: ");
     cg_buf_put_u64(b, total);
     cg_buf_puts(b, "\n\n");

@@ -36,6 +36,7 @@ struct cg_part_info {
     const char *cmd;
     const char *trigger;  /* desc: Trigger: ... */
     const char *clock;    /* how the time was measured, for a desc: line */
+    const char *event;    /* the event's long name; NULL: wall-clock time */
     const char *const *extra_desc; /* more "Name: value" desc lines, NULL-terminated, or NULL */
 };
 

@@ -446,5 +446,70 @@ def current_umask():
     return m
 
 
+class Sampled(ProfileAssertions):
+    """CGPROF_TIME=sample: exact counts without reading the clock, CPU time
+    from per-thread timers, time outside instrumented code shown under the
+    functions it was spent in."""
+
+    def run_sampled(self, env):
+        run = run_preloaded(self, [prog("sampled"), "300"], env=dict({"CGPROF_TIME": "sample"}, **env))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        (p,) = run.profiles()
+        self.assert_valid(p)
+        return p
+
+    def test_counts_exact_and_time_outside_instrumented_code(self):
+        p = self.run_sampled({})
+        self.assertIn("sampled", p.desc_value("Clock"))
+        counts = p.call_counts()
+        self.assertEqual(counts[("main", "small")], 100000)
+        self.assertEqual(counts[("main", "burn_self")], 1)
+        self.assertEqual(counts[("main", "burn_outside")], 1)
+        # spin_outside is not instrumented: seen by sampling, called from
+        # burn_outside, with spin_inner under it; its count is visits seen
+        self.assertGreaterEqual(counts[("burn_outside", "spin_outside")], 1)
+        self.assertGreaterEqual(counts[("spin_outside", "spin_inner")], 1)
+        if cgtest.WRAPPER:
+            return  # CPU time under valgrind says nothing of ours
+        ms = 1e6
+        outside = p.inclusive("burn_outside") / ms
+        self.assertTrue(200 <= outside <= 420, outside)
+        self.assertTrue(200 <= p.inclusive("burn_self") / ms <= 420)
+        # burn_outside's own code only calls: its time is spin_outside's
+        self.assertLess(p.self_cost("burn_outside") / ms, 0.1 * outside)
+        self.assertGreater(p.inclusive("spin_outside") / ms, 0.8 * outside)
+
+    def test_rate_and_signal_options(self):
+        p = self.run_sampled({"CGPROF_SAMPLE_HZ": "100", "CGPROF_SAMPLE_SIGNAL": "RTMIN+5"})
+        self.assertIn("every 10000000 ns", p.desc_value("Clock"))
+        self.assertEqual(p.call_counts()[("main", "small")], 100000)
+        # all costs are whole samples
+        self.assertEqual(p.total_self() % 10000000, 0)
+
+    def test_program_taking_the_signal(self):
+        # ownsig sets its own SIGUSR1 handler: made the sampling signal here
+        run = run_preloaded(self, [prog("ownsig")], env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_SIGNAL": "USR1",
+                                                        "CGPROF_SIGNAL": "USR2"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout, "ownsig: handled 3\n")
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("stops sampling", lines[0])
+        (p,) = run.profiles()
+        self.assert_valid(p)
+
+    def test_bad_values(self):
+        for var, value in (("CGPROF_SAMPLE_HZ", "0"), ("CGPROF_SAMPLE_HZ", "1k"), ("CGPROF_TIME", "sampled")):
+            with self.subTest(var=var, value=value):
+                run = run_preloaded(self, [prog("sampled"), "10"], env={"CGPROF_TIME": "sample", var: value})
+                self.assertEqual(run.returncode, 0, run.stderr)
+                lines = cgtest.stderr_lines(run.stderr)
+                self.assertEqual(len(lines), 1, lines)
+                self.assertIn(var, lines[0])
+                (p,) = run.profiles()
+                self.assertEqual(p.call_counts()[("main", "small")], 100000)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1110,11 +1110,61 @@ static void test_merged_parts_add_up(void **state)
     cg_merged_free(&m);
 }
 
+/* ---- sampled time ------------------------------------------------------------- */
+
+#define LIBC_MEMSET ((uintptr_t)0x7f0000001000u)
+#define LIBC_INNER  ((uintptr_t)0x7f0000002000u)
+
+/* The sampler, as sample.c drives it: the clock moves by a period, a sample
+ * in uninstrumented code is charged to the chain and leaves the top frame's
+ * self segment. Costs add up; counts are visits. */
+static void test_sample_chain_charges_uninstrumented_code(void **state)
+{
+    struct cg_costs *c = *state;
+    uint64_t now = 0;
+    uint32_t last[CG_SAMPLE_DEPTH];
+    unsigned nlast = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, now);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x100, now);
+    uintptr_t fns[2] = { LIBC_MEMSET, LIBC_INNER }, sites[2] = { F + 0x20, LIBC_MEMSET + 0x30 };
+    /* three samples in a row in memset's inner function, no hook between */
+    for (int i = 0; i < 3; i++) {
+        now += 1000;
+        assert_int_equal(cg_costs_sample(c, fns, sites, 2, LIBC_INNER + 0x4, 1000, 0, last, &nlast), 0);
+        c->frames[c->depth - 1].t_last += 1000;
+    }
+    /* a hook ran (a new call of memset), one more sample, and one in F itself */
+    now += 1000;
+    assert_int_equal(cg_costs_sample(c, fns, sites, 1, LIBC_MEMSET + 0x8, 1000, 1, last, &nlast), 0);
+    c->frames[c->depth - 1].t_last += 1000;
+    now += 1000; /* F's own time */
+    cg_costs_exit(c, F, now);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x100, now);
+    cg_costs_exit(c, G, now);
+    /* a sample in G's prologue, before its enter hook: the chain is a real
+     * instrumented call, left alone (no count added) */
+    uintptr_t real[1] = { G };
+    uintptr_t real_site[1] = { MAIN + 0x20 };
+    assert_int_equal(cg_costs_sample(c, real, real_site, 1, G + 4, 1000, 1, last, &nlast), -1);
+    cg_costs_exit(c, MAIN, now);
+    struct cg_snapshot s;
+    snap(c, now, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 5000);
+    ASSERT_ARC(&s, F, F + 0x20, LIBC_MEMSET, 2, 4000);
+    ASSERT_ARC(&s, LIBC_MEMSET, LIBC_MEMSET + 0x30, LIBC_INNER, 1, 3000);
+    ASSERT_SELF(&s, LIBC_INNER, LIBC_INNER + 0x4, 3000);
+    ASSERT_SELF(&s, LIBC_MEMSET, LIBC_MEMSET + 0x8, 1000);
+    ASSERT_SELF(&s, F, F, 1000);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 1, 0);
+    cg_snapshot_free(&s);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_arc_counts_and_inclusive),
+        T(test_sample_chain_charges_uninstrumented_code),
         T(test_parts_count_each_call_once_and_split_time),
         T(test_skip_leaves_paused_interval_out),
         T(test_merged_parts_add_up),

@@ -1,0 +1,283 @@
+/* Sampled time (CGPROF_TIME=sample): the hooks keep the shadow stack and
+ * count calls exactly but read no clock; each thread's time is a virtual
+ * clock (cg_thread.vclock) that a per-thread CPU-time timer advances by one
+ * period per signal. The hooks use that clock like the real one, so a
+ * sample is charged, by the hooks' own arithmetic, as self time to the
+ * segment of the top frame that is running and inclusive time to every
+ * frame on the stack; costs add up exactly as in exact mode.
+ *
+ * A sample that lands in code that is not instrumented (libc, a system
+ * library) is walked with libunwind from the interrupted address up to the
+ * top frame's function: the time goes to those functions, shown as called
+ * from the top frame (cg_costs_sample), instead of to the top frame's self.
+ *
+ * Why timer_create(CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID): the timer
+ * measures the thread's own CPU time and signals that thread, so the
+ * handler runs on the thread it samples and touches only its tables, with
+ * the same guard as a hook. setitimer(ITIMER_PROF) would signal any thread
+ * of the process.
+ *
+ * libunwind is loaded privately (RTLD_LOCAL: Debian's libunwind.so.8 also
+ * exports _Unwind_* and would take over C++ exceptions if linked) at
+ * start-up, with its per-thread cache: libunwind's local unwinding is
+ * async-signal-safe then (no malloc, no lock but dl_iterate_phdr's, which
+ * is recursive in glibc). */
+#define _GNU_SOURCE
+#include "sample.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "compiler.h"
+#include "options.h"
+#include "runtime.h"
+#include "thread.h"
+#include "util.h"
+
+#if CG_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#define CG_STR2(x) #x
+#define CG_STR(x) CG_STR2(x)
+#endif
+
+int cg_sampling;
+static uint64_t period_ns;
+static int sample_sig;
+static int stepped_aside;
+
+CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
+CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
+
+#if CG_HAVE_LIBUNWIND
+typedef int (*init2_fn)(unw_cursor_t *, unw_context_t *, int);
+typedef int (*step_fn)(unw_cursor_t *);
+typedef int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+typedef int (*proc_info_fn)(unw_cursor_t *, unw_proc_info_t *);
+typedef int (*caching_fn)(unw_addr_space_t, unw_caching_policy_t);
+static init2_fn u_init2;
+static step_fn u_step;
+static get_reg_fn u_get_reg;
+static proc_info_fn u_proc_info;
+
+static void load_unwinder(void)
+{
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    caching_fn caching;
+    unw_addr_space_t *as = dlsym(h, CG_STR(unw_local_addr_space));
+    CG_DLSYM_FN(caching, h, CG_STR(unw_set_caching_policy));
+    CG_DLSYM_FN(u_step, h, CG_STR(unw_step));
+    CG_DLSYM_FN(u_get_reg, h, CG_STR(unw_get_reg));
+    CG_DLSYM_FN(u_proc_info, h, CG_STR(unw_get_proc_info));
+    if (as && caching)
+        caching(*as, UNW_CACHE_PER_THREAD);
+    init2_fn i2;
+    CG_DLSYM_FN(i2, h, CG_STR(unw_init_local2));
+    if (u_step && u_get_reg && u_proc_info)
+        u_init2 = i2;
+}
+
+/* Walks from the interrupted context up to the frame of top_fn. Returns
+ * the number of uninstrumented frames in between (fns[0] outermost), or 0
+ * when the sample is in top_fn itself, in the runtime, or cannot be walked
+ * within CG_SAMPLE_DEPTH frames. */
+static unsigned walk(void *uc, uintptr_t top_fn, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
+{
+    if (!u_init2)
+        return 0;
+    unw_cursor_t cur;
+    if (u_init2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+        return 0;
+    uintptr_t inner_fn[CG_SAMPLE_DEPTH + 1], inner_ip[CG_SAMPLE_DEPTH + 1];
+    unsigned n = 0;
+    for (;;) {
+        unw_proc_info_t pi;
+        unw_word_t ip;
+        if (u_get_reg(&cur, UNW_REG_IP, &ip) < 0 || u_proc_info(&cur, &pi) < 0 || pi.start_ip == 0)
+            return 0;
+        if (pi.start_ip == top_fn)
+            break;
+        if (pi.start_ip == (uintptr_t)__cyg_profile_func_enter || pi.start_ip == (uintptr_t)__cyg_profile_func_exit)
+            return 0; /* a hook before or after its guard: the top frame's */
+        if (n == CG_SAMPLE_DEPTH)
+            return 0;
+        inner_fn[n] = pi.start_ip;
+        inner_ip[n] = ip;
+        n++;
+        if (u_step(&cur) <= 0)
+            return 0;
+    }
+    if (n == 0)
+        return 0;
+    /* Frame n is top_fn, whose IP is the return address of its call into
+     * inner_fn[n-1]; inner_ip[k] is the return address in inner_fn[k] of
+     * its call into inner_fn[k-1], and inner_ip[0] the interrupted pc. */
+    unw_word_t top_ip;
+    if (u_get_reg(&cur, UNW_REG_IP, &top_ip) < 0)
+        return 0;
+    *pc = inner_ip[0];
+    for (unsigned i = 0; i < n; i++) {
+        fns[i] = inner_fn[n - 1 - i];
+        sites[i] = i == 0 ? (uintptr_t)top_ip : inner_ip[n - i];
+    }
+    return n;
+}
+#else
+static void load_unwinder(void)
+{
+}
+
+static unsigned walk(void *uc, uintptr_t top_fn, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
+{
+    (void)uc, (void)top_fn, (void)fns, (void)sites, (void)pc;
+    return 0;
+}
+#endif
+
+static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    int saved = errno;
+    struct cg_thread *t = cg_self;
+    if (!t || !t->costs.frames || t->guard == CG_GUARD_RUNTIME) {
+        errno = saved;
+        return;
+    }
+    uint64_t p = period_ns;
+    if (si && si->si_code == SI_TIMER && si->si_overrun > 0)
+        p *= 1 + (uint64_t)si->si_overrun;
+    t->samples++;
+    /* In a hook, or nothing instrumented running: the clock moves on and
+     * the hooks charge the time where it belongs. */
+    if (t->guard || t->ndeferred || t->costs.depth == 0) {
+        t->vclock += p;
+        errno = saved;
+        return;
+    }
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    struct cg_frame *top = &t->costs.frames[t->costs.depth - 1];
+    uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
+    unsigned n = walk(uc, top->fn, fns, sites, &pc);
+    t->vclock += p;
+    if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
+                             &t->sample_nlast) == 0)
+        top->t_last += p; /* not the top frame's self time */
+    t->sample_hooks = t->nhooks;
+    cg_hook_release(t);
+    errno = saved;
+}
+
+int cg_sample_init(void)
+{
+    if (cg_opts.time != CG_TIME_SAMPLE)
+        return 0;
+    if (cg_opts.sample_signal == 0) {
+        cg_warn("CGPROF_TIME=sample needs a signal (CGPROF_SAMPLE_SIGNAL=none); timing every call instead");
+        return 0;
+    }
+    if (cg_opts.sample_signal == cg_opts.signal) {
+        cg_warn("CGPROF_SAMPLE_SIGNAL and CGPROF_SIGNAL are the same signal; timing every call instead");
+        return 0;
+    }
+    struct sigaction old;
+    if (sigaction(cg_opts.sample_signal, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
+        char name[24];
+        cg_warn("SIG%s already has an action in this program; timing every call instead of sampling "
+                "(CGPROF_SAMPLE_SIGNAL chooses another signal)",
+                cg_signal_name(cg_opts.sample_signal, name, sizeof name));
+        return 0;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sample;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(cg_opts.sample_signal, &sa, NULL) != 0) {
+        cg_warn("cannot install the sampling signal handler (%s); timing every call instead", strerror(errno));
+        return 0;
+    }
+    load_unwinder();
+    sample_sig = cg_opts.sample_signal;
+    period_ns = 1000000000u / cg_opts.sample_hz;
+    cg_sampling = 1;
+    return 0;
+}
+
+uint64_t cg_sample_period_ns(void)
+{
+    return period_ns;
+}
+
+void cg_sample_thread_start(struct cg_thread *t)
+{
+    if (!cg_sampling || stepped_aside || t->has_timer)
+        return;
+    int saved = errno;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = sample_sig;
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    timer_t id;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &id) == 0) {
+        struct itimerspec its;
+        its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+        its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+        its.it_value = its.it_interval;
+        if (timer_settime(id, 0, &its, NULL) == 0) {
+            t->timer = (void *)id;
+            t->has_timer = 1;
+        } else {
+            timer_delete(id);
+        }
+    }
+    errno = saved;
+}
+
+void cg_sample_thread_stop(struct cg_thread *t)
+{
+    if (!t->has_timer)
+        return;
+    int saved = errno;
+    t->has_timer = 0;
+    timer_delete((timer_t)t->timer);
+    errno = saved;
+}
+
+void cg_sample_forked(struct cg_thread *t)
+{
+    /* timers are not inherited by a child: the forking thread needs one */
+    if (t) {
+        t->has_timer = 0;
+        cg_sample_thread_start(t);
+    }
+}
+
+int cg_sample_signal_claimed(int sig)
+{
+    if (!cg_sampling || stepped_aside || sig != sample_sig)
+        return 0;
+    stepped_aside = 1;
+    char name[24];
+    cg_warn("the program sets its own action for SIG%s: cgprof stops sampling on it; threads started from "
+            "now on get no samples (CGPROF_SAMPLE_SIGNAL chooses another signal)",
+            cg_signal_name(sig, name, sizeof name));
+    /* Timers of running threads are process-wide objects: stop them all. */
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        if (t->has_timer) {
+            struct itimerspec off;
+            memset(&off, 0, sizeof off);
+            timer_settime((timer_t)t->timer, 0, &off, NULL);
+        }
+    return 1;
+}

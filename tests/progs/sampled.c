@@ -1,0 +1,48 @@
+/* CGPROF_TIME=sample: instrumented functions that burn CPU themselves
+ * (burn_self) and through a function compiled without instrumentation
+ * (spin_outside, in sampled_outside.c, called from burn_outside), plus
+ * many small calls whose counts must stay exact.
+ *
+ *   sampled MS    each of burn_self and burn_outside burns about MS ms of
+ *                 CPU time; small() is called 100,000 times */
+#include <stdlib.h>
+#include <time.h>
+
+void spin_outside(double ms); /* sampled_outside.c: not instrumented */
+
+static volatile unsigned long sink;
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+__attribute__((noinline)) static void burn_self(double ms)
+{
+    double end = cpu_ms() + ms;
+    while (cpu_ms() < end)
+        for (int i = 0; i < 1000; i++)
+            sink += (unsigned long)i;
+}
+
+__attribute__((noinline)) static void burn_outside(double ms)
+{
+    spin_outside(ms);
+}
+
+__attribute__((noinline)) static void small(int i)
+{
+    sink += (unsigned long)i;
+}
+
+int main(int argc, char **argv)
+{
+    double ms = argc > 1 ? atof(argv[1]) : 300;
+    burn_self(ms);
+    burn_outside(ms);
+    for (int i = 0; i < 100000; i++)
+        small(i);
+    return 0;
+}
