@@ -132,12 +132,8 @@ static uintptr_t call_instruction(const struct exec_ranges *r, uintptr_t site, u
 
 /* ---- symbol table of a snapshot -------------------------------------------- */
 
-static int cmp_addr(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* storage: what the caller frees, the entries then the symbols when
+ * there is no symbol session. */
 static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struct cg_symtab *out,
                         struct cg_symtab_entry **storage)
 {
@@ -158,30 +154,31 @@ static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struc
     if (syms)
         for (size_t i = 0; i < s->narcs; i++)
             cg_syms_want_lines(syms, s->arcs[i].callee);
-    qsort(addrs, n, sizeof *addrs, cmp_addr);
-    size_t unique = 0;
+    cg_sort_uintptr(addrs, n);
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        unique += i == 0 || addrs[i] != addrs[i - 1];
-    if (syms)
-        cg_syms_reserve(syms, unique);
-    struct cg_symtab_entry *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v) {
+        if (m == 0 || addrs[m - 1] != addrs[i])
+            addrs[m++] = addrs[i];
+    /* The entries point to the session's symbols; without a session, to
+     * raw ones that follow the entries. */
+    struct cg_symtab_entry *v = malloc((m ? m : 1) * (sizeof *v + sizeof(struct cg_symbol)));
+    const struct cg_symbol **found = (const struct cg_symbol **)(v + m);
+    if (!v || (syms && cg_syms_lookup_sorted(syms, addrs, m, found) != 0)) {
+        free(v);
         free(addrs);
         return -1;
     }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m > 0 && v[m - 1].addr == addrs[i])
-            continue;
-        v[m].addr = addrs[i];
+    struct cg_symbol *raw = (struct cg_symbol *)(v + m);
+    for (size_t i = 0; i < m; i++) {
+        v[i].addr = addrs[i];
         if (syms) {
-            v[m].sym = *cg_syms_lookup(syms, addrs[i]);
+            v[i].sym = found[i];
         } else {
-            memset(&v[m].sym, 0, sizeof v[m].sym);
-            v[m].sym.object = v[m].sym.file = v[m].sym.fn_file = "???";
-            v[m].sym.obj_addr = addrs[i];
+            memset(&raw[i], 0, sizeof raw[i]);
+            raw[i].object = raw[i].file = raw[i].fn_file = "???";
+            raw[i].obj_addr = addrs[i];
+            v[i].sym = &raw[i];
         }
-        m++;
     }
     free(addrs);
     out->v = v;
@@ -851,12 +848,6 @@ static void install_crash_handlers(void)
  * range are noted as its own: the range may hold another object later. The
  * tables are only read. */
 
-static int cmp_uintptr(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void add_addr(uintptr_t **v, size_t *n, size_t *cap, uintptr_t a, uintptr_t lo, uintptr_t hi)
 {
     if (a < lo || a >= hi)
@@ -901,7 +892,7 @@ void cg_dump_note_unload(const void *handle)
         }
     }
     leave(self);
-    qsort(v, n, sizeof *v, cmp_uintptr);
+    cg_sort_uintptr(v, n);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (m == 0 || v[m - 1] != v[i])
