@@ -233,7 +233,7 @@ def make_man(options: List[Option], version: str) -> str:
     ]
     for o in options:
         out.append(".TP")
-        out.append("\\fB\\-\\-%s\\fR=\\fI%s\\fR" % (o.name, _roff(value_word(o))))
+        out.append("\\fB\\-\\-%s\\fR=\\fI%s\\fR" % (_roff(o.name), _roff(value_word(o))))
         default = o.default if o.default else "decided at run time"
         out.append(_roff("%s (%s; default: %s; accepted: %s)" % (o.help, o.variable, default, o.accepted)))
     own = [
