@@ -239,6 +239,17 @@ class Runs(unittest.TestCase):
                             cwd=self.dir, env=clean_env(), capture_output=True, text=True, timeout=60)
         self.assertIn("status %d" % (128 + signal.SIGABRT), sh.stdout)
 
+    def test_signals_sent_to_the_launcher_reach_the_program(self):
+        p = subprocess.Popen([LAUNCHER, "sh", "-c", "echo ready; exec sleep 30"], cwd=self.dir, env=clean_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        import time
+        time.sleep(0.3)   # the launcher sets its handlers right after starting the program
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=20)
+        self.assertEqual(p.returncode, -signal.SIGTERM, err)   # the program's death, re-raised
+        self.assertIn("was killed by SIGTERM", err)
+
     def test_arguments_after_the_program_are_its_own(self):
         p = self.launch(["--top=1", "sh", "-c", 'printf "%s|" "$@"', "sh", "--top=3", "--bogus", "--"])
         self.assertEqual(p.returncode, 0, p.stderr)
