@@ -207,9 +207,13 @@ class Runs(unittest.TestCase):
                          example("threads")], env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.files("from-env*"), [])
-        files = self.files("prof.*")
+        files = [f for f in self.files("prof.*") if ".total." not in f]
         names = [os.path.basename(f) for f in files]
         self.assertTrue(all(re.fullmatch(r"prof\.\d+-0[01]", n) for n in names), names)
+        # the total of all threads, named by the runtime's rule for this prefix
+        (total,) = self.files("prof.total.*")
+        self.assertIn("the total of all threads: " + os.path.basename(total), p.stderr)
+        self.assertIn("callgrind_annotate --inclusive=yes " + os.path.basename(total), p.stderr)
         self.assertIn("00", [n[-2:] for n in names])   # merge: the workers as thread 00
         self.assertIn("%d files written:" % len(files), p.stderr)
         self.assertNotIn("top ", p.stderr)             # --top=0
