@@ -66,6 +66,22 @@ struct cg_syms {
     Dwfl_Module **lined; /* objects with instrumented code: lines wanted */
     size_t nlined, lined_cap;
     Dwfl_Module *last_lined;
+    /* The object of the last address resolved, and what resolve() needs of
+     * it: the addresses of a dump come in ascending order, thousands in each
+     * object. nlined: the objects with lines known when it was filled. */
+    struct {
+        Dwfl_Module *mod;
+        Dwarf_Addr lo, hi, bias;
+        const char *path;
+        int has_elf, lines;
+        size_t nlined;
+    } last_mod;
+    /* Where the last source line was found (see source_of). */
+    struct {
+        Dwfl_Module *mod;
+        Dwarf_Die *cu; /* its compilation unit, n rows */
+        size_t idx, n;
+    } last_line;
     /* The function of the last address resolved: the addresses of a dump
      * come in ascending order, several in each function. */
     struct {
@@ -257,13 +273,72 @@ static const char *absolute_path(struct cg_syms *s, Dwfl_Line *l, const char *ra
     return kept;
 }
 
+/* The line of addr, if it is at most a few rows after the line found last
+ * (the addresses of a dump come in ascending order): what
+ * dwfl_module_getsrc() would answer, without its two binary searches (the
+ * compilation unit, the row). NULL when not that simple. */
+static Dwfl_Line *next_line(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr)
+{
+    if (s->last_line.mod != mod || !s->last_line.cu)
+        return NULL;
+    Dwarf_Die *cu = s->last_line.cu;
+    size_t i = s->last_line.idx;
+    Dwfl_Line *l = dwfl_onesrcline(cu, i);
+    Dwarf_Addr a;
+    bool end;
+    if (!l || !dwfl_lineinfo(l, &a, NULL, NULL, NULL, NULL) || a > addr)
+        return NULL;
+    for (int steps = 0; steps < 16 && i + 1 < s->last_line.n; steps++) {
+        Dwfl_Line *next = dwfl_onesrcline(cu, i + 1);
+        if (!next || !dwfl_lineinfo(next, &a, NULL, NULL, NULL, NULL))
+            return NULL;
+        if (a > addr) {
+            /* a row that ends a sequence: dwfl_module_getsrc's own rules */
+            Dwarf_Addr bias;
+            if (dwarf_lineendsequence(dwfl_dwarf_line(l, &bias), &end) != 0 || end)
+                return NULL;
+            s->last_line.idx = i;
+            return l;
+        }
+        l = next;
+        i++;
+    }
+    return NULL;
+}
+
+/* Remembers where l is among its unit's rows, for next_line(). The rows
+ * are one array in libdwfl; its index is found from the addresses of the
+ * first two rows, then checked. */
+static void note_line(struct cg_syms *s, Dwfl_Module *mod, Dwfl_Line *l)
+{
+    s->last_line.cu = NULL;
+    size_t n;
+    Dwarf_Die *cu = dwfl_linecu(l);
+    if (!cu || dwfl_getsrclines(cu, &n) != 0 || n < 2)
+        return;
+    uintptr_t first = (uintptr_t)dwfl_onesrcline(cu, 0), second = (uintptr_t)dwfl_onesrcline(cu, 1);
+    if (!first || second <= first || (uintptr_t)l < first || ((uintptr_t)l - first) % (second - first))
+        return;
+    size_t i = ((uintptr_t)l - first) / (second - first);
+    if (i >= n || dwfl_onesrcline(cu, i) != l)
+        return;
+    s->last_line.mod = mod;
+    s->last_line.cu = cu;
+    s->last_line.idx = i;
+    s->last_line.n = n;
+}
+
 static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, const char **file, unsigned *line)
 {
     *file = unknown;
     *line = 0;
-    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
-    if (!l)
-        return;
+    Dwfl_Line *l = next_line(s, mod, addr);
+    if (!l) {
+        l = dwfl_module_getsrc(mod, addr);
+        if (!l)
+            return;
+        note_line(s, mod, l);
+    }
     int lineno = 0;
     const char *src = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
     if (src && *src) {
@@ -438,7 +513,8 @@ void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi,
         unloaded = p;
         unloaded_cap = cap;
     }
-    unloaded[nunloaded++] = (struct unloaded){ path, bias, lo, hi, addrs, m };
+    unloaded[nunloaded] = (struct unloaded){ path, bias, lo, hi, addrs, m };
+    __atomic_store_n(&nunloaded, nunloaded + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&unloaded_lock);
 }
 
@@ -452,6 +528,8 @@ static const Dwfl_Callbacks offline_callbacks = {
  * (current: 0), the last object that was there. */
 static Dwfl_Module *gone_module(struct cg_syms *s, uintptr_t addr, int current)
 {
+    if (!__atomic_load_n(&nunloaded, __ATOMIC_ACQUIRE))
+        return NULL; /* nothing ever unloaded: no lock for each address */
     pthread_mutex_lock(&unloaded_lock);
     const struct unloaded *u = NULL;
     for (size_t i = 0; i < nunloaded && !u; i++)
@@ -606,20 +684,38 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
     out->object = unknown;
     out->obj_addr = addr;
     out->fn_file = out->file = unknown;
-    Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+    Dwfl_Module *mod;
+    if (s->last_mod.mod && addr >= s->last_mod.lo && addr < s->last_mod.hi && s->last_mod.nlined == s->nlined)
+        mod = s->last_mod.mod;
+    else
+        mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
     Dwfl_Module *gone = gone_module(s, addr, mod != NULL);
-    if (gone)
-        mod = gone;
     *lines = 1;
-    if (!mod)
+    if (gone) {
+        mod = gone;
+        const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        if (path && *path)
+            out->object = path;
+        Dwarf_Addr bias = 0;
+        if (dwfl_module_getelf(mod, &bias))
+            out->obj_addr = addr - bias;
+    } else if (mod) {
+        if (mod != s->last_mod.mod || s->last_mod.nlined != s->nlined) {
+            s->last_mod.mod = mod;
+            s->last_mod.nlined = s->nlined;
+            s->last_mod.path = dwfl_module_info(mod, NULL, &s->last_mod.lo, &s->last_mod.hi, NULL, NULL, NULL, NULL);
+            s->last_mod.bias = 0;
+            s->last_mod.has_elf = dwfl_module_getelf(mod, &s->last_mod.bias) != NULL;
+            s->last_mod.lines = wants_lines(s, mod);
+        }
+        *lines = s->last_mod.lines;
+        if (s->last_mod.path && *s->last_mod.path)
+            out->object = s->last_mod.path; /* a full path, or a name such as [vdso] */
+        if (s->last_mod.has_elf)
+            out->obj_addr = addr - s->last_mod.bias;
+    } else {
         return;
-    *lines = gone || wants_lines(s, mod);
-    const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-    if (path && *path)
-        out->object = path; /* a full path, or a name such as [vdso] */
-    Dwarf_Addr bias = 0;
-    if (dwfl_module_getelf(mod, &bias))
-        out->obj_addr = addr - bias;
+    }
 
     uintptr_t start = 0;
     const char *name = function_at(s, mod, addr, &start);
