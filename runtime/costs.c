@@ -506,11 +506,12 @@ static size_t merged_hash(uintptr_t a, uintptr_t b, uintptr_t c)
     return (size_t)cg_arc_hash(a, b, c);
 }
 
-/* Grows an index of `*mask + 1` slots (0: none yet) to twice the entries. */
-static int merged_reindex(size_t **index, size_t *mask, size_t entries, const void *v, int arcs)
+/* Makes an index of the entries with room for `want` of them (twice as
+ * many slots). */
+static int merged_reindex(size_t **index, size_t *mask, size_t entries, const void *v, int arcs, size_t want)
 {
     size_t slots = 64;
-    while (slots < 2 * (entries + 1))
+    while (slots < 2 * (want + 1))
         slots *= 2;
     size_t *ix = calloc(slots, sizeof *ix);
     if (!ix)
@@ -534,11 +535,14 @@ static int merged_reindex(size_t **index, size_t *mask, size_t entries, const vo
     return 0;
 }
 
+/* Room for n items. */
 static int merged_room(void **v, size_t *cap, size_t n, size_t item)
 {
-    if (n < *cap)
+    if (n <= *cap)
         return 0;
     size_t ncap = *cap ? *cap * 2 : 256;
+    while (ncap < n)
+        ncap *= 2;
     void *p = realloc(*v, ncap * item);
     if (!p)
         return -1;
@@ -550,17 +554,24 @@ static int merged_room(void **v, size_t *cap, size_t n, size_t item)
 int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
 {
     struct cg_snapshot *s = &m->snap;
+    /* Room for every entry of the part at once: growing step by step
+     * rehashed the whole sum each time (a 100,000-arc part took 15 ms). */
+    size_t want = s->narcs + part->narcs;
+    if ((want * 2 > m->arc_mask + 1 &&
+         merged_reindex(&m->arc_index, &m->arc_mask, s->narcs, s->arcs, 1, want) != 0) ||
+        merged_room((void **)&s->arcs, &m->arc_cap, want, sizeof *s->arcs) != 0)
+        return -1;
+    want = s->nselfs + part->nselfs;
+    if ((want * 2 > m->self_mask + 1 &&
+         merged_reindex(&m->self_index, &m->self_mask, s->nselfs, s->selfs, 0, want) != 0) ||
+        merged_room((void **)&s->selfs, &m->self_cap, want, sizeof *s->selfs) != 0)
+        return -1;
     for (size_t i = 0; i < part->narcs; i++) {
         const struct cg_snap_arc *a = &part->arcs[i];
-        if ((s->narcs + 1) * 2 > m->arc_mask + 1 &&
-            merged_reindex(&m->arc_index, &m->arc_mask, s->narcs, s->arcs, 1) != 0)
-            return -1;
         size_t h = merged_hash(a->caller, a->site, a->callee);
         for (;; h++) {
             size_t e = m->arc_index[h & m->arc_mask];
             if (!e) {
-                if (merged_room((void **)&s->arcs, &m->arc_cap, s->narcs, sizeof *s->arcs))
-                    return -1;
                 s->arcs[s->narcs] = *a;
                 m->arc_index[h & m->arc_mask] = ++s->narcs;
                 break;
@@ -576,15 +587,10 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
     }
     for (size_t i = 0; i < part->nselfs; i++) {
         const struct cg_snap_self *c = &part->selfs[i];
-        if ((s->nselfs + 1) * 2 > m->self_mask + 1 &&
-            merged_reindex(&m->self_index, &m->self_mask, s->nselfs, s->selfs, 0) != 0)
-            return -1;
         size_t h = merged_hash(c->fn, c->addr, 0);
         for (;; h++) {
             size_t e = m->self_index[h & m->self_mask];
             if (!e) {
-                if (merged_room((void **)&s->selfs, &m->self_cap, s->nselfs, sizeof *s->selfs))
-                    return -1;
                 s->selfs[s->nselfs] = *c;
                 m->self_index[h & m->self_mask] = ++s->nselfs;
                 break;

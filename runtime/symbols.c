@@ -79,8 +79,10 @@ struct cg_syms {
     /* Where the last source line was found (see source_of). */
     struct {
         Dwfl_Module *mod;
-        Dwarf_Die *cu; /* its compilation unit, n rows */
+        Dwarf_Die *cu;      /* its compilation unit */
+        Dwarf_Lines *lines; /* the unit's n rows */
         size_t idx, n;
+        Dwarf_Addr bias;
     } last_line;
     /* The function of the last address resolved: the addresses of a dump
      * come in ascending order, several in each function. */
@@ -226,7 +228,7 @@ static const char *demangle(struct cg_syms *s, const char *name)
 
 /* The absolute, normalised form of a line table's file name: a relative one
  * is relative to its compilation unit's DW_AT_comp_dir. */
-static const char *absolute_path(struct cg_syms *s, Dwfl_Line *l, const char *raw)
+static const char *absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *raw)
 {
     if ((s->paths_n + 1) * 2 > s->paths_cap) {
         size_t cap = s->paths_cap ? s->paths_cap * 2 : 256;
@@ -256,7 +258,6 @@ static const char *absolute_path(struct cg_syms *s, Dwfl_Line *l, const char *ra
     }
     const char *dir = NULL;
     if (raw[0] != '/') {
-        Dwarf_Die *cu = dwfl_linecu(l);
         Dwarf_Attribute attr;
         dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
     }
@@ -273,29 +274,37 @@ static const char *absolute_path(struct cg_syms *s, Dwfl_Line *l, const char *ra
     return kept;
 }
 
-/* The line of addr, if it is at most a few rows after the line found last
+/* Row i of the unit of the last line, and its run-time address. */
+static Dwarf_Line *row(const struct cg_syms *s, size_t i, Dwarf_Addr *addr)
+{
+    Dwarf_Line *l = dwarf_onesrcline(s->last_line.lines, i);
+    if (!l || dwarf_lineaddr(l, addr) != 0)
+        return NULL;
+    *addr += s->last_line.bias;
+    return l;
+}
+
+/* The row of addr, if it is at most a few rows after the row found last
  * (the addresses of a dump come in ascending order): what
  * dwfl_module_getsrc() would answer, without its two binary searches (the
  * compilation unit, the row). NULL when not that simple. */
-static Dwfl_Line *next_line(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr)
+static Dwarf_Line *next_row(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr)
 {
-    if (s->last_line.mod != mod || !s->last_line.cu)
+    if (s->last_line.mod != mod || !s->last_line.lines)
         return NULL;
-    Dwarf_Die *cu = s->last_line.cu;
     size_t i = s->last_line.idx;
-    Dwfl_Line *l = dwfl_onesrcline(cu, i);
     Dwarf_Addr a;
-    bool end;
-    if (!l || !dwfl_lineinfo(l, &a, NULL, NULL, NULL, NULL) || a > addr)
+    Dwarf_Line *l = row(s, i, &a);
+    if (!l || a > addr)
         return NULL;
     for (int steps = 0; steps < 16 && i + 1 < s->last_line.n; steps++) {
-        Dwfl_Line *next = dwfl_onesrcline(cu, i + 1);
-        if (!next || !dwfl_lineinfo(next, &a, NULL, NULL, NULL, NULL))
+        Dwarf_Line *next = row(s, i + 1, &a);
+        if (!next)
             return NULL;
         if (a > addr) {
             /* a row that ends a sequence: dwfl_module_getsrc's own rules */
-            Dwarf_Addr bias;
-            if (dwarf_lineendsequence(dwfl_dwarf_line(l, &bias), &end) != 0 || end)
+            bool end;
+            if (dwarf_lineendsequence(l, &end) != 0 || end)
                 return NULL;
             s->last_line.idx = i;
             return l;
@@ -306,44 +315,48 @@ static Dwfl_Line *next_line(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr
     return NULL;
 }
 
-/* Remembers where l is among its unit's rows, for next_line(). The rows
- * are one array in libdwfl; its index is found from the addresses of the
- * first two rows, then checked. */
-static void note_line(struct cg_syms *s, Dwfl_Module *mod, Dwfl_Line *l)
+/* Remembers where l is among its unit's rows, for next_row(). Rows are
+ * one array in libdw; its index is found from the addresses of the first
+ * two rows, then checked. */
+static void note_row(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Line *l, Dwarf_Addr bias)
 {
-    s->last_line.cu = NULL;
+    s->last_line.lines = NULL;
+    Dwarf_Lines *lines;
     size_t n;
-    Dwarf_Die *cu = dwfl_linecu(l);
-    if (!cu || dwfl_getsrclines(cu, &n) != 0 || n < 2)
+    if (dwarf_getsrclines(cu, &lines, &n) != 0 || n < 2)
         return;
-    uintptr_t first = (uintptr_t)dwfl_onesrcline(cu, 0), second = (uintptr_t)dwfl_onesrcline(cu, 1);
+    uintptr_t first = (uintptr_t)dwarf_onesrcline(lines, 0), second = (uintptr_t)dwarf_onesrcline(lines, 1);
     if (!first || second <= first || (uintptr_t)l < first || ((uintptr_t)l - first) % (second - first))
         return;
     size_t i = ((uintptr_t)l - first) / (second - first);
-    if (i >= n || dwfl_onesrcline(cu, i) != l)
+    if (i >= n || dwarf_onesrcline(lines, i) != l)
         return;
     s->last_line.mod = mod;
     s->last_line.cu = cu;
+    s->last_line.lines = lines;
     s->last_line.idx = i;
     s->last_line.n = n;
+    s->last_line.bias = bias;
 }
 
 static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, const char **file, unsigned *line)
 {
     *file = unknown;
     *line = 0;
-    Dwfl_Line *l = next_line(s, mod, addr);
+    Dwarf_Line *l = next_row(s, mod, addr);
+    Dwarf_Die *cu = s->last_line.cu;
     if (!l) {
-        l = dwfl_module_getsrc(mod, addr);
-        if (!l)
+        Dwfl_Line *dl = dwfl_module_getsrc(mod, addr);
+        Dwarf_Addr bias;
+        if (!dl || !(cu = dwfl_linecu(dl)) || !(l = dwfl_dwarf_line(dl, &bias)))
             return;
-        note_line(s, mod, l);
+        note_row(s, mod, cu, l, bias);
     }
     int lineno = 0;
-    const char *src = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
+    const char *src = dwarf_linesrc(l, NULL, NULL);
     if (src && *src) {
-        *file = absolute_path(s, l, src);
-        *line = lineno > 0 ? (unsigned)lineno : 0;
+        *file = absolute_path(s, cu, src);
+        *line = dwarf_lineno(l, &lineno) == 0 && lineno > 0 ? (unsigned)lineno : 0;
     }
 }
 

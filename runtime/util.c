@@ -110,18 +110,13 @@ static int reserve(struct cg_buf *b, size_t extra)
     return 0;
 }
 
-void cg_buf_putn(struct cg_buf *b, const char *s, size_t n)
+void cg_buf_putn_slow(struct cg_buf *b, const char *s, size_t n)
 {
     if (reserve(b, n))
         return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = 0;
-}
-
-void cg_buf_puts(struct cg_buf *b, const char *s)
-{
-    cg_buf_putn(b, s, strlen(s));
 }
 
 void cg_buf_putc_slow(struct cg_buf *b, char c)
@@ -150,12 +145,33 @@ void cg_buf_printf(struct cg_buf *b, const char *fmt, ...)
 
 void cg_buf_put_u64(struct cg_buf *b, uint64_t v)
 {
-    char tmp[24];
-    int i = sizeof tmp;
-    do
-        tmp[--i] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    cg_buf_putn(b, tmp + i, sizeof tmp - (size_t)i);
+    /* Written in place, two digits a step: a dump writes millions of
+     * numbers (a copy through memcpy for each was a fifth of the writing). */
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    unsigned n = 1;
+    for (uint64_t x = v; x >= 10; x /= 10)
+        n++;
+    if (cg_unlikely(b->len + n + 1 > b->cap)) {
+        cg_buf_reserve(b, n);
+        if (b->failed)
+            return;
+    }
+    char *p = b->data + b->len + n;
+    *p = 0;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        p[0] = pairs[2 * r];
+        p[1] = pairs[2 * r + 1];
+    }
+    if (v >= 10) {
+        p[-2] = pairs[2 * v];
+        p[-1] = pairs[2 * v + 1];
+    } else {
+        p[-1] = (char)('0' + v);
+    }
+    b->len += n;
 }
 
 void cg_buf_put_hex(struct cg_buf *b, uint64_t v)

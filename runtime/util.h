@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "compiler.h"
 
@@ -35,13 +36,29 @@ struct cg_buf {
 
 void cg_buf_init(struct cg_buf *b);
 void cg_buf_free(struct cg_buf *b);
-void cg_buf_putn(struct cg_buf *b, const char *s, size_t n);
-void cg_buf_puts(struct cg_buf *b, const char *s);
+void cg_buf_putn_slow(struct cg_buf *b, const char *s, size_t n);
 void cg_buf_putc_slow(struct cg_buf *b, char c);
 /* Makes room for extra more bytes at once (a writer that knows roughly how
  * much it will write saves the copies of growing step by step). */
 void cg_buf_reserve(struct cg_buf *b, size_t extra);
 /* One character: inline while there is room (the writer puts millions). */
+/* Inline while there is room: the writer's millions of small pieces. */
+static inline void cg_buf_putn(struct cg_buf *b, const char *s, size_t n)
+{
+    if (cg_likely(b->len + n + 1 <= b->cap)) {
+        memcpy(b->data + b->len, s, n);
+        b->len += n;
+        b->data[b->len] = 0;
+    } else {
+        cg_buf_putn_slow(b, s, n);
+    }
+}
+
+static inline void cg_buf_puts(struct cg_buf *b, const char *s)
+{
+    cg_buf_putn(b, s, strlen(s));
+}
+
 static inline void cg_buf_putc(struct cg_buf *b, char c)
 {
     if (cg_likely(b->len + 2 <= b->cap)) {

@@ -369,8 +369,20 @@ static void merge_lines(struct ctx *c, struct rec *r)
 {
     if (r->n == 0)
         return;
-    sort_lines = c->lines;
-    qsort(r->lines, r->n, sizeof *r->lines, cmp_line_index);
+    if (r->n <= 16) {
+        /* most functions have a few lines: no qsort, with its calls through
+         * a pointer for each comparison (50,000 functions in a dump) */
+        for (size_t i = 1; i < r->n; i++) {
+            uint32_t x = r->lines[i];
+            size_t j = i;
+            for (; j > 0 && cmp_line(&c->lines[r->lines[j - 1]], &c->lines[x]) > 0; j--)
+                r->lines[j] = r->lines[j - 1];
+            r->lines[j] = x;
+        }
+    } else {
+        sort_lines = c->lines;
+        qsort(r->lines, r->n, sizeof *r->lines, cmp_line_index);
+    }
     size_t out = 0;
     for (size_t i = 0; i < r->n; i++) {
         struct line *l = &c->lines[r->lines[i]];
