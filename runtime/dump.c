@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "control.h"
 #include "costs.h"
+#include "filter.h"
 #include "runtime.h"
 #include "symbols.h"
 #include "thread.h"
@@ -408,7 +409,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     int err = ENOMEM;
     if (build_symtab(symbols(), &snap, &symtab, &storage) == 0) {
         char extra[9][160];
-        const char *desc[10];
+        const char *desc[12];
         int nd = 0;
         if (name && name[0])
             snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
@@ -435,6 +436,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
         for (int i = 0; i < nd; i++)
             desc[i] = extra[i];
+        nd += cg_filter_desc(symbols(), desc + nd, 2);
         desc[nd] = NULL;
         struct cg_part_info info = {
             .creator = "cgprof-" CG_VERSION,
