@@ -12,6 +12,10 @@
 #define CG_HOT     __attribute__((hot)) CG_NOINSTR
 #define CG_COLD    __attribute__((cold, noinline)) CG_NOINSTR
 #define CG_EXPORT  __attribute__((visibility("default")))
+/* The hot path's pieces, inlined into the hooks whatever the compiler's
+ * estimate: gcc kept cg_costs_enter out of line (it is also used by the
+ * replay of deferred events), a call and six saved registers per hook. */
+#define CG_INLINE  __attribute__((always_inline)) inline CG_HOT
 
 /* Orders plain stores against a signal handler running on the same thread;
  * compiles to nothing on x86 but stops the compiler from moving them. */

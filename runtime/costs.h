@@ -172,7 +172,7 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc);
  * counted. When fn exits, a top frame of fn is the one exiting: at -O2 the
  * exit hook may be a tail call, made after the frame is gone, from above
  * it; only frames of other functions below sp are stale. */
-static inline CG_HOT void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering,
+static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering,
                                           uint64_t now)
 {
     if (cg_unlikely(c->depth > 0)) {
@@ -182,7 +182,7 @@ static inline CG_HOT void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uint
     }
 }
 
-static inline CG_HOT uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
+static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
     uint64_t h = (uint64_t)site * 0x9e3779b97f4a7c15u;
     h ^= (uint64_t)callee * 0xc2b2ae3d27d4eb4fu;
@@ -190,7 +190,7 @@ static inline CG_HOT uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uint
     return h ^ (h >> 31);
 }
 
-static inline CG_HOT uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uintptr_t site,
+static CG_INLINE uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uintptr_t site,
                                           uintptr_t callee)
 {
     uint64_t h = cg_arc_hash(caller, site, callee);
@@ -206,14 +206,17 @@ static inline CG_HOT uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, 
 
 /* Function entry at time `now` (ns): closes the caller's running self segment,
  * pushes a frame. */
-static inline CG_HOT void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
+static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
                                          uint64_t now)
 {
     uintptr_t caller = 0;
     struct cg_frame *top = NULL;
     if (cg_likely(c->depth > 0)) {
         top = &c->frames[c->depth - 1];
-        c->selfs[top->self].cost += now - top->t_last;
+        /* Sampled time moves a thousand times a second: most segments are
+         * empty, and their self entries need not be written. */
+        if (now != top->t_last)
+            c->selfs[top->self].cost += now - top->t_last;
         caller = top->fn;
         if (cg_unlikely(top->skip)) {
             caller = top->via_fn;
@@ -254,11 +257,12 @@ static inline CG_HOT void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintp
 /* Pops the top frame at time `now`, charging its call and resuming the
  * caller's self time at the call's return address. A frame left out
  * (skip) charged its time to that same address all along. */
-static inline CG_HOT void cg_costs_pop(struct cg_costs *c, uint64_t now)
+static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
 {
     struct cg_frame *f = &c->frames[c->depth - 1];
     struct cg_arc *a = &c->arcs[f->arc];
-    c->selfs[f->self].cost += now - f->t_last;
+    if (now != f->t_last)
+        c->selfs[f->self].cost += now - f->t_last;
     if (cg_likely(!f->skip)) {
         a->count++;
         a->incl += now - f->t_enter;
@@ -275,7 +279,7 @@ static inline CG_HOT void cg_costs_pop(struct cg_costs *c, uint64_t now)
     }
 }
 
-static inline CG_HOT void cg_costs_exit(struct cg_costs *c, uintptr_t fn, uint64_t now)
+static CG_INLINE void cg_costs_exit(struct cg_costs *c, uintptr_t fn, uint64_t now)
 {
     if (cg_unlikely(c->overflow)) {
         c->overflow--;

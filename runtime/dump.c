@@ -133,12 +133,8 @@ static uintptr_t call_instruction(const struct exec_ranges *r, uintptr_t site, u
 
 /* ---- symbol table of a snapshot -------------------------------------------- */
 
-static int cmp_addr(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* storage: what the caller frees, the entries then the symbols when
+ * there is no symbol session. */
 static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struct cg_symtab *out,
                         struct cg_symtab_entry **storage)
 {
@@ -159,30 +155,31 @@ static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struc
     if (syms)
         for (size_t i = 0; i < s->narcs; i++)
             cg_syms_want_lines(syms, s->arcs[i].callee);
-    qsort(addrs, n, sizeof *addrs, cmp_addr);
-    size_t unique = 0;
+    cg_sort_uintptr(addrs, n);
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        unique += i == 0 || addrs[i] != addrs[i - 1];
-    if (syms)
-        cg_syms_reserve(syms, unique);
-    struct cg_symtab_entry *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v) {
+        if (m == 0 || addrs[m - 1] != addrs[i])
+            addrs[m++] = addrs[i];
+    /* The entries point to the session's symbols; without a session, to
+     * raw ones that follow the entries. */
+    struct cg_symtab_entry *v = malloc((m ? m : 1) * (sizeof *v + sizeof(struct cg_symbol)));
+    const struct cg_symbol **found = (const struct cg_symbol **)(v + m);
+    if (!v || (syms && cg_syms_lookup_sorted(syms, addrs, m, found) != 0)) {
+        free(v);
         free(addrs);
         return -1;
     }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m > 0 && v[m - 1].addr == addrs[i])
-            continue;
-        v[m].addr = addrs[i];
+    struct cg_symbol *raw = (struct cg_symbol *)(v + m);
+    for (size_t i = 0; i < m; i++) {
+        v[i].addr = addrs[i];
         if (syms) {
-            v[m].sym = *cg_syms_lookup(syms, addrs[i]);
+            v[i].sym = found[i];
         } else {
-            memset(&v[m].sym, 0, sizeof v[m].sym);
-            v[m].sym.object = v[m].sym.file = v[m].sym.fn_file = "???";
-            v[m].sym.obj_addr = addrs[i];
+            memset(&raw[i], 0, sizeof raw[i]);
+            raw[i].object = raw[i].file = raw[i].fn_file = "???";
+            raw[i].obj_addr = addrs[i];
+            v[i].sym = &raw[i];
         }
-        m++;
     }
     free(addrs);
     out->v = v;
@@ -392,8 +389,10 @@ static void thread_comm(const struct cg_thread *t, char *dst, size_t size)
 }
 
 /* Writes one thread's part (or, as thread 0, the merged parts of threads
- * that ended). snap's call_pc are filled in here. */
-static void write_snapshot(struct dump *d, unsigned number, const char *name, struct cg_snapshot *s)
+ * that ended, or the total) to its file, or to own_path when not NULL.
+ * snap's call_pc are filled in here. */
+static void write_snapshot(struct dump *d, unsigned number, const char *name, struct cg_snapshot *s,
+                           const char *own_path)
 {
     struct cg_snapshot snap = *s;
     for (size_t i = 0; i < snap.narcs; i++)
@@ -455,7 +454,9 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             .extra_desc = desc,
         };
         if (cg_write_part(&info, &snap, &symtab, &buf) == 0) {
-            if (file_name(path, sizeof path, number, d->part, d->part_in_name) != 0) {
+            int named = own_path ? (snprintf(path, sizeof path, "%s", own_path), 0)
+                                 : file_name(path, sizeof path, number, d->part, d->part_in_name);
+            if (named != 0) {
                 snprintf(path, sizeof path, "%s", cg_opts.out);
                 err = ENAMETOOLONG;
             } else {
@@ -483,6 +484,92 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     free(storage);
 }
 
+/* ---- the total of all threads -------------------------------------------------
+ * CGPROF_TOTAL=1: every part written (each thread's, at every dump, and the
+ * last part of each thread that ends, merged or not) is also added into one
+ * sum, written at exit (and before an exec) as one more file: the whole run
+ * in one part, for callgrind_annotate, which reads one file. The parts are
+ * summed as they are made, not read back from their files: those may have
+ * been moved or removed meanwhile, and re-reading would need a parser. Its
+ * name (cg_total_pattern) keeps it out of what KCachegrind loads together
+ * for the run (<run>.* and <run>-*: libcore/tracedata.cpp,
+ * TraceData::load), where it would count everything twice; and out of
+ * callgrind.out.* for the default prefix, which is how KCachegrind picks a
+ * run in a directory and how scripts glob Callgrind's files. */
+
+static struct cg_merged total;
+static int total_failed;        /* a part could not be added: no total */
+static unsigned total_ended;    /* threads whose last part was added */
+static uint64_t total_unfinished; /* calls in progress at those last parts */
+
+static void total_add(const struct cg_snapshot *part, const struct cg_thread *t)
+{
+    if (!cg_opts.total || total_failed)
+        return;
+    if (cg_merged_add(&total, part) != 0) {
+        /* A sum that misses a part would claim to be the run's: none. */
+        total_failed = 1;
+        cg_merged_free(&total);
+        cg_warn("out of memory: the total of all threads will not be written");
+        return;
+    }
+    if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE)) {
+        total_ended++;
+        total_unfinished += part->depth;
+    }
+}
+
+/* The total's file: the CGPROF_OUT pattern made the total's, expanded and
+ * made absolute against the start-up directory, as prefix_of() does. */
+static int total_path(char *dst, size_t size)
+{
+    char pattern[CG_OPT_PATH_MAX + 16], name[CG_OPT_PATH_MAX + 64];
+    if (cg_total_pattern(cg_opts.out, pattern, sizeof pattern) != 0 ||
+        cg_expand_path(pattern, names_pid(), name, sizeof name) != 0)
+        return -1;
+    const char *dir = name[0] == '/' || !cg_runtime_cwd()[0] ? "" : cg_runtime_cwd();
+    int n = snprintf(dst, size, "%s%s%s", dir, *dir ? "/" : "", name);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* Writes the total as it stands. Each thread's latest part has just been
+ * added (the caller dumped every thread): the calls in progress are those
+ * of the threads still running at this dump, plus those left unfinished by
+ * threads that ended. Lock held. */
+static void write_total(struct dump *d)
+{
+    if (!cg_opts.total || total_failed || !total.threads)
+        return;
+    unsigned threads = total_ended;
+    uint64_t unfinished = total_unfinished;
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE)) {
+            threads++;
+            unfinished += t->base.depth;
+        }
+    total.snap.depth = (uint32_t)(unfinished > UINT32_MAX ? UINT32_MAX : unfinished);
+    char name[160], path[CG_OPT_PATH_MAX + 128];
+    snprintf(name, sizeof name, "total of %u thread%s, %u part%s summed (CGPROF_TOTAL)", threads,
+             threads == 1 ? "" : "s", total.threads, total.threads == 1 ? "" : "s");
+    if (total_path(path, sizeof path) != 0) {
+        if (!d->failed++) {
+            snprintf(d->first_failure, sizeof d->first_failure, "%s (the total)", cg_opts.out);
+            d->first_errno = ENAMETOOLONG;
+        }
+        return;
+    }
+    write_snapshot(d, 0, name, &total.snap, path);
+}
+
+/* A forked child counts from the fork: so does its total. */
+static void total_forget(void)
+{
+    cg_merged_free(&total);
+    total_failed = 0;
+    total_ended = 0;
+    total_unfinished = 0;
+}
+
 /* Writes part `cur - t->base` of thread t, then makes cur the base. */
 static void write_part(struct dump *d, struct cg_thread *t, const struct cg_totals *cur)
 {
@@ -497,7 +584,8 @@ static void write_part(struct dump *d, struct cg_thread *t, const struct cg_tota
         thread_comm(t, comm, sizeof comm);
         name = comm;
     }
-    write_snapshot(d, t->number, name, &snap);
+    write_snapshot(d, t->number, name, &snap, NULL);
+    total_add(&snap, t);
     /* Reported, or lost for good: either way the next part starts here. */
     cg_totals_copy(&t->base, cur);
     cg_snapshot_free(&snap);
@@ -513,7 +601,7 @@ static void write_merged(struct dump *d)
         return;
     char name[96];
     snprintf(name, sizeof name, "%u threads that ended, merged (CGPROF_THREAD_EXIT=merge)", merged.threads);
-    write_snapshot(d, 0, name, &merged.snap);
+    write_snapshot(d, 0, name, &merged.snap, NULL);
     cg_merged_free(&merged);
 }
 
@@ -649,6 +737,22 @@ void cg_dump_exec(const char *what)
         char trigger[CG_OPT_PATH_MAX + 32];
         snprintf(trigger, sizeof trigger, "Exec of %s", what ? what : "?");
         dump_all(trigger, 0);
+        /* The image goes: its total too (a new image with the runtime
+         * writes its own over it, under the same pid). Listed with the
+         * exec dump's files, which dump_begin() would forget. */
+        struct cg_buf files = last_files;
+        cg_buf_init(&last_files);
+        struct dump d;
+        dump_begin(&d, trigger, parts, 1);
+        write_total(&d);
+        dump_end(&d);
+        if (last_files.len) {
+            if (files.len)
+                cg_buf_putc(&files, ' ');
+            cg_buf_putn(&files, last_files.data, last_files.len);
+        }
+        cg_buf_free(&last_files);
+        last_files = files;
         update_status(0);
     }
     leave(self);
@@ -724,6 +828,7 @@ void cg_dump_thread_exit(struct cg_thread *t)
             if (current_totals(t, &cur) == 0 && cg_totals_part(&t->costs, &cur, &t->base, &snap) == 0) {
                 if (cg_merged_add(&merged, &snap) != 0)
                     cg_warn("out of memory: the profile of thread %u is lost", t->number);
+                total_add(&snap, t);
                 cg_snapshot_free(&snap);
             }
         } else {
@@ -758,6 +863,7 @@ void cg_dump_final(const char *trigger)
                 write_part(&d, t, &cur);
         cg_totals_free(&cur);
         write_merged(&d);
+        write_total(&d);
         dump_end(&d);
         cg_control_remove();
         cg_syms_close(syms);
@@ -798,6 +904,7 @@ static void crash_dump(int sig, const siginfo_t *info)
         if (current_totals(t, &cur) == 0)
             write_part(&d, t, &cur);
     write_merged(&d);
+    write_total(&d);
     dump_end(&d);
 }
 
@@ -858,12 +965,6 @@ static void install_crash_handlers(void)
  * range are noted as its own: the range may hold another object later. The
  * tables are only read. */
 
-static int cmp_uintptr(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void add_addr(uintptr_t **v, size_t *n, size_t *cap, uintptr_t a, uintptr_t lo, uintptr_t hi)
 {
     if (a < lo || a >= hi)
@@ -907,8 +1008,24 @@ void cg_dump_note_unload(const void *handle)
             add_addr(&v, &n, &cap, selfs[i].addr, lo, hi);
         }
     }
+    /* Threads that ended live on only in these sums */
+    const struct cg_snapshot *sums[] = { &total.snap, &merged.snap };
+    for (unsigned k = 0; k < CG_ARRAY_SIZE(sums); k++) {
+        for (size_t i = 0; i < sums[k]->narcs; i++) {
+            const struct cg_snap_arc *a = &sums[k]->arcs[i];
+            add_addr(&v, &n, &cap, a->caller, lo, hi);
+            add_addr(&v, &n, &cap, a->site, lo, hi);
+            add_addr(&v, &n, &cap, a->callee, lo, hi);
+            if (a->site)
+                add_addr(&v, &n, &cap, a->site - 1, lo, hi);
+        }
+        for (size_t i = 0; i < sums[k]->nselfs; i++) {
+            add_addr(&v, &n, &cap, sums[k]->selfs[i].fn, lo, hi);
+            add_addr(&v, &n, &cap, sums[k]->selfs[i].addr, lo, hi);
+        }
+    }
     leave(self);
-    qsort(v, n, sizeof *v, cmp_uintptr);
+    cg_sort_uintptr(v, n);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (m == 0 || v[m - 1] != v[i])
@@ -1156,6 +1273,7 @@ static void fork_child(void)
     parts_scanned = 0;
     paused = 0;
     syms = NULL; /* its memory is the parent's copy: leak it, do not close it */
+    total_forget();
     cg_buf_init(&last_files);
     cg_control_forget();
     if (had_service && !final_done && start_thread()) {

@@ -383,6 +383,12 @@ int cg_filter_after_dlopen(const char *file, const void *caller)
 
 /* ---- what the profiles and stderr say ---------------------------------------- */
 
+static int cmp_addr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -404,8 +410,14 @@ static char **throttled_names(struct cg_syms *syms, size_t *count)
         return NULL;
     }
     size_t n = cg_addrset_list(filter.throttled, fns, max);
+    qsort(fns, n, sizeof *fns, cmp_addr);
+    const struct cg_symbol **sym = syms ? calloc(n ? n : 1, sizeof *sym) : NULL;
+    if (sym && cg_syms_lookup_sorted(syms, fns, n, sym) != 0) {
+        free(sym);
+        sym = NULL;
+    }
     for (size_t i = 0; i < n; i++) {
-        const struct cg_symbol *s = syms ? cg_syms_lookup(syms, fns[i]) : NULL;
+        const struct cg_symbol *s = sym ? sym[i] : NULL;
         if (s && s->function)
             names[i] = strdup(s->function);
         else if (asprintf(&names[i], "0x%llx", (unsigned long long)fns[i]) < 0)
@@ -414,6 +426,7 @@ static char **throttled_names(struct cg_syms *syms, size_t *count)
             names[i] = strdup("???");
     }
     free(fns);
+    free(sym);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (names[i])

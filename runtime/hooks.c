@@ -22,7 +22,7 @@ CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
 /* The clock as this thread sees it, never going backwards: a thread that
  * migrates to a core whose TSC lags by a few cycles must not charge a
  * negative (wrapped) duration. */
-static inline CG_HOT uint64_t thread_now(struct cg_thread *t)
+static CG_INLINE uint64_t thread_now(struct cg_thread *t)
 {
     if (cg_sampling) {
         /* sampled time: the clock is the thread's, moved by its timer */
@@ -58,7 +58,7 @@ static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uin
     d->now = cg_sampling ? t->vclock : cg_clock_now();
 }
 
-static inline CG_HOT void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter,
+static CG_INLINE void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter,
                                 uint64_t now, int resync)
 {
     if (resync)
@@ -106,7 +106,7 @@ static CG_COLD void replay_late(struct cg_thread *t)
 /* The calling thread's state with its guard taken, or NULL when this hook
  * must do nothing: runtime not ready, collection paused, or a hook already
  * running on this thread (this one comes from a signal handler). */
-static inline CG_HOT struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, int enter)
+static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, int enter)
 {
     struct cg_thread *t = cg_self;
     if (cg_unlikely(!t) && !(t = cg_thread_attach()))
@@ -125,7 +125,7 @@ static inline CG_HOT struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, 
 
 /* Releases the guard, replaying first what handlers deferred, and only
  * with nothing pending (see replay_late). */
-static inline CG_HOT void hook_end(struct cg_thread *t)
+static CG_INLINE void hook_end(struct cg_thread *t)
 {
     cg_signal_fence();
     if (cg_unlikely(t->ndeferred))

@@ -1,8 +1,10 @@
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -383,4 +385,42 @@ int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
     }
     dst[n] = 0;
     return 0;
+}
+
+int cg_total_pattern(const char *pattern, char *dst, unsigned long size)
+{
+    char run[CG_OPT_PATH_MAX + 8];
+    /* Same test as the file names' (dump.c): a pattern with %p names the pid */
+    int n = snprintf(run, sizeof run, strstr(pattern, "%p") ? "%s" : "%s.%%p", pattern);
+    if (n < 0 || (size_t)n >= sizeof run)
+        return -1;
+    const char *slash = strrchr(run, '/');
+    size_t base = slash ? (size_t)(slash + 1 - run) : 0;
+    size_t at = SIZE_MAX, cut = 0;
+    const char *insert = "";
+    /* The last ".out" ending a word: not the one inside ".output" */
+    for (size_t i = base; run[i]; i++)
+        if (strncmp(run + i, ".out", 4) == 0 && !isalnum((unsigned char)run[i + 4])) {
+            at = i;
+            cut = 4;
+            insert = ".total";
+        }
+    if (at == SIZE_MAX) {
+        /* The first %p of the file name that is not an escaped "%%p" */
+        for (size_t i = base; run[i]; i++) {
+            if (run[i] == '%' && run[i + 1] == 'p') {
+                at = i;
+                insert = "total.";
+                break;
+            }
+            if (run[i] == '%' && run[i + 1] == '%')
+                i++;
+        }
+    }
+    if (at == SIZE_MAX) {
+        at = base;
+        insert = "total.";
+    }
+    n = snprintf(dst, size, "%.*s%s%s", (int)at, run, insert, run + at + cut);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
 }

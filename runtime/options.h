@@ -31,6 +31,7 @@ struct cg_options {
     int sample_signal;         /* SIGNAL */
     int signal;                /* SIGNAL: the number, 0 for none */
     int thread_exit;           /* ENUM: enum cg_thread_exit */
+    int total;                 /* BOOL */
     char control_dir[CG_OPT_PATH_MAX]; /* DIR: "" for the default */
     int crash;                 /* BOOL */
     char skip[CG_OPT_GLOBS_MAX];        /* GLOBS: as given, "" for none */
@@ -73,5 +74,17 @@ int cg_globs_each(const char *globs, int (*fn)(void *ctx, const char *pattern, s
 /* Expands a PATH option: %p -> pid, %% -> %. Returns 0, or -1 if it does not
  * fit in `size`. */
 int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size);
+
+/* The pattern (as cg_expand_path takes) of the file that sums all threads
+ * of a run, from a CGPROF_OUT pattern whose per-thread files are
+ * <run>-<NN> and <run>.<part>-<NN>, <run> being <pattern>.%p, or the pattern
+ * itself when it names the pid. KCachegrind, given <run>, loads every
+ * <run>.* and <run>-* with it: the total's name must differ from <run>
+ * within <run>'s length. In the file name (the last component): the last
+ * ".out" that ends a word becomes ".total" (callgrind.out.%p ->
+ * callgrind.total.%p); without one, the first %p becomes total.%p
+ * (prof-%p -> prof-total.%p); without either, "total." goes in front.
+ * Returns 0, or -1 if it does not fit in `size`. */
+int cg_total_pattern(const char *pattern, char *dst, unsigned long size);
 
 #endif

@@ -40,13 +40,10 @@ void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi,
 struct cg_syms *cg_syms_open(void);
 void cg_syms_close(struct cg_syms *s);
 
-/* Resolves addr (cached). Never fails: unknown parts are marked as such.
- * The result is valid until the next lookup: copy it. */
-const struct cg_symbol *cg_syms_lookup(struct cg_syms *s, uintptr_t addr);
-
-/* Makes room for n more addresses in the cache, so that the lookups that
- * follow do not grow it one step at a time. */
-void cg_syms_reserve(struct cg_syms *s, size_t n);
+/* Resolves addrs[0..n) (ascending, each once; cached across calls) into
+ * out[0..n). Unknown parts are marked as such. The results stay valid until
+ * cg_syms_close(). Returns 0, or -1 if out of memory. */
+int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, const struct cg_symbol **out);
 
 /* Says that the object holding addr has instrumented code (addr is a
  * function the hooks saw). Source lines are looked up only in such objects:

@@ -18,7 +18,13 @@ struct cg_deferred {
     int enter;
 };
 
-#define CG_MAX_DEFERRED 256
+/* Room for the hooks of the handlers that run while one hook of the thread
+ * runs. A handler run is a few hooks, so one was enough in principle; but a
+ * storm of signals (a 20 us timer on a loaded machine) can starve the
+ * interrupted code: 64 handler runs, 256 events, were seen within one hook
+ * that did not advance for 1.3 ms. The thread's state is mmap'ed, so the
+ * slots never used cost address space, not memory. */
+#define CG_MAX_DEFERRED 8192
 
 struct cg_thread {
     /* Nonzero while a hook runs on this thread (CG_GUARD_HOOK) or the

@@ -124,9 +124,14 @@ void cg_buf_puts(struct cg_buf *b, const char *s)
     cg_buf_putn(b, s, strlen(s));
 }
 
-void cg_buf_putc(struct cg_buf *b, char c)
+void cg_buf_putc_slow(struct cg_buf *b, char c)
 {
     cg_buf_putn(b, &c, 1);
+}
+
+void cg_buf_reserve(struct cg_buf *b, size_t extra)
+{
+    reserve(b, extra);
 }
 
 void cg_buf_printf(struct cg_buf *b, const char *fmt, ...)
@@ -164,4 +169,48 @@ void cg_buf_put_hex(struct cg_buf *b, uint64_t v)
     tmp[--i] = 'x';
     tmp[--i] = '0';
     cg_buf_putn(b, tmp + i, sizeof tmp - (size_t)i);
+}
+
+static int cmp_uintptr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void cg_sort_uintptr(uintptr_t *v, size_t n)
+{
+    uintptr_t *tmp = n >= 1024 ? malloc(n * sizeof *tmp) : NULL;
+    if (!tmp) {
+        qsort(v, n, sizeof *v, cmp_uintptr);
+        return;
+    }
+    /* LSD, a byte a pass; the passes over bytes that are the same in every
+     * value (the high bytes of addresses in one process) are skipped. */
+    uintptr_t all_or = 0, all_and = ~(uintptr_t)0;
+    for (size_t i = 0; i < n; i++) {
+        all_or |= v[i];
+        all_and &= v[i];
+    }
+    uintptr_t *src = v, *dst = tmp;
+    for (unsigned shift = 0; shift < 8 * sizeof(uintptr_t); shift += 8) {
+        if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
+            continue;
+        size_t count[256] = { 0 };
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & 0xff]++;
+        size_t sum = 0;
+        for (size_t k = 0; k < 256; k++) {
+            size_t c = count[k];
+            count[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & 0xff]++] = src[i];
+        uintptr_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+    free(tmp);
 }

@@ -21,6 +21,9 @@ void cg_warn_once_nomem(void);
         memcpy(&(dst), &sym_, sizeof sym_);                                                                \
     } while (0)
 
+/* Sorts v ascending (radix: a dump sorts 100,000s of addresses). */
+void cg_sort_uintptr(uintptr_t *v, size_t n);
+
 /* Removes "." and "dir/.." components of a path, lexically, in place. */
 void cg_path_normalise(char *path);
 
@@ -34,7 +37,20 @@ void cg_buf_init(struct cg_buf *b);
 void cg_buf_free(struct cg_buf *b);
 void cg_buf_putn(struct cg_buf *b, const char *s, size_t n);
 void cg_buf_puts(struct cg_buf *b, const char *s);
-void cg_buf_putc(struct cg_buf *b, char c);
+void cg_buf_putc_slow(struct cg_buf *b, char c);
+/* Makes room for extra more bytes at once (a writer that knows roughly how
+ * much it will write saves the copies of growing step by step). */
+void cg_buf_reserve(struct cg_buf *b, size_t extra);
+/* One character: inline while there is room (the writer puts millions). */
+static inline void cg_buf_putc(struct cg_buf *b, char c)
+{
+    if (cg_likely(b->len + 2 <= b->cap)) {
+        b->data[b->len++] = c;
+        b->data[b->len] = 0;
+    } else {
+        cg_buf_putc_slow(b, c);
+    }
+}
 void cg_buf_printf(struct cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_buf_put_u64(struct cg_buf *b, uint64_t v);
 void cg_buf_put_hex(struct cg_buf *b, uint64_t v); /* 0x... */

@@ -10,12 +10,13 @@ static const char unknown[] = "???";
  * made from it. */
 struct line {
     uintptr_t addr; /* object-relative */
-    unsigned lineno;
     const char *file;
-    int is_call;
-    size_t callee; /* record index, for calls */
     uint64_t count, cost;
-    int synthetic;  /* a call into uninstrumented code, inferred */
+    unsigned lineno;
+    uint32_t callee;         /* record index, for calls */
+    uint32_t rec;            /* the function block it belongs to */
+    unsigned char is_call;
+    unsigned char synthetic; /* a call into uninstrumented code, inferred */
 };
 
 /* A function as written: one fn= block. A function is its object and its
@@ -26,8 +27,8 @@ struct rec {
     uintptr_t entry;     /* object-relative start */
     unsigned entry_line;
     char anon[24];       /* name of a function without symbol: its address */
-    struct line *lines;
-    size_t n, cap;
+    uint32_t *lines;     /* its slice of the ctx's line order: indexes into its lines */
+    size_t n;
     unsigned id;         /* name-compression id, 0 until first written */
 };
 
@@ -39,35 +40,95 @@ struct strmap {
 
 struct ctx {
     const struct cg_symtab *syms;
+    /* syms by address (open addressing: entry index + 1), and the record
+     * of each entry as a function entered (SIZE_MAX until known): a dump
+     * looks each address up several times, 100,000s of them. */
+    uint32_t *sym_slots;
+    size_t sym_mask;
+    size_t *entry_rec;
+    /* the hash of the object name last hashed: names are shared pointers,
+     * one per object */
+    const char *hashed_object;
+    size_t object_hash;
     struct rec *recs;
     size_t nrecs, cap;
     size_t *index; /* open addressing on key: record index + 1 */
     size_t index_cap;
+    /* the lines of all records, in the order made, and their indexes grouped
+     * by record (one array: 50,000 functions would be 50,000 small arrays;
+     * indexes, not copies: fewer fresh pages, each a costly fault) */
+    struct line *lines;
+    size_t nlines, lines_cap;
+    uint32_t *grouped;
     int failed;
     struct strmap objects, files;
     unsigned next_fn_id;
 };
 
-const struct cg_symbol *cg_symtab_find(const struct cg_symtab *t, uintptr_t addr)
+/* Two names: the same pointer, or the same text. */
+static int same(const char *a, const char *b)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    return a == b || strcmp(a, b) == 0;
+}
+
+/* Keeps order within each 4 MiB of addresses, scattering those blocks: a
+ * dump's addresses come mostly in ascending order, and probes that follow
+ * through memory cost a fraction of random ones (each of those is a miss in
+ * cache and TLB: a third of the writer's time, with 100,000s of them). */
+static size_t hash_addr(uintptr_t addr)
+{
+    return (size_t)(addr >> 2) + (size_t)(((addr >> 22) * 0x9e3779b97f4a7c15u) >> 32);
+}
+
+static int index_syms(struct ctx *c)
+{
+    size_t cap = 64;
+    while (cap < 2 * c->syms->n)
+        cap *= 2;
+    c->sym_slots = calloc(cap, sizeof *c->sym_slots);
+    c->entry_rec = malloc((c->syms->n ? c->syms->n : 1) * sizeof *c->entry_rec);
+    if (!c->sym_slots || !c->entry_rec || c->syms->n >= UINT32_MAX)
+        return -1;
+    c->sym_mask = cap - 1;
+    for (size_t i = 0; i < c->syms->n; i++) {
+        size_t j = hash_addr(c->syms->v[i].addr);
+        while (c->sym_slots[j & c->sym_mask])
+            j++;
+        c->sym_slots[j & c->sym_mask] = (uint32_t)i + 1;
+        c->entry_rec[i] = SIZE_MAX;
     }
-    return lo < t->n && t->v[lo].addr == addr ? &t->v[lo].sym : NULL;
+    return 0;
+}
+
+/* Index of addr in syms, SIZE_MAX if absent. */
+static size_t sym_index(const struct ctx *c, uintptr_t addr)
+{
+    for (size_t j = hash_addr(addr);; j++) {
+        uint32_t slot = c->sym_slots[j & c->sym_mask];
+        if (!slot)
+            return SIZE_MAX;
+        if (c->syms->v[slot - 1].addr == addr)
+            return slot - 1;
+    }
+}
+
+static const struct cg_symbol *sym_of(const struct ctx *c, uintptr_t addr)
+{
+    size_t i = sym_index(c, addr);
+    return i == SIZE_MAX ? NULL : c->syms->v[i].sym;
 }
 
 /* ---- function records ----------------------------------------------------- */
 
 static size_t hash_str(const char *s);
 
-static size_t hash_key(const char *object, uintptr_t entry)
+static size_t hash_key(struct ctx *c, const char *object, uintptr_t entry)
 {
-    return hash_str(object) ^ (size_t)((entry * 0x9e3779b97f4a7c15u) >> 17);
+    if (object != c->hashed_object) {
+        c->hashed_object = object;
+        c->object_hash = hash_str(object);
+    }
+    return c->object_hash ^ hash_addr(entry);
 }
 
 static int index_grow(struct ctx *c)
@@ -77,7 +138,7 @@ static int index_grow(struct ctx *c)
     if (!ix)
         return -1;
     for (size_t r = 0; r < c->nrecs; r++) {
-        size_t j = hash_key(c->recs[r].object, c->recs[r].entry);
+        size_t j = hash_key(c, c->recs[r].object, c->recs[r].entry);
         while (ix[j & (cap - 1)])
             j++;
         ix[j & (cap - 1)] = r + 1;
@@ -97,15 +158,17 @@ static size_t rec_get(struct ctx *c, const char *object, const char *file, const
         return SIZE_MAX;
     if (!object)
         object = unknown;
-    size_t j = hash_key(object, entry);
+    size_t j = hash_key(c, object, entry);
     for (;; j++) {
         size_t slot = c->index[j & (c->index_cap - 1)];
         if (!slot)
             break;
         const struct rec *r = &c->recs[slot - 1];
-        if (r->entry == entry && strcmp(r->object, object) == 0)
+        if (r->entry == entry && same(r->object, object))
             return slot - 1;
     }
+    if (c->nrecs >= UINT32_MAX - 1)
+        return SIZE_MAX;
     if (c->nrecs == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 128;
         struct rec *p = realloc(c->recs, cap * sizeof *p);
@@ -134,11 +197,14 @@ static size_t rec_get(struct ctx *c, const char *object, const char *file, const
 /* The function entered at run-time address fn (a hook's argument). */
 static size_t rec_of_entry(struct ctx *c, uintptr_t fn)
 {
-    const struct cg_symbol *s = cg_symtab_find(c->syms, fn);
-    if (!s)
+    size_t i = sym_index(c, fn);
+    if (i == SIZE_MAX)
         return rec_get(c, NULL, NULL, NULL, fn, 0);
+    if (c->entry_rec[i] != SIZE_MAX)
+        return c->entry_rec[i];
+    const struct cg_symbol *s = c->syms->v[i].sym;
     const char *name = s->function && s->fn_start == fn ? s->function : NULL;
-    return rec_get(c, s->object, s->file, name, s->obj_addr, s->line);
+    return c->entry_rec[i] = rec_get(c, s->object, s->file, name, s->obj_addr, s->line);
 }
 
 /* The function that contains the code at address x, which ran in the frame
@@ -147,16 +213,14 @@ static size_t rec_of_entry(struct ctx *c, uintptr_t fn)
  * function, but a callback called from uninstrumented code (qsort calling a
  * comparator) has a call site, and time after its return, in that code: it
  * is named by the function that contains it. */
-static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x)
+static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x, const struct cg_symbol *s)
 {
-    const struct cg_symbol *s = cg_symtab_find(c->syms, x);
     if (s && s->function) {
-        if (frame != SIZE_MAX && c->recs[frame].entry == s->fn_obj_addr &&
-            strcmp(c->recs[frame].object, s->object) == 0)
+        if (frame != SIZE_MAX && c->recs[frame].entry == s->fn_obj_addr && same(c->recs[frame].object, s->object))
             return frame;
         return rec_get(c, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
     }
-    if (frame != SIZE_MAX && (!s || strcmp(s->object, c->recs[frame].object) == 0))
+    if (frame != SIZE_MAX && (!s || same(s->object, c->recs[frame].object)))
         return frame; /* no symbol: assume the frame's own (stripped) code */
     /* no symbol, in another object (or at a thread's root): a function
      * named by the address, as Valgrind does */
@@ -167,24 +231,46 @@ static int add_line(struct ctx *c, size_t r, const struct line *l)
 {
     if (r == SIZE_MAX)
         return -1;
-    struct rec *rec = &c->recs[r];
-    if (rec->n == rec->cap) {
-        size_t cap = rec->cap ? rec->cap * 2 : 8;
-        struct line *p = realloc(rec->lines, cap * sizeof *p);
+    if (c->nlines == c->lines_cap) {
+        size_t cap = c->lines_cap ? c->lines_cap * 2 : 64;
+        struct line *p = realloc(c->lines, cap * sizeof *p);
         if (!p)
             return -1;
-        rec->lines = p;
-        rec->cap = cap;
+        c->lines = p;
+        c->lines_cap = cap;
     }
-    rec->lines[rec->n++] = *l;
+    c->lines[c->nlines] = *l;
+    c->lines[c->nlines++].rec = (uint32_t)r;
+    c->recs[r].n++;
     return 0;
 }
 
-/* A line at address x: its object-relative address and source position. */
-static struct line line_at(struct ctx *c, uintptr_t x, const struct rec *owner)
+/* Gives each record the indexes of its lines, in the order they were made. */
+static int group_lines(struct ctx *c)
+{
+    if (c->nlines >= UINT32_MAX)
+        return -1;
+    c->grouped = malloc((c->nlines ? c->nlines : 1) * sizeof *c->grouped);
+    if (!c->grouped)
+        return -1;
+    size_t at = 0;
+    for (size_t r = 0; r < c->nrecs; r++) {
+        c->recs[r].lines = c->grouped + at;
+        at += c->recs[r].n;
+        c->recs[r].n = 0;
+    }
+    for (size_t i = 0; i < c->nlines; i++) {
+        struct rec *r = &c->recs[c->lines[i].rec];
+        r->lines[r->n++] = (uint32_t)i;
+    }
+    return 0;
+}
+
+/* A line at address x (symbol s, NULL if unknown): its object-relative
+ * address and source position. */
+static struct line line_at(uintptr_t x, const struct cg_symbol *s, const struct rec *owner)
 {
     struct line l = { 0 };
-    const struct cg_symbol *s = cg_symtab_find(c->syms, x);
     l.addr = s ? s->obj_addr : x;
     l.lineno = s ? s->line : 0;
     /* Without line information keep the function's own file rather than
@@ -195,19 +281,26 @@ static struct line line_at(struct ctx *c, uintptr_t x, const struct rec *owner)
 
 static int build(struct ctx *c, const struct cg_snapshot *snap)
 {
+    /* at most two lines an entry: room made once, touched only as used */
+    c->lines_cap = 2 * (snap->nselfs + snap->narcs) + 1;
+    c->lines = malloc(c->lines_cap * sizeof *c->lines);
+    if (!c->lines)
+        return -1;
     for (size_t i = 0; i < snap->nselfs; i++) {
         const struct cg_snap_self *sc = &snap->selfs[i];
         size_t f = rec_of_entry(c, sc->fn);
-        size_t g = f == SIZE_MAX ? SIZE_MAX : rec_of_code(c, f, sc->addr);
+        const struct cg_symbol *sym = sym_of(c, sc->addr);
+        size_t g = f == SIZE_MAX ? SIZE_MAX : rec_of_code(c, f, sc->addr, sym);
         if (g == SIZE_MAX)
             return -1;
-        struct line l = line_at(c, sc->addr, &c->recs[g]);
+        struct line l = line_at(sc->addr, sym, &c->recs[g]);
         l.cost = sc->cost;
         if (add_line(c, g, &l))
             return -1;
         if (g != f) {
             /* Time the frame spent in uninstrumented code: a call to it. */
-            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, 0, sc->cost, 1 };
+            struct line s = { .addr = c->recs[f].entry, .lineno = c->recs[f].entry_line, .file = c->recs[f].file,
+                              .is_call = 1, .callee = (uint32_t)g, .cost = sc->cost, .synthetic = 1 };
             if (add_line(c, f, &s))
                 return -1;
         }
@@ -224,16 +317,17 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             /* No call instruction (a signal handler's frame): called from
              * the function it interrupted, at that function's start. */
             g = f;
-            l = (struct line){ c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 0, 0, 0, 0, 0 };
+            l = (struct line){ .addr = c->recs[f].entry, .lineno = c->recs[f].entry_line, .file = c->recs[f].file };
         } else {
             uintptr_t pc = a->call_pc ? a->call_pc : a->site;
-            g = rec_of_code(c, f, pc);
+            const struct cg_symbol *sym = sym_of(c, pc);
+            g = rec_of_code(c, f, pc, sym);
             if (g == SIZE_MAX)
                 return -1;
-            l = line_at(c, pc, &c->recs[g]);
+            l = line_at(pc, sym, &c->recs[g]);
         }
         l.is_call = 1;
-        l.callee = callee;
+        l.callee = (uint32_t)callee;
         l.count = a->count;
         l.cost = a->incl;
         if (add_line(c, g, &l))
@@ -242,7 +336,8 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             /* The hooks never see the call from the frame into the
              * uninstrumented function; count the runs of callbacks made
              * through it (a lower bound of the real calls). */
-            struct line s = { c->recs[f].entry, c->recs[f].entry_line, c->recs[f].file, 1, g, a->runs, a->incl, 1 };
+            struct line s = { .addr = c->recs[f].entry, .lineno = c->recs[f].entry_line, .file = c->recs[f].file,
+                              .is_call = 1, .callee = (uint32_t)g, .count = a->runs, .cost = a->incl, .synthetic = 1 };
             if (add_line(c, f, &s))
                 return -1;
         }
@@ -252,9 +347,8 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
 
 /* ---- ordering and merging ------------------------------------------------- */
 
-static int cmp_line(const void *pa, const void *pb)
+static int cmp_line(const struct line *a, const struct line *b)
 {
-    const struct line *a = pa, *b = pb;
     if (a->addr != b->addr)
         return a->addr < b->addr ? -1 : 1;
     if (a->is_call != b->is_call)
@@ -264,24 +358,35 @@ static int cmp_line(const void *pa, const void *pb)
     return a->synthetic - b->synthetic;
 }
 
-static void merge_lines(struct rec *r)
+static const struct line *sort_lines;
+
+static int cmp_line_index(const void *pa, const void *pb)
+{
+    return cmp_line(&sort_lines[*(const uint32_t *)pa], &sort_lines[*(const uint32_t *)pb]);
+}
+
+static void merge_lines(struct ctx *c, struct rec *r)
 {
     if (r->n == 0)
         return;
-    qsort(r->lines, r->n, sizeof *r->lines, cmp_line);
+    sort_lines = c->lines;
+    qsort(r->lines, r->n, sizeof *r->lines, cmp_line_index);
     size_t out = 0;
     for (size_t i = 0; i < r->n; i++) {
-        if (out > 0 && cmp_line(&r->lines[out - 1], &r->lines[i]) == 0) {
-            r->lines[out - 1].count += r->lines[i].count;
-            r->lines[out - 1].cost += r->lines[i].cost;
+        struct line *l = &c->lines[r->lines[i]];
+        if (out > 0 && cmp_line(&c->lines[r->lines[out - 1]], l) == 0) {
+            c->lines[r->lines[out - 1]].count += l->count;
+            c->lines[r->lines[out - 1]].cost += l->cost;
         } else {
             r->lines[out++] = r->lines[i];
         }
     }
     r->n = out;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->lines[i].synthetic && r->lines[i].count == 0)
-            r->lines[i].count = 1; /* time seen in uninstrumented code, but no callback: one visit */
+    for (size_t i = 0; i < r->n; i++) {
+        struct line *l = &c->lines[r->lines[i]];
+        if (l->synthetic && l->count == 0)
+            l->count = 1; /* time seen in uninstrumented code, but no callback: one visit */
+    }
 }
 
 static const struct rec *sort_base;
@@ -289,10 +394,10 @@ static const struct rec *sort_base;
 static int cmp_rec(const void *pa, const void *pb)
 {
     const struct rec *a = &sort_base[*(const size_t *)pa], *b = &sort_base[*(const size_t *)pb];
-    int d = strcmp(a->object, b->object);
-    if (!d)
+    int d = a->object == b->object ? 0 : strcmp(a->object, b->object);
+    if (!d && a->file != b->file)
         d = strcmp(a->file, b->file);
-    if (!d)
+    if (!d && a->name != b->name)
         d = strcmp(a->name, b->name);
     if (!d && a->entry != b->entry)
         d = a->entry < b->entry ? -1 : 1;
@@ -358,8 +463,14 @@ static void put_clean(struct cg_buf *b, const char *s)
 {
     if (s[0] == '(' && s[1] >= '0' && s[1] <= '9')
         cg_buf_putc(b, ' ');
-    for (; *s; s++)
-        cg_buf_putc(b, *s == '\n' || *s == '\r' ? '?' : *s);
+    for (;;) {
+        size_t n = strcspn(s, "\n\r");
+        cg_buf_putn(b, s, n);
+        if (!s[n])
+            return;
+        cg_buf_putc(b, '?');
+        s += n + 1;
+    }
 }
 
 /* "spec=(id)" or, on first use, "spec=(id) name". */
@@ -489,7 +600,7 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
         struct rec *r = &c->recs[order[k]];
         if (r->n == 0)
             continue; /* only ever called, and with no cost of its own */
-        if (cur_ob != r->object && (!cur_ob || strcmp(cur_ob, r->object) != 0)) {
+        if (!cur_ob || !same(cur_ob, r->object)) {
             if (put_name(b, "ob=", &c->objects, r->object))
                 return -1;
             cur_ob = r->object;
@@ -497,7 +608,7 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
         /* KCachegrind takes a function's file from the last fl=, and
          * callgrind_annotate from whatever fl=/fi=/fe= came last: a block
          * always starts and ends in its function's own file. */
-        if (!cur_fl || strcmp(cur_fl, r->file) != 0) {
+        if (!cur_fl || !same(cur_fl, r->file)) {
             if (put_name(b, "fl=", &c->files, r->file))
                 return -1;
             cur_fl = r->file;
@@ -505,10 +616,10 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
         put_fn(c, b, "fn=", r);
         const char *cur_sub = r->file;
         for (size_t i = 0; i < r->n; i++) {
-            const struct line *l = &r->lines[i];
-            if (strcmp(l->file, cur_sub) != 0) {
+            const struct line *l = &c->lines[r->lines[i]];
+            if (!same(l->file, cur_sub)) {
                 /* Code from another file (inlined): fi= to it, fe= back. */
-                if (put_name(b, strcmp(l->file, r->file) == 0 ? "fe=" : "fi=", &c->files, l->file))
+                if (put_name(b, same(l->file, r->file) ? "fe=" : "fi=", &c->files, l->file))
                     return -1;
                 cur_sub = l->file;
             }
@@ -517,9 +628,9 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
                 /* cob=/cfi= apply to the next call only and default to the
                  * current object and file; KCachegrind also defines a new
                  * function id in the context they give. */
-                if (strcmp(callee->object, r->object) != 0 && put_name(b, "cob=", &c->objects, callee->object))
+                if (!same(callee->object, r->object) && put_name(b, "cob=", &c->objects, callee->object))
                     return -1;
-                if (strcmp(callee->file, cur_sub) != 0 && put_name(b, "cfi=", &c->files, callee->file))
+                if (!same(callee->file, cur_sub) && put_name(b, "cfi=", &c->files, callee->file))
                     return -1;
                 put_fn(c, b, "cfn=", callee);
                 /* The target position is absolute: readers differ on what a
@@ -537,7 +648,7 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
             cg_buf_put_u64(b, l->cost);
             cg_buf_putc(b, '\n');
         }
-        if (strcmp(cur_sub, r->file) != 0 && put_name(b, "fe=", &c->files, r->file))
+        if (!same(cur_sub, r->file) && put_name(b, "fe=", &c->files, r->file))
             return -1;
         cg_buf_putc(b, '\n');
     }
@@ -546,10 +657,12 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
 
 static void ctx_free(struct ctx *c)
 {
-    for (size_t i = 0; i < c->nrecs; i++)
-        free(c->recs[i].lines);
+    free(c->lines);
+    free(c->grouped);
     free(c->recs);
     free(c->index);
+    free(c->sym_slots);
+    free(c->entry_rec);
     free(c->objects.keys);
     free(c->objects.ids);
     free(c->files.keys);
@@ -564,14 +677,14 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     c.syms = syms;
     size_t *order = NULL;
     int rc = -1;
-    if (build(&c, snap) != 0)
+    if (index_syms(&c) != 0 || build(&c, snap) != 0 || group_lines(&c) != 0)
         goto done;
     uint64_t total = 0;
     for (size_t i = 0; i < c.nrecs; i++) {
-        merge_lines(&c.recs[i]);
+        merge_lines(&c, &c.recs[i]);
         for (size_t k = 0; k < c.recs[i].n; k++)
-            if (!c.recs[i].lines[k].is_call)
-                total += c.recs[i].lines[k].cost;
+            if (!c.lines[c.recs[i].lines[k]].is_call)
+                total += c.lines[c.recs[i].lines[k]].cost;
     }
     order = malloc((c.nrecs ? c.nrecs : 1) * sizeof *order);
     if (!order)
@@ -581,6 +694,8 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     sort_base = c.recs;
     qsort(order, c.nrecs, sizeof *order, cmp_rec);
 
+    /* about 24 bytes a cost line, twice that for calls */
+    cg_buf_reserve(out, 4096 + 24 * snap->nselfs + 48 * snap->narcs);
     write_header(out, info, total);
     if (write_body(&c, out, order) != 0)
         goto done;

@@ -17,10 +17,12 @@
 #include "util.h"
 
 /* Symbols of every address of a snapshot (callers, callees, self-cost
- * addresses, call instructions), sorted by addr, each address once. */
+ * addresses, call instructions), sorted by addr, each address once. The
+ * symbols are the symbol session's own (not copies: a dump names 100,000s
+ * of addresses). */
 struct cg_symtab_entry {
     uintptr_t addr;
-    struct cg_symbol sym;
+    const struct cg_symbol *sym;
 };
 
 struct cg_symtab {
@@ -44,8 +46,5 @@ struct cg_part_info {
  * holds an incomplete text that must not be written). */
 int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *snap, const struct cg_symtab *syms,
                   struct cg_buf *out);
-
-/* Looks addr up in a symtab (binary search); NULL if absent. */
-const struct cg_symbol *cg_symtab_find(const struct cg_symtab *t, uintptr_t addr);
 
 #endif

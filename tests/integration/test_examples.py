@@ -40,7 +40,9 @@ class ExampleTest(ProfileAssertions):
         numbers = sorted(int(n[-2:]) for n in names)
         self.assertEqual(numbers[0], 1, "the main thread is 01")
         self.assertEqual(len(set(numbers)), len(numbers))
-        self.assertEqual(sorted(os.listdir(run.directory)), sorted(names), "no temporary file left behind")
+        # and the total of all threads (tests/integration/test_total.py)
+        self.assertEqual(sorted(os.listdir(run.directory)), sorted(names + ["callgrind.total." + next(iter(pids))]),
+                         "no temporary file left behind")
         for prof in self.profiles:
             self.assert_valid(prof)
             self.assertEqual(prof.pid, int(pids.pop() if len(pids) == 1 else prof.pid))

@@ -301,18 +301,20 @@ class Output(ProfileAssertions):
     def test_out_prefix_with_pid(self):
         run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": "prof-%p.cg"})
         self.assertEqual(run.returncode, 0, run.stderr)
-        names = os.listdir(run.directory)
-        self.assertEqual(len(names), 1, names)
+        names = sorted(os.listdir(run.directory))
+        self.assertEqual(len(names), 2, names)
         self.assertRegex(names[0], r"^prof-\d+\.cg-01$")
+        self.assertRegex(names[1], r"^prof-total\.\d+\.cg$")  # the total of all threads
 
     def test_relative_prefix_is_from_startup_directory(self):
         # the program is started in a subdirectory; the file lands there
         run = run_preloaded(self, ["sh", "-c", "mkdir sub && cd sub && exec %s" % cgtest.example("basic")],
                             env={"CGPROF_OUT": "out"})
         self.assertEqual(run.returncode, 0, run.stderr)
-        sub = os.listdir(os.path.join(run.directory, "sub"))
-        self.assertEqual(len(sub), 1, sub)
+        sub = sorted(os.listdir(os.path.join(run.directory, "sub")))
+        self.assertEqual(len(sub), 2, sub)
         self.assertRegex(sub[0], r"^out\.\d+-01$")
+        self.assertRegex(sub[1], r"^out\.total\.\d+$")
 
     def test_unwritable_directory(self):
         run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": "/nonexistent/dir/cg"})

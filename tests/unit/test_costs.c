@@ -1110,6 +1110,76 @@ static void test_merged_parts_add_up(void **state)
     cg_merged_free(&m);
 }
 
+/* CGPROF_TOTAL: the parts of two threads, taken at dumps that cut calls in
+ * progress, summed as the runtime sums them, are exactly what one reading of
+ * each whole thread at its end gives, summed: each call counted once, no
+ * time lost or counted twice, no calls=0 left. */
+static void test_total_of_parts_is_whole_run(void **state)
+{
+    struct cg_costs *a = *state, b;
+    assert_int_equal(cg_costs_init(&b), 0);
+    struct cg_totals base_a, base_b, end;
+    memset(&base_a, 0, sizeof base_a);
+    memset(&base_b, 0, sizeof base_b);
+    memset(&end, 0, sizeof end);
+    struct cg_snapshot pa[3], pb[2], whole_a, whole_b;
+
+    cg_costs_enter(a, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(&b, MAIN, ROOT_SITE, SP, 2); /* a second thread running main */
+    cg_costs_enter(a, F, MAIN + 0x10, SP, 5);
+    cg_costs_enter(&b, G, MAIN + 0x20, SP, 6);
+    take_part(a, 10, &base_a, &pa[0]);  /* dump 1: main, f, g all running */
+    take_part(&b, 10, &base_b, &pb[0]);
+    cg_costs_exit(a, F, 20);
+    cg_costs_enter(a, G, MAIN + 0x20, SP, 25);
+    cg_costs_exit(a, G, 30);
+    cg_costs_exit(&b, G, 33);
+    cg_costs_enter(&b, F, MAIN + 0x10, SP, 34);
+    cg_costs_exit(&b, F, 36);
+    cg_costs_exit(&b, MAIN, 38);
+    take_part(&b, 38, &base_b, &pb[1]); /* b's last part, as it ends */
+    take_part(a, 40, &base_a, &pa[1]);  /* dump 2 */
+    cg_costs_exit(a, MAIN, 50);
+    take_part(a, 60, &base_a, &pa[2]);  /* exit */
+
+    assert_int_equal(cg_costs_totals(a, 60, &end), 0);
+    assert_int_equal(cg_totals_part(a, &end, NULL, &whole_a), 0);
+    assert_int_equal(cg_costs_totals(&b, 38, &end), 0);
+    assert_int_equal(cg_totals_part(&b, &end, NULL, &whole_b), 0);
+
+    struct cg_merged total, expected;
+    memset(&total, 0, sizeof total);
+    memset(&expected, 0, sizeof expected);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(cg_merged_add(&total, &pa[i]), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(cg_merged_add(&total, &pb[i]), 0);
+    assert_int_equal(cg_merged_add(&expected, &whole_a), 0);
+    assert_int_equal(cg_merged_add(&expected, &whole_b), 0);
+    assert_int_equal(total.threads, 5); /* parts added */
+    assert_snapshots_equal(&expected.snap, &total.snap);
+    assert_snapshots_equal(&total.snap, &expected.snap);
+    assert_int_equal(total.snap.continued, 0);
+    /* by hand: main twice from the root (60 + 36), f twice, g twice */
+    ASSERT_ARC(&total.snap, 0, ROOT_SITE, MAIN, 2, 50 + 36);
+    ASSERT_ARC(&total.snap, MAIN, MAIN + 0x10, F, 2, 15 + 2);
+    ASSERT_ARC(&total.snap, MAIN, MAIN + 0x20, G, 2, 5 + 27);
+    assert_int_equal(sum_self(&total.snap), 50 + 36);
+
+    cg_merged_free(&total);
+    cg_merged_free(&expected);
+    for (int i = 0; i < 3; i++)
+        cg_snapshot_free(&pa[i]);
+    for (int i = 0; i < 2; i++)
+        cg_snapshot_free(&pb[i]);
+    cg_snapshot_free(&whole_a);
+    cg_snapshot_free(&whole_b);
+    cg_totals_free(&base_a);
+    cg_totals_free(&base_b);
+    cg_totals_free(&end);
+    cg_costs_destroy(&b);
+}
+
 /* ---- sampled time ------------------------------------------------------------- */
 
 #define LIBC_MEMSET ((uintptr_t)0x7f0000001000u)
@@ -1494,6 +1564,7 @@ int main(void)
         T(test_parts_count_each_call_once_and_split_time),
         T(test_skip_leaves_paused_interval_out),
         T(test_merged_parts_add_up),
+        T(test_total_of_parts_is_whole_run),
         T(test_self_cost_at_entry_and_return_addresses),
         T(test_root_arc_has_caller_zero),
         T(test_call_pc_is_site_minus_one),

@@ -46,6 +46,7 @@ static void assert_defaults(const struct cg_options *o)
     assert_string_equal(o->skip_file, "");
     assert_int_equal(o->throttle.n, 0);
     assert_int_equal(o->throttle.t, 0);
+    assert_int_equal(o->total, 1);
 }
 
 /* Exactly one problem reported, and its message contains each of the
@@ -649,6 +650,63 @@ static void test_expand_zero_size_buffer(void **state)
     assert_int_equal(dst[0], '#');
 }
 
+/* ---- CGPROF_TOTAL and the total's name ------------------------------------- */
+
+static void test_total_off_and_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *off[] = { "CGPROF_TOTAL=0", NULL };
+    assert_int_equal(parse(&o, &r, off), 0);
+    assert_int_equal(o.total, 0);
+    const char *bad[] = { "CGPROF_TOTAL=sometimes", NULL };
+    assert_one_report_containing(parse(&o, &r, bad), &r, "CGPROF_TOTAL", "sometimes", "default '1'", NULL);
+    assert_int_equal(o.total, 1);
+}
+
+/* The total's name, and the property that matters: KCachegrind, given the
+ * run's name <run> (what the per-thread files start with), loads <run>.*
+ * and <run>-* and <run> itself; the total must be none of these. */
+static void check_total(const char *pattern, const char *want)
+{
+    char t[256], total[256], run[256], runpat[256];
+    assert_int_equal(cg_total_pattern(pattern, t, sizeof t), 0);
+    assert_int_equal(cg_expand_path(t, 4242, total, sizeof total), 0);
+    assert_string_equal(total, want);
+    snprintf(runpat, sizeof runpat, strstr(pattern, "%p") ? "%s" : "%s.%%p", pattern);
+    assert_int_equal(cg_expand_path(runpat, 4242, run, sizeof run), 0);
+    size_t n = strlen(run);
+    assert_false(strncmp(total, run, n) == 0 && (total[n] == 0 || total[n] == '.' || total[n] == '-'));
+}
+
+static void test_total_name(void **state)
+{
+    (void)state;
+    check_total("callgrind.out", "callgrind.total.4242");          /* the default */
+    check_total("/tmp/p/callgrind.out", "/tmp/p/callgrind.total.4242");
+    check_total("callgrind.out.%p", "callgrind.total.4242");
+    check_total("/tmp/run.out/myapp.out", "/tmp/run.out/myapp.total.4242"); /* the file name's */
+    check_total("a.out.x.out", "a.out.x.total.4242");              /* the last .out */
+    check_total("myapp", "myapp.total.4242");                      /* no .out: before the pid */
+    check_total("myapp.output", "myapp.output.total.4242");        /* .output is not .out */
+    check_total("/tmp/prof-%p", "/tmp/prof-total.4242");
+    check_total("/tmp/%p/run", "/tmp/4242/total.run");             /* pid only in a directory */
+    check_total("/tmp/%p/run-%p", "/tmp/4242/run-total.4242");
+    check_total("p-%p.out", "p-4242.total");
+    check_total("100%%.%p", "100%.total.4242");
+}
+
+static void test_total_name_too_long(void **state)
+{
+    (void)state;
+    char t[16];
+    assert_int_equal(cg_total_pattern("callgrind.out", t, sizeof t), -1); /* callgrind.total.%p: 18 */
+    char t2[19];
+    assert_int_equal(cg_total_pattern("callgrind.out", t2, sizeof t2), 0);
+    assert_string_equal(t2, "callgrind.total.%p");
+}
+
 /* Found by tests/fuzz/fuzz_options.c: a prefix short enough, but whose %p
  * expansions would not fit, is refused up front. */
 static void test_out_too_long_once_expanded_refused(void **state)
@@ -733,6 +791,9 @@ int main(void)
         cmocka_unit_test(test_expand_exact_fit),
         cmocka_unit_test(test_expand_too_small_buffer),
         cmocka_unit_test(test_expand_zero_size_buffer),
+        cmocka_unit_test(test_total_off_and_refused),
+        cmocka_unit_test(test_total_name),
+        cmocka_unit_test(test_total_name_too_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

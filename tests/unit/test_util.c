@@ -240,6 +240,42 @@ static void test_buf_put_hex_max(void **state)
     cg_buf_free(&b);
 }
 
+static int cmp_u(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Against qsort: small arrays (qsort path), large ones (radix) with the
+ * high bytes shared like addresses of one process, and full-width values. */
+static void test_sort_uintptr_matches_qsort(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = { 0, 1, 2, 17, 1023, 1024, 5000, 100000 };
+    uint64_t x = 88172645463325252u; /* xorshift */
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (int wide = 0; wide < 2; wide++) {
+            size_t n = sizes[k];
+            uintptr_t *v = malloc((n ? n : 1) * sizeof *v), *w = malloc((n ? n : 1) * sizeof *w);
+            assert_non_null(v);
+            assert_non_null(w);
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                /* duplicates too: a dump's addresses repeat */
+                v[i] = wide ? (uintptr_t)x : (uintptr_t)0x55d000000000u + (uintptr_t)(x % 4000000u) * (i % 3 ? 1 : 0x10000);
+                w[i] = v[i];
+            }
+            cg_sort_uintptr(v, n);
+            qsort(w, n, sizeof *w, cmp_u);
+            assert_memory_equal(v, w, n * sizeof *v);
+            free(v);
+            free(w);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_buf_put_hex_zero),
         cmocka_unit_test(test_buf_put_hex_values),
         cmocka_unit_test(test_buf_put_hex_max),
+        cmocka_unit_test(test_sort_uintptr_matches_qsort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,349 @@
+"""The launcher, scripts/cgprof (generated into the build tree): its options
+are the runtime's (runtime/options.inc), it refuses exactly the values the
+runtime's parser refuses, it runs the program unchanged (stdout, exit
+status, death by a signal), and it reports the files written, the top
+functions, or that the program is not instrumented."""
+
+import glob
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import cgtest
+from cgtest import example, prog
+
+sys.path.insert(0, os.path.join(cgtest.SOURCE_DIR, "scripts"))
+import gen_cgprof  # noqa: E402
+
+LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
+MAN = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
+OPTCHECK = os.environ.get("CGPROF_OPTCHECK", os.path.join(cgtest.BUILD_DIR, "tests", "optcheck"))
+OPTIONS = gen_cgprof.parse_options(os.path.join(cgtest.SOURCE_DIR, "runtime", "options.inc"))
+with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
+    EXPECTED = json.load(f)
+
+
+def load_launcher():
+    loader = importlib.machinery.SourceFileLoader("cgprof_launcher", LAUNCHER)
+    spec = importlib.util.spec_from_loader("cgprof_launcher", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def clean_env(**extra):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+    e.update(extra)
+    return e
+
+
+# Values each type of option is tried with: the accepted and refused ones of
+# options.c's rules, and their edges.
+COMMON = ["", " ", "x", "-1", "0", "1", "+1", "1x", "0x10", "none", "None", "\u017fig", "\u0130", "yes\n"]
+BY_TYPE = {
+    "PATH": ["callgrind.out", "/tmp/p.%p", "p.%%", "p%", "p%x", "dir/", "a\tb", "%p/x", "x" * 960, "x" * 959,
+             "%p" * 47, "%p" * 48, "\u00e9t\u00e9"],
+    "DIR": ["/tmp", "tmp", "/" + "d" * 958, "/" + "d" * 959, "/a\x01b", "/"],
+    "ENUM": [],   # filled from each option's accepted values
+    "BOOL": ["no", "YES", "Off", "on", "true", "FALSE", "2", "y", "\u017f"],
+    "SIGNAL": ["USR1", "usr2", "SIGUSR2", "sigusr1", "SIG", "SIGSIG", "10", "010", "0", "65", "64", "RTMIN", "rtmin+3",
+               "RTMIN-1", "RTMAX", "RTMAX+1", "RTMAX-30", "RTMAX-31", "RTMIN+", "RTMIN+x", "RTMIN+-1",
+               "RTMIN+99999999999999999999", "KILL", "STOP", "SEGV", "SIGABRT", "TRAP", "9", "19", "6", "PROF",
+               "NONE", "sigNone", "u\u017fr1", "USR1 ", "IO", "SYS", "WINCH", "CHLD", "2147483648"],
+    "UINT": ["9", "10", "100000", "100001", "1000", "01000", "1e3", "1000.0", "99999999999999999999999",
+             "18446744073709551616", "4294968296"],
+    "GLOBS": ["helper", "a,b", "*/vendor/*", "a,,b", ",a", "a,", ",", "a\\,b", "a\\", "a\\,", "\\,,x",
+              "a\tb", "x" * 4095, "x" * 4096, "\u00e9t\u00e9*"],
+    "THRESHOLD": ["off", "OFF", "oFf", "0", "00", "1:1", "100:5", "4000000000:1000000000", "4000000001:1",
+                  "1:1000000001", "0:5", "5:0", "0:x", "10:x", "10:", ":5", "10", "10:5:", "10:5:1", "10 :5",
+                  "10:+5", "+10:5", "1e3:5", "010:05", "99999999999999999999999:1"],
+}
+
+
+class OptionTable(unittest.TestCase):
+    def test_help_lists_every_option_of_the_table(self):
+        p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for o in OPTIONS:
+            self.assertIn("--%s=" % o.name, p.stdout)
+            self.assertIn(o.variable, p.stdout)
+            self.assertIn("accepted: %s]" % o.accepted, " ".join(p.stdout.split()))
+
+    def test_man_page_lists_every_option_of_the_table(self):
+        with open(MAN) as f:
+            man = f.read()
+        self.assertTrue(man.startswith(".TH CGPROF 1"))
+        for o in OPTIONS:
+            self.assertIn("\\fB\\-\\-%s\\fR=" % o.name.replace("-", "\\-"), man)
+            self.assertIn(o.variable, man)
+        if shutil.which("man"):
+            p = subprocess.run(["man", "-l", "-P", "cat", MAN], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, MANWIDTH="100"))
+            if p.returncode == 0:
+                self.assertIn("--sample-hz=N", p.stdout)
+                self.assertNotIn("warning", p.stderr.lower())
+
+    def test_the_generator_refuses_what_it_cannot_read(self):
+        for bad in ['CG_OPTION(x, "CGPROF_X", ENUM, "a", "a|b")',                    # 5 arguments
+                    'CG_OPTION(x, CGPROF_X, ENUM, "a", "a|b", "h")',                  # not a string
+                    'CG_OPTION(x, "CGPROF_X", UINT, "1", "1 to 9", "h")',             # no range
+                    'CG_OPTION(help, "CGPROF_HELP", BOOL, "0", "0|1", "h")',          # the launcher's own
+                    'CG_OPTION(x, "OTHER_X", BOOL, "0", "0|1", "h")',
+                    '/* CG_OPTION(x, "CGPROF_X", BOOL, "0", "0|1", "h") */']:
+            with self.assertRaises(gen_cgprof.TableError, msg=bad):
+                gen_cgprof.parse_options_text(bad)
+        got = gen_cgprof.parse_options_text('/* c */ CG_OPTION(skip, "CGPROF_SKIP_FN", LIST, "", "a, b (x|y)",\n'
+                                            '  "one " "two, \\"three\\"")')
+        self.assertEqual(got, [gen_cgprof.Option("skip", "CGPROF_SKIP_FN", "LIST", "", "a, b (x|y)",
+                                                 'one two, "three"')])
+        self.assertEqual(got[0].name, "skip-fn")
+
+
+class SameRulesAsTheRuntime(unittest.TestCase):
+    """The launcher's check of a value and the runtime's parser (options.c,
+    through tests/optcheck.c) agree on every value tried."""
+
+    def test_every_option_every_value(self):
+        launcher = load_launcher()
+        cases = []
+        for o in OPTIONS:
+            values = COMMON + BY_TYPE.get(o.type, [])
+            if o.type == "ENUM":
+                for a in o.accepted.split("|"):
+                    values += [a, a.upper(), a.capitalize(), a + "x", a[:-1], " " + a]
+            if o.default:
+                values.append(o.default)
+            cases += [(o, v) for v in values]
+        argv = ["%s=%s" % (o.variable, v) for o, v in cases]
+        p = subprocess.run([OPTCHECK] + argv, capture_output=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        verdicts = p.stdout.decode("utf-8", "surrogateescape").splitlines()
+        self.assertEqual(len(verdicts), len(cases))
+        table = {o["variable"]: o for o in launcher.OPTIONS}
+        disagree = []
+        for (o, v), verdict in zip(cases, verdicts):
+            why = launcher.check_value(table[o.variable], v)
+            if (why is None) != (verdict == "ok"):
+                disagree.append((o.variable, v, why, verdict))
+            elif why is not None:
+                self.assertIn(why, verdict)   # the same reason, in the same words
+        self.assertEqual(disagree, [])
+        self.assertGreater(sum(v == "ok" for v in verdicts), 50)
+        self.assertGreater(sum(v != "ok" for v in verdicts), 50)
+
+    def test_the_launcher_knows_every_type_of_the_table(self):
+        # A type added to options.c needs its rule in scripts/cgprof.in too.
+        launcher = load_launcher()
+        for o in OPTIONS:
+            self.assertIn(o.type, BY_TYPE, "no rule in the launcher (and no values here) for %s" % o.variable)
+        self.assertTrue(callable(launcher.check_value))
+
+
+class Runs(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cgprof-launch-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+
+    def launch(self, args, env=None, timeout=300):
+        return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or clean_env(), capture_output=True,
+                              text=True, timeout=timeout)
+
+    def files(self, pattern="callgrind.out.*"):
+        return sorted(glob.glob(os.path.join(self.dir, pattern)))
+
+    def report(self, stderr):
+        return [l[len("cgprof: "):] for l in stderr.splitlines() if l.startswith("cgprof: ")]
+
+    def top_table(self, stderr):
+        """{function: (inclusive ms, %, calls)} of the report's table."""
+        rows = {}
+        for l in self.report(stderr):
+            m = re.fullmatch(r"\s*([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+|-)\s+(\S+)(\s+\[.*\])?", l)
+            if m:
+                rows[m.group(5)] = (float(m.group(1)), float(m.group(2)), 0 if m.group(4) == "-" else int(m.group(4)))
+        return rows
+
+    def test_basic_report_and_untouched_stdout(self):
+        plain = subprocess.run([example("basic")], capture_output=True, text=True, timeout=60, env=clean_env())
+        p = self.launch([example("basic")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, plain.stdout)
+        files = self.files()
+        self.assertEqual(len(files), 1)
+        lines = self.report(p.stderr)
+        self.assertIn("1 file written:", lines)
+        self.assertIn("  " + os.path.basename(files[0]), lines)
+        pid = int(re.search(r"\.(\d+)-01$", files[0]).group(1))
+        self.assertTrue(any("(pid %d) exited with status 0" % pid in l for l in lines), lines)
+        rows = self.top_table(p.stderr)
+        self.assertEqual(len(rows), 10, p.stderr)
+        self.assertEqual(rows["main"][2], 1)
+        self.assertEqual(rows["fib"][2], EXPECTED["basic"]["functions"]["fib"])
+        self.assertAlmostEqual(rows["main"][1], 100.0, delta=1.0)
+        prof = cgtest.callgrind_check.load(files[0])
+        self.assertAlmostEqual(rows["main"][0], prof.inclusive("main") / 1e6, delta=0.0015)
+        ordered = [r[0] for r in rows.values()]
+        self.assertEqual(ordered, sorted(ordered, reverse=True))
+        self.assertTrue(any("kcachegrind callgrind.out.%d " % pid in l for l in lines), lines)
+
+    def test_threads_summed(self):
+        p = self.launch(["--top=40", example("threads")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = self.files()
+        self.assertEqual(len(files), EXPECTED["threads"]["threads"])
+        self.assertIn("%d files written:" % len(files), self.report(p.stderr))
+        rows = self.top_table(p.stderr)
+        for fn, n in EXPECTED["threads"]["functions"].items():
+            self.assertEqual(rows[fn][2], n, fn)
+        total = sum(cgtest.callgrind_check.load(f).total_self() for f in files)
+        self.assertIn("%.3f ms in all threads" % (total / 1e6), p.stderr)
+
+    def test_options_reach_the_runtime(self):
+        env = clean_env(CGPROF_OUT="from-env", CGPROF_THREAD_EXIT="file")
+        p = self.launch(["--out", "prof.%p", "--thread-exit=merge", "--verbose", "--top=0", "--",
+                         example("threads")], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.files("from-env*"), [])
+        files = [f for f in self.files("prof.*") if ".total." not in f]
+        names = [os.path.basename(f) for f in files]
+        self.assertTrue(all(re.fullmatch(r"prof\.\d+-0[01]", n) for n in names), names)
+        # the total of all threads, named by the runtime's rule for this prefix
+        (total,) = self.files("prof.total.*")
+        self.assertIn("the total of all threads: " + os.path.basename(total), p.stderr)
+        self.assertIn("callgrind_annotate --inclusive=yes " + os.path.basename(total), p.stderr)
+        self.assertIn("00", [n[-2:] for n in names])   # merge: the workers as thread 00
+        self.assertIn("%d files written:" % len(files), p.stderr)
+        self.assertNotIn("top ", p.stderr)             # --top=0
+        self.assertIn("cgprof: wrote", p.stderr)       # --verbose: the runtime's own lines
+
+    def test_exit_status_passed_through(self):
+        p = self.launch([prog("exits"), "deep"])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("exited with status 3", p.stderr)
+        self.assertEqual(len(self.files()), 1)
+        self.assertEqual(self.top_table(p.stderr)["descend"][2], 20)
+        p = self.launch(["sh", "-c", "exit 42"])
+        self.assertEqual(p.returncode, 42)
+
+    def test_death_by_signal_passed_through(self):
+        p = self.launch([prog("crasher"), "abort"])
+        self.assertEqual(p.returncode, -signal.SIGABRT, p.stderr)
+        self.assertIn("killed by SIGABRT", p.stderr)
+        self.assertIn("no profile was written", p.stderr)
+        self.assertEqual(self.files(), [])
+        p = self.launch(["--crash=yes", prog("crasher"), "segv"])
+        self.assertEqual(p.returncode, -signal.SIGSEGV, p.stderr)
+        self.assertEqual(len(self.files()), 1)
+        self.assertEqual(self.top_table(p.stderr)["crash_at"][2], 5)
+        # through a shell, as a user sees it: 128 + the signal
+        sh = subprocess.run(["sh", "-c", '"$0" "$1" abort; echo "status $?"', LAUNCHER, prog("crasher")],
+                            cwd=self.dir, env=clean_env(), capture_output=True, text=True, timeout=60)
+        self.assertIn("status %d" % (128 + signal.SIGABRT), sh.stdout)
+
+    def test_signals_sent_to_the_launcher_reach_the_program(self):
+        p = subprocess.Popen([LAUNCHER, "sh", "-c", "echo ready; exec sleep 30"], cwd=self.dir, env=clean_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        import time
+        time.sleep(0.3)   # the launcher sets its handlers right after starting the program
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=20)
+        self.assertEqual(p.returncode, -signal.SIGTERM, err)   # the program's death, re-raised
+        self.assertIn("was killed by SIGTERM", err)
+
+    def test_arguments_after_the_program_are_its_own(self):
+        p = self.launch(["--top=1", "sh", "-c", 'printf "%s|" "$@"', "sh", "--top=3", "--bogus", "--"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "--top=3|--bogus|--|")
+        p = self.launch(["--", "--not-an-option"])
+        self.assertEqual(p.returncode, 127, p.stderr)   # the program, not an option
+        self.assertIn("--not-an-option: command not found", p.stderr)
+
+    def test_bad_options_exit_2_before_running(self):
+        marker = os.path.join(self.dir, "ran")
+        cmd = ["sh", "-c", "touch " + marker]
+        cases = [
+            (["--bogus"], "unknown option --bogus"),
+            (["--sigal=USR2"], "did you mean --signal?"),
+            (["-x"], "unknown option -x"),
+            (["--clock=rdtsc"], "--clock=rdtsc: it is not one of the accepted values; accepted: auto|tsc|monotonic"),
+            (["--crash=maybe"], "--crash=maybe: it is not a boolean; accepted: 0|1|no|yes|off|on|false|true"),
+            (["--sample-hz=5"], "--sample-hz=5: it is out of range; accepted: an integer from 10 to 100000"),
+            (["--sample-hz", "lots"], "--sample-hz=lots: it is not a decimal integer"),
+            (["--signal=KILL"], "--signal=KILL: it is not a signal that can ask for dumps"),
+            (["--sample-signal=SEGV"], "--sample-signal=SEGV: it is not a signal"),
+            (["--out=dir/"], "--out=dir/: it names a directory"),
+            (["--control-dir=rel"], "--control-dir=rel: it is not an absolute path"),
+            (["--top=many"], "--top=many"),
+        ]
+        for args, message in cases:
+            p = self.launch(args + cmd)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(message, p.stderr, args)
+            self.assertFalse(os.path.exists(marker), args)
+        for args, message in [(["--out"], "--out needs a value"), ([], "no program given")]:
+            p = self.launch(args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(message, p.stderr)
+
+    def test_not_instrumented(self):
+        src = os.path.join(self.dir, "plain.c")
+        with open(src, "w") as f:
+            f.write("#include <stdio.h>\nstatic int twice(int x) { return 2 * x; }\n"
+                    "int main(void) { printf(\"%d\\n\", twice(21)); return 4; }\n")
+        exe = os.path.join(self.dir, "plain")
+        subprocess.run(["cc", "-O0", "-g", "-o", exe, src], check=True, timeout=120)
+        for argv, status in (([exe], 4), (["true"], 0)):
+            p = self.launch(argv)
+            self.assertEqual(p.returncode, status, p.stderr)
+            if argv == [exe]:
+                self.assertEqual(p.stdout, "42\n")
+            self.assertIn("%s is not instrumented: it made no call to __cyg_profile_func_enter" % argv[0], p.stderr)
+            self.assertIn("-finstrument-functions -g", p.stderr)
+            self.assertNotIn("written", p.stderr)
+            self.assertEqual(self.files(), [])
+
+    def test_instrumented_without_exit(self):
+        # _exit(): hooks ran, nothing written; the launcher must not call
+        # the program uninstrumented.
+        src = os.path.join(self.dir, "quick.c")
+        with open(src, "w") as f:
+            f.write("#include <unistd.h>\nstatic void leave(void) { _exit(5); }\n"
+                    "int main(void) { leave(); return 0; }\n")
+        exe = os.path.join(self.dir, "quick")
+        subprocess.run(["cc", "-O0", "-g", "-finstrument-functions", "-o", exe, src], check=True, timeout=120)
+        p = self.launch([exe])
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertIn("no profile was written, though %s is instrumented" % exe, p.stderr)
+        self.assertNotIn("not instrumented", p.stderr)
+
+    def test_instrumented_library_only(self):
+        # uselib's library is instrumented: the check follows the program's
+        # run path to it.
+        launcher = load_launcher()
+        self.assertTrue(launcher.elf_calls_hooks(example("uselib")))
+        self.assertIs(launcher.elf_calls_hooks("/bin/sh"), False)
+        self.assertIsNone(launcher.elf_calls_hooks(os.path.join(cgtest.SOURCE_DIR, "README.md")))
+
+    def test_report_goes_to_stderr_only(self):
+        p = self.launch(["-q", example("basic")])
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.stderr, "")
+        self.assertEqual(len(self.files()), 1)
+
+    def test_version(self):
+        p = self.launch(["--version"])
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^cgprof \d+\.\d+\.\d+\n$")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,97 @@
+"""README.md against runtime/options.inc, the one table of options: every
+variable of the table is in the README's table and none other, with the
+table's default and accepted values; the launcher's section names only
+options that exist."""
+
+import os
+import re
+import sys
+import unittest
+
+SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
+import gen_cgprof  # noqa: E402
+
+OPTIONS = gen_cgprof.parse_options(os.path.join(SOURCE_DIR, "runtime", "options.inc"))
+with open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+    README = f.read()
+
+
+def section(title):
+    m = re.search(r"^## %s\n(.*?)(?=^## )" % re.escape(title), README, re.M | re.S)
+    if not m:
+        raise AssertionError("README has no section '## %s'" % title)
+    return m.group(1)
+
+
+def readme_table():
+    """{variable: (default, meaning)} of the environment variables' table."""
+    rows = {}
+    for line in section("Environment variables").splitlines():
+        m = re.fullmatch(r"\|\s*`(CGPROF_\w+)`\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|", line)
+        if m:
+            if m.group(1) in rows:
+                raise AssertionError("%s twice in the README's table" % m.group(1))
+            rows[m.group(1)] = (m.group(2).strip("`"), m.group(3))
+    return rows
+
+
+class ReadmeTable(unittest.TestCase):
+    def setUp(self):
+        self.rows = readme_table()
+
+    def test_same_variables(self):
+        self.assertEqual(sorted(self.rows), sorted(o.variable for o in OPTIONS),
+                         "README's table and runtime/options.inc list different variables")
+
+    def test_same_defaults(self):
+        for o in OPTIONS:
+            if o.variable not in self.rows:
+                continue
+            default, _ = self.rows[o.variable]
+            if o.default:
+                self.assertEqual(default, o.default, o.variable)
+            else:
+                # decided at run time: the table's help says what it is
+                self.assertIn("default: " + default, o.help, o.variable)
+
+    def test_same_accepted_values(self):
+        for o in OPTIONS:
+            if o.variable not in self.rows:
+                continue
+            _, meaning = self.rows[o.variable]
+            if o.type == "ENUM":
+                for value in o.accepted.split("|"):
+                    self.assertIn("`%s`" % value, meaning, "%s: README does not name %s" % (o.variable, value))
+            elif o.type == "UINT":
+                lo, hi = o.uint_range
+                self.assertIn("%d to %d" % (lo, hi), meaning, "%s: README does not give the range" % o.variable)
+            elif o.type == "BOOL":
+                self.assertIn("`1`", meaning, o.variable)
+            elif o.type == "SIGNAL":
+                self.assertEqual("none" in o.accepted, "`none`" in meaning, "%s: `none` accepted?" % o.variable)
+                if "number" in o.accepted:
+                    self.assertIn("number", meaning, o.variable)
+            elif o.type == "DIR":
+                self.assertIn("absolute", meaning, o.variable)
+
+
+class ReadmeLauncher(unittest.TestCase):
+    def test_sections_in_place(self):
+        titles = re.findall(r"^## (.+)$", README, re.M)
+        i = titles.index("Build")
+        self.assertEqual(titles[i + 1:i + 3], ["The launcher", "Install and pkg-config"])
+
+    def test_options_named_exist(self):
+        names = {o.name for o in OPTIONS} | set(gen_cgprof.LAUNCHER_OWN)
+        text = section("The launcher") + section("Install and pkg-config")
+        named = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text))
+        # options of other commands quoted there (pkg-config, meson,
+        # valgrind, callgrind_annotate), and the placeholder of the rule
+        named -= {"cflags", "libs", "prefix", "destdir", "inclusive", "tool", "name"}
+        self.assertTrue(named, "the launcher's section names no option")
+        self.assertEqual(sorted(named - names), [], "options the launcher does not have")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
