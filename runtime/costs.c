@@ -176,10 +176,31 @@ static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t
     return e;
 }
 
-static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
+/* Whether the filters leave callee out: checked once per arc, when it is
+ * made, so that a call of a function left out costs no more than any
+ * other call (the arc lookup). */
+static CG_NOINSTR uint32_t skip_of(const struct cg_costs *c, uintptr_t callee)
 {
-    uint32_t entry_self = self_find(c, callee, callee);
+    const struct cg_filter *f = c->filter;
+    if (!f)
+        return CG_ARC_COUNTED;
+    if (cg_addrset_has(__atomic_load_n(&f->skip, __ATOMIC_ACQUIRE), callee))
+        return CG_ARC_SKIPPED;
+    if (f->throttle_n && cg_addrset_has(f->throttled, callee))
+        return CG_ARC_THROTTLED;
+    return CG_ARC_COUNTED;
+}
+
+/* filtered: apply the filters (the sampler's arcs, into code that is not
+ * instrumented, are not filtered). */
+static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee,
+                                      int filtered)
+{
+    uint32_t skip = filtered ? skip_of(c, callee) : CG_ARC_COUNTED;
     uint32_t ret_self = caller ? self_find(c, caller, site) : CG_SINK;
+    /* A call left out runs on its caller's time from its entry: its frame
+     * charges the call site, as the caller does after it returns. */
+    uint32_t entry_self = skip ? ret_self : self_find(c, callee, callee);
     if (c->narcs == c->arc_cap) {
         if (grow_dense(c, (void **)&c->arcs, &c->arc_cap, c->narcs, sizeof(struct cg_arc)) ||
             rebuild_index(&c->arc_index, &c->arc_mask, 2 * c->arc_cap, c->narcs, arc_hash_at, c)) {
@@ -197,6 +218,7 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     a->callee = callee;
     a->count = a->incl = a->runs = 0;
     a->sampled = 0;
+    a->skip = skip;
     a->entry_self = entry_self;
     a->ret_self = ret_self;
     c->arc_index[i & c->arc_mask] = e;
@@ -210,9 +232,27 @@ uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, 
 {
     /* cg_arc_find() probed up to an empty slot: the arc is new. */
     int saved = errno;
-    uint32_t e = arc_insert(c, caller, site, callee);
+    uint32_t e = arc_insert(c, caller, site, callee, 1);
     errno = saved;
     return e;
+}
+
+/* An arc's count reached CGPROF_THROTTLE's N (in the exit of its Nth call):
+ * if its calls took less than T ns on average, or its callee is throttled
+ * already (by another arc, or thread), its later calls are left out. The
+ * calls counted so far stay. */
+void cg_throttle_check(struct cg_costs *c, uint32_t arc)
+{
+    struct cg_arc *a = &c->arcs[arc];
+    struct cg_filter *f = c->filter;
+    if (!f || arc == CG_SINK || a->skip || a->sampled)
+        return;
+    if (a->incl >= f->throttle_ns * a->count && !cg_addrset_has(f->throttled, a->callee))
+        return;
+    a->entry_self = a->ret_self;
+    a->skip = CG_ARC_THROTTLED;
+    if (cg_addrset_add(f->throttled, a->callee) < 0)
+        __atomic_fetch_add(&f->throttle_full, 1, __ATOMIC_RELAXED);
 }
 
 void cg_stack_grow(struct cg_costs *c)
@@ -305,17 +345,21 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
 {
     if (n == 0 || n > CG_SAMPLE_DEPTH || c->depth == 0)
         return -1;
-    uintptr_t caller = c->frames[c->depth - 1].fn;
-    uint32_t first = arc_lookup(c, caller, sites[0], fns[0]);
+    /* From a call left out, as its other calls: made by the caller it runs for */
+    const struct cg_frame *top = &c->frames[c->depth - 1];
+    uintptr_t caller = top->skip ? top->via_fn : top->fn;
+    uintptr_t site0 = top->skip ? top->via_site : sites[0];
+    uint32_t first = arc_lookup(c, caller, site0, fns[0]);
     if (first != CG_SINK && !c->arcs[first].sampled)
         return -1;
     int saved = errno;
     uint32_t arcs[CG_SAMPLE_DEPTH];
     for (unsigned i = 0; i < n; i++) {
         uintptr_t from = i ? fns[i - 1] : caller;
-        uint32_t a = arc_lookup(c, from, sites[i], fns[i]);
+        uintptr_t from_site = i ? sites[i] : site0;
+        uint32_t a = arc_lookup(c, from, from_site, fns[i]);
         if (a == CG_SINK) {
-            a = arc_insert(c, from, sites[i], fns[i]);
+            a = arc_insert(c, from, from_site, fns[i], 0);
             if (a != CG_SINK)
                 c->arcs[a].sampled = 1;
         }
@@ -369,16 +413,20 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     /* Calls still running: counted once each, with their cost so far. Only
      * the top frame has a self segment open; the others are waiting on a
      * callee and closed theirs when they called it. */
+    uint32_t running = 0;
     for (uint32_t i = 0; i < depth; i++) {
         const struct cg_frame *f = &frames[i];
         if (f->arc >= narcs || now < f->t_enter)
             continue; /* entered after `now`, or a torn read of a frame being pushed */
-        t->count[f->arc]++;
-        t->incl[f->arc] += now - f->t_enter;
+        if (!f->skip) { /* a call left out is no call: its time is its caller's self */
+            t->count[f->arc]++;
+            t->incl[f->arc] += now - f->t_enter;
+            running++;
+        }
         if (i == depth - 1 && f->self < nselfs && now >= f->t_last)
             t->cost[f->self] += now - f->t_last;
     }
-    t->depth = depth;
+    t->depth = running;
     t->lost = c->lost;
     t->unmatched_exits = c->unmatched_exits;
     t->left = c->left;

@@ -29,9 +29,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "addrset.h"
 #include "compiler.h"
 
 #define CG_SINK 0u
+
+/* Arcs whose callee the filters leave out (struct cg_arc.skip): its calls
+ * are not counted and its own time is its caller's, charged at the call
+ * site; the calls it makes are recorded as made by the nearest caller that
+ * is not left out, at that call site. A throttled arc keeps the calls it
+ * counted before it was throttled. */
+enum { CG_ARC_COUNTED = 0, CG_ARC_SKIPPED = 1, CG_ARC_THROTTLED = 2 };
+
+/* The process-wide filters (filter.c) as the tables see them. */
+struct cg_filter {
+    /* CGPROF_SKIP*: the functions left out, published whole (release) and
+     * replaced, never changed, when a library brings more. */
+    const struct cg_addrset *skip;
+    /* CGPROF_THROTTLE=N:T (throttle_n 0: off): the functions throttled so
+     * far, by any thread. */
+    struct cg_addrset *throttled;
+    uint64_t throttle_n, throttle_ns;
+    unsigned long throttle_full; /* functions not listed: the set was full */
+};
 
 struct cg_arc {
     uintptr_t caller; /* entry address of the calling function, 0 at a thread's root */
@@ -44,7 +64,8 @@ struct cg_arc {
     uint32_t ret_self;   /* self entry (caller, site) charged after return */
     uint32_t sampled;    /* made by the sampler (CGPROF_TIME=sample): a call
                             into uninstrumented code, count = visits seen */
-    uint32_t pad_;
+    uint32_t skip;       /* CG_ARC_*: decided when the arc is made (or
+                            throttled); then entry_self == ret_self */
 };
 
 struct cg_self {
@@ -61,7 +82,10 @@ struct cg_frame {
     uint32_t arc;      /* the arc this call is counted on */
     uint32_t self;     /* self entry the running segment is charged to */
     uint32_t last_arc; /* arc of this frame's previous call (for runs) */
-    uint32_t pad_;
+    uint32_t skip;     /* a call left out (its arc's skip): a frame only for
+                          its exit and re-synchronisation; its calls are
+                          made by via_fn at via_site */
+    uintptr_t via_fn, via_site;
 };
 
 #define CG_MAX_RETIRED 96
@@ -80,6 +104,10 @@ struct cg_costs {
     uint32_t nselfs, self_cap;
     uint32_t *self_index;
     uint32_t self_mask;
+    /* Filters: NULL for none. throttle_n is a copy of filter->throttle_n
+     * (0: off) where the exit path reads it. */
+    struct cg_filter *filter;
+    uint64_t throttle_n;
     /* Entries that found no room (memory exhausted) and exits that matched no
      * entry; reported in the profile header. */
     uint64_t lost;
@@ -134,6 +162,7 @@ uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, 
 void cg_stack_grow(struct cg_costs *c);
 void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now);
 void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering, uint64_t now);
+void cg_throttle_check(struct cg_costs *c, uint32_t arc);
 
 /* Re-synchronises the shadow stack with the real one before a hook whose
  * own frame is at sp (the stack grows down). When a function is entered,
@@ -189,6 +218,10 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
         if (now != top->t_last)
             c->selfs[top->self].cost += now - top->t_last;
         caller = top->fn;
+        if (cg_unlikely(top->skip)) {
+            caller = top->via_fn;
+            site = top->via_site;
+        }
     }
     uint32_t arc = cg_arc_find(c, caller, site, fn);
     if (top && top->last_arc != arc) {
@@ -212,20 +245,31 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     f->arc = arc;
     f->self = c->arcs[arc].entry_self;
     f->last_arc = CG_SINK;
+    f->skip = c->arcs[arc].skip;
+    if (cg_unlikely(f->skip)) {
+        f->via_fn = caller;
+        f->via_site = site;
+    }
     /* The dump reads frames [0, depth): publish the frame after filling it. */
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
 }
 
 /* Pops the top frame at time `now`, charging its call and resuming the
- * caller's self time at the call's return address. */
+ * caller's self time at the call's return address. A frame left out
+ * (skip) charged its time to that same address all along. */
 static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
 {
     struct cg_frame *f = &c->frames[c->depth - 1];
     struct cg_arc *a = &c->arcs[f->arc];
     if (now != f->t_last)
         c->selfs[f->self].cost += now - f->t_last;
-    a->count++;
-    a->incl += now - f->t_enter;
+    if (cg_likely(!f->skip)) {
+        a->count++;
+        a->incl += now - f->t_enter;
+        /* 0 when off: never equal to a count just incremented */
+        if (cg_unlikely(a->count == c->throttle_n))
+            cg_throttle_check(c, f->arc);
+    }
     uint32_t d = c->depth - 1;
     __atomic_store_n(&c->depth, d, __ATOMIC_RELEASE);
     if (cg_likely(d > 0)) {

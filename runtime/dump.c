@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "control.h"
 #include "costs.h"
+#include "filter.h"
 #include "runtime.h"
 #include "symbols.h"
 #include "thread.h"
@@ -405,9 +406,13 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     char path[CG_OPT_PATH_MAX + 128];
     path[0] = 0;
     int err = ENOMEM;
+    /* Before build_symtab: names it resolves (throttled functions) are
+     * copied, and the session may be reopened under the symbol table. */
+    const char *filter_desc[2];
+    int nfilter = cg_filter_desc(symbols(), filter_desc, 2);
     if (build_symtab(symbols(), &snap, &symtab, &storage) == 0) {
         char extra[9][160];
-        const char *desc[10];
+        const char *desc[12];
         int nd = 0;
         if (name && name[0])
             snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
@@ -434,6 +439,8 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
         for (int i = 0; i < nd; i++)
             desc[i] = extra[i];
+        for (int i = 0; i < nfilter; i++)
+            desc[nd++] = filter_desc[i];
         desc[nd] = NULL;
         struct cg_part_info info = {
             .creator = "cgprof-" CG_VERSION,

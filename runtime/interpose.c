@@ -3,7 +3,8 @@
  *    signal, and step aside (dump.c);
  *  - the exec family: to write what was collected before the process image
  *    is replaced;
- *  - dlclose(): to remember where an object was before it goes.
+ *  - dlclose(): to remember where an object was before it goes;
+ *  - dlopen(): to resolve the CGPROF_SKIP* patterns in what it loads.
  * (pthread_create is wrapped in thread.c, to number threads.) Each resolves
  * the real function with dlsym(RTLD_NEXT) and passes every call through
  * unchanged. */
@@ -18,6 +19,7 @@
 
 #include "compiler.h"
 #include "dump.h"
+#include "filter.h"
 #include "runtime.h"
 #include "sample.h"
 #include "util.h"
@@ -73,6 +75,29 @@ CG_EXPORT int dlclose(void *handle)
         errno = saved;
     }
     return real_(handle);
+}
+
+/* ---- dlopen ----------------------------------------------------------------- */
+
+typedef void *(*dlopen_fn)(const char *, int);
+
+/* glibc's dlopen() takes its caller's object into account (its RPATH and
+ * RUNPATH, $ORIGIN, its namespace): unless the filters need to see the
+ * result, the call is passed on as a tail call, so that the caller dlopen()
+ * sees is the program's own. */
+CG_EXPORT void *dlopen(const char *file, int mode)
+{
+    static dlopen_fn real_;
+    if (!real_)
+        CG_DLSYM_FN(real_, RTLD_NEXT, "dlopen");
+    if (!real_)
+        return NULL;
+    if (!cg_filter_after_dlopen(file, __builtin_return_address(0)))
+        return real_(file, mode);
+    void *h = real_(file, mode);
+    if (h)
+        cg_filter_scan(); /* keeps errno */
+    return h;
 }
 
 /* ---- exec ------------------------------------------------------------------ */

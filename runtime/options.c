@@ -77,6 +77,82 @@ static const char *path_problem(const char *v)
     return NULL;
 }
 
+int cg_globs_each(const char *globs, int (*fn)(void *ctx, const char *pattern, size_t len), void *ctx)
+{
+    if (!*globs)
+        return 0;
+    for (const char *p = globs;;) {
+        const char *e = p;
+        while (*e && *e != ',')
+            e += e[0] == '\\' && e[1] ? 2 : 1;
+        int rc = fn(ctx, p, (size_t)(e - p));
+        if (rc || !*e)
+            return rc;
+        p = e + 1;
+    }
+}
+
+static int glob_problem(void *ctx, const char *pattern, size_t len)
+{
+    (void)pattern;
+    *(const char **)ctx = len == 0 ? "it has an empty pattern (two commas in a row, or one at an end)" : NULL;
+    return len == 0;
+}
+
+/* Why a GLOBS value is refused, or NULL. */
+static const char *globs_problem(const char *v)
+{
+    if (strlen(v) >= CG_OPT_GLOBS_MAX)
+        return "it is too long";
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            return "it contains a control character";
+    const char *why = NULL;
+    cg_globs_each(v, glob_problem, &why);
+    return why;
+}
+
+/* A decimal integer in [lo, hi] ending at *end, or -1 with *why set. */
+static int parse_bounded(const char *v, char **end, unsigned long long lo, unsigned long long hi,
+                         unsigned long long *out, const char **why)
+{
+    if (*v < '0' || *v > '9') {
+        *why = "it is not off or two decimal integers N:T";
+        return -1;
+    }
+    errno = 0;
+    *out = strtoull(v, end, 10);
+    if (errno == ERANGE || *out < lo || *out > hi) {
+        *why = "it is out of range";
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses a THRESHOLD value into *th. Returns NULL, or why it is refused. */
+static const char *parse_threshold(const char *accepted, const char *v, struct cg_threshold *th)
+{
+    unsigned long long nlo, nhi, tlo, thi;
+    if (sscanf(accepted, "off, or N:T with N from %llu to %llu and T from %llu to %llu", &nlo, &nhi, &tlo,
+               &thi) != 4)
+        return "the option table gives no range"; /* a bug of options.inc */
+    if (strcasecmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+        th->n = th->t = 0;
+        return NULL;
+    }
+    const char *why = NULL;
+    char *end;
+    if (parse_bounded(v, &end, nlo, nhi, &th->n, &why) != 0)
+        return why;
+    if (*end != ':')
+        return "it is not off or two decimal integers N:T";
+    if (parse_bounded(end + 1, &end, tlo, thi, &th->t, &why) != 0)
+        return why;
+    if (*end != 0)
+        return "it is not off or two decimal integers N:T";
+    return NULL;
+}
+
 static const struct {
     const char *name;
     int number;
@@ -189,6 +265,21 @@ static const char *set_option(struct cg_options *o, unsigned idx, const char *va
                 return "it contains a control character";
         snprintf(field, fields[idx].size, "%s", v);
         return NULL;
+    case CG_OPT_GLOBS: {
+        const char *why = globs_problem(v);
+        if (why)
+            return why;
+        snprintf(field, fields[idx].size, "%s", v);
+        return NULL;
+    }
+    case CG_OPT_THRESHOLD: {
+        struct cg_threshold th;
+        const char *why = parse_threshold(info->accepted, v, &th);
+        if (why)
+            return why;
+        memcpy(field, &th, sizeof th);
+        return NULL;
+    }
     case CG_OPT_SIGNAL:
         if ((n = cg_parse_signal(v)) < 0)
             return "it is not a signal that can ask for dumps";

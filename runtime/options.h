@@ -3,10 +3,19 @@
 #define CG_OPTIONS_H
 
 #include <limits.h>
+#include <stddef.h>
 
-enum cg_opt_type { CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL, CG_OPT_UINT };
+enum cg_opt_type {
+    CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL, CG_OPT_UINT, CG_OPT_GLOBS, CG_OPT_THRESHOLD
+};
 
 #define CG_OPT_PATH_MAX 1024
+#define CG_OPT_GLOBS_MAX 4096
+
+/* THRESHOLD: N:T, both 0 for off. */
+struct cg_threshold {
+    unsigned long long n, t;
+};
 
 /* In the order of CGPROF_TIME's accepted values. */
 enum cg_time_mode { CG_TIME_EXACT, CG_TIME_SAMPLE };
@@ -25,6 +34,10 @@ struct cg_options {
     int total;                 /* BOOL */
     char control_dir[CG_OPT_PATH_MAX]; /* DIR: "" for the default */
     int crash;                 /* BOOL */
+    char skip[CG_OPT_GLOBS_MAX];        /* GLOBS: as given, "" for none */
+    char skip_object[CG_OPT_GLOBS_MAX]; /* GLOBS */
+    char skip_file[CG_OPT_GLOBS_MAX];   /* GLOBS */
+    struct cg_threshold throttle;       /* THRESHOLD */
     int verbose;               /* BOOL */
 };
 
@@ -52,6 +65,11 @@ int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void
 int cg_parse_signal(const char *value);
 /* The name of a signal without "SIG" (USR1, RTMIN+2), or its number. */
 const char *cg_signal_name(int sig, char *buf, unsigned long size);
+
+/* Splits a GLOBS value: calls fn(ctx, pattern, length) for each pattern,
+ * in order (the patterns keep their "\,", which fnmatch reads as a comma).
+ * Stops when fn returns nonzero and returns that; 0 otherwise. */
+int cg_globs_each(const char *globs, int (*fn)(void *ctx, const char *pattern, size_t len), void *ctx);
 
 /* Expands a PATH option: %p -> pid, %% -> %. Returns 0, or -1 if it does not
  * fit in `size`. */

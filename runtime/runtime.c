@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "dump.h"
+#include "filter.h"
 #include "thread.h"
 #include "util.h"
 
@@ -78,6 +79,7 @@ static int initialise(void)
     cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     if (why)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
+    cg_filter_init();
     read_cmdline();
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = 0;
@@ -131,6 +133,11 @@ void cg_runtime_forked(void)
 __attribute__((constructor)) static void cg_constructor(void)
 {
     if (cg_runtime_ready()) {
+        /* Not from initialise(): it may run in a thread's first hook, and
+         * resolving the skip patterns reads symbol tables. Arcs made before
+         * this point (by constructors of libraries that ran before ours)
+         * are not filtered. */
+        cg_filter_scan();
         cg_thread_watch_exit();
         cg_dump_start_service();
     }
@@ -144,5 +151,6 @@ __attribute__((destructor)) static void cg_destructor(void)
         return;
     int saved = errno;
     cg_dump_final("Program termination");
+    cg_filter_report_exit();
     errno = saved;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "filter.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -151,6 +152,7 @@ struct cg_thread *cg_thread_attach(void)
     t->tid = (pid_t)syscall(SYS_gettid);
     if (cg_sampling)
         t->costs.vclock = &t->vclock;
+    cg_filter_attach(&t->costs);
     cg_sample_thread_start(t);
     if (assigned_number)
         t->number = assigned_number;

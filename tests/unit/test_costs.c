@@ -1229,6 +1229,332 @@ static void test_sample_chain_charges_uninstrumented_code(void **state)
     cg_snapshot_free(&s);
 }
 
+
+/* ---- filters: functions left out (CGPROF_SKIP), throttling ---------------------- */
+
+/* A filter whose skip set holds the given functions; cleaned by the caller
+ * with filter_free. */
+static void filter_with(struct cg_costs *c, struct cg_filter *f, const uintptr_t *skip, size_t n)
+{
+    memset(f, 0, sizeof *f);
+    struct cg_addrset *set = cg_addrset_new(n);
+    assert_non_null(set);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(cg_addrset_add(set, skip[i]), 1);
+    f->skip = set;
+    c->filter = f;
+    c->throttle_n = 0;
+}
+
+static void filter_free(struct cg_filter *f)
+{
+    cg_addrset_free((struct cg_addrset *)f->skip);
+    cg_addrset_free(f->throttled);
+}
+
+static void assert_no_arc_to(const struct cg_snapshot *s, uintptr_t fn)
+{
+    for (size_t i = 0; i < s->narcs; i++)
+        if (s->arcs[i].callee == fn || s->arcs[i].caller == fn)
+            fail_msg("an arc names the function left out: %#lx -> %#lx", (unsigned long)s->arcs[i].caller,
+                     (unsigned long)s->arcs[i].callee);
+    for (size_t i = 0; i < s->nselfs; i++)
+        if (s->selfs[i].fn == fn)
+            fail_msg("self cost charged to the function left out");
+}
+
+/* main calls g (left out) at MAIN+0x20; g calls f twice, at G+0x08 and
+ * G+0x18:
+ *   t=0 main, t=10 g, t=14 f, t=20 f returns, t=23 f, t=30 f returns,
+ *   t=36 g returns, t=40 main returns. */
+static void run_skip_g(struct cg_costs *c)
+{
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 10);
+    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 14);
+    cg_costs_exit(c, F, 20);
+    cg_costs_enter(c, F, G + 0x18, SP - 0x80, 23);
+    cg_costs_exit(c, F, 30);
+    cg_costs_exit(c, G, 36);
+    cg_costs_exit(c, MAIN, 40);
+}
+
+static void test_skipped_function_cost_goes_to_caller(void **state)
+{
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    const uintptr_t skip[] = { G };
+    filter_with(c, &f, skip, 1);
+    run_skip_g(c);
+    struct cg_snapshot s;
+    snap(c, 40, &s);
+    assert_no_arc_to(&s, G);
+    /* g's calls are main's, at the site of the call to g, as one arc */
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, F, 2, 13);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 40);
+    assert_int_equal(s.narcs, 2);
+    /* main's own: 10 before the call, g's own 4 + 3 + 6 at the call site,
+     * 4 after g returned */
+    ASSERT_SELF(&s, MAIN, MAIN, 10);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 4 + 3 + 6 + 4);
+    ASSERT_SELF(&s, F, F, 13);
+    /* main's inclusive = its self + its callees' */
+    assert_int_equal(sum_self(&s), 40);
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+static void test_skipped_functions_nested(void **state)
+{
+    /* main -> g (left out) -> h (left out) -> f: f is main's callee */
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    const uintptr_t skip[] = { G, H };
+    filter_with(c, &f, skip, 2);
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 5);
+    cg_costs_enter(c, H, G + 0x08, SP - 0x80, 7);
+    cg_costs_enter(c, F, H + 0x04, SP - 0xc0, 9);
+    cg_costs_exit(c, F, 12);
+    cg_costs_exit(c, H, 20);
+    cg_costs_exit(c, G, 30);
+    cg_costs_exit(c, MAIN, 31);
+    struct cg_snapshot s;
+    snap(c, 31, &s);
+    assert_no_arc_to(&s, G);
+    assert_no_arc_to(&s, H);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, F, 1, 3);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 2 + 2 + 8 + 10 + 1);
+    assert_int_equal(sum_self(&s), 31);
+    assert_int_equal(s.narcs, 2);
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+static void test_skipped_call_running_at_snapshot(void **state)
+{
+    /* a snapshot inside g (left out) and inside f under it: g is not a call
+     * in progress; its running time is main's own */
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    const uintptr_t skip[] = { G };
+    filter_with(c, &f, skip, 1);
+    run_skip_g(c);
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 100);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 110);
+    struct cg_snapshot s;
+    snap(c, 115, &s);
+    assert_int_equal(s.depth, 1);
+    assert_no_arc_to(&s, G);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 17 + 5);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 2, 40 + 15);
+    cg_snapshot_free(&s);
+    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 120);
+    snap(c, 125, &s);
+    assert_int_equal(s.depth, 2);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, F, 3, 13 + 5);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 17 + 10);
+    ASSERT_SELF(&s, F, F, 13 + 5);
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+static void test_skipped_frame_is_resynchronised(void **state)
+{
+    /* a longjmp out of f and g (left out) back into main: the next entry,
+     * from main's frame, pops both; f is counted, g is not */
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    const uintptr_t skip[] = { G };
+    filter_with(c, &f, skip, 1);
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 10);
+    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 12);
+    cg_costs_resync(c, H, SP - 0x40, 1, 20);
+    cg_costs_enter(c, H, MAIN + 0x30, SP - 0x40, 20);
+    cg_costs_exit(c, H, 21);
+    cg_costs_exit(c, MAIN, 22);
+    struct cg_snapshot s;
+    snap(c, 22, &s);
+    assert_no_arc_to(&s, G);
+    assert_int_equal(s.left, 2);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, F, 1, 8);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x30, H, 1, 1);
+    assert_int_equal(sum_self(&s), 22);
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+static void test_skip_set_checked_only_when_arc_is_made(void **state)
+{
+    /* the set is consulted by the slow path: an arc made before g was in
+     * the set stays counted (the filters apply from their start-up scan) */
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    const uintptr_t skip[] = { H };
+    filter_with(c, &f, skip, 1);
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 1);
+    cg_costs_exit(c, G, 2);
+    struct cg_addrset *more = cg_addrset_new(2);
+    cg_addrset_add(more, H);
+    cg_addrset_add(more, G);
+    const struct cg_addrset *old = f.skip;
+    f.skip = more;
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 3);
+    cg_costs_exit(c, G, 4);
+    cg_costs_enter(c, G, MAIN + 0x28, SP - 0x40, 5);
+    cg_costs_exit(c, G, 6);
+    cg_costs_exit(c, MAIN, 7);
+    struct cg_snapshot s;
+    snap(c, 7, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 2, 2);
+    assert_null(find_arc(&s, MAIN, MAIN + 0x28, G));
+    cg_snapshot_free(&s);
+    cg_addrset_free((struct cg_addrset *)old);
+    filter_free(&f);
+}
+
+/* Throttling: N = 4 calls, T = 10 ns. */
+static void throttle_with(struct cg_costs *c, struct cg_filter *f)
+{
+    memset(f, 0, sizeof *f);
+    f->throttled = cg_addrset_new(16);
+    assert_non_null(f->throttled);
+    f->throttle_n = 4;
+    f->throttle_ns = 10;
+    c->filter = f;
+    c->throttle_n = 4;
+}
+
+static void test_throttle_short_calls_after_n(void **state)
+{
+    /* f takes 2 ns a call (under 10): calls 1-4 counted, 5-10 left out,
+     * their time main's own at the call site; g takes 50 ns: never */
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    throttle_with(c, &f);
+    uint64_t t = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t);
+    for (int i = 0; i < 10; i++) {
+        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+        cg_costs_enter(c, H, F + 0x04, SP - 0x80, t);
+        cg_costs_exit(c, H, t += 1);
+        cg_costs_exit(c, F, t += 1);
+        cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, t);
+        cg_costs_exit(c, G, t += 50);
+    }
+    cg_costs_exit(c, MAIN, t += 1);
+    struct cg_snapshot s;
+    snap(c, t, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 4, 8);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 10, 500);
+    /* h was throttled first (its 4th call ended before f's): it is left
+     * out of the later calls of f, and of main once f is */
+    ASSERT_ARC(&s, F, F + 0x04, H, 4, 4);
+    assert_null(find_arc(&s, MAIN, MAIN + 0x10, H));
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 6 * 2); /* calls 5-10 of f, h included */
+    assert_int_equal(sum_self(&s), t);
+    assert_true(cg_addrset_has(f.throttled, F));
+    assert_true(cg_addrset_has(f.throttled, H));
+    assert_false(cg_addrset_has(f.throttled, G));
+    assert_false(cg_addrset_has(f.throttled, MAIN));
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+static void test_throttled_elsewhere_applies_to_new_arcs(void **state)
+{
+    /* f throttled by another thread (in the set): a new arc to f is left
+     * out from its first call; an old arc is checked at its Nth call */
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    throttle_with(c, &f);
+    uint64_t t = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+    cg_costs_exit(c, F, t += 100);
+    cg_addrset_add(f.throttled, F);
+    for (int i = 0; i < 5; i++) {
+        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+        cg_costs_exit(c, F, t += 100);
+        cg_costs_enter(c, F, MAIN + 0x20, SP - 0x40, t += 1);
+        cg_costs_exit(c, F, t += 100);
+    }
+    cg_costs_exit(c, MAIN, t += 1);
+    struct cg_snapshot s;
+    snap(c, t, &s);
+    /* long calls, but f is throttled: the old arc stops at N */
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 4, 400);
+    assert_null(find_arc(&s, MAIN, MAIN + 0x20, F));
+    assert_int_equal(sum_self(&s), t);
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+static void test_throttle_off_changes_nothing(void **state)
+{
+    struct cg_costs *c = *state;
+    struct cg_filter f;
+    throttle_with(c, &f);
+    c->throttle_n = 0;
+    f.throttle_n = 0;
+    uint64_t t = 0;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t);
+    for (int i = 0; i < 10; i++) {
+        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+        cg_costs_exit(c, F, t += 1);
+    }
+    cg_costs_exit(c, MAIN, t += 1);
+    struct cg_snapshot s;
+    snap(c, t, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 10, 10);
+    assert_int_equal(f.throttled->n, 0);
+    cg_snapshot_free(&s);
+    filter_free(&f);
+}
+
+/* ---- addrset ------------------------------------------------------------------------ */
+
+static void test_addrset_add_has_list(void **state)
+{
+    (void)state;
+    struct cg_addrset *s = cg_addrset_new(100);
+    assert_non_null(s);
+    assert_false(cg_addrset_has(s, 0x1000));
+    assert_false(cg_addrset_has(NULL, 0x1000));
+    for (uintptr_t a = 1; a <= 100; a++)
+        assert_int_equal(cg_addrset_add(s, a * 0x10), 1);
+    assert_int_equal(cg_addrset_add(s, 0x10), 0);
+    assert_int_equal(cg_addrset_add(s, 0), -1);
+    assert_int_equal(s->n, 100);
+    for (uintptr_t a = 1; a <= 100; a++)
+        assert_true(cg_addrset_has(s, a * 0x10));
+    assert_false(cg_addrset_has(s, 0x11));
+    assert_false(cg_addrset_has(s, 0));
+    uintptr_t out[100];
+    assert_int_equal(cg_addrset_list(s, out, 100), 100);
+    uintptr_t sum = 0;
+    for (int i = 0; i < 100; i++)
+        sum += out[i];
+    assert_int_equal(sum, 0x10 * 5050);
+    cg_addrset_free(s);
+}
+
+static void test_addrset_full_refuses(void **state)
+{
+    (void)state;
+    struct cg_addrset *s = cg_addrset_new(4); /* 16 slots: 8 addresses */
+    assert_non_null(s);
+    size_t added = 0;
+    for (uintptr_t a = 1; a <= 64; a++)
+        added += cg_addrset_add(s, a * 8) == 1;
+    assert_int_equal(added, (s->mask + 1) / 2);
+    assert_int_equal(s->n, added);
+    assert_false(cg_addrset_has(s, 64 * 8)); /* refused, and lookups still end */
+    cg_addrset_free(s);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -1274,6 +1600,16 @@ int main(void)
         T(test_snapshot_of_empty_tables),
         T(test_snapshot_omits_zero_count_and_zero_cost),
         T(test_snapshot_never_includes_sink),
+        T(test_skipped_function_cost_goes_to_caller),
+        T(test_skipped_functions_nested),
+        T(test_skipped_call_running_at_snapshot),
+        T(test_skipped_frame_is_resynchronised),
+        T(test_skip_set_checked_only_when_arc_is_made),
+        T(test_throttle_short_calls_after_n),
+        T(test_throttled_elsewhere_applies_to_new_arcs),
+        T(test_throttle_off_changes_nothing),
+        cmocka_unit_test(test_addrset_add_has_list),
+        cmocka_unit_test(test_addrset_full_refuses),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,11 @@ static void assert_defaults(const struct cg_options *o)
     assert_string_equal(o->out, "callgrind.out");
     assert_int_equal(o->clock, 0); /* auto */
     assert_int_equal(o->verbose, 0);
+    assert_string_equal(o->skip, "");
+    assert_string_equal(o->skip_object, "");
+    assert_string_equal(o->skip_file, "");
+    assert_int_equal(o->throttle.n, 0);
+    assert_int_equal(o->throttle.t, 0);
     assert_int_equal(o->total, 1);
 }
 
@@ -462,6 +467,125 @@ static void test_table_enum_values_each_accepted(void **state)
     }
 }
 
+
+/* ---- GLOBS and THRESHOLD ------------------------------------------------------ */
+
+static int collect_pattern(void *ctx, const char *p, size_t len)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 256 - n, "[%.*s]", (int)len, p);
+    return 0;
+}
+
+static void test_globs_split_at_unescaped_commas(void **state)
+{
+    (void)state;
+    char out[256] = "";
+    assert_int_equal(cg_globs_each("helper,ns::f*,*pair<int\\, int>*", collect_pattern, out), 0);
+    assert_string_equal(out, "[helper][ns::f*][*pair<int\\, int>*]");
+    out[0] = 0;
+    assert_int_equal(cg_globs_each("", collect_pattern, out), 0);
+    assert_string_equal(out, "");
+    out[0] = 0;
+    assert_int_equal(cg_globs_each("trailing\\", collect_pattern, out), 0);
+    assert_string_equal(out, "[trailing\\]");
+}
+
+static void test_skip_options_valid(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_SKIP=helper,*_internal", "CGPROF_SKIP_OBJECT=*libfoo.so*",
+                          "CGPROF_SKIP_FILE=*/vendor/*", "CGPROF_THROTTLE=100000:500", NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_string_equal(o.skip, "helper,*_internal");
+    assert_string_equal(o.skip_object, "*libfoo.so*");
+    assert_string_equal(o.skip_file, "*/vendor/*");
+    assert_int_equal(o.throttle.n, 100000);
+    assert_int_equal(o.throttle.t, 500);
+}
+
+static void test_skip_empty_pattern_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "CGPROF_SKIP=a,,b", "CGPROF_SKIP=,a", "CGPROF_SKIP=a,", "CGPROF_SKIP=," };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { bad[i], NULL };
+        int rc = parse(&o, &r, env);
+        assert_one_report_containing(rc, &r, "CGPROF_SKIP=", "empty pattern", "comma-separated", NULL);
+        assert_string_equal(o.skip, "");
+    }
+}
+
+static void test_skip_control_character_and_overlong_refused(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_SKIP_FILE=a\tb", NULL };
+    assert_one_report_containing(parse(&o, &r, env), &r, "CGPROF_SKIP_FILE=", "control character", NULL);
+    assert_string_equal(o.skip_file, "");
+    static char big[CG_OPT_GLOBS_MAX + 64];
+    int n = snprintf(big, sizeof big, "CGPROF_SKIP_OBJECT=");
+    memset(big + n, 'x', sizeof big - (size_t)n - 1);
+    const char *env2[] = { big, NULL };
+    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_SKIP_OBJECT=", "too long", "...", NULL);
+    assert_string_equal(o.skip_object, "");
+}
+
+static void test_throttle_off_values(void **state)
+{
+    (void)state;
+    static const char *const off[] = { "CGPROF_THROTTLE=off", "CGPROF_THROTTLE=OFF", "CGPROF_THROTTLE=0" };
+    for (unsigned i = 0; i < sizeof off / sizeof off[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { off[i], NULL };
+        assert_int_equal(parse(&o, &r, env), 0);
+        assert_int_equal(o.throttle.n, 0);
+        assert_int_equal(o.throttle.t, 0);
+    }
+}
+
+static void test_throttle_malformed_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "CGPROF_THROTTLE=100",        "CGPROF_THROTTLE=100:",      "CGPROF_THROTTLE=:5",
+        "CGPROF_THROTTLE=100:5:1",    "CGPROF_THROTTLE=-1:5",      "CGPROF_THROTTLE=0:5",
+        "CGPROF_THROTTLE=100:0",      "CGPROF_THROTTLE=4000000001:5", "CGPROF_THROTTLE=10:1000000001",
+        "CGPROF_THROTTLE=99999999999999999999999:1", "CGPROF_THROTTLE=1e6:5", "CGPROF_THROTTLE=",
+        "CGPROF_THROTTLE=10 :5",      "CGPROF_THROTTLE=10:+5",
+    };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cg_options o;
+        struct reports r;
+        const char *env[] = { bad[i], NULL };
+        int rc = parse(&o, &r, env);
+        assert_one_report_containing(rc, &r, "CGPROF_THROTTLE=", "N:T", "using the default 'off'", NULL);
+        assert_int_equal(o.throttle.n, 0);
+    }
+}
+
+static void test_throttle_bounds_accepted(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *env[] = { "CGPROF_THROTTLE=4000000000:1000000000", NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(o.throttle.n, 4000000000ull);
+    assert_int_equal(o.throttle.t, 1000000000ull);
+    const char *env2[] = { "CGPROF_THROTTLE=1:1", NULL };
+    assert_int_equal(parse(&o, &r, env2), 0);
+    assert_int_equal(o.throttle.n, 1);
+    assert_int_equal(o.throttle.t, 1);
+}
+
 /* ---- cg_expand_path -------------------------------------------------------- */
 
 static void test_expand_pid(void **state)
@@ -624,6 +748,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_when_nothing_set),
+        cmocka_unit_test(test_globs_split_at_unescaped_commas),
+        cmocka_unit_test(test_skip_options_valid),
+        cmocka_unit_test(test_skip_empty_pattern_refused),
+        cmocka_unit_test(test_skip_control_character_and_overlong_refused),
+        cmocka_unit_test(test_throttle_off_values),
+        cmocka_unit_test(test_throttle_malformed_refused),
+        cmocka_unit_test(test_throttle_bounds_accepted),
         cmocka_unit_test(test_defaults_with_null_env),
         cmocka_unit_test(test_non_cgprof_variables_ignored),
         cmocka_unit_test(test_out_valid_prefix),
