@@ -616,12 +616,17 @@ static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
             f->name = name;
             f->rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
         }
-        qsort(m->v, m->n, sizeof *m->v, cmp_fsym);
-        /* one entry per address: the preferred alias */
+        /* by address, then one entry per address: the preferred alias
+         * (radix and a pass over each address's aliases: a qsort of the
+         * 50,000 symbols of a big program was 8% of a dump) */
+        if (cg_sort_keyed(m->v, m->n, sizeof *m->v) != 0)
+            qsort(m->v, m->n, sizeof *m->v, cmp_fsym);
         size_t k = 0;
         for (size_t i = 0; i < m->n; i++)
             if (k == 0 || m->v[k - 1].addr != m->v[i].addr)
                 m->v[k++] = m->v[i];
+            else if (cmp_fsym(&m->v[i], &m->v[k - 1]) < 0)
+                m->v[k - 1] = m->v[i];
         m->n = k;
     }
     s->nmodsyms++;

@@ -193,40 +193,59 @@ static int cmp_uintptr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void cg_sort_uintptr(uintptr_t *v, size_t n)
+static uintptr_t key_at(const char *p)
 {
-    uintptr_t *tmp = n >= 1024 ? malloc(n * sizeof *tmp) : NULL;
-    if (!tmp) {
-        qsort(v, n, sizeof *v, cmp_uintptr);
-        return;
-    }
-    /* LSD, a byte a pass; the passes over bytes that are the same in every
-     * value (the high bytes of addresses in one process) are skipped. */
+    uintptr_t k;
+    memcpy(&k, p, sizeof k);
+    return k;
+}
+
+int cg_sort_keyed(void *v, size_t n, size_t size)
+{
+    char *tmp = malloc(n ? n * size : 1);
+    if (!tmp)
+        return -1;
+    /* LSD, 11 bits a pass; the passes over bits that are the same in every
+     * key (the high bits of addresses in one process) are skipped. */
+    enum { BITS = 11, BUCKETS = 1 << BITS };
     uintptr_t all_or = 0, all_and = ~(uintptr_t)0;
     for (size_t i = 0; i < n; i++) {
-        all_or |= v[i];
-        all_and &= v[i];
+        uintptr_t k = key_at((const char *)v + i * size);
+        all_or |= k;
+        all_and &= k;
     }
-    uintptr_t *src = v, *dst = tmp;
-    for (unsigned shift = 0; shift < 8 * sizeof(uintptr_t); shift += 8) {
-        if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
+    char *src = v, *dst = tmp;
+    for (unsigned shift = 0; shift < 8 * sizeof(uintptr_t); shift += BITS) {
+        if ((((all_or ^ all_and) >> shift) & (BUCKETS - 1)) == 0)
             continue;
-        size_t count[256] = { 0 };
+        size_t count[BUCKETS] = { 0 };
         for (size_t i = 0; i < n; i++)
-            count[(src[i] >> shift) & 0xff]++;
+            count[(key_at(src + i * size) >> shift) & (BUCKETS - 1)]++;
         size_t sum = 0;
-        for (size_t k = 0; k < 256; k++) {
+        for (size_t k = 0; k < BUCKETS; k++) {
             size_t c = count[k];
             count[k] = sum;
             sum += c;
         }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i] >> shift) & 0xff]++] = src[i];
-        uintptr_t *t = src;
+        for (size_t i = 0; i < n; i++) {
+            size_t at = count[(key_at(src + i * size) >> shift) & (BUCKETS - 1)]++;
+            if (size == sizeof(uintptr_t))
+                memcpy(dst + at * sizeof(uintptr_t), src + i * sizeof(uintptr_t), sizeof(uintptr_t));
+            else
+                memcpy(dst + at * size, src + i * size, size);
+        }
+        char *t = src;
         src = dst;
         dst = t;
     }
     if (src != v)
-        memcpy(v, src, n * sizeof *v);
+        memcpy(v, src, n * size);
     free(tmp);
+    return 0;
+}
+
+void cg_sort_uintptr(uintptr_t *v, size_t n)
+{
+    if (n < 1024 || cg_sort_keyed(v, n, sizeof *v) != 0)
+        qsort(v, n, sizeof *v, cmp_uintptr);
 }

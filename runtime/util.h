@@ -24,6 +24,10 @@ void cg_warn_once_nomem(void);
 
 /* Sorts v ascending (radix: a dump sorts 100,000s of addresses). */
 void cg_sort_uintptr(uintptr_t *v, size_t n);
+/* Sorts n elements of `size` bytes by the uintptr_t each starts with,
+ * keeping the order of equal keys. Returns 0, or -1 (v untouched) if out of
+ * memory. */
+int cg_sort_keyed(void *v, size_t n, size_t size);
 
 /* Removes "." and "dir/.." components of a path, lexically, in place. */
 void cg_path_normalise(char *path);

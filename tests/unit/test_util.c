@@ -276,6 +276,40 @@ static void test_sort_uintptr_matches_qsort(void **state)
     }
 }
 
+/* Elements larger than their key, sorted by key, equal keys in the order
+ * given (stable), high bits shared and not. */
+static void test_sort_keyed_stable_by_key(void **state)
+{
+    (void)state;
+    struct elem {
+        uintptr_t key;
+        uint32_t seq;
+        char pad[20];
+    };
+    enum { N = 30000 };
+    struct elem *v = malloc(N * sizeof *v);
+    assert_non_null(v);
+    uint64_t x = 2463534242u;
+    for (int wide = 0; wide < 2; wide++) {
+        for (uint32_t i = 0; i < N; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v[i].key = wide ? (uintptr_t)x % 5000u * 0x100000001u : 0x7f0000000000u + (uintptr_t)(x % 5000u);
+            v[i].seq = i;
+            memset(v[i].pad, (int)(i & 0x7f), sizeof v[i].pad);
+        }
+        assert_int_equal(cg_sort_keyed(v, N, sizeof *v), 0);
+        for (uint32_t i = 1; i < N; i++) {
+            assert_true(v[i - 1].key <= v[i].key);
+            if (v[i - 1].key == v[i].key)
+                assert_true(v[i - 1].seq < v[i].seq);
+            assert_int_equal((unsigned char)v[i].pad[19], v[i].seq & 0x7f);
+        }
+    }
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_buf_put_hex_values),
         cmocka_unit_test(test_buf_put_hex_max),
         cmocka_unit_test(test_sort_uintptr_matches_qsort),
+        cmocka_unit_test(test_sort_keyed_stable_by_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
