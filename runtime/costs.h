@@ -370,6 +370,9 @@ struct cg_merged {
 };
 
 int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part);
+/* The same, taking part's entries instead of copying them when m is empty
+ * (part's arrays are then m's, and part has none). */
+int cg_merged_take(struct cg_merged *m, struct cg_snapshot *part);
 void cg_merged_free(struct cg_merged *m);
 
 #endif

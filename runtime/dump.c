@@ -502,11 +502,11 @@ static int total_failed;        /* a part could not be added: no total */
 static unsigned total_ended;    /* threads whose last part was added */
 static uint64_t total_unfinished; /* calls in progress at those last parts */
 
-static void total_add(const struct cg_snapshot *part, const struct cg_thread *t)
+static void total_add(struct cg_snapshot *part, const struct cg_thread *t)
 {
     if (!cg_opts.total || total_failed)
         return;
-    if (cg_merged_add(&total, part) != 0) {
+    if (cg_merged_take(&total, part) != 0) {
         /* A sum that misses a part would claim to be the run's: none. */
         total_failed = 1;
         cg_merged_free(&total);

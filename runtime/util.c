@@ -148,9 +148,17 @@ void cg_buf_put_u64(struct cg_buf *b, uint64_t v)
     /* Written in place, two digits a step: a dump writes millions of
      * numbers (a copy through memcpy for each was a fifth of the writing). */
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    unsigned n = 1;
-    for (uint64_t x = v; x >= 10; x /= 10)
-        n++;
+    static const uint64_t pow10[20] = {
+        1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u, 1000000000u,
+        10000000000u, 100000000000u, 1000000000000u, 10000000000000u, 100000000000000u,
+        1000000000000000u, 10000000000000000u, 100000000000000000u, 1000000000000000000u,
+        10000000000000000000u,
+    };
+    /* digits from the bit length: log10(2) ~ 1233 / 4096 */
+    unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+    unsigned n = t - (v < pow10[t]) + 1;
+    if (n == 0)
+        n = 1;
     if (cg_unlikely(b->len + n + 1 > b->cap)) {
         cg_buf_reserve(b, n);
         if (b->failed)

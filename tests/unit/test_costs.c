@@ -1150,8 +1150,12 @@ static void test_total_of_parts_is_whole_run(void **state)
     struct cg_merged total, expected;
     memset(&total, 0, sizeof total);
     memset(&expected, 0, sizeof expected);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(cg_merged_add(&total, &pa[i]), 0);
+    /* the first part taken (its arrays become the sum's), the rest added */
+    assert_int_equal(cg_merged_take(&total, &pa[0]), 0);
+    assert_null(pa[0].arcs);
+    assert_int_equal(pa[0].narcs, 0);
+    for (int i = 1; i < 3; i++)
+        assert_int_equal(cg_merged_take(&total, &pa[i]), 0);
     for (int i = 0; i < 2; i++)
         assert_int_equal(cg_merged_add(&total, &pb[i]), 0);
     assert_int_equal(cg_merged_add(&expected, &whole_a), 0);

@@ -206,6 +206,39 @@ static void test_buf_put_u64_max(void **state)
     cg_buf_free(&b);
 }
 
+/* Around every power of ten (where the digit count changes) and at random,
+ * against snprintf. */
+static void test_buf_put_u64_digit_boundaries(void **state)
+{
+    (void)state;
+    uint64_t p = 1, x = 88172645463325252u;
+    for (int k = 0; k < 20; k++, p *= 10) {
+        for (int d = -2; d <= 2; d++) {
+            uint64_t v = p + (uint64_t)(int64_t)d;
+            if (d < 0 && p < (uint64_t)-d)
+                continue;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint64_t vals[2] = { v, x >> (k * 3 % 64) };
+            for (int j = 0; j < 2; j++) {
+                struct cg_buf b;
+                char want[32];
+                cg_buf_init(&b);
+                cg_buf_putc(&b, '<');
+                cg_buf_put_u64(&b, vals[j]);
+                cg_buf_putc(&b, '>');
+                snprintf(want, sizeof want, "<%llu>", (unsigned long long)vals[j]);
+                assert_string_equal(b.data, want);
+                assert_int_equal(b.len, strlen(want));
+                cg_buf_free(&b);
+            }
+        }
+        if (k == 19)
+            break;
+    }
+}
+
 static void test_buf_put_hex_zero(void **state)
 {
     (void)state;
@@ -332,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_buf_put_u64_zero),
         cmocka_unit_test(test_buf_put_u64_values),
         cmocka_unit_test(test_buf_put_u64_max),
+        cmocka_unit_test(test_buf_put_u64_digit_boundaries),
         cmocka_unit_test(test_buf_put_hex_zero),
         cmocka_unit_test(test_buf_put_hex_values),
         cmocka_unit_test(test_buf_put_hex_max),
