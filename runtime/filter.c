@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "filter.h"
+#include "debuginfo.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -171,26 +172,9 @@ static int instrumented(Elf *elf)
 
 /* ---- symbols and source files ---------------------------------------------- */
 
-/* Separate debug files by build-id and debuglink only, never from a
- * debuginfod server (see symbols.c): start-up must not wait on a network. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-                          char **debuginfo_file_name)
-{
-    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                          debuglink_crc, debuginfo_file_name);
-    if (fd >= 0)
-        return fd;
-    const char *urls = getenv("DEBUGINFOD_URLS");
-    if (urls && *urls)
-        return -1;
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
-}
-
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = find_debuginfo,
+    .find_debuginfo = cg_syms_find_debuginfo,
 };
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
@@ -211,24 +195,13 @@ static void find_demangler(void)
         dlerror(); /* leave no error for the program's dlerror() to find */
 }
 
-/* The absolute path of the source file of the code at addr, or NULL. */
-static const char *source_file(Dwfl_Module *mod, uintptr_t addr, char *buf, size_t size)
+/* The absolute path of the source file of the code at addr (malloc'd), or
+ * NULL. */
+static char *source_file(Dwfl_Module *mod, uintptr_t addr)
 {
     Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
     const char *src = l ? dwfl_lineinfo(l, NULL, NULL, NULL, NULL, NULL) : NULL;
-    if (!src || !*src)
-        return NULL;
-    const char *dir = NULL;
-    if (src[0] != '/') {
-        Dwarf_Die *cu = dwfl_linecu(l);
-        Dwarf_Attribute attr;
-        dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
-    }
-    int n = snprintf(buf, size, "%s%s%s", dir ? dir : "", dir ? "/" : "", src);
-    if (n < 0 || (size_t)n >= size)
-        return NULL;
-    cg_path_normalise(buf);
-    return buf;
+    return src && *src ? cg_source_path(dwfl_linecu(l), src) : NULL;
 }
 
 struct addrs {
@@ -280,9 +253,11 @@ static void scan_module(struct scan *sc, Dwfl_Module *mod, const char *path)
             hit = status == 0 && matches(&sc->fn, d);
             free(d);
         }
-        char file[4096];
-        if (!hit && sc->fl.n)
-            hit = matches(&sc->fl, source_file(mod, (uintptr_t)addr, file, sizeof file));
+        if (!hit && sc->fl.n) {
+            char *file = source_file(mod, (uintptr_t)addr);
+            hit = matches(&sc->fl, file);
+            free(file);
+        }
         if (hit)
             add_addr(&sc->found, (uintptr_t)addr);
     }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "symbols.h"
+#include "debuginfo.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -95,14 +96,25 @@ struct cg_syms {
     } last_fn;
 };
 
-/* Separate debug files by build-id only (/usr/lib/debug/.build-id/..). The
- * standard callback would also ask a debuginfod server when DEBUGINFOD_URLS
- * is set: a network request, possibly a long wait, in the middle of the
- * user's program exit. Only when that variable is unset is it used, for its
- * .gnu_debuglink search. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-                          char **debuginfo_file_name)
+char *cg_source_path(Dwarf_Die *cu, const char *raw)
+{
+    const char *dir = NULL;
+    if (raw[0] != '/') {
+        Dwarf_Attribute attr;
+        dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
+    }
+    char *p = NULL;
+    if (dir ? asprintf(&p, "%s/%s", dir, raw) < 0 : !(p = strdup(raw)))
+        return NULL;
+    cg_path_normalise(p);
+    return p;
+}
+
+/* Never a debuginfod server: its request would be a network wait in the
+ * middle of the user's program exit. */
+int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                           const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                           char **debuginfo_file_name)
 {
     int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
                                           debuglink_crc, debuginfo_file_name);
@@ -117,7 +129,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = find_debuginfo,
+    .find_debuginfo = cg_syms_find_debuginfo,
 };
 
 
@@ -256,15 +268,9 @@ static const char *absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *r
         if (e->raw == raw)
             return e->path;
     }
-    const char *dir = NULL;
-    if (raw[0] != '/') {
-        Dwarf_Attribute attr;
-        dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
-    }
-    char *p = NULL;
-    if (dir ? asprintf(&p, "%s/%s", dir, raw) < 0 : !(p = strdup(raw)))
+    char *p = cg_source_path(cu, raw);
+    if (!p)
         return raw;
-    cg_path_normalise(p);
     const char *kept = keep(s, p);
     if (!kept)
         return raw;
@@ -533,7 +539,7 @@ void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi,
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = find_debuginfo,
+    .find_debuginfo = cg_syms_find_debuginfo,
 };
 
 /* The module of an unloaded object that addr belongs to, or NULL: the

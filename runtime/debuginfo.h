@@ -1,0 +1,21 @@
+/* libdw helpers shared by the symbol sessions (symbols.c) and the filters'
+ * scan (filter.c). */
+#ifndef CG_DEBUGINFO_H
+#define CG_DEBUGINFO_H
+
+#include <elfutils/libdwfl.h>
+
+/* libdwfl's find_debuginfo callback for cgprof's sessions: separate debug
+ * files by build-id (/usr/lib/debug/.build-id/..), and .gnu_debuglink only
+ * when DEBUGINFOD_URLS is unset: with it set, the standard callback would
+ * ask a debuginfod server, a network wait inside the user's program. */
+int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                           const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                           char **debuginfo_file_name);
+
+/* A line table's file name made absolute (relative ones are relative to
+ * their unit's DW_AT_comp_dir) and normalised; malloc'd, NULL if out of
+ * memory. */
+char *cg_source_path(Dwarf_Die *cu, const char *raw);
+
+#endif
