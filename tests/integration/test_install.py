@@ -5,6 +5,7 @@ runtime linked, no LD_PRELOAD; the installed launcher runs an example."""
 
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -109,6 +110,15 @@ class Installed(unittest.TestCase):
         libs = self.pkg_config("--libs")
         self.assertIn("-lcgprof", libs)
         self.assertIn("-L" + self.libdir, [os.path.normpath(f) if f.startswith("-L") else f for f in libs])
+
+    def test_versions_agree(self):
+        # the header's version macros, pkg-config's and the launcher's
+        text = open(os.path.join(self.includedir, "cgprof.h")).read()
+        parts = [re.search(r"#define CGPROF_VERSION_%s (\d+)" % k, text).group(1) for k in ("MAJOR", "MINOR", "PATCH")]
+        self.assertEqual(self.pkg_config("--modversion"), [".".join(parts)])
+        p = subprocess.run([os.path.join(self.bindir, "cgprof"), "--version"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertIn(".".join(parts), p.stdout + p.stderr)
 
     def check_linked_profile(self, exe):
         """Runs exe (the runtime linked, not preloaded) and checks its profile."""
