@@ -1274,6 +1274,7 @@ static void fork_child(void)
     paused = 0;
     syms = NULL; /* its memory is the parent's copy: leak it, do not close it */
     total_forget();
+    cg_merged_free(&merged); /* the parent's ended threads are the parent's */
     cg_buf_init(&last_files);
     cg_control_forget();
     if (had_service && !final_done && start_thread()) {

@@ -285,6 +285,20 @@ class Fork(ProfileAssertions):
         self.assertEqual(sum(v for (a, b), v in child_counts.items() if b == "main"), 1)
 
 
+    def test_child_leaves_the_parents_ended_threads(self):
+        # CGPROF_THREAD_EXIT=merge: a thread that ended before the fork is in
+        # the parent's thread 00 only, not again in the child's
+        run = run_preloaded(self, [prog("forker"), "thread"], env={"CGPROF_THREAD_EXIT": "merge"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        m = re.search(r"parent (\d+), child (\d+)", run.stdout)
+        parent, child = m.group(1), m.group(2)
+        names = sorted(os.path.basename(f) for f in run.files)
+        self.assertEqual(names, sorted(["callgrind.out.%s-00" % parent, "callgrind.out.%s-01" % parent,
+                                        "callgrind.out.%s-01" % child]))
+        ended = cgtest.callgrind_check.load([f for f in run.files if f.endswith(parent + "-00")][0], strict=True)
+        self.assertEqual(ended.call_counts()[("ended", "work")], 1)
+
+
 class Behaviour(unittest.TestCase):
     """The program's own behaviour is unchanged: output, exit status."""
 

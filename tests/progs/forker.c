@@ -1,8 +1,12 @@
 /* fork(): the child counts from the fork, under its own pid, and keeps its
  * shadow stack (main is still running in both).
- * Expected: parent main -> work 4; child main -> work 2. */
+ * Expected: parent main -> work 4; child main -> work 2.
+ * "forker thread": first a thread runs work once and ends (before the fork:
+ * its part is the parent's alone). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +18,20 @@ static void work(int n)
         sink += (unsigned long)i;
 }
 
-int main(void)
+static void *ended(void *arg)
 {
+    (void)arg;
+    work(1);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "thread") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, ended, NULL) != 0 || pthread_join(t, NULL) != 0)
+            return 1;
+    }
     for (int i = 0; i < 3; i++)
         work(i);
     fflush(stdout);
