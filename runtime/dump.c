@@ -190,42 +190,63 @@ static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struc
 
 /* ---- files ---------------------------------------------------------------- */
 
-/* Writes data to path through a temporary file in the same directory that is
- * created exclusively and without following links, then renamed over path:
- * no reader sees half a file, and nothing planted at either name is
- * followed. Returns 0 or an errno value. */
-static int write_file(const char *path, const char *data, size_t len)
+/* A file written through a temporary file in the same directory that is
+ * created exclusively and without following links, then renamed over its
+ * path: no reader sees half a file, and nothing planted at either name is
+ * followed. */
+struct out_file {
+    char tmp[CG_OPT_PATH_MAX + 160];
+    int fd;
+    int err;      /* the first errno value */
+    size_t bytes; /* written so far */
+};
+
+static int out_open(struct out_file *o, const char *path)
 {
     static unsigned counter;
-    char tmp[CG_OPT_PATH_MAX + 128];
-    int fd = -1;
-    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)gettid(),
+    o->fd = -1;
+    o->err = 0;
+    o->bytes = 0;
+    for (int attempt = 0; attempt < 16 && o->fd < 0; attempt++) {
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%u", path, (long)gettid(),
                  __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0 && errno != EEXIST)
-            return errno;
+        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (o->fd < 0 && errno != EEXIST)
+            return o->err = errno;
     }
-    if (fd < 0)
-        return EEXIST;
-    int err = 0;
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, data + off, len - off);
+    return o->fd < 0 ? (o->err = EEXIST) : 0;
+}
+
+/* cg_buf's flush: appends data to the file. */
+static int out_write(void *arg, const char *data, size_t len)
+{
+    struct out_file *o = arg;
+    for (size_t off = 0; off < len && !o->err;) {
+        ssize_t w = write(o->fd, data + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0) {
-            err = w < 0 ? errno : EIO;
-            break;
-        }
-        off += (size_t)w;
+        if (w <= 0)
+            o->err = w < 0 ? errno : EIO;
+        else
+            off += (size_t)w;
     }
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
-    if (err)
-        unlink(tmp);
-    return err;
+    o->bytes += len;
+    return o->err;
+}
+
+/* Closes the file and, if all went well (ok), renames it to path; else
+ * removes it. Returns 0 or an errno value (ENOMEM when only !ok). */
+static int out_close(struct out_file *o, const char *path, int ok)
+{
+    if (close(o->fd) != 0 && !o->err)
+        o->err = errno;
+    if (!o->err && !ok)
+        o->err = ENOMEM;
+    if (!o->err && rename(o->tmp, path) != 0)
+        o->err = errno;
+    if (o->err)
+        unlink(o->tmp);
+    return o->err;
 }
 
 /* ---- state ----------------------------------------------------------------
@@ -403,6 +424,8 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     struct cg_symtab_entry *storage = NULL;
     struct cg_buf buf;
     cg_buf_init(&buf);
+    struct out_file file;
+    file.bytes = 0;
     char path[CG_OPT_PATH_MAX + 128];
     path[0] = 0;
     int err = ENOMEM;
@@ -453,15 +476,22 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
             .extra_desc = desc,
         };
-        if (cg_write_part(&info, &snap, &symtab, &buf) == 0) {
-            int named = own_path ? (snprintf(path, sizeof path, "%s", own_path), 0)
-                                 : file_name(path, sizeof path, number, d->part, d->part_in_name);
-            if (named != 0) {
-                snprintf(path, sizeof path, "%s", cg_opts.out);
-                err = ENAMETOOLONG;
-            } else {
-                err = write_file(path, buf.data, buf.len);
-            }
+        int named = own_path ? (snprintf(path, sizeof path, "%s", own_path), 0)
+                             : file_name(path, sizeof path, number, d->part, d->part_in_name);
+        if (named != 0) {
+            snprintf(path, sizeof path, "%s", cg_opts.out);
+            err = ENAMETOOLONG;
+        } else if ((err = out_open(&file, path)) == 0) {
+            /* written in pieces of 256 kB: a 100,000-arc part is 6 MB of
+             * text, fresh pages each a fault */
+            buf.flush = out_write;
+            buf.flush_arg = &file;
+            buf.data = malloc(256 * 1024);
+            buf.cap = buf.data ? 256 * 1024 : 0;
+            int ok = cg_write_part(&info, &snap, &symtab, &buf) == 0;
+            if (ok && buf.len)
+                out_write(&file, buf.data, buf.len);
+            err = out_close(&file, path, ok);
         }
     }
     if (err) {
@@ -478,7 +508,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             else
                 cg_buf_putc(&last_files, *p);
         if (cg_opts.verbose)
-            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, number, d->part, buf.len);
+            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, number, d->part, file.bytes);
     }
     cg_buf_free(&buf);
     free(storage);

@@ -97,6 +97,15 @@ static int reserve(struct cg_buf *b, size_t extra)
         return -1;
     if (b->len + extra + 1 <= b->cap)
         return 0;
+    if (b->flush && b->len) {
+        if (b->flush(b->flush_arg, b->data, b->len) != 0) {
+            b->failed = 1;
+            return -1;
+        }
+        b->len = 0;
+        if (extra + 1 <= b->cap)
+            return 0;
+    }
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + extra + 1)
         cap *= 2;
@@ -126,7 +135,8 @@ void cg_buf_putc_slow(struct cg_buf *b, char c)
 
 void cg_buf_reserve(struct cg_buf *b, size_t extra)
 {
-    reserve(b, extra);
+    if (!b->flush)
+        reserve(b, extra);
 }
 
 void cg_buf_printf(struct cg_buf *b, const char *fmt, ...)

@@ -35,7 +35,13 @@ void cg_path_normalise(char *path);
 struct cg_buf {
     char *data;
     size_t len, cap;
-    int failed; /* an allocation failed: the content is incomplete */
+    int failed; /* an allocation or a flush failed: the content is incomplete */
+    /* Optional: when the buffer is full its content is handed to flush
+     * (0: taken, else failed) and the buffer starts again empty, so that a
+     * large text (a dump) is written in pieces, in memory already touched,
+     * instead of being held whole. */
+    int (*flush)(void *arg, const char *data, size_t len);
+    void *flush_arg;
 };
 
 void cg_buf_init(struct cg_buf *b);
@@ -43,7 +49,8 @@ void cg_buf_free(struct cg_buf *b);
 void cg_buf_putn_slow(struct cg_buf *b, const char *s, size_t n);
 void cg_buf_putc_slow(struct cg_buf *b, char c);
 /* Makes room for extra more bytes at once (a writer that knows roughly how
- * much it will write saves the copies of growing step by step). */
+ * much it will write saves the copies of growing step by step); nothing for
+ * a buffer that flushes. */
 void cg_buf_reserve(struct cg_buf *b, size_t extra);
 /* One character: inline while there is room (the writer puts millions). */
 /* Inline while there is room: the writer's millions of small pieces. */

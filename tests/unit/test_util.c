@@ -273,6 +273,62 @@ static void test_buf_put_hex_max(void **state)
     cg_buf_free(&b);
 }
 
+static int collect(void *arg, const char *data, size_t len)
+{
+    struct cg_buf *all = arg;
+    cg_buf_putn(all, data, len);
+    return all->failed;
+}
+
+static int refuse(void *arg, const char *data, size_t len)
+{
+    (void)arg;
+    (void)data;
+    (void)len;
+    return 28; /* ENOSPC */
+}
+
+/* A flushing buffer hands its content on in pieces, in order, and stays
+ * small; a flush that fails marks the content incomplete. */
+static void test_buf_flush_in_pieces(void **state)
+{
+    (void)state;
+    struct cg_buf whole, all, b;
+    cg_buf_init(&whole);
+    cg_buf_init(&all);
+    cg_buf_init(&b);
+    b.flush = collect;
+    b.flush_arg = &all;
+    b.data = malloc(64);
+    b.cap = 64;
+    for (unsigned i = 0; i < 1000; i++) {
+        cg_buf_puts(&whole, "calls=");
+        cg_buf_put_u64(&whole, i * 7919u);
+        cg_buf_putc(&whole, '\n');
+        cg_buf_puts(&b, "calls=");
+        cg_buf_put_u64(&b, i * 7919u);
+        cg_buf_putc(&b, '\n');
+        cg_buf_reserve(&b, 1 << 20); /* no growth for a flushing buffer */
+        assert_int_equal(b.cap, 64);
+    }
+    cg_buf_putn(&all, b.data, b.len);
+    assert_int_equal(b.failed, 0);
+    assert_int_equal(all.len, whole.len);
+    assert_memory_equal(all.data, whole.data, whole.len);
+    cg_buf_free(&b);
+
+    cg_buf_init(&b);
+    b.flush = refuse;
+    b.data = malloc(16);
+    b.cap = 16;
+    for (int i = 0; i < 10; i++)
+        cg_buf_puts(&b, "0123456789");
+    assert_int_equal(b.failed, 1);
+    cg_buf_free(&b);
+    cg_buf_free(&all);
+    cg_buf_free(&whole);
+}
+
 static int cmp_u(const void *a, const void *b)
 {
     uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
@@ -369,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_buf_put_hex_zero),
         cmocka_unit_test(test_buf_put_hex_values),
         cmocka_unit_test(test_buf_put_hex_max),
+        cmocka_unit_test(test_buf_flush_in_pieces),
         cmocka_unit_test(test_sort_uintptr_matches_qsort),
         cmocka_unit_test(test_sort_keyed_stable_by_key),
     };
