@@ -194,10 +194,12 @@ static CG_NOINSTR uint32_t skip_of(const struct cg_costs *c, uintptr_t callee)
 /* filtered: apply the filters (the sampler's arcs, into code that is not
  * instrumented, are not filtered). */
 static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee,
-                                      int filtered)
+                                      int filtered, int inlined)
 {
     uint32_t skip = filtered ? skip_of(c, callee) : CG_ARC_COUNTED;
-    uint32_t ret_self = caller ? self_find(c, caller, site) : CG_SINK;
+    /* after an inlined call the caller runs on at an unknown place: its
+     * entry, as for its time before its first call */
+    uint32_t ret_self = caller ? self_find(c, caller, inlined ? caller : site) : CG_SINK;
     /* A call left out runs on its caller's time from its entry: its frame
      * charges the call site, as the caller does after it returns. */
     uint32_t entry_self = skip ? ret_self : self_find(c, callee, callee);
@@ -218,6 +220,7 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     a->callee = callee;
     a->count = a->incl = a->runs = 0;
     a->sampled = 0;
+    a->inlined = (uint16_t)inlined;
     a->skip = skip;
     a->entry_self = entry_self;
     a->ret_self = ret_self;
@@ -230,9 +233,14 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
  * program's code: errno must come out as it went in. */
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
-    /* cg_arc_find() probed up to an empty slot: the arc is new. */
+    /* cg_arc_find() probed up to an empty slot: the arc is new. Called at
+     * the call site the caller itself was called from, and kept on top by
+     * cg_resync_slow: a call inlined into the caller. */
     int saved = errno;
-    uint32_t e = arc_insert(c, caller, site, callee, 1);
+    const struct cg_frame *top = c->depth ? &c->frames[c->depth - 1] : NULL;
+    int inlined = top && !top->skip && top->fn == caller && callee != caller && top->arc != CG_SINK &&
+                  c->arcs[top->arc].site == site;
+    uint32_t e = arc_insert(c, caller, site, callee, 1, inlined);
     errno = saved;
     return e;
 }
@@ -262,8 +270,22 @@ void cg_stack_grow(struct cg_costs *c)
     errno = saved;
 }
 
-void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering, uint64_t now)
+void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int entering,
+                    uint64_t now)
 {
+    /* A function inlined into the top one, whose hooks the compiler kept
+     * (gcc and clang at -O2): its enter hook is called from the top
+     * function's body, in the same frame (same sp), with the top function's
+     * own call site. A sibling called after a longjmp left the top frame can
+     * look the same (a loop calling through a pointer); its hook is called
+     * from its own start, so the code calling the hook is nearer to fn's
+     * entry than to the top function's. */
+    if (entering) {
+        const struct cg_frame *top = &c->frames[c->depth - 1];
+        if (top->sp == sp && top->fn != fn && !top->skip && top->arc != CG_SINK &&
+            c->arcs[top->arc].site == site && code - top->fn < code - fn)
+            return;
+    }
     /* On an alternate signal stack the addresses say nothing about the
      * thread's own stack: leave it alone. */
     int saved = errno;
@@ -359,7 +381,7 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         uintptr_t from_site = i ? sites[i] : site0;
         uint32_t a = arc_lookup(c, from, from_site, fns[i]);
         if (a == CG_SINK) {
-            a = arc_insert(c, from, from_site, fns[i], 0);
+            a = arc_insert(c, from, from_site, fns[i], 0, 0);
             if (a != CG_SINK)
                 c->arcs[a].sampled = 1;
         }
@@ -463,7 +485,8 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         a->caller = arcs[i].caller;
         a->site = arcs[i].site;
         a->callee = arcs[i].callee;
-        a->call_pc = a->site ? a->site - 1 : 0;
+        /* no call instruction names an inlined call's place */
+        a->call_pc = a->site && !arcs[i].inlined ? a->site - 1 : 0;
         a->count = count;
         a->incl = incl;
         a->runs = diff(cur->runs[i], base ? base->runs : NULL, bn, i);

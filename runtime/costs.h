@@ -62,8 +62,12 @@ struct cg_arc {
     uint64_t runs;    /* times the caller's frame switched to this arc from another */
     uint32_t entry_self; /* self entry (callee, callee) charged from entry */
     uint32_t ret_self;   /* self entry (caller, site) charged after return */
-    uint32_t sampled;    /* made by the sampler (CGPROF_TIME=sample): a call
+    uint16_t sampled;    /* made by the sampler (CGPROF_TIME=sample): a call
                             into uninstrumented code, count = visits seen */
+    uint16_t inlined;    /* a call inlined into its caller, whose hooks the
+                            compiler kept: its call site is the caller's own
+                            (see cg_resync_slow); position unknown, so its
+                            return charges the caller's entry */
     uint32_t skip;       /* CG_ARC_*: decided when the arc is made (or
                             throttled); then entry_self == ret_self */
 };
@@ -161,24 +165,27 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);
 void cg_stack_grow(struct cg_costs *c);
 void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now);
-void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering, uint64_t now);
+void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int entering,
+                    uint64_t now);
 void cg_throttle_check(struct cg_costs *c, uint32_t arc);
 
 /* Re-synchronises the shadow stack with the real one before a hook whose
- * own frame is at sp (the stack grows down). When a function is entered,
+ * own frame is at sp (the stack grows down), called from the instrumented
+ * code at `code` (the hook's return address). When a function is entered,
  * the frames still alive (its callers) are all above sp; a frame at or
  * below it was left without its exit hook (longjmp, an exception that
  * clang unwinds without calling it) and is popped, as ending now, and
- * counted. When fn exits, a top frame of fn is the one exiting: at -O2 the
- * exit hook may be a tail call, made after the frame is gone, from above
- * it; only frames of other functions below sp are stale. */
-static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_t sp, int entering,
-                                          uint64_t now)
+ * counted, unless fn was inlined into it (cg_resync_slow). When fn exits,
+ * a top frame of fn is the one exiting: at -O2 the exit hook may be a tail
+ * call, made after the frame is gone, from above it; only frames of other
+ * functions below sp are stale. */
+static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
+                                      uintptr_t code, int entering, uint64_t now)
 {
     if (cg_unlikely(c->depth > 0)) {
         const struct cg_frame *top = &c->frames[c->depth - 1];
         if (cg_unlikely(entering ? top->sp <= sp : top->sp < sp && top->fn != fn))
-            cg_resync_slow(c, fn, sp, entering, now);
+            cg_resync_slow(c, fn, site, sp, code, entering, now);
     }
 }
 

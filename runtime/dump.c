@@ -417,7 +417,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
 {
     struct cg_snapshot snap = *s;
     for (size_t i = 0; i < snap.narcs; i++)
-        if (snap.arcs[i].site)
+        if (snap.arcs[i].site && snap.arcs[i].call_pc) /* 0: an inlined call, no instruction */
             snap.arcs[i].call_pc = call_instruction(&d->exec, snap.arcs[i].site, snap.arcs[i].callee);
 
     struct cg_symtab symtab;

@@ -58,11 +58,11 @@ static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uin
     d->now = cg_sampling ? t->vclock : cg_clock_now();
 }
 
-static CG_INLINE void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter,
-                                uint64_t now, int resync)
+static CG_INLINE void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                            int enter, uint64_t now, int resync)
 {
     if (resync)
-        cg_costs_resync(&t->costs, fn, sp, enter, now);
+        cg_costs_resync(&t->costs, fn, site, sp, code, enter, now);
     if (enter)
         cg_costs_enter(&t->costs, fn, site, sp, now);
     else
@@ -82,7 +82,7 @@ static CG_COLD void replay(struct cg_thread *t)
             const struct cg_deferred *d = &t->deferred[i];
             uint64_t now = d->now < t->last_now ? t->last_now : d->now;
             t->last_now = now;
-            apply(t, d->fn, d->site, d->sp, d->enter, now, 0);
+            apply(t, d->fn, d->site, d->sp, 0, d->enter, now, 0);
         }
         if (__atomic_compare_exchange_n(&t->ndeferred, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
@@ -147,7 +147,8 @@ CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
     struct cg_thread *t = hook_begin((uintptr_t)fn, (uintptr_t)site, 1);
     if (!t)
         return;
-    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0), 1, thread_now(t), 1);
+    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
+          (uintptr_t)__builtin_return_address(0), 1, thread_now(t), 1);
     hook_end(t);
 }
 
@@ -156,6 +157,7 @@ CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
     struct cg_thread *t = hook_begin((uintptr_t)fn, (uintptr_t)site, 0);
     if (!t)
         return;
-    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0), 0, thread_now(t), 1);
+    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
+          (uintptr_t)__builtin_return_address(0), 0, thread_now(t), 1);
     hook_end(t);
 }

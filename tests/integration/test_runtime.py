@@ -267,6 +267,43 @@ class Plugins(ProfileAssertions):
                          "nothing named after the library that took the plugin's place")
 
 
+class Inlining(ProfileAssertions):
+    """-O2: a function inlined into another keeps its hooks (gcc and clang),
+    called from the caller's frame with the caller's own call site."""
+
+    def test_inlined_calls_are_the_callers(self):
+        for cc in COMPILERS:
+            with self.subTest(compiler=cc or "gcc"):
+                run = run_preloaded(self, [built(self, "inlined" + cc)])
+                self.assertEqual(run.returncode, 0, run.stderr)
+                (prof,) = run.profiles()
+                self.assert_valid(prof)
+                counts = prof.call_counts()
+                self.assertEqual(counts[("main", "sum_x")], 100)
+                self.assertEqual(counts[("sum_x", "get_x")], 10000)
+                self.assertNotIn(("main", "get_x"), counts)
+                self.assertIsNone(prof.desc_value("Frames left without exit"))
+                self.assertIsNone(prof.desc_value("Unmatched exits"))
+                # no call instruction names the place: the caller's start
+                (call,) = [c for c in prof.calls if c.caller.name == "sum_x" and c.callee.name == "get_x"]
+                (entry,) = {c.target_line for c in prof.calls if c.callee.name == "sum_x"}
+                self.assertEqual(call.line, entry)
+
+    def test_sibling_after_longjmp_is_not_inlined(self):
+        for cc in COMPILERS:
+            with self.subTest(compiler=cc or "gcc"):
+                run = run_preloaded(self, [built(self, "inlined" + cc), "jump"])
+                self.assertEqual(run.returncode, 0, run.stderr)
+                (prof,) = run.profiles()
+                self.assert_valid(prof)
+                counts = prof.call_counts()
+                self.assertEqual(counts[("main", "run")], 20)
+                self.assertEqual(counts[("run", "hop")], 10)
+                self.assertEqual(counts[("run", "stay")], 10)
+                self.assertNotIn(("hop", "stay"), counts)
+                self.assertEqual(prof.desc_value("Frames left without exit").split()[0], "10")
+
+
 class Fork(ProfileAssertions):
     def test_child_counts_from_fork(self):
         run = run_preloaded(self, [prog("forker")])

@@ -1374,7 +1374,7 @@ static void test_skipped_frame_is_resynchronised(void **state)
     cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
     cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 10);
     cg_costs_enter(c, F, G + 0x08, SP - 0x80, 12);
-    cg_costs_resync(c, H, SP - 0x40, 1, 20);
+    cg_costs_resync(c, H, MAIN + 0x99, SP - 0x40, H + 4, 1, 20);
     cg_costs_enter(c, H, MAIN + 0x30, SP - 0x40, 20);
     cg_costs_exit(c, H, 21);
     cg_costs_exit(c, MAIN, 22);
