@@ -39,11 +39,23 @@ struct fsym {
     int rank;         /* among aliases at one address: global > weak > local */
 };
 
+/* The address range of a compilation unit (run-time addresses). */
+struct cu_range {
+    uintptr_t lo, hi;
+    Dwarf_Die *cu;
+};
+
 struct modsyms {
     Dwfl_Module *mod;
     struct fsym *v;
     size_t n;
     size_t hint; /* where the last lookup ended (see function_at) */
+    /* Its units' ranges, sorted, made when libdwfl finds no unit for an
+     * address (see unit_of). */
+    struct cu_range *cus;
+    size_t ncus;
+    int cus_made;
+    Dwarf_Addr cu_bias;
 };
 
 struct cg_syms {
@@ -175,8 +187,10 @@ void cg_syms_close(struct cg_syms *s)
         free(s->blocks[i]);
     free(s->blocks);
     free(s->lined);
-    for (size_t i = 0; i < s->nmodsyms; i++)
+    for (size_t i = 0; i < s->nmodsyms; i++) {
         free(s->modsyms[i].v);
+        free(s->modsyms[i].cus);
+    }
     free(s->modsyms);
     free(s);
 }
@@ -345,6 +359,60 @@ static void note_row(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_L
     s->last_line.bias = bias;
 }
 
+static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod);
+
+static int cmp_cu_range(const void *a, const void *b)
+{
+    const struct cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The compilation unit of addr from the units' own ranges. libdwfl finds a
+ * unit through .debug_aranges, which clang does not write: without this,
+ * no source file of a clang-built program was known. */
+static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, Dwarf_Addr *bias)
+{
+    struct modsyms *m = modsyms_of(s, mod);
+    if (!m)
+        return NULL;
+    if (!m->cus_made) {
+        m->cus_made = 1;
+        size_t cap = 0;
+        Dwarf_Die *cu = NULL;
+        Dwarf_Addr b = 0;
+        while ((cu = dwfl_module_nextcu(mod, cu, &b)) != NULL) {
+            m->cu_bias = b;
+            Dwarf_Addr base, start, end;
+            for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &start, &end)) > 0;) {
+                if (start >= end)
+                    continue;
+                if (m->ncus == cap) {
+                    size_t ncap = cap ? 2 * cap : 16;
+                    struct cu_range *v = realloc(m->cus, ncap * sizeof *v);
+                    if (!v)
+                        break;
+                    m->cus = v;
+                    cap = ncap;
+                }
+                m->cus[m->ncus++] = (struct cu_range){ start + b, end + b, cu };
+            }
+        }
+        qsort(m->cus, m->ncus, sizeof *m->cus, cmp_cu_range);
+    }
+    size_t lo = 0, hi = m->ncus; /* the last range starting at or below addr */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->cus[mid].lo <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (!m->ncus || addr < m->cus[lo].lo || addr >= m->cus[lo].hi)
+        return NULL;
+    *bias = m->cu_bias;
+    return m->cus[lo].cu;
+}
+
 static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, const char **file, unsigned *line)
 {
     *file = unknown;
@@ -354,8 +422,12 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
     if (!l) {
         Dwfl_Line *dl = dwfl_module_getsrc(mod, addr);
         Dwarf_Addr bias;
-        if (!dl || !(cu = dwfl_linecu(dl)) || !(l = dwfl_dwarf_line(dl, &bias)))
+        if (dl) {
+            if (!(cu = dwfl_linecu(dl)) || !(l = dwfl_dwarf_line(dl, &bias)))
+                return;
+        } else if (!(cu = unit_of(s, mod, addr, &bias)) || !(l = dwarf_getsrc_die(cu, addr - bias))) {
             return;
+        }
         note_row(s, mod, cu, l, bias);
     }
     int lineno = 0;
@@ -605,6 +677,9 @@ static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
     m->v = NULL;
     m->n = 0;
     m->hint = 0;
+    m->cus = NULL;
+    m->ncus = 0;
+    m->cus_made = 0;
     int count = dwfl_module_getsymtab(mod);
     if (count > 0 && (m->v = malloc((size_t)count * sizeof *m->v))) {
         for (int i = 1; i < count; i++) {

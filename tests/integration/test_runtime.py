@@ -288,6 +288,9 @@ class Inlining(ProfileAssertions):
                 (call,) = [c for c in prof.calls if c.caller.name == "sum_x" and c.callee.name == "get_x"]
                 (entry,) = {c.target_line for c in prof.calls if c.callee.name == "sum_x"}
                 self.assertEqual(call.line, entry)
+                # source files also without .debug_aranges (clang writes none)
+                self.assertTrue(call.caller.file.endswith("tests/progs/inlined.c"), call.caller)
+                self.assertGreater(entry, 0)
 
     def test_sibling_after_longjmp_is_not_inlined(self):
         for cc in COMPILERS:
