@@ -282,9 +282,15 @@ void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t 
      * entry than to the top function's. */
     if (entering) {
         const struct cg_frame *top = &c->frames[c->depth - 1];
-        if (top->sp == sp && top->fn != fn && !top->skip && top->arc != CG_SINK &&
-            c->arcs[top->arc].site == site && code - top->fn < code - fn)
-            return;
+        if (top->sp == sp && top->fn != fn && !top->skip && top->arc != CG_SINK && c->arcs[top->arc].site == site) {
+            /* the code runs in the top function, or in the function the
+             * top one was itself inlined into (clang inlines whole chains) */
+            uint32_t host = c->depth - 1;
+            while (host > 0 && c->frames[host].arc != CG_SINK && c->arcs[c->frames[host].arc].inlined)
+                host--;
+            if (code - c->frames[host].fn < code - fn)
+                return;
+        }
     }
     /* On an alternate signal stack the addresses say nothing about the
      * thread's own stack: leave it alone. */

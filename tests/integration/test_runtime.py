@@ -292,6 +292,20 @@ class Inlining(ProfileAssertions):
                 self.assertTrue(call.caller.file.endswith("tests/progs/inlined.c"), call.caller)
                 self.assertGreater(entry, 0)
 
+    def test_chain_inlined_into_one_frame(self):
+        for cc in COMPILERS:
+            with self.subTest(compiler=cc or "gcc"):
+                run = run_preloaded(self, [built(self, "inlined" + cc), "nest"])
+                self.assertEqual(run.returncode, 0, run.stderr)
+                (prof,) = run.profiles()
+                self.assert_valid(prof)
+                counts = prof.call_counts()
+                self.assertEqual(counts[("main", "both")], 1000)
+                self.assertEqual(counts[("both", "get_x")], 2000)
+                self.assertNotIn(("main", "get_x"), counts)
+                self.assertIsNone(prof.desc_value("Frames left without exit"))
+                self.assertIsNone(prof.desc_value("Unmatched exits"))
+
     def test_sibling_after_longjmp_is_not_inlined(self):
         for cc in COMPILERS:
             with self.subTest(compiler=cc or "gcc"):

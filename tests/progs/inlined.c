@@ -4,8 +4,10 @@
  * pointer, then a sibling called from the same call instruction in the same
  * frame, must still be found left (see cg_resync_slow).
  * Expected: main -> sum_x 100, sum_x -> get_x 10,000 (no frames left, no
- * unmatched exits); "jump": main -> run 20, run -> hop 10, run -> stay 10,
- * and 10 frames of hop left. */
+ * unmatched exits); "nest": main -> both 1,000, both -> get_x 2,000 (both
+ * and get_x inlined into main: a chain of inlined calls in one frame);
+ * "jump": main -> run 20, run -> hop 10, run -> stay 10, and 10 frames of
+ * hop left. */
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +34,11 @@ __attribute__((noinline)) int sum_x(const struct point *v, int n)
     return s;
 }
 
+static int both(const struct point *p)
+{
+    return get_x(p) + get_x(p + 1);
+}
+
 static jmp_buf back;
 static volatile int sink;
 
@@ -55,6 +62,14 @@ __attribute__((noinline)) void run(void (*volatile f)(int), int i)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "nest") == 0) {
+        struct point pts[2] = { { 1, 2 }, { 3, 4 } };
+        long t = 0;
+        for (int k = 0; k < 1000; k++)
+            t += both(pts);
+        printf("inlined: nest %ld\n", t);
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "jump") == 0) {
         for (int i = 0; i < 10; i++) {
             run(hop, i);
