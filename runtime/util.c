@@ -169,11 +169,8 @@ void cg_buf_put_u64(struct cg_buf *b, uint64_t v)
     unsigned n = t - (v < pow10[t]) + 1;
     if (n == 0)
         n = 1;
-    if (cg_unlikely(b->len + n + 1 > b->cap)) {
-        cg_buf_reserve(b, n);
-        if (b->failed)
-            return;
-    }
+    if (cg_unlikely(b->len + n + 1 > b->cap) && reserve(b, n))
+        return; /* (reserve, not cg_buf_reserve: a flushing buffer flushes) */
     char *p = b->data + b->len + n;
     *p = 0;
     while (v >= 100) {
