@@ -321,6 +321,24 @@ class Inlining(ProfileAssertions):
                 self.assertEqual(prof.desc_value("Frames left without exit").split()[0], "10")
 
 
+class LargeParts(ProfileAssertions):
+    def test_part_larger_than_the_write_buffer(self):
+        # 6,000 arcs: about 400 kB of text, written in pieces
+        run = run_preloaded(self, [prog("wide")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("dump_rc 0", run.stdout)
+        parts = [f for f in run.files if f.endswith(".1-01")]
+        self.assertEqual(len(parts), 1, run.files)
+        self.assertGreater(os.path.getsize(parts[0]), 256 * 1024)
+        prof = cgtest.callgrind_check.load(parts[0], strict=True)
+        self.assert_valid(prof)
+        counts = prof.call_counts()
+        self.assertEqual(sum(1 for (a, b) in counts if a == "main" and b[0] == "f" and b[1:].isdigit()), 3000)
+        for i in range(3000):
+            self.assertEqual(counts[("main", "f%d" % i)], 1)
+            self.assertEqual(counts[("f%d" % i, "f%d" % ((i + 1) % 3000))], 1)
+
+
 class Fork(ProfileAssertions):
     def test_child_counts_from_fork(self):
         run = run_preloaded(self, [prog("forker")])
