@@ -416,6 +416,126 @@ static int cmp_rec(const void *pa, const void *pb)
     return d;
 }
 
+/* The order of the function blocks: by object, file, name and start. A
+ * dump of 50,000 functions sorted records through their indexes with three
+ * strcmp a comparison, at random places in memory (5% of its time): the
+ * object and file become one rank, the name's first 8 bytes a number, in
+ * one array; strings are compared only when those are equal. */
+struct rec_key {
+    uint64_t prefix; /* the name's first 8 bytes, big-endian */
+    uint32_t group;  /* rank of (object, file) */
+    uint32_t idx;    /* the record */
+};
+
+static int cmp_rec_key(const void *pa, const void *pb)
+{
+    const struct rec_key *a = pa, *b = pb;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    if (a->prefix != b->prefix)
+        return a->prefix < b->prefix ? -1 : 1;
+    size_t x = a->idx, y = b->idx;
+    return cmp_rec(&x, &y);
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const struct rec *a = &sort_base[*(const size_t *)pa], *b = &sort_base[*(const size_t *)pb];
+    int d = a->object == b->object ? 0 : strcmp(a->object, b->object);
+    return d || a->file == b->file ? d : strcmp(a->file, b->file);
+}
+
+/* order[0..nrecs) := the records in block order. */
+static int order_records(struct ctx *c, size_t *order)
+{
+    struct rec_key *keys = malloc((c->nrecs ? c->nrecs : 1) * sizeof *keys);
+    /* one representative record per distinct (object, file) pointer pair */
+    size_t cap = 16;
+    while (cap < 2 * c->nrecs)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof *slot), *reps = malloc((c->nrecs ? c->nrecs : 1) * sizeof *reps);
+    uint32_t *rank = malloc((c->nrecs ? c->nrecs : 1) * sizeof *rank);
+    int rc = -1;
+    if (!keys || !slot || !reps || !rank)
+        goto done;
+    size_t nreps = 0;
+    for (size_t i = 0; i < c->nrecs; i++) {
+        const struct rec *r = &c->recs[i];
+        size_t h = (size_t)(((uintptr_t)r->object * 0x9e3779b97f4a7c15u) ^ ((uintptr_t)r->file * 0xc2b2ae3d27d4eb4fu));
+        for (;; h++) {
+            size_t *e = &slot[h & (cap - 1)];
+            if (!*e) {
+                reps[nreps] = i;
+                *e = ++nreps;
+                keys[i].group = (uint32_t)(nreps - 1);
+                break;
+            }
+            const struct rec *q = &c->recs[reps[*e - 1]];
+            if (q->object == r->object && q->file == r->file) {
+                keys[i].group = (uint32_t)(*e - 1);
+                break;
+            }
+        }
+        uint64_t p = 0;
+        for (int k = 0; k < 8 && r->name[k]; k++)
+            p |= (uint64_t)(unsigned char)r->name[k] << (56 - 8 * k);
+        keys[i].prefix = p;
+        keys[i].idx = (uint32_t)i;
+    }
+    /* rank the groups by their text: equal texts, equal ranks */
+    size_t *by = malloc((nreps ? nreps : 1) * sizeof *by);
+    if (!by)
+        goto done;
+    sort_base = c->recs;
+    for (size_t g = 0; g < nreps; g++)
+        by[g] = reps[g];
+    qsort(by, nreps, sizeof *by, cmp_group);
+    for (size_t k = 0; k < nreps; k++) {
+        int same = k > 0 && cmp_group(&by[k - 1], &by[k]) == 0;
+        rank[keys[by[k]].group] = same ? rank[keys[by[k - 1]].group] : (uint32_t)k;
+    }
+    free(by);
+    for (size_t i = 0; i < c->nrecs; i++)
+        keys[i].group = rank[keys[i].group];
+    /* by prefix (radix, stable), then by group (counting sort, stable),
+     * then runs of equal keys by the whole comparison */
+    if (cg_sort_keyed(keys, c->nrecs, sizeof *keys) != 0) {
+        qsort(keys, c->nrecs, sizeof *keys, cmp_rec_key);
+    } else if (nreps > 1) {
+        struct rec_key *tmp = malloc(c->nrecs * sizeof *tmp);
+        size_t *start = calloc(nreps + 1, sizeof *start);
+        if (!tmp || !start) {
+            free(tmp);
+            free(start);
+            goto done;
+        }
+        for (size_t i = 0; i < c->nrecs; i++)
+            start[keys[i].group + 1]++;
+        for (size_t g = 0; g < nreps; g++)
+            start[g + 1] += start[g];
+        for (size_t i = 0; i < c->nrecs; i++)
+            tmp[start[keys[i].group]++] = keys[i];
+        memcpy(keys, tmp, c->nrecs * sizeof *keys);
+        free(tmp);
+        free(start);
+    }
+    for (size_t i = 0, j; i < c->nrecs; i = j) {
+        for (j = i + 1; j < c->nrecs && keys[j].group == keys[i].group && keys[j].prefix == keys[i].prefix; j++)
+            ;
+        if (j - i > 1)
+            qsort(keys + i, j - i, sizeof *keys, cmp_rec_key);
+    }
+    for (size_t i = 0; i < c->nrecs; i++)
+        order[i] = keys[i].idx;
+    rc = 0;
+done:
+    free(keys);
+    free(slot);
+    free(reps);
+    free(rank);
+    return rc;
+}
+
 /* ---- name compression ----------------------------------------------------- */
 
 static size_t hash_str(const char *s)
@@ -701,10 +821,8 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     order = malloc((c.nrecs ? c.nrecs : 1) * sizeof *order);
     if (!order)
         goto done;
-    for (size_t i = 0; i < c.nrecs; i++)
-        order[i] = i;
-    sort_base = c.recs;
-    qsort(order, c.nrecs, sizeof *order, cmp_rec);
+    if (order_records(&c, order) != 0)
+        goto done;
 
     /* about 24 bytes a cost line, twice that for calls */
     cg_buf_reserve(out, 4096 + 24 * snap->nselfs + 48 * snap->narcs);
