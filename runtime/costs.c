@@ -585,12 +585,12 @@ static size_t merged_hash(uintptr_t a, uintptr_t b, uintptr_t c)
 
 /* Makes an index of the entries with room for `want` of them (twice as
  * many slots). */
-static int merged_reindex(size_t **index, size_t *mask, size_t entries, const void *v, int arcs, size_t want)
+static int merged_reindex(uint32_t **index, size_t *mask, size_t entries, const void *v, int arcs, size_t want)
 {
     size_t slots = 64;
     while (slots < 2 * (want + 1))
         slots *= 2;
-    size_t *ix = calloc(slots, sizeof *ix);
+    uint32_t *ix = want < UINT32_MAX ? calloc(slots, sizeof *ix) : NULL;
     if (!ix)
         return -1;
     for (size_t e = 0; e < entries; e++) {
@@ -604,7 +604,7 @@ static int merged_reindex(size_t **index, size_t *mask, size_t entries, const vo
         }
         while (ix[h & (slots - 1)])
             h++;
-        ix[h & (slots - 1)] = e + 1;
+        ix[h & (slots - 1)] = (uint32_t)e + 1;
     }
     free(*index);
     *index = ix;
@@ -686,7 +686,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
             size_t e = m->arc_index[h & m->arc_mask];
             if (!e) {
                 s->arcs[s->narcs] = *a;
-                m->arc_index[h & m->arc_mask] = ++s->narcs;
+                m->arc_index[h & m->arc_mask] = (uint32_t)++s->narcs;
                 break;
             }
             struct cg_snap_arc *x = &s->arcs[e - 1];
@@ -705,7 +705,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
             size_t e = m->self_index[h & m->self_mask];
             if (!e) {
                 s->selfs[s->nselfs] = *c;
-                m->self_index[h & m->self_mask] = ++s->nselfs;
+                m->self_index[h & m->self_mask] = (uint32_t)++s->nselfs;
                 break;
             }
             struct cg_snap_self *x = &s->selfs[e - 1];

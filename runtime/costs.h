@@ -371,7 +371,7 @@ void cg_totals_free(struct cg_totals *t);
 struct cg_merged {
     struct cg_snapshot snap; /* depth 0; continued: arcs with no call */
     size_t arc_cap, self_cap;
-    size_t *arc_index, *self_index; /* open addressing: entry + 1 */
+    uint32_t *arc_index, *self_index; /* open addressing: entry + 1 */
     size_t arc_mask, self_mask;
     unsigned threads;               /* parts added */
 };
