@@ -26,7 +26,9 @@ struct rec {
     const char *object, *file, *name;
     uintptr_t entry;     /* object-relative start */
     unsigned entry_line;
-    char anon[24];       /* name of a function without symbol: its address */
+    char anon[24];       /* the name of a function without symbol (name NULL):
+                            its address; read through rec_name(), since the
+                            records move when their array grows */
     uint32_t *lines;     /* its slice of the ctx's line order: indexes into its lines */
     size_t n;
     unsigned id;         /* name-compression id, 0 until first written */
@@ -120,6 +122,11 @@ static const struct cg_symbol *sym_of(const struct ctx *c, uintptr_t addr)
 
 /* ---- function records ----------------------------------------------------- */
 
+static const char *rec_name(const struct rec *r)
+{
+    return r->name ? r->name : r->anon;
+}
+
 static size_t hash_str(const char *s);
 
 static size_t hash_key(struct ctx *c, const char *object, uintptr_t entry)
@@ -183,13 +190,9 @@ static size_t rec_get(struct ctx *c, const char *object, const char *file, const
     r->file = file ? file : unknown;
     r->entry = entry;
     r->entry_line = entry_line;
-    if (name) {
-        r->name = name;
-    } else {
-        /* Valgrind names a function it has no symbol for by its address. */
+    r->name = name;
+    if (!name) /* Valgrind names a function it has no symbol for by its address */
         snprintf(r->anon, sizeof r->anon, "0x%016llx", (unsigned long long)entry);
-        r->name = r->anon;
-    }
     c->index[j & (c->index_cap - 1)] = c->nrecs + 1;
     return c->nrecs++;
 }
@@ -409,8 +412,8 @@ static int cmp_rec(const void *pa, const void *pb)
     int d = a->object == b->object ? 0 : strcmp(a->object, b->object);
     if (!d && a->file != b->file)
         d = strcmp(a->file, b->file);
-    if (!d && a->name != b->name)
-        d = strcmp(a->name, b->name);
+    if (!d && rec_name(a) != rec_name(b))
+        d = strcmp(rec_name(a), rec_name(b));
     if (!d && a->entry != b->entry)
         d = a->entry < b->entry ? -1 : 1;
     return d;
@@ -477,8 +480,9 @@ static int order_records(struct ctx *c, size_t *order)
             }
         }
         uint64_t p = 0;
-        for (int k = 0; k < 8 && r->name[k]; k++)
-            p |= (uint64_t)(unsigned char)r->name[k] << (56 - 8 * k);
+        const char *name = rec_name(r);
+        for (int k = 0; k < 8 && name[k]; k++)
+            p |= (uint64_t)(unsigned char)name[k] << (56 - 8 * k);
         keys[i].prefix = p;
         keys[i].idx = (uint32_t)i;
     }
@@ -638,7 +642,7 @@ static void put_fn(struct ctx *c, struct cg_buf *b, const char *spec, struct rec
     r->id = ++c->next_fn_id;
     cg_buf_put_u64(b, r->id);
     cg_buf_puts(b, ") ");
-    put_clean(b, r->name);
+    put_clean(b, rec_name(r));
     cg_buf_putc(b, '\n');
 }
 

@@ -1138,6 +1138,49 @@ static void test_large_table_every_address_named(void **state)
     free(sym);
 }
 
+/* Functions without a symbol are named by their address; with more
+ * functions than the first allocation of records (128), the records move:
+ * the names must move with them (they pointed into the old array). */
+static void test_unnamed_functions_among_many(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    struct cg_symbol *sym = calloc(N, sizeof *sym);
+    struct cg_symtab_entry *v = calloc(N, sizeof *v);
+    char(*names)[16] = calloc(N, sizeof *names);
+    struct cg_snap_self *selfs = calloc(N, sizeof *selfs);
+    assert_non_null(sym);
+    assert_non_null(v);
+    assert_non_null(names);
+    assert_non_null(selfs);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "g%zu", i);
+        v[i].addr = 0x500000 + 0x40 * i;
+        v[i].sym = &sym[i];
+        /* every 7th without a symbol (a stripped library's code) */
+        sym[i] = (struct cg_symbol){ "/lib/libs.so", 0x40 * i, i % 7 ? names[i] : NULL, i % 7 ? v[i].addr : 0,
+                                     0x40 * i, "s.c", 1, "s.c", 1 };
+        selfs[i] = (struct cg_snap_self){ v[i].addr, v[i].addr, i + 1 };
+    }
+    struct cg_symtab t = { v, N };
+    struct cg_snapshot snap = { NULL, 0, selfs, N, 0, 0, 0, 0, 0 };
+    struct cg_part_info info = { 0 };
+    char *text = write_part(&info, &snap, &t);
+    for (size_t i = 0; i < N; i++) {
+        char want[48];
+        if (i % 7)
+            snprintf(want, sizeof want, ") g%zu\n", i);
+        else
+            snprintf(want, sizeof want, ") 0x%016llx\n", (unsigned long long)(0x40 * i));
+        assert_non_null(strstr(text, want));
+    }
+    free(text);
+    free(selfs);
+    free(names);
+    free(v);
+    free(sym);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1165,6 +1208,7 @@ int main(void)
         cmocka_unit_test(test_output_independent_of_snapshot_order),
         cmocka_unit_test(test_appends_to_buffer),
         cmocka_unit_test(test_large_table_every_address_named),
+        cmocka_unit_test(test_unnamed_functions_among_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
