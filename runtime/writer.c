@@ -47,14 +47,14 @@ struct ctx {
      * looks each address up several times, 100,000s of them. */
     uint32_t *sym_slots;
     size_t sym_mask;
-    size_t *entry_rec;
+    uint32_t *entry_rec; /* record index + 1, 0 until known */
     /* the hash of the object name last hashed: names are shared pointers,
      * one per object */
     const char *hashed_object;
     size_t object_hash;
     struct rec *recs;
     size_t nrecs, cap;
-    size_t *index; /* open addressing on key: record index + 1 */
+    uint32_t *index; /* open addressing on key: record index + 1 */
     size_t index_cap;
     /* the lines of all records, in the order made, and their indexes grouped
      * by record (one array: 50,000 functions would be 50,000 small arrays;
@@ -88,7 +88,7 @@ static int index_syms(struct ctx *c)
     while (cap < 2 * c->syms->n)
         cap *= 2;
     c->sym_slots = calloc(cap, sizeof *c->sym_slots);
-    c->entry_rec = malloc((c->syms->n ? c->syms->n : 1) * sizeof *c->entry_rec);
+    c->entry_rec = calloc(c->syms->n ? c->syms->n : 1, sizeof *c->entry_rec);
     if (!c->sym_slots || !c->entry_rec || c->syms->n >= UINT32_MAX)
         return -1;
     c->sym_mask = cap - 1;
@@ -97,7 +97,6 @@ static int index_syms(struct ctx *c)
         while (c->sym_slots[j & c->sym_mask])
             j++;
         c->sym_slots[j & c->sym_mask] = (uint32_t)i + 1;
-        c->entry_rec[i] = SIZE_MAX;
     }
     return 0;
 }
@@ -141,14 +140,14 @@ static size_t hash_key(struct ctx *c, const char *object, uintptr_t entry)
 static int index_grow(struct ctx *c)
 {
     size_t cap = c->index_cap ? c->index_cap * 2 : 256;
-    size_t *ix = calloc(cap, sizeof *ix);
+    uint32_t *ix = calloc(cap, sizeof *ix);
     if (!ix)
         return -1;
     for (size_t r = 0; r < c->nrecs; r++) {
         size_t j = hash_key(c, c->recs[r].object, c->recs[r].entry);
         while (ix[j & (cap - 1)])
             j++;
-        ix[j & (cap - 1)] = r + 1;
+        ix[j & (cap - 1)] = (uint32_t)r + 1;
     }
     free(c->index);
     c->index = ix;
@@ -193,7 +192,7 @@ static size_t rec_get(struct ctx *c, const char *object, const char *file, const
     r->name = name;
     if (!name) /* Valgrind names a function it has no symbol for by its address */
         snprintf(r->anon, sizeof r->anon, "0x%016llx", (unsigned long long)entry);
-    c->index[j & (c->index_cap - 1)] = c->nrecs + 1;
+    c->index[j & (c->index_cap - 1)] = (uint32_t)c->nrecs + 1;
     return c->nrecs++;
 }
 
@@ -203,11 +202,14 @@ static size_t rec_of_entry(struct ctx *c, uintptr_t fn)
     size_t i = sym_index(c, fn);
     if (i == SIZE_MAX)
         return rec_get(c, NULL, NULL, NULL, fn, 0);
-    if (c->entry_rec[i] != SIZE_MAX)
-        return c->entry_rec[i];
+    if (c->entry_rec[i])
+        return c->entry_rec[i] - 1;
     const struct cg_symbol *s = c->syms->v[i].sym;
     const char *name = s->function && s->fn_start == fn ? s->function : NULL;
-    return c->entry_rec[i] = rec_get(c, s->object, s->file, name, s->obj_addr, s->line);
+    size_t r = rec_get(c, s->object, s->file, name, s->obj_addr, s->line);
+    if (r != SIZE_MAX)
+        c->entry_rec[i] = (uint32_t)r + 1;
+    return r;
 }
 
 /* The function that contains the code at address x, which ran in the frame
