@@ -19,8 +19,8 @@ static const char unknown[] = "???";
 
 struct entry {
     uintptr_t addr;
-    int lines;  /* its source lines were looked up (see cg_syms_want_lines) */
     struct cg_symbol sym;
+    int lines;  /* its source lines were looked up (see cg_syms_want_lines) */
 };
 
 /* Source file names as the line table gives them -> absolute paths. */

@@ -20,10 +20,10 @@ struct cg_symbol {
     uintptr_t fn_start;   /* run-time start of that function; 0 if unknown */
     uintptr_t fn_obj_addr;/* its object-relative start */
     const char *fn_file;  /* source file of the function's start, "???" if unknown */
-    unsigned fn_line;     /* and its line, 0 if unknown */
     const char *file;     /* source file of this address, "???" if unknown */
-    unsigned line;        /* 0 if unknown */
-};
+    unsigned fn_line;     /* the line of the function's start, 0 if unknown */
+    unsigned line;        /* the line of this address, 0 if unknown */
+};                        /* (64 bytes: a dump keeps one per address) */
 
 struct cg_syms;
 

@@ -1107,8 +1107,9 @@ static void test_large_table_every_address_named(void **state)
         snprintf(names[f], sizeof names[f], "f%zu", f);
         v[i].addr = 0x400000 + 2 * i;
         v[i].sym = &sym[i];
-        sym[i] = (struct cg_symbol){ "/bin/p", 2 * i, names[f], 0x400000 + 4 * f, 4 * f, "p.c", (unsigned)f + 1,
-                                     "p.c", (unsigned)(1000 + i) };
+        sym[i] = (struct cg_symbol){ .object = "/bin/p", .obj_addr = 2 * i, .function = names[f],
+                                     .fn_start = 0x400000 + 4 * f, .fn_obj_addr = 4 * f, .fn_file = "p.c",
+                                     .fn_line = (unsigned)f + 1, .file = "p.c", .line = (unsigned)(1000 + i) };
     }
     for (size_t f = 0; f < N; f++) {
         /* f calls f+1 from its second address (its call instruction) */
@@ -1158,8 +1159,10 @@ static void test_unnamed_functions_among_many(void **state)
         v[i].addr = 0x500000 + 0x40 * i;
         v[i].sym = &sym[i];
         /* every 7th without a symbol (a stripped library's code) */
-        sym[i] = (struct cg_symbol){ "/lib/libs.so", 0x40 * i, i % 7 ? names[i] : NULL, i % 7 ? v[i].addr : 0,
-                                     0x40 * i, "s.c", 1, "s.c", 1 };
+        sym[i] = (struct cg_symbol){ .object = "/lib/libs.so", .obj_addr = 0x40 * i,
+                                     .function = i % 7 ? names[i] : NULL, .fn_start = i % 7 ? v[i].addr : 0,
+                                     .fn_obj_addr = 0x40 * i, .fn_file = "s.c", .fn_line = 1, .file = "s.c",
+                                     .line = 1 };
         selfs[i] = (struct cg_snap_self){ v[i].addr, v[i].addr, i + 1 };
     }
     struct cg_symtab t = { v, N };
