@@ -18,4 +18,9 @@ int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
  * memory. */
 char *cg_source_path(Dwarf_Die *cu, const char *raw);
 
+/* Symbol i of mod's table (1 <= i < dwfl_module_getsymtab(mod)) if it is a
+ * defined function (or ifunc): its name, with *sym and its run-time *addr;
+ * else NULL. */
+const char *cg_module_function(Dwfl_Module *mod, int i, GElf_Sym *sym, GElf_Addr *addr);
+
 #endif

@@ -241,10 +241,8 @@ static void scan_module(struct scan *sc, Dwfl_Module *mod, const char *path)
     for (int i = 1; i < count; i++) {
         GElf_Sym sym;
         GElf_Addr addr;
-        GElf_Word shndx;
-        const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
-        int type = GELF_ST_TYPE(sym.st_info);
-        if (!name || !*name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC) || !addr)
+        const char *name = cg_module_function(mod, i, &sym, &addr);
+        if (!name || !addr)
             continue;
         int hit = whole || matches(&sc->fn, name);
         if (!hit && sc->fn.n && demangler && strncmp(name, "_Z", 2) == 0) {

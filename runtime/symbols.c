@@ -108,6 +108,16 @@ struct cg_syms {
     } last_fn;
 };
 
+const char *cg_module_function(Dwfl_Module *mod, int i, GElf_Sym *sym, GElf_Addr *addr)
+{
+    GElf_Word shndx;
+    const char *name = dwfl_module_getsym_info(mod, i, sym, addr, &shndx, NULL, NULL);
+    int type = GELF_ST_TYPE(sym->st_info);
+    if (!name || !*name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
+        return NULL;
+    return name;
+}
+
 char *cg_source_path(Dwarf_Die *cu, const char *raw)
 {
     const char *dir = NULL;
@@ -685,10 +695,8 @@ static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
         for (int i = 1; i < count; i++) {
             GElf_Sym sym;
             GElf_Addr addr;
-            GElf_Word shndx;
-            const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
-            int type = GELF_ST_TYPE(sym.st_info);
-            if (!name || !*name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
+            const char *name = cg_module_function(mod, i, &sym, &addr);
+            if (!name)
                 continue;
             int bind = GELF_ST_BIND(sym.st_info);
             struct fsym *f = &m->v[m->n++];
