@@ -220,6 +220,10 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     struct cg_frame *top = NULL;
     if (cg_likely(c->depth > 0)) {
         top = &c->frames[c->depth - 1];
+        /* never before the last time of this thread: a clock a little
+         * behind (another core's TSC) must not make negative durations */
+        if (cg_unlikely(now < top->t_last))
+            now = top->t_last;
         /* Sampled time moves a thousand times a second: most segments are
          * empty, and their self entries need not be written. */
         if (now != top->t_last)
@@ -268,6 +272,8 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
 {
     struct cg_frame *f = &c->frames[c->depth - 1];
     struct cg_arc *a = &c->arcs[f->arc];
+    if (cg_unlikely(now < f->t_last))
+        now = f->t_last; /* see cg_costs_enter */
     if (now != f->t_last)
         c->selfs[f->self].cost += now - f->t_last;
     if (cg_likely(!f->skip)) {

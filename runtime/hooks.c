@@ -19,9 +19,10 @@
 CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
 CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
 
-/* The clock as this thread sees it, never going backwards: a thread that
- * migrates to a core whose TSC lags by a few cycles must not charge a
- * negative (wrapped) duration. */
+/* The clock for this hook. It may step back a little (a thread that
+ * migrates to a core whose TSC lags): cg_costs_enter/pop never go below the
+ * top frame's last time, which they load anyway, instead of a per-thread
+ * "last time" that every hook loaded and stored. */
 static CG_INLINE uint64_t thread_now(struct cg_thread *t)
 {
     if (cg_sampling) {
@@ -29,11 +30,7 @@ static CG_INLINE uint64_t thread_now(struct cg_thread *t)
         t->nhooks++;
         return t->vclock;
     }
-    uint64_t now = cg_clock_now();
-    if (cg_unlikely(now < t->last_now))
-        now = t->last_now;
-    t->last_now = now;
-    return now;
+    return cg_clock_now();
 }
 
 /* A hook re-entered on a thread whose hook is running: a signal handler
@@ -80,9 +77,7 @@ static CG_COLD void replay(struct cg_thread *t)
         uint32_t n = __atomic_load_n(&t->ndeferred, __ATOMIC_ACQUIRE);
         for (; i < n && i < CG_MAX_DEFERRED; i++) {
             const struct cg_deferred *d = &t->deferred[i];
-            uint64_t now = d->now < t->last_now ? t->last_now : d->now;
-            t->last_now = now;
-            apply(t, d->fn, d->site, d->sp, 0, d->enter, now, 0);
+            apply(t, d->fn, d->site, d->sp, 0, d->enter, d->now, 0);
         }
         if (__atomic_compare_exchange_n(&t->ndeferred, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;

@@ -33,7 +33,6 @@ struct cg_thread {
      * threads keep it set. */
     volatile int guard;
     volatile uint32_t ndeferred; /* events in deferred[] */
-    uint64_t last_now; /* latest clock reading of a hook on this thread */
     /* CGPROF_TIME=sample: the thread's clock, advanced by its timer's
      * signal (ns of CPU time), and the hooks made (new visits, sample.c). */
     volatile uint64_t vclock;

@@ -258,6 +258,28 @@ static void test_self_costs_sum_to_root_inclusive(void **state)
     cg_snapshot_free(&s);
 }
 
+/* A clock that steps back (a thread moved to a core whose TSC lags): no
+ * duration is negative (wrapped to 2^64), and costs still add up. */
+static void test_clock_stepping_back(void **state)
+{
+    struct cg_costs *c = *state;
+    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 100);
+    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 90);  /* 10 ns behind: F starts at 100 */
+    cg_costs_exit(c, F, 95);                            /* still behind: F took 0 */
+    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 120);
+    cg_costs_exit(c, G, 118);                           /* 2 ns behind G's start: 0 */
+    cg_costs_exit(c, MAIN, 150);
+    struct cg_snapshot s;
+    snap(c, 150, &s);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 1, 0);
+    ASSERT_ARC(&s, MAIN, MAIN + 0x20, G, 1, 0);
+    ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 1, 50);
+    assert_int_equal(sum_self(&s), 50);
+    ASSERT_SELF(&s, MAIN, MAIN + 0x10, 20); /* from F's return (100) to G's call (120) */
+    ASSERT_SELF(&s, MAIN, MAIN + 0x20, 30); /* from G's return (120) to the exit (150) */
+    cg_snapshot_free(&s);
+}
+
 static void test_repeated_calls_accumulate(void **state)
 {
     struct cg_costs *c = *state;
@@ -1573,6 +1595,7 @@ int main(void)
         T(test_root_arc_has_caller_zero),
         T(test_call_pc_is_site_minus_one),
         T(test_self_costs_sum_to_root_inclusive),
+        T(test_clock_stepping_back),
         T(test_repeated_calls_accumulate),
         T(test_distinct_sites_are_distinct_arcs),
         T(test_recursion_inclusive_sums_nested_calls),
