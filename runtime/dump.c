@@ -160,8 +160,9 @@ static int build_symtab(struct cg_syms *syms, const struct cg_snapshot *s, struc
     for (size_t i = 0; i < n; i++)
         if (m == 0 || addrs[m - 1] != addrs[i])
             addrs[m++] = addrs[i];
-    /* The entries point to the session's symbols; without a session, to
-     * raw ones that follow the entries. */
+    /* The entries point to the session's symbols, found into the space
+     * that follows the entries; without a session, to raw symbols made in
+     * that same space (one or the other: pages never touched cost nothing). */
     struct cg_symtab_entry *v = malloc((m ? m : 1) * (sizeof *v + sizeof(struct cg_symbol)));
     const struct cg_symbol **found = (const struct cg_symbol **)(v + m);
     if (!v || (syms && cg_syms_lookup_sorted(syms, addrs, m, found) != 0)) {
