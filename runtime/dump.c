@@ -430,11 +430,13 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     char path[CG_OPT_PATH_MAX + 128];
     path[0] = 0;
     int err = ENOMEM;
-    /* Before build_symtab: names it resolves (throttled functions) are
-     * copied, and the session may be reopened under the symbol table. */
+    /* One session for both: the symbol table points into it, and asking
+     * symbols() again after the filters' names (which may load libunwind)
+     * would open a new one. */
+    struct cg_syms *session = symbols();
     const char *filter_desc[2];
-    int nfilter = cg_filter_desc(symbols(), filter_desc, 2);
-    if (build_symtab(symbols(), &snap, &symtab, &storage) == 0) {
+    int nfilter = cg_filter_desc(session, filter_desc, 2);
+    if (build_symtab(session, &snap, &symtab, &storage) == 0) {
         char extra[9][160];
         const char *desc[12];
         int nd = 0;

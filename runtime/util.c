@@ -244,7 +244,7 @@ int cg_sort_keyed(void *v, size_t n, size_t size)
         }
         for (size_t i = 0; i < n; i++) {
             size_t at = count[(key_at(src + i * size) >> shift) & (BUCKETS - 1)]++;
-            if (size == sizeof(uintptr_t))
+            if (size == sizeof(uintptr_t)) /* a constant size: copied inline */
                 memcpy(dst + at * sizeof(uintptr_t), src + i * sizeof(uintptr_t), sizeof(uintptr_t));
             else
                 memcpy(dst + at * size, src + i * size, size);

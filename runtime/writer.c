@@ -43,7 +43,7 @@ struct strmap {
 struct ctx {
     const struct cg_symtab *syms;
     /* syms by address (open addressing: entry index + 1), and the record
-     * of each entry as a function entered (SIZE_MAX until known): a dump
+     * of each entry as a function entered (index + 1, 0 until known): a dump
      * looks each address up several times, 100,000s of them. */
     uint32_t *sym_slots;
     size_t sym_mask;
@@ -408,12 +408,16 @@ static void merge_lines(struct ctx *c, struct rec *r)
 
 static const struct rec *sort_base;
 
+static int cmp_object_file(const struct rec *a, const struct rec *b)
+{
+    int d = a->object == b->object ? 0 : strcmp(a->object, b->object);
+    return d || a->file == b->file ? d : strcmp(a->file, b->file);
+}
+
 static int cmp_rec(const void *pa, const void *pb)
 {
     const struct rec *a = &sort_base[*(const size_t *)pa], *b = &sort_base[*(const size_t *)pb];
-    int d = a->object == b->object ? 0 : strcmp(a->object, b->object);
-    if (!d && a->file != b->file)
-        d = strcmp(a->file, b->file);
+    int d = cmp_object_file(a, b);
     if (!d && rec_name(a) != rec_name(b))
         d = strcmp(rec_name(a), rec_name(b));
     if (!d && a->entry != b->entry)
@@ -445,9 +449,7 @@ static int cmp_rec_key(const void *pa, const void *pb)
 
 static int cmp_group(const void *pa, const void *pb)
 {
-    const struct rec *a = &sort_base[*(const size_t *)pa], *b = &sort_base[*(const size_t *)pb];
-    int d = a->object == b->object ? 0 : strcmp(a->object, b->object);
-    return d || a->file == b->file ? d : strcmp(a->file, b->file);
+    return cmp_object_file(&sort_base[*(const size_t *)pa], &sort_base[*(const size_t *)pb]);
 }
 
 /* order[0..nrecs) := the records in block order. */
