@@ -231,16 +231,21 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
 
 /* The slow paths make system calls (mmap, munmap) in the middle of the
  * program's code: errno must come out as it went in. */
+/* A call of fn at the call site the top frame itself was called from: how
+ * a function inlined into the top one calls its hooks (see cg_resync_slow). */
+static int at_top_site(const struct cg_costs *c, uintptr_t fn, uintptr_t site)
+{
+    const struct cg_frame *top = c->depth ? &c->frames[c->depth - 1] : NULL;
+    return top && !top->skip && top->fn != fn && top->arc != CG_SINK && c->arcs[top->arc].site == site;
+}
+
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
     /* cg_arc_find() probed up to an empty slot: the arc is new. Called at
      * the call site the caller itself was called from, and kept on top by
      * cg_resync_slow: a call inlined into the caller. */
     int saved = errno;
-    const struct cg_frame *top = c->depth ? &c->frames[c->depth - 1] : NULL;
-    int inlined = top && !top->skip && top->fn == caller && callee != caller && top->arc != CG_SINK &&
-                  c->arcs[top->arc].site == site;
-    uint32_t e = arc_insert(c, caller, site, callee, 1, inlined);
+    uint32_t e = arc_insert(c, caller, site, callee, 1, at_top_site(c, callee, site));
     errno = saved;
     return e;
 }
@@ -280,17 +285,14 @@ void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t 
      * look the same (a loop calling through a pointer); its hook is called
      * from its own start, so the code calling the hook is nearer to fn's
      * entry than to the top function's. */
-    if (entering) {
-        const struct cg_frame *top = &c->frames[c->depth - 1];
-        if (top->sp == sp && top->fn != fn && !top->skip && top->arc != CG_SINK && c->arcs[top->arc].site == site) {
-            /* the code runs in the top function, or in the function the
-             * top one was itself inlined into (clang inlines whole chains) */
-            uint32_t host = c->depth - 1;
-            while (host > 0 && c->frames[host].arc != CG_SINK && c->arcs[c->frames[host].arc].inlined)
-                host--;
-            if (code - c->frames[host].fn < code - fn)
-                return;
-        }
+    if (entering && c->frames[c->depth - 1].sp == sp && at_top_site(c, fn, site)) {
+        /* the code runs in the top function, or in the function the top
+         * one was itself inlined into (clang inlines whole chains) */
+        uint32_t host = c->depth - 1;
+        while (host > 0 && c->frames[host].arc != CG_SINK && c->arcs[c->frames[host].arc].inlined)
+            host--;
+        if (code - c->frames[host].fn < code - fn)
+            return;
     }
     /* On an alternate signal stack the addresses say nothing about the
      * thread's own stack: leave it alone. */
