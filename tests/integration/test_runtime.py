@@ -271,19 +271,27 @@ class Inlining(ProfileAssertions):
     """-O2: a function inlined into another keeps its hooks (gcc and clang),
     called from the caller's frame with the caller's own call site."""
 
+    def profile(self, cc, *args):
+        """The profile of progs/inlined run with args, as cc built it."""
+        run = run_preloaded(self, [built(self, "inlined" + cc)] + list(args))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        return prof
+
+    def assert_none_left(self, prof):
+        self.assertIsNone(prof.desc_value("Frames left without exit"))
+        self.assertIsNone(prof.desc_value("Unmatched exits"))
+
     def test_inlined_calls_are_the_callers(self):
         for cc in COMPILERS:
             with self.subTest(compiler=cc or "gcc"):
-                run = run_preloaded(self, [built(self, "inlined" + cc)])
-                self.assertEqual(run.returncode, 0, run.stderr)
-                (prof,) = run.profiles()
-                self.assert_valid(prof)
+                prof = self.profile(cc)
                 counts = prof.call_counts()
                 self.assertEqual(counts[("main", "sum_x")], 100)
                 self.assertEqual(counts[("sum_x", "get_x")], 10000)
                 self.assertNotIn(("main", "get_x"), counts)
-                self.assertIsNone(prof.desc_value("Frames left without exit"))
-                self.assertIsNone(prof.desc_value("Unmatched exits"))
+                self.assert_none_left(prof)
                 # no call instruction names the place: the caller's start
                 (call,) = [c for c in prof.calls if c.caller.name == "sum_x" and c.callee.name == "get_x"]
                 (entry,) = {c.target_line for c in prof.calls if c.callee.name == "sum_x"}
@@ -295,24 +303,17 @@ class Inlining(ProfileAssertions):
     def test_chain_inlined_into_one_frame(self):
         for cc in COMPILERS:
             with self.subTest(compiler=cc or "gcc"):
-                run = run_preloaded(self, [built(self, "inlined" + cc), "nest"])
-                self.assertEqual(run.returncode, 0, run.stderr)
-                (prof,) = run.profiles()
-                self.assert_valid(prof)
+                prof = self.profile(cc, "nest")
                 counts = prof.call_counts()
                 self.assertEqual(counts[("main", "both")], 1000)
                 self.assertEqual(counts[("both", "get_x")], 2000)
                 self.assertNotIn(("main", "get_x"), counts)
-                self.assertIsNone(prof.desc_value("Frames left without exit"))
-                self.assertIsNone(prof.desc_value("Unmatched exits"))
+                self.assert_none_left(prof)
 
     def test_sibling_after_longjmp_is_not_inlined(self):
         for cc in COMPILERS:
             with self.subTest(compiler=cc or "gcc"):
-                run = run_preloaded(self, [built(self, "inlined" + cc), "jump"])
-                self.assertEqual(run.returncode, 0, run.stderr)
-                (prof,) = run.profiles()
-                self.assert_valid(prof)
+                prof = self.profile(cc, "jump")
                 counts = prof.call_counts()
                 self.assertEqual(counts[("main", "run")], 20)
                 self.assertEqual(counts[("run", "hop")], 10)
