@@ -101,7 +101,7 @@ static CG_COLD void replay_late(struct cg_thread *t)
 /* The calling thread's state with its guard taken, or NULL when this hook
  * must do nothing: runtime not ready, collection paused, or a hook already
  * running on this thread (this one comes from a signal handler). */
-static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, int enter)
+static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, uintptr_t sp, int enter)
 {
     struct cg_thread *t = cg_self;
     if (cg_unlikely(!t) && !(t = cg_thread_attach()))
@@ -110,7 +110,7 @@ static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, int 
      * waits its turn behind them, so that the order is kept. */
     if (cg_unlikely(t->guard | t->ndeferred | !cg_collecting)) {
         if (cg_collecting)
-            defer(t, fn, site, (uintptr_t)__builtin_frame_address(0), enter);
+            defer(t, fn, site, sp, enter);
         return NULL;
     }
     t->guard = CG_GUARD_HOOK;
@@ -137,22 +137,185 @@ void cg_hook_release(struct cg_thread *t)
     hook_end(t);
 }
 
-CG_HOT void __cyg_profile_func_enter(void *fn, void *site)
+/* ---- the hooks ---------------------------------------------------------
+ * Each hook is a fast path for the common case and a general one for the
+ * rest. The fast path calls nothing and needs no frame pointer, so that it
+ * saves few registers (four, against six and a frame pointer when the
+ * general path was inlined in it). It checks everything that could send
+ * it elsewhere before it changes anything, and goes on to the general path
+ * (tail calls, with the guard it took) at the first thing out of the
+ * ordinary: the thread's first hook, a pending deferred event, the
+ * monotonic clock, an empty stack, a stack to re-synchronise or to grow, a
+ * new arc, a filter. */
+
+/* The general path of a hook, the guard taken. */
+static CG_COLD void enter_general(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code)
 {
-    struct cg_thread *t = hook_begin((uintptr_t)fn, (uintptr_t)site, 1);
-    if (!t)
-        return;
-    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
-          (uintptr_t)__builtin_return_address(0), 1, thread_now(t), 1);
+    apply(t, fn, site, sp, code, 1, thread_now(t), 1);
     hook_end(t);
 }
 
-CG_HOT void __cyg_profile_func_exit(void *fn, void *site)
+static CG_COLD void exit_general(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code)
 {
-    struct cg_thread *t = hook_begin((uintptr_t)fn, (uintptr_t)site, 0);
+    apply(t, fn, site, sp, code, 0, thread_now(t), 1);
+    hook_end(t);
+}
+
+/* The general path from the start: no thread state yet, or the hook must
+ * wait or do nothing (see hook_begin). */
+static CG_COLD void hook_general(uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
+{
+    struct cg_thread *t = hook_begin(fn, site, sp, enter);
     if (!t)
         return;
-    apply(t, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0),
-          (uintptr_t)__builtin_return_address(0), 0, thread_now(t), 1);
+    apply(t, fn, site, sp, code, enter, thread_now(t), 1);
     hook_end(t);
+}
+
+/* An exit whose arc reached CGPROF_THROTTLE's count: the check, then the
+ * end of the hook. */
+static CG_COLD void exit_throttle(struct cg_thread *t, uint32_t arc)
+{
+    cg_throttle_check(&t->costs, arc);
+    hook_end(t);
+}
+
+/* Where the hook's caller's stack pointer was before its call: the frames'
+ * sp, compared across hooks (cg_costs_resync) and with a hook called from
+ * the same frame (inlined calls, cg_resync_slow). The call frame address
+ * needs no frame pointer, unlike __builtin_frame_address. */
+static CG_INLINE uintptr_t hook_sp(void)
+{
+    return (uintptr_t)__builtin_dwarf_cfa();
+}
+
+/* The fast path's clock (cg_fast_mode says which). */
+static CG_INLINE uint64_t fast_now(struct cg_thread *t, int mode)
+{
+    if (mode == CG_FAST_SAMPLE) {
+        t->nhooks++;
+        return t->vclock;
+    }
+#if CG_HAVE_TSC
+    return cg_tsc_to_ns(__rdtsc());
+#else
+    return 0; /* not reached: no CG_FAST_TSC without a TSC */
+#endif
+}
+
+/* The end of a fast path: the guard released, then what signal handlers
+ * deferred meanwhile replayed (replay_late takes the guard again). A
+ * handler that lands between the two sees the events pending and defers
+ * its own behind them, so the order is kept. */
+static CG_INLINE void fast_end(struct cg_thread *t)
+{
+    cg_signal_fence();
+    t->guard = 0;
+    cg_signal_fence();
+    if (cg_unlikely(t->ndeferred))
+        replay_late(t);
+}
+
+CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
+{
+    uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
+    struct cg_thread *t = cg_self;
+    int mode = cg_fast_mode;
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE))
+        goto general;
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    struct cg_costs *c = &t->costs;
+    uint32_t d = c->depth;
+    if (cg_unlikely(d == 0 || d == c->frame_cap))
+        goto general_guarded;
+    struct cg_frame *top = &c->frames[d - 1];
+    /* cg_costs_resync's test for an entry; a frame left out goes through
+     * its via_fn */
+    if (cg_unlikely(top->sp <= hook_sp() || top->skip))
+        goto general_guarded;
+    uintptr_t caller = top->fn;
+    uint32_t arc;
+    for (uint32_t i = (uint32_t)cg_arc_hash(caller, site, fn);; i++) {
+        arc = c->arc_index[i & c->arc_mask];
+        if (cg_unlikely(arc == 0))
+            goto general_guarded;
+        const struct cg_arc *a = &c->arcs[arc];
+        if (a->site == site && a->callee == fn && a->caller == caller)
+            break;
+    }
+    struct cg_arc *a = &c->arcs[arc];
+    if (cg_unlikely(a->skip))
+        goto general_guarded;
+    /* from here on as cg_costs_enter */
+    uint64_t now = fast_now(t, mode);
+    if (cg_unlikely(now < top->t_last))
+        now = top->t_last;
+    c->selfs[top->self].cost += now - top->t_last;
+    if (top->last_arc != arc) {
+        top->last_arc = arc;
+        a->runs++;
+    }
+    struct cg_frame *f = top + 1;
+    f->fn = fn;
+    f->sp = hook_sp();
+    f->t_enter = now;
+    f->t_last = now;
+    f->arc = arc;
+    f->self = a->entry_self;
+    f->last_arc = CG_SINK;
+    f->skip = CG_ARC_COUNTED;
+    __atomic_store_n(&c->depth, d + 1, __ATOMIC_RELEASE);
+    fast_end(t);
+    return;
+general_guarded:
+    enter_general(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0));
+    return;
+general:
+    hook_general(fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 1);
+}
+
+CG_HOT void __cyg_profile_func_exit(void *fn_, void *site_)
+{
+    uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
+    struct cg_thread *t = cg_self;
+    int mode = cg_fast_mode;
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE))
+        goto general;
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    struct cg_costs *c = &t->costs;
+    uint32_t d = c->depth;
+    /* the top frame is fn's: no re-synchronisation (cg_costs_resync), no
+     * mismatch (cg_costs_exit) */
+    if (cg_unlikely(d == 0 || c->overflow))
+        goto general_guarded;
+    struct cg_frame *f = &c->frames[d - 1];
+    if (cg_unlikely(f->fn != fn || f->skip))
+        goto general_guarded;
+    /* from here on as cg_costs_pop */
+    uint64_t now = fast_now(t, mode);
+    struct cg_arc *a = &c->arcs[f->arc];
+    if (cg_unlikely(now < f->t_last))
+        now = f->t_last;
+    c->selfs[f->self].cost += now - f->t_last;
+    uint64_t count = a->count + 1;
+    a->count = count;
+    a->incl += now - f->t_enter;
+    __atomic_store_n(&c->depth, d - 1, __ATOMIC_RELEASE);
+    if (cg_likely(d > 1)) {
+        f[-1].t_last = now;
+        f[-1].self = a->ret_self;
+    }
+    if (cg_unlikely(count == c->throttle_n)) {
+        exit_throttle(t, f->arc);
+        return;
+    }
+    fast_end(t);
+    return;
+general_guarded:
+    exit_general(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0));
+    return;
+general:
+    hook_general(fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 0);
 }

@@ -19,6 +19,7 @@
 extern char **environ;
 
 int cg_collecting;
+int cg_fast_mode;
 struct cg_options cg_opts;
 
 enum { INIT_NONE, INIT_RUNNING, INIT_DONE, INIT_OFF };
@@ -89,6 +90,7 @@ static int initialise(void)
     }
     pid = getpid();
     cg_collecting = 1;
+    cg_fast_mode = cg_sampling ? CG_FAST_SAMPLE : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
     return 0;
 }
 

@@ -10,6 +10,13 @@
 /* Nonzero while hooks record; read by every hook. */
 extern int cg_collecting;
 
+/* How the hooks' fast paths read the time, set once collection starts:
+ * CG_FAST_NONE (not collecting, or CLOCK_MONOTONIC: a call; every hook
+ * takes the general path), CG_FAST_TSC, or CG_FAST_SAMPLE (the thread's
+ * sampled clock). One load for what would be three flags. */
+enum { CG_FAST_NONE, CG_FAST_TSC, CG_FAST_SAMPLE };
+extern int cg_fast_mode;
+
 extern struct cg_options cg_opts;
 
 /* Initialises the runtime on first use (from the library constructor or the
