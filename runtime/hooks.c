@@ -189,18 +189,33 @@ static CG_INLINE uintptr_t hook_sp(void)
     return (uintptr_t)__builtin_dwarf_cfa();
 }
 
-/* The fast path's clock (cg_fast_mode says which). */
-static CG_INLINE uint64_t fast_now(struct cg_thread *t, int mode)
+/* The fast path's clock (cg_fast_mode says which: read again here rather
+ * than kept in a register through the hook), and the self time of the
+ * segment that ends now charged to frame f's running self entry.
+ *  - TSC: never before the segment's start (a thread that migrates to a
+ *    core whose TSC lags must not make a negative duration).
+ *  - sampled: the clock moves a thousand times a second, so most segments
+ *    are empty: one well-predicted test instead of the charge, and the
+ *    clock never steps back. */
+static CG_INLINE uint64_t fast_now_charge(struct cg_thread *t, struct cg_frame *f)
 {
-    if (mode == CG_FAST_SAMPLE) {
+    uint64_t now;
+    if (__atomic_load_n(&cg_fast_mode, __ATOMIC_RELAXED) == CG_FAST_SAMPLE) {
         t->nhooks++;
-        return t->vclock;
+        now = t->vclock;
+        if (cg_unlikely(now != f->t_last))
+            t->costs.selfs[f->self].cost += now - f->t_last;
+        return now;
     }
 #if CG_HAVE_TSC
-    return cg_tsc_to_ns(__rdtsc());
+    now = cg_tsc_to_ns(__rdtsc());
 #else
-    return 0; /* not reached: no CG_FAST_TSC without a TSC */
+    now = 0; /* not reached: no CG_FAST_TSC without a TSC */
 #endif
+    if (cg_unlikely(now < f->t_last))
+        now = f->t_last;
+    t->costs.selfs[f->self].cost += now - f->t_last;
+    return now;
 }
 
 /* The end of a fast path: the guard released, then what signal handlers
@@ -220,38 +235,35 @@ CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
 {
     uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
     struct cg_thread *t = cg_self;
-    int mode = cg_fast_mode;
-    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE))
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || cg_fast_mode == CG_FAST_NONE))
         goto general;
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
     struct cg_costs *c = &t->costs;
-    uint32_t d = c->depth;
-    if (cg_unlikely(d == 0 || d == c->frame_cap))
-        goto general_guarded;
-    struct cg_frame *top = &c->frames[d - 1];
-    /* cg_costs_resync's test for an entry; a frame left out goes through
-     * its via_fn */
-    if (cg_unlikely(top->sp <= hook_sp() || top->skip))
-        goto general_guarded;
-    uintptr_t caller = top->fn;
+    /* The arc, by call site and callee first: few values live through the
+     * probes, no callee-saved register to spill. The caller, which the
+     * site all but decides, is checked after. */
     uint32_t arc;
-    for (uint32_t i = (uint32_t)cg_arc_hash(caller, site, fn);; i++) {
+    for (uint32_t i = (uint32_t)cg_arc_hash(0, site, fn);; i++) {
         arc = c->arc_index[i & c->arc_mask];
         if (cg_unlikely(arc == 0))
             goto general_guarded;
         const struct cg_arc *a = &c->arcs[arc];
-        if (a->site == site && a->callee == fn && a->caller == caller)
+        if (a->site == site && a->callee == fn)
             break;
     }
     struct cg_arc *a = &c->arcs[arc];
-    if (cg_unlikely(a->skip))
+    uint32_t d = c->depth;
+    if (cg_unlikely(d == 0 || d == c->frame_cap))
+        goto general_guarded;
+    struct cg_frame *top = &c->frames[d - 1];
+    /* cg_costs_resync's test for an entry; a caller that is not the top
+     * frame (another arc of this site and callee: a frame left out calls
+     * through its via_fn); an arc left out */
+    if (cg_unlikely(top->sp <= hook_sp() || top->skip || a->caller != top->fn || a->skip))
         goto general_guarded;
     /* from here on as cg_costs_enter */
-    uint64_t now = fast_now(t, mode);
-    if (cg_unlikely(now < top->t_last))
-        now = top->t_last;
-    c->selfs[top->self].cost += now - top->t_last;
+    uint64_t now = fast_now_charge(t, top);
     if (top->last_arc != arc) {
         top->last_arc = arc;
         a->runs++;
@@ -279,8 +291,7 @@ CG_HOT void __cyg_profile_func_exit(void *fn_, void *site_)
 {
     uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
     struct cg_thread *t = cg_self;
-    int mode = cg_fast_mode;
-    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE))
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || cg_fast_mode == CG_FAST_NONE))
         goto general;
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
@@ -294,11 +305,8 @@ CG_HOT void __cyg_profile_func_exit(void *fn_, void *site_)
     if (cg_unlikely(f->fn != fn || f->skip))
         goto general_guarded;
     /* from here on as cg_costs_pop */
-    uint64_t now = fast_now(t, mode);
+    uint64_t now = fast_now_charge(t, f);
     struct cg_arc *a = &c->arcs[f->arc];
-    if (cg_unlikely(now < f->t_last))
-        now = f->t_last;
-    c->selfs[f->self].cost += now - f->t_last;
     uint64_t count = a->count + 1;
     a->count = count;
     a->incl += now - f->t_enter;
