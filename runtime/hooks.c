@@ -189,18 +189,17 @@ static CG_INLINE uintptr_t hook_sp(void)
     return (uintptr_t)__builtin_dwarf_cfa();
 }
 
-/* The fast path's clock (cg_fast_mode says which: read again here rather
- * than kept in a register through the hook), and the self time of the
+/* The fast path's clock (sampled or the TSC), and the self time of the
  * segment that ends now charged to frame f's running self entry.
  *  - TSC: never before the segment's start (a thread that migrates to a
  *    core whose TSC lags must not make a negative duration).
  *  - sampled: the clock moves a thousand times a second, so most segments
  *    are empty: one well-predicted test instead of the charge, and the
  *    clock never steps back. */
-static CG_INLINE uint64_t fast_now_charge(struct cg_thread *t, struct cg_frame *f)
+static CG_INLINE uint64_t fast_now_charge(struct cg_thread *t, struct cg_frame *f, const int sampled)
 {
     uint64_t now;
-    if (__atomic_load_n(&cg_fast_mode, __ATOMIC_RELAXED) == CG_FAST_SAMPLE) {
+    if (sampled) {
         t->nhooks++;
         now = t->vclock;
         if (cg_unlikely(now != f->t_last))
@@ -231,14 +230,12 @@ static CG_INLINE void fast_end(struct cg_thread *t)
         replay_late(t);
 }
 
-CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
+/* The fast paths proper, the guard held: 1 when the hook is done, 0 when
+ * the general path must take it (nothing changed yet). Inlined twice into
+ * each hook, once per clock, so that neither tests the mode again. sp is
+ * the hook's hook_sp(). */
+static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, const int sampled)
 {
-    uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
-    struct cg_thread *t = cg_self;
-    if (cg_unlikely(!t || (t->guard | t->ndeferred) || cg_fast_mode == CG_FAST_NONE))
-        goto general;
-    t->guard = CG_GUARD_HOOK;
-    cg_signal_fence();
     struct cg_costs *c = &t->costs;
     /* The arc, by call site and callee first: few values live through the
      * probes, no callee-saved register to spill. The caller, which the
@@ -247,7 +244,7 @@ CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
     for (uint32_t i = (uint32_t)cg_arc_hash(0, site, fn);; i++) {
         arc = c->arc_index[i & c->arc_mask];
         if (cg_unlikely(arc == 0))
-            goto general_guarded;
+            return 0;
         const struct cg_arc *a = &c->arcs[arc];
         if (a->site == site && a->callee == fn)
             break;
@@ -255,22 +252,22 @@ CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
     struct cg_arc *a = &c->arcs[arc];
     uint32_t d = c->depth;
     if (cg_unlikely(d == 0 || d == c->frame_cap))
-        goto general_guarded;
+        return 0;
     struct cg_frame *top = &c->frames[d - 1];
     /* cg_costs_resync's test for an entry; a caller that is not the top
      * frame (another arc of this site and callee: a frame left out calls
      * through its via_fn); an arc left out */
-    if (cg_unlikely(top->sp <= hook_sp() || top->skip || a->caller != top->fn || a->skip))
-        goto general_guarded;
+    if (cg_unlikely(top->sp <= sp || top->skip || a->caller != top->fn || a->skip))
+        return 0;
     /* from here on as cg_costs_enter */
-    uint64_t now = fast_now_charge(t, top);
+    uint64_t now = fast_now_charge(t, top, sampled);
     if (top->last_arc != arc) {
         top->last_arc = arc;
         a->runs++;
     }
     struct cg_frame *f = top + 1;
     f->fn = fn;
-    f->sp = hook_sp();
+    f->sp = sp;
     f->t_enter = now;
     f->t_last = now;
     f->arc = arc;
@@ -278,34 +275,24 @@ CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
     f->last_arc = CG_SINK;
     f->skip = CG_ARC_COUNTED;
     __atomic_store_n(&c->depth, d + 1, __ATOMIC_RELEASE);
-    fast_end(t);
-    return;
-general_guarded:
-    enter_general(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0));
-    return;
-general:
-    hook_general(fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 1);
+    return 1;
 }
 
-CG_HOT void __cyg_profile_func_exit(void *fn_, void *site_)
+/* The same for an exit; 2: done, and the arc popped (the frame just above
+ * the stack) reached CGPROF_THROTTLE's count. */
+static CG_INLINE int exit_fast(struct cg_thread *t, uintptr_t fn, const int sampled)
 {
-    uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
-    struct cg_thread *t = cg_self;
-    if (cg_unlikely(!t || (t->guard | t->ndeferred) || cg_fast_mode == CG_FAST_NONE))
-        goto general;
-    t->guard = CG_GUARD_HOOK;
-    cg_signal_fence();
     struct cg_costs *c = &t->costs;
     uint32_t d = c->depth;
     /* the top frame is fn's: no re-synchronisation (cg_costs_resync), no
      * mismatch (cg_costs_exit) */
     if (cg_unlikely(d == 0 || c->overflow))
-        goto general_guarded;
+        return 0;
     struct cg_frame *f = &c->frames[d - 1];
     if (cg_unlikely(f->fn != fn || f->skip))
-        goto general_guarded;
+        return 0;
     /* from here on as cg_costs_pop */
-    uint64_t now = fast_now_charge(t, f);
+    uint64_t now = fast_now_charge(t, f, sampled);
     struct cg_arc *a = &c->arcs[f->arc];
     uint64_t count = a->count + 1;
     a->count = count;
@@ -315,15 +302,43 @@ CG_HOT void __cyg_profile_func_exit(void *fn_, void *site_)
         f[-1].t_last = now;
         f[-1].self = a->ret_self;
     }
-    if (cg_unlikely(count == c->throttle_n)) {
-        exit_throttle(t, f->arc);
+    /* the check is a call: made outside, by exit_throttle */
+    return cg_unlikely(count == c->throttle_n) ? 2 : 1;
+}
+
+CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
+{
+    uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
+    struct cg_thread *t = cg_self;
+    int mode = cg_fast_mode;
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE)) {
+        hook_general(fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 1);
         return;
     }
-    fast_end(t);
-    return;
-general_guarded:
-    exit_general(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0));
-    return;
-general:
-    hook_general(fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 0);
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    if (cg_likely(mode == CG_FAST_TSC ? enter_fast(t, fn, site, hook_sp(), 0) : enter_fast(t, fn, site, hook_sp(), 1)))
+        fast_end(t);
+    else
+        enter_general(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0));
+}
+
+CG_HOT void __cyg_profile_func_exit(void *fn_, void *site_)
+{
+    uintptr_t fn = (uintptr_t)fn_, site = (uintptr_t)site_;
+    struct cg_thread *t = cg_self;
+    int mode = cg_fast_mode;
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE)) {
+        hook_general(fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 0);
+        return;
+    }
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    int r = mode == CG_FAST_TSC ? exit_fast(t, fn, 0) : exit_fast(t, fn, 1);
+    if (cg_likely(r == 1))
+        fast_end(t);
+    else if (r == 2)
+        exit_throttle(t, t->costs.frames[t->costs.depth].arc);
+    else
+        exit_general(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0));
 }
