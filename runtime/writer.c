@@ -370,6 +370,38 @@ static int cmp_line_index(const void *pa, const void *pb)
     return cmp_line(&sort_lines[*(const uint32_t *)pa], &sort_lines[*(const uint32_t *)pb]);
 }
 
+/* A function with many lines (a dispatcher calling 50,000 functions from
+ * one call site): cmp_line's order by two stable radix sorts, the minor
+ * fields first, then the address; a qsort through cmp_line_index was 4% of
+ * such a dump. Returns -1 when out of memory (the caller sorts by qsort). */
+struct line_key {
+    uint64_t key;
+    uint32_t line;
+};
+
+static int sort_by_keys(struct ctx *c, struct rec *r)
+{
+    struct line_key *k = malloc(r->n * sizeof *k);
+    if (!k)
+        return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct line *l = &c->lines[r->lines[i]];
+        k[i].key = (uint64_t)l->is_call << 40 | (uint64_t)l->callee << 1 | l->synthetic;
+        k[i].line = r->lines[i];
+    }
+    int rc = cg_sort_keyed(k, r->n, sizeof *k);
+    if (rc == 0) {
+        for (size_t i = 0; i < r->n; i++)
+            k[i].key = c->lines[k[i].line].addr;
+        rc = cg_sort_keyed(k, r->n, sizeof *k);
+    }
+    if (rc == 0)
+        for (size_t i = 0; i < r->n; i++)
+            r->lines[i] = k[i].line;
+    free(k);
+    return rc;
+}
+
 static void merge_lines(struct ctx *c, struct rec *r)
 {
     if (r->n == 0)
@@ -384,7 +416,7 @@ static void merge_lines(struct ctx *c, struct rec *r)
                 r->lines[j] = r->lines[j - 1];
             r->lines[j] = x;
         }
-    } else {
+    } else if (sort_by_keys(c, r) != 0) {
         sort_lines = c->lines;
         qsort(r->lines, r->n, sizeof *r->lines, cmp_line_index);
     }

@@ -1184,9 +1184,108 @@ static void test_unnamed_functions_among_many(void **state)
     free(sym);
 }
 
+/* A function with many cost lines (over the 16 that are sorted in place:
+ * the others by radix sorts): its block lists them by address whatever the
+ * snapshot's order, a self cost before the calls at the same address, and
+ * two arcs that are the same line (same call instruction and callee)
+ * merged into one. */
+enum { MANY_CALLS = 40, MANY_SELFS = 10 };
+
+static char *write_many_lines(int reversed)
+{
+    enum { NSYM = 1 + MANY_CALLS + MANY_CALLS };
+    static struct cg_symbol sym[NSYM];
+    static struct cg_symtab_entry v[NSYM];
+    static char names[MANY_CALLS][16];
+    const uintptr_t base = 0x400000, disp = base + 0x1000;
+    size_t n = 0;
+    sym[n] = (struct cg_symbol){ .object = "/bin/p", .obj_addr = 0x1000, .function = "disp", .fn_start = disp,
+                                 .fn_obj_addr = 0x1000, .fn_file = "p.c", .fn_line = 10, .file = "p.c", .line = 10 };
+    v[n] = (struct cg_symtab_entry){ disp, &sym[n] };
+    n++;
+    for (size_t i = 0; i < MANY_CALLS; i++) {
+        /* the call instructions, 4 bytes apart, one line each */
+        sym[n] = sym[0];
+        sym[n].obj_addr = 0x1010 + 4 * i;
+        sym[n].line = (unsigned)(100 + i);
+        v[n] = (struct cg_symtab_entry){ base + sym[n].obj_addr, &sym[n] };
+        n++;
+    }
+    for (size_t i = 0; i < MANY_CALLS; i++) {
+        snprintf(names[i], sizeof names[i], "c%zu", i);
+        uintptr_t off = 0x2000 + 0x10 * i;
+        sym[n] = (struct cg_symbol){ .object = "/bin/p", .obj_addr = off, .function = names[i],
+                                     .fn_start = base + off, .fn_obj_addr = off, .fn_file = "p.c",
+                                     .fn_line = (unsigned)(200 + i), .file = "p.c", .line = (unsigned)(200 + i) };
+        v[n] = (struct cg_symtab_entry){ base + off, &sym[n] };
+        n++;
+    }
+    struct cg_snap_arc arcs[MANY_CALLS + 1];
+    for (size_t i = 0; i < MANY_CALLS; i++) {
+        uintptr_t pc = base + 0x1010 + 4 * i;
+        arcs[i] = (struct cg_snap_arc){ disp, pc + 3, base + 0x2000 + 0x10 * i, pc, i + 1, 1000 + i, 1 };
+    }
+    /* the same call as arc 5, seen with another return address */
+    arcs[MANY_CALLS] = arcs[5];
+    arcs[MANY_CALLS].site += 1;
+    arcs[MANY_CALLS].count = 7;
+    struct cg_snap_self selfs[MANY_SELFS + 1];
+    selfs[0] = (struct cg_snap_self){ disp, disp, 50 };
+    for (size_t i = 1; i <= MANY_SELFS; i++)
+        selfs[i] = (struct cg_snap_self){ disp, base + 0x1010 + 4 * (3 * i), 3 };
+    if (reversed) {
+        for (size_t i = 0, j = MANY_CALLS; i < j; i++, j--) {
+            struct cg_snap_arc x = arcs[i];
+            arcs[i] = arcs[j];
+            arcs[j] = x;
+        }
+        for (size_t i = 0, j = MANY_SELFS; i < j; i++, j--) {
+            struct cg_snap_self x = selfs[i];
+            selfs[i] = selfs[j];
+            selfs[j] = x;
+        }
+    }
+    struct cg_symtab t = { v, n };
+    struct cg_snapshot snap = { arcs, MANY_CALLS + 1, selfs, MANY_SELFS + 1, 0, 0, 0, 0, 0 };
+    struct cg_part_info info = { 0 };
+    return write_part(&info, &snap, &t);
+}
+
+static void test_many_lines_in_address_order(void **state)
+{
+    (void)state;
+    char *a = write_many_lines(0), *b = write_many_lines(1);
+    assert_text(b, a);
+    /* the block of disp: from its fn= to the next blank line */
+    const char *start = strstr(a, ") disp\n");
+    assert_non_null(start);
+    const char *end = strstr(start, "\n\n");
+    assert_non_null(end);
+    size_t calls = 0, selfs = 0;
+    for (const char *l = strchr(start, '\n') + 1; l < end; l = strchr(l, '\n') + 1) {
+        /* positions only ever go forward: no negative relative address */
+        assert_true(l[0] != '-');
+        if (strncmp(l, "calls=", 6) == 0) {
+            calls++;
+            l = strchr(l, '\n') + 1; /* its position line */
+        } else if (strncmp(l, "cfn=", 4) != 0) {
+            selfs++;
+        }
+    }
+    assert_int_equal(calls, MANY_CALLS);
+    assert_int_equal(selfs, 1 + MANY_SELFS);
+    /* c5 called 6 + 7 times (costs 1005 + 1005); the self cost at call
+     * 3's address right before that call */
+    assert_non_null(strstr(start, "cfn=(7) c5\ncalls=13 0x2050 205\n+4 +1 2010\n"));
+    assert_non_null(strstr(start, "+4 +1 3\ncfn=(5) c3\ncalls=4 0x2030 203\n* * 1003\n"));
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_many_lines_in_address_order),
         cmocka_unit_test(test_header_fields_in_order),
         cmocka_unit_test(test_header_defaults),
         cmocka_unit_test(test_header_values_stay_on_one_line),
