@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "lines.h"
 #include "util.h"
 
 static const char unknown[] = "???";
@@ -37,6 +38,12 @@ struct fsym {
     uint64_t size;
     const char *name; /* in the object's string table (lives with the Dwfl) */
     int rank;         /* among aliases at one address: global > weak > local */
+};
+
+/* A compilation unit's line table, decoded by lines.c. */
+struct unit_lines {
+    const void *die;             /* the unit DIE's address (in .debug_info): the key */
+    struct cg_line_table *table; /* NULL: not decoded there, libdw answers */
 };
 
 /* The address range of a compilation unit (run-time addresses). */
@@ -89,12 +96,16 @@ struct cg_syms {
         int has_elf, lines;
         size_t nlined;
     } last_mod;
+    /* The units' line tables, decoded when first wanted and kept for the
+     * session: open addressing on the unit's DIE. */
+    struct unit_lines *units;
+    size_t units_cap, units_n;
     /* Where the last source line was found (see source_of). */
     struct {
         Dwfl_Module *mod;
-        Dwarf_Die *cu;      /* its compilation unit */
-        Dwarf_Lines *lines; /* the unit's n rows */
-        size_t idx, n;
+        Dwarf_Die *cu;                     /* its compilation unit */
+        const struct cg_line_table *table; /* its decoded rows; NULL: libdw's */
+        size_t idx;                        /* the row */
         Dwarf_Addr bias;
     } last_line;
     /* The function of the last address resolved: the addresses of a dump
@@ -202,6 +213,13 @@ void cg_syms_close(struct cg_syms *s)
         free(s->modsyms[i].cus);
     }
     free(s->modsyms);
+    for (size_t i = 0; i < s->units_cap; i++) {
+        if (s->units[i].table) {
+            cg_lines_free(s->units[i].table);
+            free(s->units[i].table);
+        }
+    }
+    free(s->units);
     free(s);
 }
 
@@ -304,71 +322,6 @@ static const char *absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *r
     return kept;
 }
 
-/* Row i of the unit of the last line, and its run-time address. */
-static Dwarf_Line *row(const struct cg_syms *s, size_t i, Dwarf_Addr *addr)
-{
-    Dwarf_Line *l = dwarf_onesrcline(s->last_line.lines, i);
-    if (!l || dwarf_lineaddr(l, addr) != 0)
-        return NULL;
-    *addr += s->last_line.bias;
-    return l;
-}
-
-/* The row of addr, if it is at most a few rows after the row found last
- * (the addresses of a dump come in ascending order): what
- * dwfl_module_getsrc() would answer, without its two binary searches (the
- * compilation unit, the row). NULL when not that simple. */
-static Dwarf_Line *next_row(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr)
-{
-    if (s->last_line.mod != mod || !s->last_line.lines)
-        return NULL;
-    size_t i = s->last_line.idx;
-    Dwarf_Addr a;
-    Dwarf_Line *l = row(s, i, &a);
-    if (!l || a > addr)
-        return NULL;
-    for (int steps = 0; steps < 16 && i + 1 < s->last_line.n; steps++) {
-        Dwarf_Line *next = row(s, i + 1, &a);
-        if (!next)
-            return NULL;
-        if (a > addr) {
-            /* a row that ends a sequence: dwfl_module_getsrc's own rules */
-            bool end;
-            if (dwarf_lineendsequence(l, &end) != 0 || end)
-                return NULL;
-            s->last_line.idx = i;
-            return l;
-        }
-        l = next;
-        i++;
-    }
-    return NULL;
-}
-
-/* Remembers where l is among its unit's rows, for next_row(). Rows are
- * one array in libdw; its index is found from the addresses of the first
- * two rows, then checked. */
-static void note_row(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Line *l, Dwarf_Addr bias)
-{
-    s->last_line.lines = NULL;
-    Dwarf_Lines *lines;
-    size_t n;
-    if (dwarf_getsrclines(cu, &lines, &n) != 0 || n < 2)
-        return;
-    uintptr_t first = (uintptr_t)dwarf_onesrcline(lines, 0), second = (uintptr_t)dwarf_onesrcline(lines, 1);
-    if (!first || second <= first || (uintptr_t)l < first || ((uintptr_t)l - first) % (second - first))
-        return;
-    size_t i = ((uintptr_t)l - first) / (second - first);
-    if (i >= n || dwarf_onesrcline(lines, i) != l)
-        return;
-    s->last_line.mod = mod;
-    s->last_line.cu = cu;
-    s->last_line.lines = lines;
-    s->last_line.idx = i;
-    s->last_line.n = n;
-    s->last_line.bias = bias;
-}
-
 static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod);
 
 static int cmp_cu_range(const void *a, const void *b)
@@ -423,28 +376,105 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
     return m->cus[lo].cu;
 }
 
+/* The line table of a compilation unit, decoded when first wanted; NULL
+ * where lines.c leaves the unit to libdw (or memory ran out). */
+static const struct cg_line_table *lines_of(struct cg_syms *s, Dwarf_Die *cu)
+{
+    if ((s->units_n + 1) * 2 > s->units_cap) {
+        size_t cap = s->units_cap ? s->units_cap * 2 : 64;
+        struct unit_lines *n = calloc(cap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < s->units_cap; i++) {
+            if (!s->units[i].die)
+                continue;
+            size_t j = ((uintptr_t)s->units[i].die * 0x9e3779b97f4a7c15u) >> 20;
+            while (n[j & (cap - 1)].die)
+                j++;
+            n[j & (cap - 1)] = s->units[i];
+        }
+        free(s->units);
+        s->units = n;
+        s->units_cap = cap;
+    }
+    size_t j = ((uintptr_t)cu->addr * 0x9e3779b97f4a7c15u) >> 20;
+    struct unit_lines *e;
+    for (;; j++) {
+        e = &s->units[j & (s->units_cap - 1)];
+        if (!e->die)
+            break;
+        if (e->die == cu->addr)
+            return e->table;
+    }
+    struct cg_line_table *t = malloc(sizeof *t);
+    if (t && cg_lines_decode(cu, t) != 0) {
+        free(t);
+        t = NULL;
+    }
+    e->die = cu->addr;
+    e->table = t;
+    s->units_n++;
+    return t;
+}
+
+/* The source file (as the line table names it) and line of addr in unit
+ * cu, if the unit has a row for it: what dwarf_getsrc_die() answers, from
+ * the decoded rows, else from libdw's. */
+static int row_in(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Addr bias,
+                  const char **src, int *lineno)
+{
+    const struct cg_line_table *t = lines_of(s, cu);
+    if (!t) {
+        Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
+        if (!l)
+            return 0;
+        s->last_line.table = NULL;
+        *src = dwarf_linesrc(l, NULL, NULL);
+        if (dwarf_lineno(l, lineno) != 0)
+            *lineno = 0;
+        return 1;
+    }
+    size_t idx = 0;
+    const struct cg_line_row *r = cg_lines_find(t, addr - bias, &idx);
+    if (!r)
+        return 0;
+    s->last_line.mod = mod;
+    s->last_line.cu = cu;
+    s->last_line.table = t;
+    s->last_line.idx = idx;
+    s->last_line.bias = bias;
+    *src = cg_lines_file(t, r);
+    *lineno = r->line;
+    return 1;
+}
+
+/* What dwfl_module_getsrc() answers (the unit that .debug_aranges gives,
+ * its row), else the row in the unit whose ranges hold addr (unit_of). The
+ * addresses of a dump ascend: one in the rows of the last unit found is
+ * looked up there, from the last row, without finding its unit again (a
+ * unit's rows cover only its own code). */
 static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, const char **file, unsigned *line)
 {
     *file = unknown;
     *line = 0;
-    Dwarf_Line *l = next_row(s, mod, addr);
-    Dwarf_Die *cu = s->last_line.cu;
-    if (!l) {
-        Dwfl_Line *dl = dwfl_module_getsrc(mod, addr);
-        Dwarf_Addr bias;
-        if (dl) {
-            if (!(cu = dwfl_linecu(dl)) || !(l = dwfl_dwarf_line(dl, &bias)))
-                return;
-        } else if (!(cu = unit_of(s, mod, addr, &bias)) || !(l = dwarf_getsrc_die(cu, addr - bias))) {
-            return;
-        }
-        note_row(s, mod, cu, l, bias);
-    }
+    const char *src = NULL;
     int lineno = 0;
-    const char *src = dwarf_linesrc(l, NULL, NULL);
+    Dwarf_Die *cu = s->last_line.cu;
+    const struct cg_line_row *r = NULL;
+    if (s->last_line.table && s->last_line.mod == mod)
+        r = cg_lines_find(s->last_line.table, addr - s->last_line.bias, &s->last_line.idx);
+    if (r) {
+        src = cg_lines_file(s->last_line.table, r);
+        lineno = r->line;
+    } else {
+        Dwarf_Addr bias;
+        if (!((cu = dwfl_module_addrdie(mod, addr, &bias)) && row_in(s, mod, cu, addr, bias, &src, &lineno)) &&
+            !((cu = unit_of(s, mod, addr, &bias)) && row_in(s, mod, cu, addr, bias, &src, &lineno)))
+            return;
+    }
     if (src && *src) {
         *file = absolute_path(s, cu, src);
-        *line = dwarf_lineno(l, &lineno) == 0 && lineno > 0 ? (unsigned)lineno : 0;
+        *line = lineno > 0 ? (unsigned)lineno : 0;
     }
 }
 

@@ -1,10 +1,11 @@
 /* Address -> object, function, source file and line, at dump time only.
  *
- * elfutils' libdwfl does all of it: it maps the process's objects from
+ * elfutils' libdwfl does most of it: it maps the process's objects from
  * /proc/self/maps, reads .symtab (static functions included) from each object
  * or from its separate debug file (found by build-id under /usr/lib/debug),
- * and the DWARF line tables. Each address is resolved once per session and
- * cached. */
+ * and finds the compilation unit of an address. The units' line tables are
+ * decoded by lines.c (by libdw where lines.c leaves one to it). Each address
+ * is resolved once per session and cached. */
 #ifndef CG_SYMBOLS_H
 #define CG_SYMBOLS_H
 
