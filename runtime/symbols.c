@@ -24,10 +24,17 @@ struct entry {
     int lines;  /* its source lines were looked up (see cg_syms_want_lines) */
 };
 
-/* Source file names as the line table gives them -> absolute paths. */
-struct path_entry {
-    const char *raw;
-    const char *path;
+/* A map of the session keyed by pointers (open addressing, half full at
+ * most; keys are never NULL): source file names as the line tables give
+ * them -> absolute paths, compilation units -> their decoded line tables. */
+struct ptr_entry {
+    const void *key;
+    void *value;
+};
+
+struct ptr_map {
+    struct ptr_entry *v;
+    size_t cap, n;
 };
 
 /* An object's function symbols sorted by address. elfutils'
@@ -38,12 +45,6 @@ struct fsym {
     uint64_t size;
     const char *name; /* in the object's string table (lives with the Dwfl) */
     int rank;         /* among aliases at one address: global > weak > local */
-};
-
-/* A compilation unit's line table, decoded by lines.c. */
-struct unit_lines {
-    const void *die;             /* the unit DIE's address (in .debug_info): the key */
-    struct cg_line_table *table; /* NULL: not decoded there, libdw answers */
 };
 
 /* The address range of a compilation unit (run-time addresses). */
@@ -68,8 +69,7 @@ struct modsyms {
 struct cg_syms {
     Dwfl *dwfl;
     Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
-    struct path_entry *paths; /* open addressing on the raw pointer */
-    size_t paths_cap, paths_n;
+    struct ptr_map paths; /* raw file name -> absolute path (kept) */
     /* The cache: entries made in blocks, one a lookup, that never move; and
      * pointers to them sorted by address. A dump looks up its addresses
      * sorted, so finding them is a merge, in order through memory: a hash
@@ -97,9 +97,9 @@ struct cg_syms {
         size_t nlined;
     } last_mod;
     /* The units' line tables, decoded when first wanted and kept for the
-     * session: open addressing on the unit's DIE. */
-    struct unit_lines *units;
-    size_t units_cap, units_n;
+     * session: the unit DIE's address (in .debug_info) -> its
+     * cg_line_table, NULL where lines.c leaves the unit to libdw. */
+    struct ptr_map units;
     /* Where the last source line was found (see source_of). */
     struct {
         Dwfl_Module *mod;
@@ -202,7 +202,7 @@ void cg_syms_close(struct cg_syms *s)
     for (size_t i = 0; i < s->nowned; i++)
         free(s->owned[i]);
     free(s->owned);
-    free(s->paths);
+    free(s->paths.v);
     free(s->sorted);
     for (size_t i = 0; i < s->nblocks; i++)
         free(s->blocks[i]);
@@ -213,13 +213,13 @@ void cg_syms_close(struct cg_syms *s)
         free(s->modsyms[i].cus);
     }
     free(s->modsyms);
-    for (size_t i = 0; i < s->units_cap; i++) {
-        if (s->units[i].table) {
-            cg_lines_free(s->units[i].table);
-            free(s->units[i].table);
+    for (size_t i = 0; i < s->units.cap; i++) {
+        if (s->units.v[i].value) {
+            cg_lines_free(s->units.v[i].value);
+            free(s->units.v[i].value);
         }
     }
-    free(s->units);
+    free(s->units.v);
     free(s);
 }
 
@@ -280,45 +280,53 @@ static const char *demangle(struct cg_syms *s, const char *name)
     return kept ? kept : name;
 }
 
+/* The entry of key in m: its own, or the empty one where it goes (key
+ * NULL: the caller fills it and counts it in m->n). NULL when the map
+ * could not grow. */
+static struct ptr_entry *ptr_slot(struct ptr_map *m, const void *key, size_t first_cap)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : first_cap;
+        struct ptr_entry *n = calloc(cap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->v[i].key)
+                continue;
+            size_t j = ((uintptr_t)m->v[i].key * 0x9e3779b97f4a7c15u) >> 20;
+            while (n[j & (cap - 1)].key)
+                j++;
+            n[j & (cap - 1)] = m->v[i];
+        }
+        free(m->v);
+        m->v = n;
+        m->cap = cap;
+    }
+    for (size_t j = ((uintptr_t)key * 0x9e3779b97f4a7c15u) >> 20;; j++) {
+        struct ptr_entry *e = &m->v[j & (m->cap - 1)];
+        if (!e->key || e->key == key)
+            return e;
+    }
+}
+
 /* The absolute, normalised form of a line table's file name: a relative one
  * is relative to its compilation unit's DW_AT_comp_dir. */
 static const char *absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *raw)
 {
-    if ((s->paths_n + 1) * 2 > s->paths_cap) {
-        size_t cap = s->paths_cap ? s->paths_cap * 2 : 256;
-        struct path_entry *n = calloc(cap, sizeof *n);
-        if (!n)
-            return raw;
-        for (size_t i = 0; i < s->paths_cap; i++) {
-            if (!s->paths[i].raw)
-                continue;
-            size_t j = ((uintptr_t)s->paths[i].raw * 0x9e3779b97f4a7c15u) >> 20;
-            while (n[j & (cap - 1)].raw)
-                j++;
-            n[j & (cap - 1)] = s->paths[i];
-        }
-        free(s->paths);
-        s->paths = n;
-        s->paths_cap = cap;
-    }
-    size_t j = ((uintptr_t)raw * 0x9e3779b97f4a7c15u) >> 20;
-    struct path_entry *e;
-    for (;; j++) {
-        e = &s->paths[j & (s->paths_cap - 1)];
-        if (!e->raw)
-            break;
-        if (e->raw == raw)
-            return e->path;
-    }
+    struct ptr_entry *e = ptr_slot(&s->paths, raw, 256);
+    if (!e)
+        return raw;
+    if (e->key)
+        return e->value;
     char *p = cg_source_path(cu, raw);
     if (!p)
         return raw;
     const char *kept = keep(s, p);
     if (!kept)
         return raw;
-    e->raw = raw;
-    e->path = kept;
-    s->paths_n++;
+    e->key = raw;
+    e->value = p; /* the session's own copy from now on (keep) */
+    s->paths.n++;
     return kept;
 }
 
@@ -380,40 +388,19 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
  * where lines.c leaves the unit to libdw (or memory ran out). */
 static const struct cg_line_table *lines_of(struct cg_syms *s, Dwarf_Die *cu)
 {
-    if ((s->units_n + 1) * 2 > s->units_cap) {
-        size_t cap = s->units_cap ? s->units_cap * 2 : 64;
-        struct unit_lines *n = calloc(cap, sizeof *n);
-        if (!n)
-            return NULL;
-        for (size_t i = 0; i < s->units_cap; i++) {
-            if (!s->units[i].die)
-                continue;
-            size_t j = ((uintptr_t)s->units[i].die * 0x9e3779b97f4a7c15u) >> 20;
-            while (n[j & (cap - 1)].die)
-                j++;
-            n[j & (cap - 1)] = s->units[i];
-        }
-        free(s->units);
-        s->units = n;
-        s->units_cap = cap;
-    }
-    size_t j = ((uintptr_t)cu->addr * 0x9e3779b97f4a7c15u) >> 20;
-    struct unit_lines *e;
-    for (;; j++) {
-        e = &s->units[j & (s->units_cap - 1)];
-        if (!e->die)
-            break;
-        if (e->die == cu->addr)
-            return e->table;
-    }
+    struct ptr_entry *e = ptr_slot(&s->units, cu->addr, 64);
+    if (!e)
+        return NULL;
+    if (e->key)
+        return e->value;
     struct cg_line_table *t = malloc(sizeof *t);
     if (t && cg_lines_decode(cu, t) != 0) {
         free(t);
         t = NULL;
     }
-    e->die = cu->addr;
-    e->table = t;
-    s->units_n++;
+    e->key = cu->addr;
+    e->value = t;
+    s->units.n++;
     return t;
 }
 
