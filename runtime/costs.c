@@ -144,10 +144,12 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
         c->selfs[i].cost = 0;
     for (uint32_t i = 0; i < c->depth; i++)
         c->frames[i].t_enter = c->frames[i].t_last = now;
-    c->lost = c->unmatched_exits = c->left = 0;
+    c->lost = c->unmatched_exits = c->left = c->jumped = 0;
 }
 
-static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t addr)
+/* inlined: fn's frame is inlined into another function, in whose code addr
+ * lies (set when the entry is made: the address decides it). */
+static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t addr, int inlined)
 {
     uint32_t i = (uint32_t)self_hash(fn, addr);
     for (;; i++) {
@@ -171,6 +173,7 @@ static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t
     s->fn = fn;
     s->addr = addr;
     s->cost = 0;
+    s->inlined = (uint32_t)inlined;
     c->self_index[i & c->self_mask] = e;
     __atomic_store_n(&c->nselfs, e + 1, __ATOMIC_RELEASE);
     return e;
@@ -192,17 +195,19 @@ static CG_NOINSTR uint32_t skip_of(const struct cg_costs *c, uintptr_t callee)
 }
 
 /* filtered: apply the filters (the sampler's arcs, into code that is not
- * instrumented, are not filtered). */
+ * instrumented, are not filtered). inlined: callee is inlined into caller
+ * (whose code called its enter hook at `code`); caller_inlined: the caller
+ * itself is. */
 static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee,
-                                      int filtered, int inlined)
+                                      int filtered, int inlined, int caller_inlined, uintptr_t code)
 {
     uint32_t skip = filtered ? skip_of(c, callee) : CG_ARC_COUNTED;
-    /* after an inlined call the caller runs on at an unknown place: its
-     * entry, as for its time before its first call */
-    uint32_t ret_self = caller ? self_find(c, caller, inlined ? caller : site) : CG_SINK;
+    /* after an inlined call the caller runs on near where the call began:
+     * no call instruction, no return address of its own */
+    uint32_t ret_self = caller ? self_find(c, caller, inlined ? code : site, caller_inlined) : CG_SINK;
     /* A call left out runs on its caller's time from its entry: its frame
      * charges the call site, as the caller does after it returns. */
-    uint32_t entry_self = skip ? ret_self : self_find(c, callee, callee);
+    uint32_t entry_self = skip ? ret_self : self_find(c, callee, callee, 0);
     if (c->narcs == c->arc_cap) {
         if (grow_dense(c, (void **)&c->arcs, &c->arc_cap, c->narcs, sizeof(struct cg_arc)) ||
             rebuild_index(&c->arc_index, &c->arc_mask, 2 * c->arc_cap, c->narcs, arc_hash_at, c)) {
@@ -220,7 +225,8 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     a->callee = callee;
     a->count = a->incl = a->runs = 0;
     a->sampled = 0;
-    a->inlined = (uint16_t)inlined;
+    a->inlined = (uint8_t)inlined;
+    a->caller_inlined = (uint8_t)caller_inlined;
     a->skip = skip;
     a->entry_self = entry_self;
     a->ret_self = ret_self;
@@ -229,23 +235,39 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     return e;
 }
 
-/* The slow paths make system calls (mmap, munmap) in the middle of the
- * program's code: errno must come out as it went in. */
 /* A call of fn at the call site the top frame itself was called from: how
- * a function inlined into the top one calls its hooks (see cg_resync_slow). */
-static int at_top_site(const struct cg_costs *c, uintptr_t fn, uintptr_t site)
+ * the hooks of a function inlined into the top one's host are called (the
+ * host's own return address, which every frame inlined into it shares). */
+static int at_top_site(const struct cg_costs *c, uintptr_t site)
 {
     const struct cg_frame *top = c->depth ? &c->frames[c->depth - 1] : NULL;
-    return top && !top->skip && top->fn != fn && top->arc != CG_SINK && c->arcs[top->arc].site == site;
+    return top && top->arc != CG_SINK && c->arcs[top->arc].site == site;
 }
 
-uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
+/* Whether the top frame is inlined into another function (its call sites
+ * are in that function's code). A frame left out calls through its arc's
+ * caller, so what counts is that caller's frame. */
+static int top_inlined(const struct cg_costs *c)
 {
-    /* cg_arc_find() probed up to an empty slot: the arc is new. Called at
-     * the call site the caller itself was called from, and kept on top by
-     * cg_resync_slow: a call inlined into the caller. */
+    if (c->depth == 0)
+        return 0;
+    const struct cg_arc *a = &c->arcs[c->frames[c->depth - 1].arc];
+    return c->frames[c->depth - 1].skip ? a->caller_inlined : a->inlined;
+}
+
+/* The slow paths make system calls (mmap, munmap) in the middle of the
+ * program's code: errno must come out as it went in. */
+uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, uintptr_t sp,
+                          uintptr_t code)
+{
+    /* cg_arc_find() probed up to an empty slot: the arc is new. A top frame
+     * at the same sp, after cg_costs_resync, is the host of an inlined
+     * call. The same call site then always makes the same kind of call:
+     * an inlined call's site is its host's return address, a real call's
+     * a return address in its caller's code. */
     int saved = errno;
-    uint32_t e = arc_insert(c, caller, site, callee, 1, at_top_site(c, callee, site));
+    int inlined = c->depth > 0 && c->frames[c->depth - 1].sp == sp;
+    uint32_t e = arc_insert(c, caller, site, callee, 1, inlined, top_inlined(c), code);
     errno = saved;
     return e;
 }
@@ -275,39 +297,71 @@ void cg_stack_grow(struct cg_costs *c)
     errno = saved;
 }
 
-void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int entering,
-                    uint64_t now)
+static void pop_left(struct cg_costs *c, uint64_t now)
 {
-    /* A function inlined into the top one, whose hooks the compiler kept
-     * (gcc and clang at -O2): its enter hook is called from the top
-     * function's body, in the same frame (same sp), with the top function's
-     * own call site. A sibling called after a longjmp left the top frame can
-     * look the same (a loop calling through a pointer); its hook is called
-     * from its own start, so the code calling the hook is nearer to fn's
-     * entry than to the top function's. */
-    if (entering && c->frames[c->depth - 1].sp == sp && at_top_site(c, fn, site)) {
-        /* the code runs in the top function, or in the function the top
-         * one was itself inlined into (clang inlines whole chains) */
-        uint32_t host = c->depth - 1;
-        while (host > 0 && c->frames[host].arc != CG_SINK && c->arcs[c->frames[host].arc].inlined)
-            host--;
-        if (code - c->frames[host].fn < code - fn)
-            return;
-    }
-    /* On an alternate signal stack the addresses say nothing about the
-     * thread's own stack: leave it alone. */
+    cg_costs_pop(c, now);
+    c->left++;
+}
+
+/* On an alternate signal stack the addresses say nothing about the
+ * thread's own stack. */
+static int on_alt_stack(void)
+{
     int saved = errno;
     stack_t ss;
     int on_alt = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
     errno = saved;
-    if (on_alt)
+    return on_alt;
+}
+
+void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int entering,
+                    uint64_t now)
+{
+    if (on_alt_stack())
         return;
-    while (c->depth > 0) {
-        const struct cg_frame *top = &c->frames[c->depth - 1];
-        if (entering ? top->sp > sp : top->sp >= sp || top->fn == fn)
-            break;
+    if (!entering) {
+        while (c->depth > 0) {
+            const struct cg_frame *top = &c->frames[c->depth - 1];
+            if (top->sp >= sp || top->fn == fn)
+                break;
+            pop_left(c, now);
+        }
+        return;
+    }
+    /* Below sp: no live frame can be there. */
+    while (c->depth > 0 && c->frames[c->depth - 1].sp < sp)
+        pop_left(c, now);
+    /* At sp: an inlined call's host, and the calls inlined into it, are
+     * kept. A frame there was left when
+     *  - its enter hook was called from the same code (the same inlined
+     *    call, in the same frame, entered again: the first one never
+     *    ended; a function cannot be inside itself at one place);
+     *  - the new call is not an inlined one (its site is not the host's
+     *    return address): a real call's frame is below every live one. */
+    uint32_t d = c->depth;
+    while (d > 0 && c->frames[d - 1].sp == sp && c->frames[d - 1].code != code)
+        d--;
+    if (d > 0 && c->frames[d - 1].sp == sp)
+        while (c->depth >= d)
+            pop_left(c, now);
+    while (c->depth > 0 && c->frames[c->depth - 1].sp == sp && !at_top_site(c, site))
+        pop_left(c, now);
+    (void)fn;
+}
+
+void cg_costs_unwind_to(struct cg_costs *c, uint32_t depth, uint64_t now)
+{
+    while (c->depth > depth) {
         cg_costs_pop(c, now);
-        c->left++;
+        c->jumped++;
+    }
+}
+
+void cg_costs_unwind_below(struct cg_costs *c, uintptr_t sp, uint64_t now)
+{
+    while (c->depth > 0 && c->frames[c->depth - 1].sp < sp) {
+        cg_costs_pop(c, now);
+        c->jumped++;
     }
 }
 
@@ -377,8 +431,8 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         return -1;
     /* From a call left out, as its other calls: made by the caller it runs for */
     const struct cg_frame *top = &c->frames[c->depth - 1];
-    uintptr_t caller = top->skip ? top->via_fn : top->fn;
-    uintptr_t site0 = top->skip ? top->via_site : sites[0];
+    uintptr_t caller = top->skip ? c->arcs[top->arc].caller : top->fn;
+    uintptr_t site0 = top->skip ? c->arcs[top->arc].site : sites[0];
     uint32_t first = arc_lookup(c, caller, site0, fns[0]);
     if (first != CG_SINK && !c->arcs[first].sampled)
         return -1;
@@ -389,13 +443,13 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         uintptr_t from_site = i ? sites[i] : site0;
         uint32_t a = arc_lookup(c, from, from_site, fns[i]);
         if (a == CG_SINK) {
-            a = arc_insert(c, from, from_site, fns[i], 0, 0);
+            a = arc_insert(c, from, from_site, fns[i], 0, 0, 0, 0);
             if (a != CG_SINK)
                 c->arcs[a].sampled = 1;
         }
         arcs[i] = a;
     }
-    uint32_t self = self_find(c, fns[n - 1], pc);
+    uint32_t self = self_find(c, fns[n - 1], pc, 0);
     errno = saved;
     for (unsigned i = 0; i < n; i++) {
         struct cg_arc *a = &c->arcs[arcs[i]];
@@ -460,6 +514,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->lost = c->lost;
     t->unmatched_exits = c->unmatched_exits;
     t->left = c->left;
+    t->jumped = c->jumped;
     return 0;
 }
 
@@ -493,8 +548,12 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         a->caller = arcs[i].caller;
         a->site = arcs[i].site;
         a->callee = arcs[i].callee;
-        /* no call instruction names an inlined call's place */
-        a->call_pc = a->site && !arcs[i].inlined ? a->site - 1 : 0;
+        /* an inlined call has no call instruction: its place is where its
+         * enter hook was called, the return charge's address */
+        a->inlined = arcs[i].inlined;
+        a->caller_inlined = arcs[i].caller_inlined;
+        uintptr_t at = arcs[i].inlined ? selfs[arcs[i].ret_self].addr : a->site;
+        a->call_pc = at ? at - 1 : 0;
         a->count = count;
         a->incl = incl;
         a->runs = diff(cur->runs[i], base ? base->runs : NULL, bn, i);
@@ -511,12 +570,14 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         s->fn = selfs[i].fn;
         s->addr = selfs[i].addr;
         s->cost = cost;
+        s->inlined = selfs[i].inlined;
     }
     out->depth = cur->depth;
     out->lost = cur->lost - (base && base->lost <= cur->lost ? base->lost : 0);
     out->unmatched_exits =
         cur->unmatched_exits - (base && base->unmatched_exits <= cur->unmatched_exits ? base->unmatched_exits : 0);
     out->left = cur->left - (base && base->left <= cur->left ? base->left : 0);
+    out->jumped = cur->jumped - (base && base->jumped <= cur->jumped ? base->jumped : 0);
     return 0;
 }
 
@@ -532,6 +593,7 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->lost = src->lost;
     dst->unmatched_exits = src->unmatched_exits;
     dst->left = src->left;
+    dst->jumped = src->jumped;
     return 0;
 }
 
@@ -555,6 +617,7 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
     base->unmatched_exits += now->unmatched_exits -
                              (since->unmatched_exits <= now->unmatched_exits ? since->unmatched_exits : now->unmatched_exits);
     base->left += now->left - (since->left <= now->left ? since->left : now->left);
+    base->jumped += now->jumped - (since->jumped <= now->jumped ? since->jumped : now->jumped);
     return 0;
 }
 
@@ -637,6 +700,7 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->lost += part->lost;
     s->unmatched_exits += part->unmatched_exits;
     s->left += part->left;
+    s->jumped += part->jumped;
     s->continued = 0;
     for (size_t i = 0; i < s->narcs; i++)
         s->continued += s->arcs[i].count == 0;

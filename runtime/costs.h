@@ -61,13 +61,20 @@ struct cg_arc {
     uint64_t incl;    /* nanoseconds spent in those calls, callees included */
     uint64_t runs;    /* times the caller's frame switched to this arc from another */
     uint32_t entry_self; /* self entry (callee, callee) charged from entry */
-    uint32_t ret_self;   /* self entry (caller, site) charged after return */
-    uint16_t sampled;    /* made by the sampler (CGPROF_TIME=sample): a call
+    uint32_t ret_self;   /* self entry charged after return: (caller, site),
+                            or for an inlined call (caller, where its enter
+                            hook was called) */
+    uint8_t sampled;     /* made by the sampler (CGPROF_TIME=sample): a call
                             into uninstrumented code, count = visits seen */
-    uint16_t inlined;    /* a call inlined into its caller, whose hooks the
-                            compiler kept: its call site is the caller's own
-                            (see cg_resync_slow); position unknown, so its
-                            return charges the caller's entry */
+    uint8_t inlined;     /* a call inlined into its caller, whose hooks the
+                            compiler kept: same frame (sp), the caller's own
+                            call site (see cg_resync_slow); no call
+                            instruction, its place is ret_self's address */
+    uint8_t caller_inlined; /* the caller's frame is itself inlined: the
+                            call site lies in the code of the function it
+                            was inlined into (or a part of it), which is not
+                            a callback from that function */
+    uint8_t pad_;
     uint32_t skip;       /* CG_ARC_*: decided when the arc is made (or
                             throttled); then entry_self == ret_self */
 };
@@ -76,11 +83,17 @@ struct cg_self {
     uintptr_t fn;   /* function whose frame was running */
     uintptr_t addr; /* instruction address the time is charged at */
     uint64_t cost;  /* nanoseconds */
+    uint32_t inlined; /* fn's frame was inlined: addr is in the code of the
+                         function it was inlined into (see cg_arc) */
 };
 
 struct cg_frame {
     uintptr_t fn;
-    uintptr_t sp;      /* stack pointer at entry, for re-synchronisation */
+    uintptr_t sp;      /* the enter hook's call frame address: where the
+                          stack pointer of the code that called it was */
+    uintptr_t code;    /* where the enter hook was called from (its return
+                          address): in fn's own code for a real call, in the
+                          host's for an inlined one */
     uint64_t t_enter;  /* time at entry (ns) */
     uint64_t t_last;   /* start of the self-time segment now running */
     uint32_t arc;      /* the arc this call is counted on */
@@ -88,8 +101,8 @@ struct cg_frame {
     uint32_t last_arc; /* arc of this frame's previous call (for runs) */
     uint32_t skip;     /* a call left out (its arc's skip): a frame only for
                           its exit and re-synchronisation; its calls are
-                          made by via_fn at via_site */
-    uintptr_t via_fn, via_site;
+                          made by its arc's caller at its arc's call site */
+    uint64_t pad_;     /* one cache line a frame */
 };
 
 #define CG_MAX_RETIRED 96
@@ -116,9 +129,14 @@ struct cg_costs {
      * entry; reported in the profile header. */
     uint64_t lost;
     uint64_t unmatched_exits;
-    /* Frames found abandoned (longjmp, an exception unwound without exit
-     * hooks, a siglongjmp out of a handler) and popped as ending then. */
+    /* Frames found abandoned by a later hook (a frame whose exit hook never
+     * ran, found from the stack pointers or by the exit of a function under
+     * it) and popped as ending then: a repair, said in the profile. */
     uint64_t left;
+    /* Frames ended by a longjmp or by exception unwinding, which cannot
+     * call their exit hooks: popped when the jump or the unwinder left them
+     * (see unwind.c), known exactly, not a repair. */
+    uint64_t jumped;
     /* Enters beyond a shadow stack that could not grow; their exits are
      * dropped in turn. */
     uint64_t overflow;
@@ -162,23 +180,38 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
                     uint64_t period, int new_visit, uint32_t *last, unsigned *nlast);
 
 /* Slow paths of the hooks, out of line. */
-uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);
+uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, uintptr_t sp,
+                          uintptr_t code);
 void cg_stack_grow(struct cg_costs *c);
 void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now);
 void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int entering,
                     uint64_t now);
 void cg_throttle_check(struct cg_costs *c, uint32_t arc);
 
+/* Frames that a longjmp or exception unwinding ends (their exit hooks will
+ * never run), popped as ending at `now` and counted in `jumped`: those above
+ * depth (a longjmp whose setjmp was seen at that depth), or those whose sp
+ * is below `sp` (the stack pointer the jump or the unwinding resumes at).
+ * The caller holds the thread's guard. */
+void cg_costs_unwind_to(struct cg_costs *c, uint32_t depth, uint64_t now);
+void cg_costs_unwind_below(struct cg_costs *c, uintptr_t sp, uint64_t now);
+
 /* Re-synchronises the shadow stack with the real one before a hook whose
  * own frame is at sp (the stack grows down), called from the instrumented
- * code at `code` (the hook's return address). When a function is entered,
- * the frames still alive (its callers) are all above sp; a frame at or
- * below it was left without its exit hook (longjmp, an exception that
- * clang unwinds without calling it) and is popped, as ending now, and
- * counted, unless fn was inlined into it (cg_resync_slow). When fn exits,
- * a top frame of fn is the one exiting: at -O2 the exit hook may be a tail
- * call, made after the frame is gone, from above it; only frames of other
- * functions below sp are stale. */
+ * code at `code` (the hook's return address). What the hooks see (README,
+ * "How it works"):
+ *  - a real call's enter hook runs in the callee's frame, below its
+ *    caller's: its sp is lower than every live frame's;
+ *  - a function inlined into another keeps its hooks (gcc and clang at -O2),
+ *    called from the host's code, in the host's frame (the same sp) and
+ *    with the host's own call site (the host's return address).
+ * So when a function is entered, a frame below sp was left without its exit
+ * hook (a longjmp or exception that the runtime did not see end it) and is
+ * popped as ending now; a frame at sp is the host of an inlined call (or an
+ * inlined call in it), and is kept unless shown to be left (cg_resync_slow).
+ * When fn exits, a top frame of fn is the one exiting: at -O2 the exit hook
+ * may be a tail call, made after the frame is gone, from above it; only
+ * frames of other functions below sp are stale. */
 static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
                                       uintptr_t code, int entering, uint64_t now)
 {
@@ -201,23 +234,25 @@ static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_
 }
 
 static CG_INLINE uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uintptr_t site,
-                                          uintptr_t callee)
+                                          uintptr_t callee, uintptr_t sp, uintptr_t code)
 {
     uint64_t h = cg_arc_hash(caller, site, callee);
     for (uint32_t i = (uint32_t)h;; i++) {
         uint32_t slot = c->arc_index[i & c->arc_mask];
         if (slot == 0)
-            return cg_arc_find_slow(c, caller, site, callee);
+            return cg_arc_find_slow(c, caller, site, callee, sp, code);
         const struct cg_arc *a = &c->arcs[slot];
         if (a->site == site && a->callee == callee && a->caller == caller)
             return slot;
     }
 }
 
-/* Function entry at time `now` (ns): closes the caller's running self segment,
- * pushes a frame. */
+/* Function entry at time `now` (ns), its enter hook called from `code` with
+ * its frame at sp: closes the caller's running self segment, pushes a frame.
+ * After cg_costs_resync, a top frame at the same sp is the host of an
+ * inlined call. */
 static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
-                                         uint64_t now)
+                                     uintptr_t code, uint64_t now)
 {
     uintptr_t caller = 0;
     struct cg_frame *top = NULL;
@@ -233,11 +268,12 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
             c->selfs[top->self].cost += now - top->t_last;
         caller = top->fn;
         if (cg_unlikely(top->skip)) {
-            caller = top->via_fn;
-            site = top->via_site;
+            /* made by the caller that the frame left out runs for */
+            caller = c->arcs[top->arc].caller;
+            site = c->arcs[top->arc].site;
         }
     }
-    uint32_t arc = cg_arc_find(c, caller, site, fn);
+    uint32_t arc = cg_arc_find(c, caller, site, fn, sp, code);
     if (top && top->last_arc != arc) {
         top->last_arc = arc;
         c->arcs[arc].runs++;
@@ -254,16 +290,13 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     struct cg_frame *f = &c->frames[c->depth];
     f->fn = fn;
     f->sp = sp;
+    f->code = code;
     f->t_enter = now;
     f->t_last = now;
     f->arc = arc;
     f->self = c->arcs[arc].entry_self;
     f->last_arc = CG_SINK;
     f->skip = c->arcs[arc].skip;
-    if (cg_unlikely(f->skip)) {
-        f->via_fn = caller;
-        f->via_site = site;
-    }
     /* The dump reads frames [0, depth): publish the frame after filling it. */
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
 }
@@ -312,16 +345,20 @@ static CG_INLINE void cg_costs_exit(struct cg_costs *c, uintptr_t fn, uint64_t n
 struct cg_snap_arc {
     uintptr_t caller, site, callee;
     uintptr_t call_pc; /* address of the call instruction (site - 1 until the
-                          dump decodes it), naming the call's position; 0
-                          when no call made this frame (a signal handler) */
+                          dump decodes it), naming the call's position; for
+                          an inlined call, where its enter hook was called;
+                          0 when no call made this frame (a signal handler) */
     uint64_t count; /* calls, including those still running at the snapshot */
     uint64_t incl;  /* nanoseconds */
     uint64_t runs;
+    uint8_t inlined;        /* cg_arc's */
+    uint8_t caller_inlined; /* cg_arc's: call_pc is in the host's code */
 };
 
 struct cg_snap_self {
     uintptr_t fn, addr;
     uint64_t cost; /* nanoseconds */
+    uint32_t inlined; /* cg_self's: addr is in the host's code */
 };
 
 struct cg_snapshot {
@@ -329,7 +366,7 @@ struct cg_snapshot {
     size_t narcs;
     struct cg_snap_self *selfs;
     size_t nselfs;
-    uint64_t lost, unmatched_exits, left;
+    uint64_t lost, unmatched_exits, left, jumped;
     uint32_t depth;     /* frames still running when it was taken */
     uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
 };
@@ -356,7 +393,7 @@ struct cg_totals {
     uint64_t *cost;                /* per self index */
     uint32_t nselfs;
     uint32_t depth;                /* calls in progress at the reading */
-    uint64_t lost, unmatched_exits, left;
+    uint64_t lost, unmatched_exits, left, jumped;
 };
 
 /* Reads the totals of `c` at `now` into *t (its arrays are reallocated to

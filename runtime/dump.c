@@ -418,7 +418,9 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
 {
     struct cg_snapshot snap = *s;
     for (size_t i = 0; i < snap.narcs; i++)
-        if (snap.arcs[i].site && snap.arcs[i].call_pc) /* 0: an inlined call, no instruction */
+        /* call_pc 0: a signal handler's frame, no call; an inlined call has
+         * none either, call_pc is already its place */
+        if (snap.arcs[i].site && snap.arcs[i].call_pc && !snap.arcs[i].inlined)
             snap.arcs[i].call_pc = call_instruction(&d->exec, snap.arcs[i].site, snap.arcs[i].callee);
 
     struct cg_symtab symtab;

@@ -37,10 +37,11 @@ static CG_INLINE uint64_t thread_now(struct cg_thread *t)
  * interrupted it. The tables are half updated, so the event is kept in a
  * small buffer (slots reserved atomically: handlers nest) and replayed when
  * the interrupted hook ends, as if the handler had run right after it. */
-static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, int enter)
+static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                          int enter)
 {
     if (t->guard == CG_GUARD_RUNTIME || !t->costs.frames)
-        return; /* the runtime's own work, or a sentinel: not the program's */ /* the runtime's own work, or a sentinel: not the program's */
+        return; /* the runtime's own work, or a sentinel: not the program's */
     uint32_t i = __atomic_fetch_add(&t->ndeferred, 1, __ATOMIC_RELAXED);
     if (i >= CG_MAX_DEFERRED) {
         __atomic_fetch_sub(&t->ndeferred, 1, __ATOMIC_RELAXED);
@@ -51,6 +52,7 @@ static CG_COLD void defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uin
     d->fn = fn;
     d->site = site;
     d->sp = sp;
+    d->code = code;
     d->enter = enter;
     d->now = cg_sampling ? t->vclock : cg_clock_now();
 }
@@ -61,7 +63,7 @@ static CG_INLINE void apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, u
     if (resync)
         cg_costs_resync(&t->costs, fn, site, sp, code, enter, now);
     if (enter)
-        cg_costs_enter(&t->costs, fn, site, sp, now);
+        cg_costs_enter(&t->costs, fn, site, sp, code, now);
     else
         cg_costs_exit(&t->costs, fn, now);
 }
@@ -77,7 +79,7 @@ static CG_COLD void replay(struct cg_thread *t)
         uint32_t n = __atomic_load_n(&t->ndeferred, __ATOMIC_ACQUIRE);
         for (; i < n && i < CG_MAX_DEFERRED; i++) {
             const struct cg_deferred *d = &t->deferred[i];
-            apply(t, d->fn, d->site, d->sp, 0, d->enter, d->now, 0);
+            apply(t, d->fn, d->site, d->sp, d->code, d->enter, d->now, 0);
         }
         if (__atomic_compare_exchange_n(&t->ndeferred, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
@@ -101,7 +103,7 @@ static CG_COLD void replay_late(struct cg_thread *t)
 /* The calling thread's state with its guard taken, or NULL when this hook
  * must do nothing: runtime not ready, collection paused, or a hook already
  * running on this thread (this one comes from a signal handler). */
-static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, uintptr_t sp, int enter)
+static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
 {
     struct cg_thread *t = cg_self;
     if (cg_unlikely(!t) && !(t = cg_thread_attach()))
@@ -110,7 +112,7 @@ static CG_INLINE struct cg_thread *hook_begin(uintptr_t fn, uintptr_t site, uint
      * waits its turn behind them, so that the order is kept. */
     if (cg_unlikely(t->guard | t->ndeferred | !cg_collecting)) {
         if (cg_collecting)
-            defer(t, fn, site, sp, enter);
+            defer(t, fn, site, sp, code, enter);
         return NULL;
     }
     t->guard = CG_GUARD_HOOK;
@@ -159,7 +161,7 @@ static CG_COLD void general_guarded(struct cg_thread *t, uintptr_t fn, uintptr_t
  * wait or do nothing (see hook_begin). */
 static CG_COLD void hook_general(uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
 {
-    struct cg_thread *t = hook_begin(fn, site, sp, enter);
+    struct cg_thread *t = hook_begin(fn, site, sp, code, enter);
     if (t)
         general_guarded(t, fn, site, sp, code, enter);
 }
@@ -216,8 +218,9 @@ static CG_INLINE uint64_t fast_now_charge(struct cg_thread *t, struct cg_frame *
  * functions' pieces shared, gcc kept four registers instead of two and the
  * hooks made 8% more instructions (callgrind, the benchmark's workload). Inlined twice into
  * each hook, once per clock, so that neither tests the mode again. sp is
- * the hook's hook_sp(). */
-static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, const int sampled)
+ * the hook's hook_sp(), code its return address. */
+static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                const int sampled)
 {
     struct cg_costs *c = &t->costs;
     /* The arc, by call site and callee first: few values live through the
@@ -237,11 +240,19 @@ static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t sit
     if (cg_unlikely(d == 0 || d == c->frame_cap))
         return 0;
     struct cg_frame *top = &c->frames[d - 1];
-    /* cg_costs_resync's test for an entry; a caller that is not the top
-     * frame (another arc of this site and callee: a frame left out calls
-     * through its via_fn); an arc left out */
-    if (cg_unlikely(top->sp <= sp || top->skip || a->caller != top->fn || a->skip))
+    /* A caller that is not the top frame (another arc of this site and
+     * callee: a frame left out calls through its arc's caller); an arc left
+     * out; cg_costs_resync's test for an entry: a real call's frame is
+     * below its caller's, an inlined call's at its host's, and not the same
+     * inlined call entered again (cg_resync_slow) */
+    if (cg_unlikely(top->skip || a->caller != top->fn || a->skip))
         return 0;
+    if (cg_unlikely(top->sp <= sp)) {
+        if (top->sp != sp || !a->inlined || top->code == code)
+            return 0;
+    } else if (cg_unlikely(a->inlined)) {
+        return 0;
+    }
     /* from here on as cg_costs_enter */
     uint64_t now = fast_now_charge(t, top, sampled);
     if (top->last_arc != arc) {
@@ -251,6 +262,7 @@ static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t sit
     struct cg_frame *f = top + 1;
     f->fn = fn;
     f->sp = sp;
+    f->code = code;
     f->t_enter = now;
     f->t_last = now;
     f->arc = arc;
@@ -300,7 +312,9 @@ CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
     }
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
-    if (cg_likely(mode == CG_FAST_TSC ? enter_fast(t, fn, site, hook_sp(), 0) : enter_fast(t, fn, site, hook_sp(), 1)))
+    uintptr_t code = (uintptr_t)__builtin_return_address(0);
+    if (cg_likely(mode == CG_FAST_TSC ? enter_fast(t, fn, site, hook_sp(), code, 0)
+                                      : enter_fast(t, fn, site, hook_sp(), code, 1)))
         hook_end(t);
     else
         general_guarded(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 1);

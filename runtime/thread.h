@@ -13,7 +13,7 @@ enum { CG_GUARD_HOOK = 1, CG_GUARD_RUNTIME = 2 };
 /* A hook that ran while another hook of the same thread was running (from
  * a signal handler): kept, and replayed when the interrupted hook ends. */
 struct cg_deferred {
-    uintptr_t fn, site, sp;
+    uintptr_t fn, site, sp, code;
     uint64_t now;
     int enter;
 };

@@ -212,16 +212,34 @@ static size_t rec_of_entry(struct ctx *c, uintptr_t fn)
     return r;
 }
 
+/* Whether the symbol `part` names code the compiler split off or cloned
+ * from function `fn` (gcc's fn.cold, fn.part.0, fn.constprop.0, fn.isra.0;
+ * demangled C++ "fn(int) [clone .cold]"): a name with a dot after fn's, which
+ * no C or C++ function can have. Their code calls the hooks with fn's
+ * address. */
+static int part_of(const char *part, const char *fn)
+{
+    size_t n = strlen(fn);
+    return strncmp(part, fn, n) == 0 && (part[n] == '.' || strncmp(part + n, " [clone .", 9) == 0);
+}
+
 /* The function that contains the code at address x, which ran in the frame
  * of the instrumented function `frame` (a record index, or SIZE_MAX at a
  * thread's root). Code between the hooks normally belongs to the frame's own
- * function, but a callback called from uninstrumented code (qsort calling a
+ * function (or to a part of it the compiler made; or, for a frame inlined
+ * into another function (host_code), to that function: in any object, since
+ * the hooks of a function inlined from a library's header may name the
+ * library's own copy, libstdc++'s std::allocator<char>::allocator() say,
+ * while its code is the program's); but a callback called from uninstrumented code (qsort calling a
  * comparator) has a call site, and time after its return, in that code: it
  * is named by the function that contains it. */
-static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x, const struct cg_symbol *s)
+static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x, const struct cg_symbol *s, int host_code)
 {
     if (s && s->function) {
-        if (frame != SIZE_MAX && c->recs[frame].entry == s->fn_obj_addr && same(c->recs[frame].object, s->object))
+        if (frame != SIZE_MAX &&
+            (host_code || (same(c->recs[frame].object, s->object) &&
+                           (c->recs[frame].entry == s->fn_obj_addr ||
+                            part_of(s->function, rec_name(&c->recs[frame]))))))
             return frame;
         return rec_get(c, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
     }
@@ -295,7 +313,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
         const struct cg_snap_self *sc = &snap->selfs[i];
         size_t f = rec_of_entry(c, sc->fn);
         const struct cg_symbol *sym = sym_of(c, sc->addr);
-        size_t g = f == SIZE_MAX ? SIZE_MAX : rec_of_code(c, f, sc->addr, sym);
+        size_t g = f == SIZE_MAX ? SIZE_MAX : rec_of_code(c, f, sc->addr, sym, (int)sc->inlined);
         if (g == SIZE_MAX)
             return -1;
         struct line l = line_at(sc->addr, sym, &c->recs[g]);
@@ -326,7 +344,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
         } else {
             uintptr_t pc = a->call_pc ? a->call_pc : a->site;
             const struct cg_symbol *sym = sym_of(c, pc);
-            g = rec_of_code(c, f, pc, sym);
+            g = rec_of_code(c, f, pc, sym, a->caller_inlined);
             if (g == SIZE_MAX)
                 return -1;
             l = line_at(pc, sym, &c->recs[g]);

@@ -292,13 +292,15 @@ class Inlining(ProfileAssertions):
                 self.assertEqual(counts[("sum_x", "get_x")], 10000)
                 self.assertNotIn(("main", "get_x"), counts)
                 self.assert_none_left(prof)
-                # no call instruction names the place: the caller's start
+                # no call instruction names the place: where the enter hook
+                # is called in sum_x's code, a line of get_x (24-27) or of
+                # the loop that it is inlined in (30-35)
                 (call,) = [c for c in prof.calls if c.caller.name == "sum_x" and c.callee.name == "get_x"]
                 (entry,) = {c.target_line for c in prof.calls if c.callee.name == "sum_x"}
-                self.assertEqual(call.line, entry)
+                self.assertEqual(entry, 30)
+                self.assertTrue(24 <= call.line <= 27 or 30 <= call.line <= 35, call)
                 # source files also without .debug_aranges (clang writes none)
                 self.assertTrue(call.caller.file.endswith("tests/progs/inlined.c"), call.caller)
-                self.assertGreater(entry, 0)
 
     def test_chain_inlined_into_one_frame(self):
         for cc in COMPILERS:

@@ -28,6 +28,13 @@
 
 /* ---- helpers ----------------------------------------------------------------- */
 
+/* A real call's entry: its enter hook called from its own code, just after
+ * its start. */
+static void enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uint64_t now)
+{
+    cg_costs_enter(c, fn, site, sp, fn + 4, now);
+}
+
 static int setup(void **state)
 {
     struct cg_costs *c = malloc(sizeof *c);
@@ -143,11 +150,11 @@ static void assert_snapshots_equal(const struct cg_snapshot *a, const struct cg_
  */
 static void run_simple(struct cg_costs *c)
 {
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 10);
     cg_costs_exit(c, F, 25);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 30);
-    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 35);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 30);
+    enter(c, F, G + 0x08, SP - 0x80, 35);
     cg_costs_exit(c, F, 45);
     cg_costs_exit(c, G, 50);
     cg_costs_exit(c, MAIN, 60);
@@ -177,7 +184,7 @@ static void run_fib_until(struct cg_costs *c, uint64_t stop)
     };
     for (size_t i = 0; i < sizeof ev / sizeof ev[0] && ev[i].t <= stop; i++) {
         if (ev[i].enter)
-            cg_costs_enter(c, ev[i].fn, ev[i].site, SP - 0x40 * i, ev[i].t);
+            enter(c, ev[i].fn, ev[i].site, SP - 0x40 * i, ev[i].t);
         else
             cg_costs_exit(c, ev[i].fn, ev[i].t);
     }
@@ -263,10 +270,10 @@ static void test_self_costs_sum_to_root_inclusive(void **state)
 static void test_clock_stepping_back(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 100);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 90);  /* 10 ns behind: F starts at 100 */
+    enter(c, MAIN, ROOT_SITE, SP, 100);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 90);  /* 10 ns behind: F starts at 100 */
     cg_costs_exit(c, F, 95);                            /* still behind: F took 0 */
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 120);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 120);
     cg_costs_exit(c, G, 118);                           /* 2 ns behind G's start: 0 */
     cg_costs_exit(c, MAIN, 150);
     struct cg_snapshot s;
@@ -283,10 +290,10 @@ static void test_clock_stepping_back(void **state)
 static void test_repeated_calls_accumulate(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
     uint64_t t = 5;
     for (uint64_t i = 1; i <= 3; i++) { /* calls lasting 1, 2, 3 ns, 5 apart */
-        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t);
+        enter(c, F, MAIN + 0x10, SP - 0x40, t);
         cg_costs_exit(c, F, t + i);
         t += i + 5;
     }
@@ -307,10 +314,10 @@ static void test_repeated_calls_accumulate(void **state)
 static void test_distinct_sites_are_distinct_arcs(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 1);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 1);
     cg_costs_exit(c, F, 3);
-    cg_costs_enter(c, F, MAIN + 0x18, SP - 0x40, 4);
+    enter(c, F, MAIN + 0x18, SP - 0x40, 4);
     cg_costs_exit(c, F, 9);
     cg_costs_exit(c, MAIN, 10);
     struct cg_snapshot s;
@@ -373,9 +380,9 @@ static void test_recursion_runs_one_per_frame(void **state)
  * F+0x10); all three still running. */
 static void run_nested_open(struct cg_costs *c)
 {
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
-    cg_costs_enter(c, G, F + 0x10, SP - 0x80, 15);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    enter(c, G, F + 0x10, SP - 0x80, 15);
 }
 
 static void test_snapshot_counts_running_calls_once(void **state)
@@ -411,10 +418,10 @@ static void test_snapshot_adds_only_top_open_self_segment(void **state)
 static void test_snapshot_running_and_completed_calls_on_one_arc(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 2);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 2);
     cg_costs_exit(c, F, 6);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 8);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 8);
     struct cg_snapshot s;
     snap(c, 11, &s);
     ASSERT_ARC(&s, MAIN, MAIN + 0x10, F, 2, 4 + 3); /* one completed (4), one running (3 so far) */
@@ -512,9 +519,9 @@ static void test_exits_after_snapshot_give_final_numbers(void **state)
 static void test_runs_same_arc_repeated_is_one_run(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
     for (uint64_t i = 0; i < 5; i++) {
-        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10 * i + 1);
+        enter(c, F, MAIN + 0x10, SP - 0x40, 10 * i + 1);
         cg_costs_exit(c, F, 10 * i + 2);
     }
     cg_costs_exit(c, MAIN, 60);
@@ -528,11 +535,11 @@ static void test_runs_same_arc_repeated_is_one_run(void **state)
 static void test_runs_alternating_arcs_count_each_switch(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
     /* f, g, f, g, f: f starts 3 runs, g 2 */
     for (uint64_t i = 0; i < 5; i++) {
         uintptr_t fn = i % 2 ? G : F, site = i % 2 ? MAIN + 0x20 : MAIN + 0x10;
-        cg_costs_enter(c, fn, site, SP - 0x40, 10 * i + 1);
+        enter(c, fn, site, SP - 0x40, 10 * i + 1);
         cg_costs_exit(c, fn, 10 * i + 2);
     }
     cg_costs_exit(c, MAIN, 60);
@@ -548,12 +555,12 @@ static void test_runs_alternating_arcs_count_each_switch(void **state)
 static void test_runs_grouped_calls(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
     /* f f f g g f: f starts 2 runs, g 1 */
     static const int seq[] = { 0, 0, 0, 1, 1, 0 };
     for (uint64_t i = 0; i < 6; i++) {
         uintptr_t fn = seq[i] ? G : F, site = seq[i] ? MAIN + 0x20 : MAIN + 0x10;
-        cg_costs_enter(c, fn, site, SP - 0x40, 10 * i + 1);
+        enter(c, fn, site, SP - 0x40, 10 * i + 1);
         cg_costs_exit(c, fn, 10 * i + 2);
     }
     cg_costs_exit(c, MAIN, 70);
@@ -568,10 +575,10 @@ static void test_runs_start_afresh_in_each_frame(void **state)
 {
     struct cg_costs *c = *state;
     /* main calls g twice; each g frame calls f once: two frames, two runs. */
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
     for (uint64_t i = 0; i < 2; i++) {
-        cg_costs_enter(c, G, MAIN + 0x10, SP - 0x40, 10 * i + 1);
-        cg_costs_enter(c, F, G + 0x08, SP - 0x80, 10 * i + 2);
+        enter(c, G, MAIN + 0x10, SP - 0x40, 10 * i + 1);
+        enter(c, F, G + 0x08, SP - 0x80, 10 * i + 2);
         cg_costs_exit(c, F, 10 * i + 3);
         cg_costs_exit(c, G, 10 * i + 4);
     }
@@ -589,10 +596,10 @@ static void test_runs_start_afresh_in_each_frame(void **state)
 static void test_exit_of_deeper_frame_pops_frames_above(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
-    cg_costs_enter(c, G, F + 0x10, SP - 0x80, 12);
-    cg_costs_enter(c, H, G + 0x10, SP - 0xc0, 15);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    enter(c, G, F + 0x10, SP - 0x80, 12);
+    enter(c, H, G + 0x10, SP - 0xc0, 15);
     /* f exits with g and h still on the stack (a longjmp out of h) */
     cg_costs_exit(c, F, 20);
     assert_int_equal(c->depth, 1);
@@ -621,8 +628,8 @@ static void test_exit_of_deeper_frame_pops_frames_above(void **state)
 static void test_exit_matching_nothing_is_dropped(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 10);
     struct cg_snapshot before, after;
     snap(c, 20, &before);
     cg_costs_exit(c, H, 15); /* h was never entered */
@@ -669,13 +676,13 @@ static void test_growth_5000_distinct_callees(void **state)
     struct cg_costs *c = *state;
     enum { N = 5000 };
     uint64_t t = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t++);
+    enter(c, MAIN, ROOT_SITE, SP, t++);
     /* callee i is called (i % 3) + 1 times; each call lasts 1 + i % 7 ns */
     for (unsigned rep = 0; rep < 3; rep++) {
         for (unsigned i = 0; i < N; i++) {
             if (i % 3 < rep)
                 continue;
-            cg_costs_enter(c, 0x100000 + 0x40 * (uintptr_t)i, MAIN + 0x10, SP - 0x40, t);
+            enter(c, 0x100000 + 0x40 * (uintptr_t)i, MAIN + 0x10, SP - 0x40, t);
             t += 1 + i % 7;
             cg_costs_exit(c, 0x100000 + 0x40 * (uintptr_t)i, t);
             t++;
@@ -703,7 +710,7 @@ static void test_growth_20000_distinct_arcs(void **state)
     struct cg_costs *c = *state;
     enum { SITES = 200, CALLEES = 100, NARCS = SITES * CALLEES };
     uint64_t t = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t++);
+    enter(c, MAIN, ROOT_SITE, SP, t++);
     /* arc k = (site k / CALLEES, callee k % CALLEES) is called (k % 4) + 1 times, 1 ns each */
     for (unsigned rep = 0; rep < 4; rep++) {
         for (unsigned k = 0; k < NARCS; k++) {
@@ -711,7 +718,7 @@ static void test_growth_20000_distinct_arcs(void **state)
                 continue;
             uintptr_t site = MAIN + 0x10 + 8 * (uintptr_t)(k / CALLEES);
             uintptr_t fn = 0x100000 + 0x40 * (uintptr_t)(k % CALLEES);
-            cg_costs_enter(c, fn, site, SP - 0x40, t++);
+            enter(c, fn, site, SP - 0x40, t++);
             cg_costs_exit(c, fn, t++);
         }
     }
@@ -768,9 +775,9 @@ static void test_growth_million_frames_deep(void **state)
     struct cg_costs *c = *state;
     enum { N = 1000000 };
     /* frame k (0 = the root call) is entered at t = k and exits at 2N - k */
-    cg_costs_enter(c, FIB, ROOT_SITE, SP, 0);
+    enter(c, FIB, ROOT_SITE, SP, 0);
     for (uint64_t k = 1; k < N; k++)
-        cg_costs_enter(c, FIB, FIB + 0x10, SP - 0x40 * k, k);
+        enter(c, FIB, FIB + 0x10, SP - 0x40 * k, k);
     assert_int_equal(c->depth, N);
 
     struct cg_snapshot s;
@@ -807,14 +814,14 @@ static void test_new_arcs_preserve_errno(void **state)
     /* New arcs and table growth make system calls: errno must not change. */
     errno = 1234;
     uint64_t t = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t++);
+    enter(c, MAIN, ROOT_SITE, SP, t++);
     for (uintptr_t i = 0; i < 3000; i++) {
-        cg_costs_enter(c, 0x100000 + 0x40 * i, MAIN + 0x10, SP - 0x40, t++);
+        enter(c, 0x100000 + 0x40 * i, MAIN + 0x10, SP - 0x40, t++);
         assert_int_equal(errno, 1234);
         cg_costs_exit(c, 0x100000 + 0x40 * i, t++);
     }
     for (uint64_t k = 0; k < 5000; k++)
-        cg_costs_enter(c, FIB, FIB + 0x10, SP, t++);
+        enter(c, FIB, FIB + 0x10, SP, t++);
     assert_int_equal(errno, 1234);
 }
 
@@ -847,10 +854,10 @@ static void test_zero_clears_counts_and_costs(void **state)
 static void test_zero_running_frames_restart_at_now(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 10);
     cg_costs_exit(c, F, 20);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 25);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 25);
     cg_costs_zero(c, 30);
     assert_int_equal(c->depth, 2);
 
@@ -946,11 +953,11 @@ static void test_snapshot_of_empty_tables(void **state)
 static void test_snapshot_omits_zero_count_and_zero_cost(void **state)
 {
     struct cg_costs *c = *state;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, 10);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 10);
     cg_costs_exit(c, F, 20);
     cg_costs_zero(c, 20);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 20); /* no time since the zero */
+    enter(c, G, MAIN + 0x20, SP - 0x40, 20); /* no time since the zero */
     cg_costs_exit(c, G, 25);
     struct cg_snapshot s;
     snap(c, 25, &s);
@@ -1013,11 +1020,11 @@ static void test_parts_count_each_call_once_and_split_time(void **state)
     struct cg_totals base;
     memset(&base, 0, sizeof base);
     struct cg_snapshot p1, p2, p3;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, F, MAIN + 0x10, SP, 5);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 5);
     take_part(c, 10, &base, &p1);
     cg_costs_exit(c, F, 20);
-    cg_costs_enter(c, G, MAIN + 0x20, SP, 25);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 25);
     cg_costs_exit(c, G, 30);
     take_part(c, 40, &base, &p2);
     cg_costs_exit(c, MAIN, 50);
@@ -1069,13 +1076,13 @@ static void test_skip_leaves_paused_interval_out(void **state)
     memset(&base, 0, sizeof base);
     memset(&paused, 0, sizeof paused);
     memset(&now, 0, sizeof now);
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
     assert_int_equal(cg_costs_totals(c, 10, &paused), 0); /* pause */
-    cg_costs_enter(c, F, MAIN + 0x10, SP, 12);
+    enter(c, F, MAIN + 0x10, SP - 0x40, 12);
     cg_costs_exit(c, F, 18);
     assert_int_equal(cg_costs_totals(c, 30, &now), 0); /* resume */
     assert_int_equal(cg_totals_skip(&base, &now, &paused), 0);
-    cg_costs_enter(c, G, MAIN + 0x20, SP, 35);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 35);
     cg_costs_exit(c, G, 38);
     cg_costs_exit(c, MAIN, 40);
     struct cg_snapshot p;
@@ -1094,13 +1101,13 @@ static void test_skip_leaves_paused_interval_out(void **state)
 static void test_merged_parts_add_up(void **state)
 {
     (void)state;
-    struct cg_snap_arc a1[] = { { 0, ROOT_SITE, F, ROOT_SITE - 1, 1, 100, 1 },
-                                { F, F + 0x10, G, F + 0xb, 3, 30, 1 } };
-    struct cg_snap_self s1[] = { { F, F, 60 }, { G, G, 30 }, { F, F + 0x10, 10 } };
-    struct cg_snap_arc a2[] = { { 0, ROOT_SITE, F, ROOT_SITE - 1, 1, 50, 1 },
-                                { F, F + 0x20, H, F + 0x1b, 2, 20, 1 },
-                                { F, F + 0x10, G, F + 0xb, 0, 5, 0 } };
-    struct cg_snap_self s2[] = { { F, F, 25 }, { H, H, 20 }, { G, G, 5 } };
+    struct cg_snap_arc a1[] = { { 0, ROOT_SITE, F, ROOT_SITE - 1, 1, 100, 1, 0, 0 },
+                                { F, F + 0x10, G, F + 0xb, 3, 30, 1, 0, 0 } };
+    struct cg_snap_self s1[] = { { F, F, 60, 0 }, { G, G, 30, 0 }, { F, F + 0x10, 10, 0 } };
+    struct cg_snap_arc a2[] = { { 0, ROOT_SITE, F, ROOT_SITE - 1, 1, 50, 1, 0, 0 },
+                                { F, F + 0x20, H, F + 0x1b, 2, 20, 1, 0, 0 },
+                                { F, F + 0x10, G, F + 0xb, 0, 5, 0, 0, 0 } };
+    struct cg_snap_self s2[] = { { F, F, 25, 0 }, { H, H, 20, 0 }, { G, G, 5, 0 } };
     struct cg_snapshot p1 = { .arcs = a1, .narcs = 2, .selfs = s1, .nselfs = 3, .lost = 1 };
     struct cg_snapshot p2 = { .arcs = a2, .narcs = 3, .selfs = s2, .nselfs = 3, .unmatched_exits = 2 };
     struct cg_merged m;
@@ -1123,7 +1130,7 @@ static void test_merged_parts_add_up(void **state)
     /* many distinct entries: the index grows */
     struct cg_snap_self many[3000];
     for (unsigned i = 0; i < 3000; i++)
-        many[i] = (struct cg_snap_self){ H, H + i, 1 };
+        many[i] = (struct cg_snap_self){ H, H + i, 1, 0 };
     struct cg_snapshot p3 = { .selfs = many, .nselfs = 3000 };
     assert_int_equal(cg_merged_add(&m, &p3), 0);
     assert_int_equal(cg_merged_add(&m, &p3), 0);
@@ -1146,17 +1153,17 @@ static void test_total_of_parts_is_whole_run(void **state)
     memset(&end, 0, sizeof end);
     struct cg_snapshot pa[3], pb[2], whole_a, whole_b;
 
-    cg_costs_enter(a, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(&b, MAIN, ROOT_SITE, SP, 2); /* a second thread running main */
-    cg_costs_enter(a, F, MAIN + 0x10, SP, 5);
-    cg_costs_enter(&b, G, MAIN + 0x20, SP, 6);
+    enter(a, MAIN, ROOT_SITE, SP, 0);
+    enter(&b, MAIN, ROOT_SITE, SP, 2); /* a second thread running main */
+    enter(a, F, MAIN + 0x10, SP, 5);
+    enter(&b, G, MAIN + 0x20, SP, 6);
     take_part(a, 10, &base_a, &pa[0]);  /* dump 1: main, f, g all running */
     take_part(&b, 10, &base_b, &pb[0]);
     cg_costs_exit(a, F, 20);
-    cg_costs_enter(a, G, MAIN + 0x20, SP, 25);
+    enter(a, G, MAIN + 0x20, SP, 25);
     cg_costs_exit(a, G, 30);
     cg_costs_exit(&b, G, 33);
-    cg_costs_enter(&b, F, MAIN + 0x10, SP, 34);
+    enter(&b, F, MAIN + 0x10, SP, 34);
     cg_costs_exit(&b, F, 36);
     cg_costs_exit(&b, MAIN, 38);
     take_part(&b, 38, &base_b, &pb[1]); /* b's last part, as it ends */
@@ -1220,8 +1227,8 @@ static void test_sample_chain_charges_uninstrumented_code(void **state)
     uint64_t now = 0;
     uint32_t last[CG_SAMPLE_DEPTH];
     unsigned nlast = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, now);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x100, now);
+    enter(c, MAIN, ROOT_SITE, SP, now);
+    enter(c, F, MAIN + 0x10, SP - 0x100, now);
     uintptr_t fns[2] = { LIBC_MEMSET, LIBC_INNER }, sites[2] = { F + 0x20, LIBC_MEMSET + 0x30 };
     /* three samples in a row in memset's inner function, no hook between */
     for (int i = 0; i < 3; i++) {
@@ -1235,7 +1242,7 @@ static void test_sample_chain_charges_uninstrumented_code(void **state)
     c->frames[c->depth - 1].t_last += 1000;
     now += 1000; /* F's own time */
     cg_costs_exit(c, F, now);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x100, now);
+    enter(c, G, MAIN + 0x20, SP - 0x100, now);
     cg_costs_exit(c, G, now);
     /* a sample in G's prologue, before its enter hook: the chain is a real
      * instrumented call, left alone (no count added) */
@@ -1295,11 +1302,11 @@ static void assert_no_arc_to(const struct cg_snapshot *s, uintptr_t fn)
  *   t=36 g returns, t=40 main returns. */
 static void run_skip_g(struct cg_costs *c)
 {
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 10);
-    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 14);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 10);
+    enter(c, F, G + 0x08, SP - 0x80, 14);
     cg_costs_exit(c, F, 20);
-    cg_costs_enter(c, F, G + 0x18, SP - 0x80, 23);
+    enter(c, F, G + 0x18, SP - 0x80, 23);
     cg_costs_exit(c, F, 30);
     cg_costs_exit(c, G, 36);
     cg_costs_exit(c, MAIN, 40);
@@ -1337,10 +1344,10 @@ static void test_skipped_functions_nested(void **state)
     struct cg_filter f;
     const uintptr_t skip[] = { G, H };
     filter_with(c, &f, skip, 2);
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 5);
-    cg_costs_enter(c, H, G + 0x08, SP - 0x80, 7);
-    cg_costs_enter(c, F, H + 0x04, SP - 0xc0, 9);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 5);
+    enter(c, H, G + 0x08, SP - 0x80, 7);
+    enter(c, F, H + 0x04, SP - 0xc0, 9);
     cg_costs_exit(c, F, 12);
     cg_costs_exit(c, H, 20);
     cg_costs_exit(c, G, 30);
@@ -1366,8 +1373,8 @@ static void test_skipped_call_running_at_snapshot(void **state)
     const uintptr_t skip[] = { G };
     filter_with(c, &f, skip, 1);
     run_skip_g(c);
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 100);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 110);
+    enter(c, MAIN, ROOT_SITE, SP, 100);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 110);
     struct cg_snapshot s;
     snap(c, 115, &s);
     assert_int_equal(s.depth, 1);
@@ -1375,7 +1382,7 @@ static void test_skipped_call_running_at_snapshot(void **state)
     ASSERT_SELF(&s, MAIN, MAIN + 0x20, 17 + 5);
     ASSERT_ARC(&s, 0, ROOT_SITE, MAIN, 2, 40 + 15);
     cg_snapshot_free(&s);
-    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 120);
+    enter(c, F, G + 0x08, SP - 0x80, 120);
     snap(c, 125, &s);
     assert_int_equal(s.depth, 2);
     ASSERT_ARC(&s, MAIN, MAIN + 0x20, F, 3, 13 + 5);
@@ -1393,11 +1400,11 @@ static void test_skipped_frame_is_resynchronised(void **state)
     struct cg_filter f;
     const uintptr_t skip[] = { G };
     filter_with(c, &f, skip, 1);
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 10);
-    cg_costs_enter(c, F, G + 0x08, SP - 0x80, 12);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 10);
+    enter(c, F, G + 0x08, SP - 0x80, 12);
     cg_costs_resync(c, H, MAIN + 0x99, SP - 0x40, H + 4, 1, 20);
-    cg_costs_enter(c, H, MAIN + 0x30, SP - 0x40, 20);
+    enter(c, H, MAIN + 0x30, SP - 0x40, 20);
     cg_costs_exit(c, H, 21);
     cg_costs_exit(c, MAIN, 22);
     struct cg_snapshot s;
@@ -1419,17 +1426,17 @@ static void test_skip_set_checked_only_when_arc_is_made(void **state)
     struct cg_filter f;
     const uintptr_t skip[] = { H };
     filter_with(c, &f, skip, 1);
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, 0);
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 1);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 1);
     cg_costs_exit(c, G, 2);
     struct cg_addrset *more = cg_addrset_new(2);
     cg_addrset_add(more, H);
     cg_addrset_add(more, G);
     const struct cg_addrset *old = f.skip;
     f.skip = more;
-    cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, 3);
+    enter(c, G, MAIN + 0x20, SP - 0x40, 3);
     cg_costs_exit(c, G, 4);
-    cg_costs_enter(c, G, MAIN + 0x28, SP - 0x40, 5);
+    enter(c, G, MAIN + 0x28, SP - 0x40, 5);
     cg_costs_exit(c, G, 6);
     cg_costs_exit(c, MAIN, 7);
     struct cg_snapshot s;
@@ -1461,13 +1468,13 @@ static void test_throttle_short_calls_after_n(void **state)
     struct cg_filter f;
     throttle_with(c, &f);
     uint64_t t = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t);
+    enter(c, MAIN, ROOT_SITE, SP, t);
     for (int i = 0; i < 10; i++) {
-        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
-        cg_costs_enter(c, H, F + 0x04, SP - 0x80, t);
+        enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+        enter(c, H, F + 0x04, SP - 0x80, t);
         cg_costs_exit(c, H, t += 1);
         cg_costs_exit(c, F, t += 1);
-        cg_costs_enter(c, G, MAIN + 0x20, SP - 0x40, t);
+        enter(c, G, MAIN + 0x20, SP - 0x40, t);
         cg_costs_exit(c, G, t += 50);
     }
     cg_costs_exit(c, MAIN, t += 1);
@@ -1497,14 +1504,14 @@ static void test_throttled_elsewhere_applies_to_new_arcs(void **state)
     struct cg_filter f;
     throttle_with(c, &f);
     uint64_t t = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t);
-    cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+    enter(c, MAIN, ROOT_SITE, SP, t);
+    enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
     cg_costs_exit(c, F, t += 100);
     cg_addrset_add(f.throttled, F);
     for (int i = 0; i < 5; i++) {
-        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+        enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
         cg_costs_exit(c, F, t += 100);
-        cg_costs_enter(c, F, MAIN + 0x20, SP - 0x40, t += 1);
+        enter(c, F, MAIN + 0x20, SP - 0x40, t += 1);
         cg_costs_exit(c, F, t += 100);
     }
     cg_costs_exit(c, MAIN, t += 1);
@@ -1526,9 +1533,9 @@ static void test_throttle_off_changes_nothing(void **state)
     c->throttle_n = 0;
     f.throttle_n = 0;
     uint64_t t = 0;
-    cg_costs_enter(c, MAIN, ROOT_SITE, SP, t);
+    enter(c, MAIN, ROOT_SITE, SP, t);
     for (int i = 0; i < 10; i++) {
-        cg_costs_enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
+        enter(c, F, MAIN + 0x10, SP - 0x40, t += 1);
         cg_costs_exit(c, F, t += 1);
     }
     cg_costs_exit(c, MAIN, t += 1);
