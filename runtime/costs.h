@@ -135,7 +135,7 @@ struct cg_costs {
     uint64_t left;
     /* Frames ended by a longjmp or by exception unwinding, which cannot
      * call their exit hooks: popped when the jump or the unwinder left them
-     * (see unwind.c), known exactly, not a repair. */
+     * (see nonlocal.c), known exactly, not a repair. */
     uint64_t jumped;
     /* Enters beyond a shadow stack that could not grow; their exits are
      * dropped in turn. */

@@ -439,8 +439,8 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
     const char *filter_desc[2];
     int nfilter = cg_filter_desc(session, filter_desc, 2);
     if (build_symtab(session, &snap, &symtab, &storage) == 0) {
-        char extra[9][160];
-        const char *desc[12];
+        char extra[10][160];
+        const char *desc[13];
         int nd = 0;
         if (name && name[0])
             snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
@@ -452,9 +452,14 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             snprintf(extra[nd++], sizeof extra[0],
                      "Calls continued: %llu (started before this part and counted in an earlier one: calls=0)",
                      (unsigned long long)snap.continued);
+        if (snap.jumped)
+            snprintf(extra[nd++], sizeof extra[0],
+                     "Frames ended by longjmp or exception: %llu (no exit hook; ended when the jump or the "
+                     "unwinding left them)",
+                     (unsigned long long)snap.jumped);
         if (snap.left)
             snprintf(extra[nd++], sizeof extra[0],
-                     "Frames left without exit: %llu (longjmp, exceptions; counted as ending when found)",
+                     "Frames left without exit: %llu (repaired: found gone by a later hook, counted as ending then)",
                      (unsigned long long)snap.left);
         if (snap.unmatched_exits)
             snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
@@ -534,11 +539,17 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
 
 static struct cg_merged total;
 static int total_failed;        /* a part could not be added: no total */
+/* The repairs in all parts written (whatever CGPROF_TOTAL says), for the
+ * warning at the end of the run. */
+static uint64_t run_left, run_unmatched, run_lost;
 static unsigned total_ended;    /* threads whose last part was added */
 static uint64_t total_unfinished; /* calls in progress at those last parts */
 
 static void total_add(struct cg_snapshot *part, const struct cg_thread *t)
 {
+    run_left += part->left;
+    run_unmatched += part->unmatched_exits;
+    run_lost += part->lost;
     if (!cg_opts.total || total_failed)
         return;
     if (cg_merged_take(&total, part) != 0) {
@@ -603,6 +614,31 @@ static void total_forget(void)
     total_failed = 0;
     total_ended = 0;
     total_unfinished = 0;
+    run_left = run_unmatched = run_lost = 0;
+}
+
+/* At the end of the run, one line when a part holds a repair, saying what
+ * it means for the numbers shown (README, "Repairs"); nothing on a clean
+ * run. */
+static void warn_repairs(void)
+{
+    if (!run_left && !run_unmatched && !run_lost)
+        return;
+    char what[3][200];
+    int n = 0;
+    if (run_left)
+        snprintf(what[n++], sizeof what[0],
+                 "%llu frame%s found left without exit (each counted as ending when found: calls made "
+                 "meanwhile may be shown under it)",
+                 (unsigned long long)run_left, run_left == 1 ? "" : "s");
+    if (run_unmatched)
+        snprintf(what[n++], sizeof what[0], "%llu exit%s that matched no frame (dropped)",
+                 (unsigned long long)run_unmatched, run_unmatched == 1 ? "" : "s");
+    if (run_lost)
+        snprintf(what[n++], sizeof what[0], "%llu call%s not recorded (counts that much too low)",
+                 (unsigned long long)run_lost, run_lost == 1 ? "" : "s");
+    cg_warn("warning: the profile holds repairs: %s%s%s%s%s; see its desc: lines and the README, \"Repairs\"",
+            what[0], n > 1 ? ", " : "", n > 1 ? what[1] : "", n > 2 ? ", " : "", n > 2 ? what[2] : "");
 }
 
 /* Writes part `cur - t->base` of thread t, then makes cur the base (cur is
@@ -905,6 +941,7 @@ void cg_dump_final(const char *trigger)
         write_merged(&d);
         write_total(&d);
         dump_end(&d);
+        warn_repairs();
         cg_control_remove();
         cg_syms_close(syms);
         syms = NULL;

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "costs.h"
+#include "hooks.h"
 #include "runtime.h"
 #include "sample.h"
 #include "thread.h"
@@ -136,6 +137,23 @@ static CG_INLINE void hook_end(struct cg_thread *t)
 void cg_hook_release(struct cg_thread *t)
 {
     hook_end(t);
+}
+
+void cg_hook_nonlocal(uint32_t depth, uintptr_t sp)
+{
+    struct cg_thread *t = cg_self;
+    if (!t || (t->guard | t->ndeferred) || !cg_collecting || !t->costs.frames)
+        return;
+    int saved = errno;
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    uint64_t now = cg_sampling ? t->vclock : cg_clock_now();
+    if (depth != UINT32_MAX)
+        cg_costs_unwind_to(&t->costs, depth, now);
+    else
+        cg_costs_unwind_below(&t->costs, sp, now);
+    hook_end(t);
+    errno = saved;
 }
 
 /* ---- the hooks ---------------------------------------------------------

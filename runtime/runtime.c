@@ -14,6 +14,7 @@
 #include "dump.h"
 #include "filter.h"
 #include "thread.h"
+#include "nonlocal.h"
 #include "util.h"
 
 extern char **environ;
@@ -140,6 +141,7 @@ __attribute__((constructor)) static void cg_constructor(void)
          * this point (by constructors of libraries that ran before ours)
          * are not filtered. */
         cg_filter_scan();
+        cg_nonlocal_init();
         cg_thread_watch_exit();
         cg_dump_start_service();
     }

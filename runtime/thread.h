@@ -26,6 +26,17 @@ struct cg_deferred {
  * slots never used cost address space, not memory. */
 #define CG_MAX_DEFERRED 8192
 
+/* Where a jmp_buf was set (nonlocal.c): the shadow stack's depth then, and its
+ * top frame, to end the right frames when a longjmp comes back to it. One
+ * per slot, keyed by the jmp_buf's address (a newer one takes the slot). */
+#define CG_JMP_SLOTS 64
+struct cg_jmp_seen {
+    uintptr_t env;         /* the jmp_buf; 0: free, or being written */
+    uintptr_t sp;          /* the setjmp's caller's stack pointer */
+    uintptr_t top_fn, top_sp;
+    uint32_t depth;
+};
+
 struct cg_thread {
     /* Nonzero while a hook runs on this thread (CG_GUARD_HOOK) or the
      * runtime works on it (CG_GUARD_RUNTIME): a hook entered again from a
@@ -54,6 +65,8 @@ struct cg_thread {
     uint32_t sample_last[CG_SAMPLE_DEPTH];
     unsigned sample_nlast;
     uint64_t samples, samples_unnamed;
+    /* setjmp seen (nonlocal.c) */
+    struct cg_jmp_seen jmps[CG_JMP_SLOTS];
 
     /* The dumper's, under the dump lock (dump.c). */
     struct cg_totals base;   /* totals already reported (or zeroed) */

@@ -1,0 +1,230 @@
+/* Non-local exits: a longjmp, or an exception that clang-built code unwinds
+ * (clang calls no exit hook while unwinding; gcc does), leaves frames whose
+ * exit hooks never run. The hooks alone can only guess which (a later hook
+ * at a higher stack pointer: cg_resync_slow), and an inlined frame, which
+ * shares its host's stack pointer, cannot be told from its host that way.
+ * So the runtime watches the exits themselves, and ends exactly the frames
+ * they leave, when they leave them:
+ *  - setjmp (setjmp, _setjmp, __sigsetjmp): the depth of the shadow stack
+ *    when a jmp_buf is set, with its top frame, in a small per-thread table
+ *    keyed by the jmp_buf's address;
+ *  - longjmp (longjmp, _longjmp, siglongjmp, __longjmp_chk): the frames above
+ *    that depth end; when the jmp_buf was not seen (set before the thread's
+ *    first hook, or by code that calls no libc setjmp), the frames below
+ *    the stack pointer the jmp_buf restores (glibc x86-64's layout);
+ *  - exceptions (the personality routines __gxx_personality_v0 and
+ *    __gcc_personality_v0, which the unwinder asks before it enters a
+ *    landing pad: a catch or a cleanup): the frames below the landing
+ *    frame's stack pointer at its call, which is where the landing pad runs.
+ * What is left to guess: frames inlined into the frame an exception lands
+ * in, which share its stack pointer (see the README, "How it works").
+ *
+ * Each wrapper passes the call through unchanged; the setjmp stubs jump to
+ * glibc's, so that it saves the program's own context. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <unwind.h>
+
+#include "compiler.h"
+#include "costs.h"
+#include "hooks.h"
+#include "thread.h"
+#include "nonlocal.h"
+#include "util.h"
+
+static CG_NOINSTR size_t jmp_slot(uintptr_t env)
+{
+    return (size_t)((env >> 4) * 0x9e3779b97f4a7c15u >> 58) & (CG_JMP_SLOTS - 1);
+}
+
+/* ---- setjmp -------------------------------------------------------------- */
+
+enum { SJ_SETJMP, SJ__SETJMP, SJ_SIGSETJMP, SJ_N };
+static const char *const setjmp_names[SJ_N] = { "setjmp", "_setjmp", "__sigsetjmp" };
+static void *real_setjmp[SJ_N];
+
+/* Called by the stubs below with the jmp_buf, the stack pointer that the
+ * setjmp's caller will have after it returns, and which setjmp; returns the
+ * C library's function, which the stub then jumps to with the arguments it
+ * got. Nothing here may disturb the program: no errno change, no lock. */
+CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, int which);
+CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, int which)
+{
+    void *real = __atomic_load_n(&real_setjmp[which], __ATOMIC_ACQUIRE);
+    if (cg_unlikely(!real)) {
+        /* resolved at start-up (cg_nonlocal_init); here only for a setjmp
+         * made by a constructor that ran before the runtime's */
+        real = dlsym(RTLD_NEXT, setjmp_names[which]);
+        __atomic_store_n(&real_setjmp[which], real, __ATOMIC_RELEASE);
+    }
+    struct cg_thread *t = cg_self;
+    if (t && !t->guard && t->costs.frames) {
+        const struct cg_costs *c = &t->costs;
+        uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
+        struct cg_jmp_seen *j = &t->jmps[jmp_slot((uintptr_t)env)];
+        j->env = 0; /* a signal handler's setjmp meanwhile never mixes two */
+        cg_signal_fence();
+        j->depth = depth;
+        j->top_fn = depth ? c->frames[depth - 1].fn : 0;
+        j->top_sp = depth ? c->frames[depth - 1].sp : 0;
+        j->sp = sp;
+        cg_signal_fence();
+        j->env = (uintptr_t)env;
+    }
+    return real;
+}
+
+#if defined(__x86_64__)
+/* The stubs: save the argument registers, ask cg_setjmp_seen, restore them
+ * and jump, so that the C library's setjmp sees its caller's stack and
+ * return address as if it had been called directly. The stack pointer the
+ * caller will have after the return is the stub's entry one plus 8 (the
+ * return address). */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl setjmp\n.type setjmp,@function\n"
+        "setjmp:\n\tendbr64\n\tmov $0, %edx\n\tjmp cg_setjmp_stub\n.size setjmp,.-setjmp\n"
+        ".globl _setjmp\n.type _setjmp,@function\n"
+        "_setjmp:\n\tendbr64\n\tmov $1, %edx\n\tjmp cg_setjmp_stub\n.size _setjmp,.-_setjmp\n"
+        ".globl __sigsetjmp\n.type __sigsetjmp,@function\n"
+        "__sigsetjmp:\n\tendbr64\n\tmov $2, %edx\n\tjmp cg_setjmp_stub\n.size __sigsetjmp,.-__sigsetjmp\n"
+        ".type cg_setjmp_stub,@function\n"
+        "cg_setjmp_stub:\n"
+        "\t.cfi_startproc\n"
+        "\tpush %rdi\n\t.cfi_adjust_cfa_offset 8\n"
+        "\tpush %rsi\n\t.cfi_adjust_cfa_offset 8\n"
+        "\tsub $8, %rsp\n\t.cfi_adjust_cfa_offset 8\n"
+        "\tlea 32(%rsp), %rsi\n"
+        "\tcall cg_setjmp_seen\n"
+        "\tadd $8, %rsp\n\t.cfi_adjust_cfa_offset -8\n"
+        "\tpop %rsi\n\t.cfi_adjust_cfa_offset -8\n"
+        "\tpop %rdi\n\t.cfi_adjust_cfa_offset -8\n"
+        "\tjmp *%rax\n"
+        "\t.cfi_endproc\n"
+        ".size cg_setjmp_stub,.-cg_setjmp_stub\n");
+
+/* The stack pointer a glibc x86-64 jmp_buf restores: stored mangled
+ * (PTR_MANGLE: xor with the thread's pointer guard at %fs:0x30, then
+ * rotated left by 17). */
+static CG_NOINSTR uintptr_t jmp_buf_sp(const void *env)
+{
+    uintptr_t v, guard;
+    memcpy(&v, (const char *)env + 6 * sizeof(long), sizeof v);
+    __asm__("mov %%fs:0x30, %0" : "=r"(guard));
+    v = (v >> 17) | (v << (64 - 17));
+    return v ^ guard;
+}
+#else
+static CG_NOINSTR uintptr_t jmp_buf_sp(const void *env)
+{
+    (void)env;
+    return 0;
+}
+#endif
+
+/* ---- longjmp --------------------------------------------------------------- */
+
+/* Ends the frames a longjmp to env leaves, before it is made. */
+static CG_NOINSTR void longjmp_seen(const void *env)
+{
+    struct cg_thread *t = cg_self;
+    if (!t || t->guard || !t->costs.frames)
+        return;
+    const struct cg_costs *c = &t->costs;
+    const struct cg_jmp_seen *j = &t->jmps[jmp_slot((uintptr_t)env)];
+    uint32_t depth = c->depth;
+    if (j->env == (uintptr_t)env && j->depth <= depth &&
+        (j->depth == 0 || (c->frames[j->depth - 1].fn == j->top_fn && c->frames[j->depth - 1].sp == j->top_sp))) {
+        cg_hook_nonlocal(j->depth, 0);
+        return;
+    }
+    /* Not seen set, or its frame is gone (a jump to a function that has
+     * returned is undefined anyway): by the stack pointer, if it is above
+     * the current one on this stack (not another stack's: a coroutine). */
+    uintptr_t sp = jmp_buf_sp(env), here = (uintptr_t)__builtin_frame_address(0);
+    if (sp > here && sp - here < (uintptr_t)1 << 30)
+        cg_hook_nonlocal(UINT32_MAX, sp);
+}
+
+typedef void (*longjmp_fn)(void *, int);
+
+#define LONGJMP(name)                                                                                        \
+    CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val);             \
+    CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)              \
+    {                                                                                                        \
+        static longjmp_fn real_;                                                                             \
+        longjmp_fn r = __atomic_load_n(&real_, __ATOMIC_ACQUIRE);                                            \
+        if (!r) {                                                                                            \
+            CG_DLSYM_FN(r, RTLD_NEXT, #name);                                                                \
+            __atomic_store_n(&real_, r, __ATOMIC_RELEASE);                                                   \
+        }                                                                                                    \
+        longjmp_seen(env);                                                                                   \
+        r(env, val);                                                                                         \
+        __builtin_unreachable();                                                                             \
+    }
+
+LONGJMP(longjmp)
+LONGJMP(_longjmp)
+LONGJMP(siglongjmp)
+LONGJMP(__longjmp_chk)
+
+/* ---- exceptions ------------------------------------------------------------ */
+
+typedef _Unwind_Reason_Code (*personality_fn)(int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *,
+                                              struct _Unwind_Context *);
+typedef _Unwind_Word (*getcfa_fn)(struct _Unwind_Context *);
+
+/* The unwinder enters a landing pad in the frame of ctx: every frame below
+ * the one it lands in is gone. The context's CFA, after the unwinder stepped
+ * into that frame, is the frame's stack pointer at its call (libgcc's
+ * uw_update_context), where the landing pad runs. */
+static CG_NOINSTR void landing(struct _Unwind_Context *ctx)
+{
+    static getcfa_fn getcfa;
+    getcfa_fn g = __atomic_load_n(&getcfa, __ATOMIC_ACQUIRE);
+    if (!g) {
+        /* the unwinder calling us is loaded: no library is loaded here */
+        CG_DLSYM_FN(g, RTLD_DEFAULT, "_Unwind_GetCFA");
+        if (!g)
+            return;
+        __atomic_store_n(&getcfa, g, __ATOMIC_RELEASE);
+    }
+    uintptr_t sp = (uintptr_t)g(ctx);
+    if (sp)
+        cg_hook_nonlocal(UINT32_MAX, sp);
+}
+
+#define PERSONALITY(name)                                                                                    \
+    CG_EXPORT CG_NOINSTR _Unwind_Reason_Code name(int version, _Unwind_Action actions,                        \
+                                                  _Unwind_Exception_Class cls, struct _Unwind_Exception *e,   \
+                                                  struct _Unwind_Context *ctx);                               \
+    CG_EXPORT CG_NOINSTR _Unwind_Reason_Code name(int version, _Unwind_Action actions,                        \
+                                                  _Unwind_Exception_Class cls, struct _Unwind_Exception *e,   \
+                                                  struct _Unwind_Context *ctx)                                \
+    {                                                                                                        \
+        static personality_fn real_;                                                                         \
+        personality_fn r = __atomic_load_n(&real_, __ATOMIC_ACQUIRE);                                        \
+        if (!r) {                                                                                            \
+            CG_DLSYM_FN(r, RTLD_NEXT, #name);                                                                \
+            if (!r)                                                                                          \
+                return _URC_FATAL_PHASE1_ERROR;                                                              \
+            __atomic_store_n(&real_, r, __ATOMIC_RELEASE);                                                   \
+        }                                                                                                    \
+        _Unwind_Reason_Code rc = r(version, actions, cls, e, ctx);                                           \
+        if (rc == _URC_INSTALL_CONTEXT && (actions & _UA_CLEANUP_PHASE))                                     \
+            landing(ctx);                                                                                    \
+        return rc;                                                                                           \
+    }
+
+PERSONALITY(__gxx_personality_v0)
+PERSONALITY(__gcc_personality_v0)
+
+void cg_nonlocal_init(void)
+{
+    for (int i = 0; i < SJ_N; i++)
+        if (!__atomic_load_n(&real_setjmp[i], __ATOMIC_ACQUIRE))
+            __atomic_store_n(&real_setjmp[i], dlsym(RTLD_NEXT, setjmp_names[i]), __ATOMIC_RELEASE);
+}
