@@ -622,7 +622,7 @@ static void total_forget(void)
  * run. */
 static void warn_repairs(void)
 {
-    if (!run_left && !run_unmatched && !run_lost)
+    if (!cg_opts.repair_warning || (!run_left && !run_unmatched && !run_lost))
         return;
     char what[3][200];
     int n = 0;

@@ -39,6 +39,7 @@ struct cg_options {
     char skip_file[CG_OPT_GLOBS_MAX];   /* GLOBS */
     struct cg_threshold throttle;       /* THRESHOLD */
     int verbose;               /* BOOL */
+    int repair_warning;        /* BOOL */
 };
 
 struct cg_option_info {

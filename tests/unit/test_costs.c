@@ -1392,6 +1392,185 @@ static void test_skipped_call_running_at_snapshot(void **state)
     filter_free(&f);
 }
 
+/* ---- inlined calls and frames left ------------------------------------------------
+ * The hooks as the general path applies them (cg_costs_resync, then the
+ * entry or exit), with the stack pointer and code address the hooks see. A
+ * function inlined into another keeps its hooks: called from the host's
+ * code, in the host's frame (same sp), with the host's own call site. */
+
+#define F_SITE (MAIN + 0x10) /* where main calls f: f's return address */
+
+static void hook_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, uint64_t t)
+{
+    cg_costs_resync(c, fn, site, sp, code, 1, t);
+    cg_costs_enter(c, fn, site, sp, code, t);
+}
+
+static void hook_exit(struct cg_costs *c, uintptr_t fn, uintptr_t sp, uint64_t t)
+{
+    cg_costs_resync(c, fn, 0, sp, 0, 0, t);
+    cg_costs_exit(c, fn, t);
+}
+
+static const struct cg_snap_arc *arc_of(const struct cg_snapshot *s, uintptr_t caller, uintptr_t callee)
+{
+    const struct cg_snap_arc *found = NULL;
+    for (size_t i = 0; i < s->narcs; i++)
+        if (s->arcs[i].caller == caller && s->arcs[i].callee == callee) {
+            assert_null(found);
+            found = &s->arcs[i];
+        }
+    return found;
+}
+
+/* main calls f; g is inlined into f (twice, at two places in f's code) and
+ * makes a real call of h: f -> g twice, g -> h twice, nothing left, and g's
+ * call of h says that its call site is in f's code. */
+static void test_inlined_call_keeps_its_host(void **state)
+{
+    struct cg_costs *c = *state;
+    hook_enter(c, MAIN, ROOT_SITE, SP, MAIN + 4, 0);
+    hook_enter(c, F, F_SITE, SP - 0x40, F + 4, 1);
+    for (int i = 0; i < 2; i++) {
+        uintptr_t t = 2 + 10 * (uintptr_t)i;
+        hook_enter(c, G, F_SITE, SP - 0x40, F + 0x20 + 0x40 * (uintptr_t)i, t);
+        hook_enter(c, H, F + 0x30 + 0x40 * (uintptr_t)i, SP - 0x80, H + 4, t + 1);
+        hook_exit(c, H, SP - 0x80, t + 2);
+        hook_exit(c, G, SP - 0x40, t + 3);
+    }
+    hook_exit(c, F, SP, 30); /* a tail-called exit hook: the frame is gone */
+    hook_exit(c, MAIN, SP, 31);
+    struct cg_snapshot s;
+    snap(c, 31, &s);
+    assert_int_equal(s.left, 0);
+    assert_int_equal(s.unmatched_exits, 0);
+    /* one arc f -> g (the call site is f's own), two g -> h (two copies of
+     * g, each with its own call instruction) */
+    const struct cg_snap_arc *fg = arc_of(&s, F, G), *mf = arc_of(&s, MAIN, F);
+    const struct cg_snap_arc *gh = find_arc(&s, G, F + 0x30, H), *gh2 = find_arc(&s, G, F + 0x70, H);
+    assert_non_null(fg);
+    assert_non_null(gh);
+    assert_non_null(gh2);
+    assert_non_null(mf);
+    assert_int_equal(fg->count, 2);
+    assert_int_equal(gh->count + gh2->count, 2);
+    assert_true(gh2->caller_inlined);
+    assert_true(fg->inlined);
+    assert_false(fg->caller_inlined);
+    /* no call instruction: placed where its first enter hook was called */
+    assert_int_equal(fg->call_pc, F + 0x20 - 1);
+    assert_false(gh->inlined);
+    assert_true(gh->caller_inlined);
+    assert_false(mf->inlined || mf->caller_inlined);
+    assert_null(arc_of(&s, MAIN, G));
+    assert_null(arc_of(&s, F, H));
+    /* g's time after h returns is at the return address in f's code */
+    const struct cg_snap_self *after = find_self(&s, G, F + 0x30);
+    assert_non_null(after);
+    assert_true(after->inlined);
+    assert_int_equal(after->cost, 1);
+    assert_int_equal(sum_self(&s), 31);
+    cg_snapshot_free(&s);
+}
+
+/* A chain: g inlined into f, h inlined into g (the same frame, the same
+ * site), and a function inlined into itself a few levels deep (gcc at -O3):
+ * each level is a call of the one under it. */
+static void test_inlined_chain_and_recursion(void **state)
+{
+    struct cg_costs *c = *state;
+    hook_enter(c, MAIN, ROOT_SITE, SP, MAIN + 4, 0);
+    hook_enter(c, F, F_SITE, SP - 0x40, F + 4, 1);
+    hook_enter(c, G, F_SITE, SP - 0x40, F + 0x20, 2);
+    hook_enter(c, H, F_SITE, SP - 0x40, F + 0x28, 3);
+    hook_exit(c, H, SP - 0x40, 4);
+    hook_exit(c, G, SP - 0x40, 5);
+    /* fib's out-of-line copy, with fib inlined into it twice over */
+    hook_enter(c, FIB, F + 0x60, SP - 0x80, FIB + 4, 6);
+    hook_enter(c, FIB, F + 0x60, SP - 0x80, FIB + 0x30, 7);
+    hook_enter(c, FIB, F + 0x60, SP - 0x80, FIB + 0x50, 8);
+    hook_exit(c, FIB, SP - 0x80, 9);
+    hook_exit(c, FIB, SP - 0x80, 10);
+    hook_exit(c, FIB, SP - 0x80, 11);
+    hook_exit(c, F, SP - 0x40, 12);
+    hook_exit(c, MAIN, SP, 13);
+    struct cg_snapshot s;
+    snap(c, 13, &s);
+    assert_int_equal(s.left, 0);
+    assert_int_equal(arc_of(&s, F, G)->count, 1);
+    assert_int_equal(arc_of(&s, G, H)->count, 1);
+    assert_true(arc_of(&s, G, H)->inlined);
+    assert_true(arc_of(&s, G, H)->caller_inlined);
+    assert_int_equal(arc_of(&s, F, FIB)->count, 1);
+    assert_int_equal(arc_of(&s, FIB, FIB)->count, 2);
+    assert_true(arc_of(&s, FIB, FIB)->inlined);
+    cg_snapshot_free(&s);
+}
+
+/* Frames at the new call's sp that were left: the same inlined call
+ * entered again from the same code (a longjmp out of it that the runtime
+ * did not see), and a real call at that sp (its site is not the host's
+ * return address, so the frames there are not its hosts). */
+static void test_frames_at_the_same_sp_left(void **state)
+{
+    struct cg_costs *c = *state;
+    hook_enter(c, MAIN, ROOT_SITE, SP, MAIN + 4, 0);
+    hook_enter(c, F, F_SITE, SP - 0x40, F + 4, 1);
+    hook_enter(c, G, F_SITE, SP - 0x40, F + 0x20, 2);
+    hook_enter(c, H, F + 0x30, SP - 0x80, H + 4, 3);
+    /* h and g never exit: g's inlined call is entered again */
+    hook_enter(c, G, F_SITE, SP - 0x40, F + 0x20, 5);
+    hook_exit(c, G, SP - 0x40, 6);
+    struct cg_snapshot s;
+    snap(c, 6, &s);
+    assert_int_equal(s.left, 2);
+    assert_int_equal(arc_of(&s, F, G)->count, 2);
+    assert_null(arc_of(&s, G, G));
+    cg_snapshot_free(&s);
+    /* f never exits either: main calls g (a real call) at f's sp */
+    hook_enter(c, G, MAIN + 0x20, SP - 0x40, G + 4, 7);
+    hook_exit(c, G, SP - 0x40, 8);
+    snap(c, 8, &s);
+    assert_int_equal(s.left, 3);
+    assert_int_equal(arc_of(&s, MAIN, G)->count, 1);
+    assert_false(arc_of(&s, MAIN, G)->inlined);
+    assert_int_equal(arc_of(&s, MAIN, F)->count, 1);
+    cg_snapshot_free(&s);
+}
+
+/* A longjmp back to a depth seen at its setjmp ends the frames above it,
+ * inlined ones too; unwinding to a stack pointer ends those below it. Both
+ * are counted as ended by a jump, not as repairs. */
+static void test_unwind_ends_frames(void **state)
+{
+    struct cg_costs *c = *state;
+    hook_enter(c, MAIN, ROOT_SITE, SP, MAIN + 4, 0);
+    hook_enter(c, F, F_SITE, SP - 0x40, F + 4, 1);
+    uint32_t at_setjmp = c->depth;
+    hook_enter(c, G, F_SITE, SP - 0x40, F + 0x20, 2); /* inlined, after the setjmp */
+    hook_enter(c, H, F + 0x30, SP - 0x80, H + 4, 3);
+    cg_costs_unwind_to(c, at_setjmp, 10);
+    assert_int_equal(c->depth, 2);
+    hook_enter(c, H, F + 0x40, SP - 0x80, H + 4, 11); /* f calls h after the jump */
+    hook_enter(c, G, H + 0x10, SP - 0xc0, G + 4, 12);
+    cg_costs_unwind_below(c, SP - 0x80, 14); /* lands in h */
+    assert_int_equal(c->depth, 3);
+    hook_exit(c, H, SP - 0x80, 15);
+    hook_exit(c, F, SP - 0x40, 16);
+    hook_exit(c, MAIN, SP, 17);
+    struct cg_snapshot s;
+    snap(c, 17, &s);
+    assert_int_equal(s.left, 0);
+    assert_int_equal(s.jumped, 3);
+    assert_int_equal(arc_of(&s, F, G)->count, 1);
+    assert_int_equal(arc_of(&s, G, H)->count, 1);
+    assert_int_equal(arc_of(&s, F, H)->count, 1);
+    assert_int_equal(arc_of(&s, H, G)->count, 1);
+    ASSERT_ARC(&s, F, F_SITE, G, 1, 8); /* 2 .. 10 */
+    assert_int_equal(sum_self(&s), 17);
+    cg_snapshot_free(&s);
+}
+
 static void test_skipped_frame_is_resynchronised(void **state)
 {
     /* a longjmp out of f and g (left out) back into main: the next entry,
@@ -1638,6 +1817,10 @@ int main(void)
         T(test_skipped_functions_nested),
         T(test_skipped_call_running_at_snapshot),
         T(test_skipped_frame_is_resynchronised),
+        T(test_inlined_call_keeps_its_host),
+        T(test_inlined_chain_and_recursion),
+        T(test_frames_at_the_same_sp_left),
+        T(test_unwind_ends_frames),
         T(test_skip_set_checked_only_when_arc_is_made),
         T(test_throttle_short_calls_after_n),
         T(test_throttled_elsewhere_applies_to_new_arcs),

@@ -896,6 +896,121 @@ static void test_frame_without_call_instruction(void **state)
     free(text);
 }
 
+/* ---- inlined frames, and parts of functions ---------------------------------------
+ * gcc and clang at -O2: is_valid is inlined into pop (its hooks kept) and
+ * calls get_kind for real from pop's code; pop's error path is in pop.cold
+ * (another symbol), and so is a C++ function's, demangled with
+ * "[clone .cold]". None of this code is a callback from uninstrumented
+ * code: no synthetic call, no pop.cold function. */
+
+#define JQ "/usr/bin/jq"
+#define ROOT (LIBC_BASE + 0x29d90) /* __libc_start_call_main, no symbol here */
+static const struct fn_def in_pop = { JQ, PROG_BASE, "pop", 0x2000, "/src/jv.c", 100 };
+static const struct fn_def in_pop_cold = { JQ, PROG_BASE, "pop.cold", 0x1000, "/src/jv.c", 110 };
+static const struct fn_def in_valid = { JQ, PROG_BASE, "is_valid", 0x2200, "/src/jv.h", 10 };
+static const struct fn_def in_kind = { JQ, PROG_BASE, "get_kind", 0x2300, "/src/jv.c", 20 };
+static const struct fn_def in_cxx = { JQ, PROG_BASE, "parse(int)", 0x2400, "/src/p.cc", 30 };
+static const struct fn_def in_cxx_cold = { JQ, PROG_BASE, "parse(int) [clone .cold]", 0x1100, "/src/p.cc", 40 };
+
+static void test_inlined_frame_and_function_parts(void **state)
+{
+    (void)state;
+    struct syms sy;
+    sy.n = 0;
+    add_entry(&sy, &in_pop);
+    add_entry(&sy, &in_valid);
+    add_entry(&sy, &in_kind);
+    add_entry(&sy, &in_cxx);
+    add_sym(&sy, &in_pop, 0x1f, "/src/jv.h", 11);      /* is_valid's enter hook, inlined */
+    add_sym(&sy, &in_pop, 0x3b, "/src/jv.h", 11);      /* is_valid's call of get_kind */
+    add_sym(&sy, &in_pop, 0x40, "/src/jv.h", 11);      /* and its return address */
+    add_sym(&sy, &in_pop_cold, 0x0b, NULL, 112);       /* pop's call from its cold part */
+    add_sym(&sy, &in_pop_cold, 0x10, NULL, 112);
+    add_sym(&sy, &in_cxx_cold, 0x0b, NULL, 41);
+    add_sym(&sy, &in_cxx_cold, 0x10, NULL, 41);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = {
+        { 0, ROOT, at(&in_pop, 0), ROOT - 1, 1, 100, 1, 0, 0 },
+        /* inlined: no call instruction, placed where its hook was called */
+        { at(&in_pop, 0), ROOT, at(&in_valid, 0), at(&in_pop, 0x1f), 2, 40, 1, 1, 0 },
+        /* a real call from the inlined frame, in pop's code */
+        { at(&in_valid, 0), at(&in_pop, 0x40), at(&in_kind, 0), at(&in_pop, 0x3b), 2, 20, 1, 0, 1 },
+        /* real calls from cold parts */
+        { at(&in_pop, 0), at(&in_pop_cold, 0x10), at(&in_kind, 0), at(&in_pop_cold, 0x0b), 1, 10, 1, 0, 0 },
+        { 0, ROOT + 8, at(&in_cxx, 0), ROOT + 7, 1, 10, 1, 0, 0 },
+        { at(&in_cxx, 0), at(&in_cxx_cold, 0x10), at(&in_kind, 0), at(&in_cxx_cold, 0x0b), 1, 5, 1, 0, 0 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&in_pop, 0), at(&in_pop, 0), 30, 0 },
+        { at(&in_pop, 0), at(&in_pop_cold, 0x10), 20, 0 },
+        { at(&in_valid, 0), at(&in_valid, 0), 15, 0 },
+        { at(&in_valid, 0), at(&in_pop, 0x40), 5, 1 },
+        { at(&in_kind, 0), at(&in_kind, 0), 35, 0 },
+        { at(&in_cxx, 0), at(&in_cxx, 0), 3, 0 },
+        { at(&in_cxx, 0), at(&in_cxx_cold, 0x10), 2, 0 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    /* pop: its call of get_kind and its time in pop.cold, at their own
+     * addresses; the inlined call of is_valid where its hook was called,
+     * on the header's line. is_valid: its call of get_kind and its time
+     * after it, in pop's code. */
+    assert_text(text, HEADER("110") "ob=(1) " JQ "\n"
+                                    "fl=(1) /src/jv.c\n"
+                                    "fn=(1) get_kind\n"
+                                    "0x2300 20 35\n"
+                                    "\n"
+                                    "fn=(2) pop\n"
+                                    "cfn=(1)\n"
+                                    "calls=1 0x2300 20\n"
+                                    "-4853 +92 10\n"
+                                    "+5 * 20\n"
+                                    "+4080 -12 30\n"
+                                    "fi=(2) /src/jv.h\n"
+                                    "cfn=(3) is_valid\n"
+                                    "calls=2 0x2200 10\n"
+                                    "+31 11 40\n"
+                                    "fe=(1)\n"
+                                    "\n"
+                                    "fl=(2)\n"
+                                    "fn=(3)\n"
+                                    "cfi=(1)\n"
+                                    "cfn=(1)\n"
+                                    "calls=2 0x2300 20\n"
+                                    "+28 * 20\n"
+                                    "+5 * 5\n"
+                                    "+448 -1 15\n"
+                                    "\n"
+                                    "fl=(3) /src/p.cc\n"
+                                    "fn=(4) parse(int)\n"
+                                    "cfi=(1)\n"
+                                    "cfn=(1)\n"
+                                    "calls=1 0x2300 20\n"
+                                    "-4341 41 5\n"
+                                    "+5 * 2\n"
+                                    "+4848 30 3\n"
+                                    "\n"
+                                    "ob=(2) ???\n"
+                                    "fl=(4) ???\n"
+                                    "fn=(5) 0x00007ffff7c29d8f\n"
+                                    "cob=(1)\n"
+                                    "cfi=(1)\n"
+                                    "cfn=(2)\n"
+                                    "calls=1 0x2000 100\n"
+                                    "0x7ffff7c29d8f 0 100\n"
+                                    "\n"
+                                    "fn=(6) 0x00007ffff7c29d97\n"
+                                    "cob=(1)\n"
+                                    "cfi=(3)\n"
+                                    "cfn=(4)\n"
+                                    "calls=1 0x2400 30\n"
+                                    "+8 * 10\n"
+                                    "\n"
+                                    "totals: 110\n");
+    assert_well_formed(text);
+    free(text);
+}
+
 /* ---- functions without symbols ------------------------------------------------ */
 
 static void test_function_without_symbol_named_by_address(void **state)
@@ -1302,6 +1417,7 @@ int main(void)
         cmocka_unit_test(test_inlined_line_gets_fi_then_fe),
         cmocka_unit_test(test_block_ending_in_inlined_file_returns_with_fe),
         cmocka_unit_test(test_callback_from_uninstrumented_code),
+        cmocka_unit_test(test_inlined_frame_and_function_parts),
         cmocka_unit_test(test_time_in_uninstrumented_code_without_callback),
         cmocka_unit_test(test_frame_without_call_instruction),
         cmocka_unit_test(test_function_without_symbol_named_by_address),
