@@ -60,7 +60,9 @@ class Oracle:
             raise FileNotFoundError("no oracle files %s in %s" % (pattern, directory))
         for path in files:
             o.threads += 1
-            for line in open(path):
+            with open(path) as f:
+                lines = f.read().splitlines()
+            for line in lines:
                 t = line.split()
                 if not t:
                     continue
@@ -89,6 +91,7 @@ class Cgprof:
         self.raw = defaultdict(int)       # (caller FnKey, callee FnKey) -> count
         self.key_of = {}                  # (object, addr) -> FnKey
         self.warnings = []                # the parts' repair counts (desc: lines)
+        self.repairs = {}                 # what -> count, summed over the files
         for f in files:
             prof = callgrind_check.load(f)
             if prof.violations:
@@ -96,6 +99,8 @@ class Cgprof:
             for what in ("Unmatched exits", "Frames left without exit", "Lost"):
                 if prof.desc_value(what) is not None:
                     self.warnings.append("%s: %s: %s" % (os.path.basename(f), what, prof.desc_value(what)))
+                    n = int(prof.desc_value(what).split()[0])
+                    self.repairs[what] = self.repairs.get(what, 0) + n
             for c in prof.calls:
                 self.raw[(c.caller, c.callee)] += c.count
                 if c.target_instr is not None:
