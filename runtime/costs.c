@@ -196,15 +196,16 @@ static CG_NOINSTR uint32_t skip_of(const struct cg_costs *c, uintptr_t callee)
 
 /* filtered: apply the filters (the sampler's arcs, into code that is not
  * instrumented, are not filtered). inlined: callee is inlined into caller
- * (whose code called its enter hook at `code`); caller_inlined: the caller
- * itself is. */
+ * (site: where the host's code called its enter hook); caller_inlined: the
+ * caller itself is. code: where a real call's enter hook was called (0:
+ * not known). */
 static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee,
                                       int filtered, int inlined, int caller_inlined, uintptr_t code)
 {
     uint32_t skip = filtered ? skip_of(c, callee) : CG_ARC_COUNTED;
-    /* after an inlined call the caller runs on near where the call began:
-     * no call instruction, no return address of its own */
-    uint32_t ret_self = caller ? self_find(c, caller, inlined ? code : site, caller_inlined) : CG_SINK;
+    /* after an inlined call the caller runs on where the call began: it
+     * has no return address of its own */
+    uint32_t ret_self = caller ? self_find(c, caller, site, caller_inlined) : CG_SINK;
     /* A call left out runs on its caller's time from its entry: its frame
      * charges the call site, as the caller does after it returns. */
     uint32_t entry_self = skip ? ret_self : self_find(c, callee, callee, 0);
@@ -227,21 +228,14 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     a->sampled = 0;
     a->inlined = (uint8_t)inlined;
     a->caller_inlined = (uint8_t)caller_inlined;
-    a->skip = skip;
+    a->skip = (uint8_t)skip;
+    intptr_t off = (intptr_t)(code - callee);
+    a->code_off = !inlined && code && off > CG_NO_CODE && off <= INT32_MAX ? (int32_t)off : CG_NO_CODE;
     a->entry_self = entry_self;
     a->ret_self = ret_self;
     c->arc_index[i & c->arc_mask] = e;
     __atomic_store_n(&c->narcs, e + 1, __ATOMIC_RELEASE);
     return e;
-}
-
-/* A call of fn at the call site the top frame itself was called from: how
- * the hooks of a function inlined into the top one's host are called (the
- * host's own return address, which every frame inlined into it shares). */
-static int at_top_site(const struct cg_costs *c, uintptr_t site)
-{
-    const struct cg_frame *top = c->depth ? &c->frames[c->depth - 1] : NULL;
-    return top && top->arc != CG_SINK && c->arcs[top->arc].site == site;
 }
 
 /* Whether the top frame is inlined into another function (its call sites
@@ -257,16 +251,13 @@ static int top_inlined(const struct cg_costs *c)
 
 /* The slow paths make system calls (mmap, munmap) in the middle of the
  * program's code: errno must come out as it went in. */
-uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, uintptr_t sp,
+uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, int inlined,
                           uintptr_t code)
 {
-    /* cg_arc_find() probed up to an empty slot: the arc is new. A top frame
-     * at the same sp, after cg_costs_resync, is the host of an inlined
-     * call. The same call site then always makes the same kind of call:
-     * an inlined call's site is its host's return address, a real call's
-     * a return address in its caller's code. */
+    /* cg_arc_find() probed up to an empty slot: the arc is new. inlined: a
+     * top frame at the same sp, after cg_costs_resync, is the host of an
+     * inlined call (and site is where it was called). */
     int saved = errno;
-    int inlined = c->depth > 0 && c->frames[c->depth - 1].sp == sp;
     uint32_t e = arc_insert(c, caller, site, callee, 1, inlined, top_inlined(c), code);
     errno = saved;
     return e;
@@ -297,6 +288,18 @@ void cg_stack_grow(struct cg_costs *c)
     errno = saved;
 }
 
+/* The call site of the host of frame i (the frame at its sp that is not an
+ * inlined call: an inlined call's arc is keyed by its own place), which
+ * the hooks of calls inlined into it are given; 0 if not known. */
+static uintptr_t host_site(const struct cg_costs *c, uint32_t i)
+{
+    uintptr_t sp = c->frames[i].sp;
+    while (i > 0 && c->frames[i].arc != CG_SINK && c->arcs[c->frames[i].arc].inlined && c->frames[i - 1].sp == sp)
+        i--;
+    uint32_t arc = c->frames[i].arc;
+    return arc == CG_SINK || c->arcs[arc].inlined ? 0 : c->arcs[arc].site;
+}
+
 static void pop_left(struct cg_costs *c, uint64_t now)
 {
     cg_costs_pop(c, now);
@@ -314,39 +317,51 @@ static int on_alt_stack(void)
     return on_alt;
 }
 
+/* The depth the shadow stack has once the frames that an entry of fn
+ * (site, sp, code) shows left are popped:
+ *  - below sp, no live frame can be;
+ *  - at sp are an inlined call's host and the calls inlined into it, kept;
+ *    a frame there was left when its enter hook was called from the same
+ *    code (the same inlined call, in the same frame, entered again: the
+ *    first one never ended, a function cannot be inside itself at one
+ *    place), or when the new call is not an inlined one (its site is not
+ *    the host's return address): a real call's frame is below every live
+ *    one. */
+static uint32_t live_depth_at_entry(const struct cg_costs *c, uintptr_t site, uintptr_t sp, uintptr_t code)
+{
+    uint32_t d = c->depth;
+    while (d > 0 && c->frames[d - 1].sp < sp)
+        d--;
+    uint32_t at = d;
+    while (at > 0 && c->frames[at - 1].sp == sp && cg_frame_code(c, &c->frames[at - 1]) != code)
+        at--;
+    if (at > 0 && c->frames[at - 1].sp == sp)
+        d = at - 1;
+    while (d > 0 && c->frames[d - 1].sp == sp && host_site(c, d - 1) != site)
+        d--;
+    return d;
+}
+
+/* The same for an exit of fn at sp: frames of other functions below sp. */
+static uint32_t live_depth_at_exit(const struct cg_costs *c, uintptr_t fn, uintptr_t sp)
+{
+    uint32_t d = c->depth;
+    while (d > 0 && c->frames[d - 1].sp < sp && c->frames[d - 1].fn != fn)
+        d--;
+    return d;
+}
+
 void cg_resync_slow(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int entering,
                     uint64_t now)
 {
-    if (on_alt_stack())
+    uint32_t d = entering ? live_depth_at_entry(c, site, sp, code) : live_depth_at_exit(c, fn, sp);
+    /* Only when there is something to pop is the stack asked (a system
+     * call) whether it is an alternate signal stack, where the addresses
+     * say nothing about the thread's own stack. */
+    if (d == c->depth || on_alt_stack())
         return;
-    if (!entering) {
-        while (c->depth > 0) {
-            const struct cg_frame *top = &c->frames[c->depth - 1];
-            if (top->sp >= sp || top->fn == fn)
-                break;
-            pop_left(c, now);
-        }
-        return;
-    }
-    /* Below sp: no live frame can be there. */
-    while (c->depth > 0 && c->frames[c->depth - 1].sp < sp)
+    while (c->depth > d)
         pop_left(c, now);
-    /* At sp: an inlined call's host, and the calls inlined into it, are
-     * kept. A frame there was left when
-     *  - its enter hook was called from the same code (the same inlined
-     *    call, in the same frame, entered again: the first one never
-     *    ended; a function cannot be inside itself at one place);
-     *  - the new call is not an inlined one (its site is not the host's
-     *    return address): a real call's frame is below every live one. */
-    uint32_t d = c->depth;
-    while (d > 0 && c->frames[d - 1].sp == sp && c->frames[d - 1].code != code)
-        d--;
-    if (d > 0 && c->frames[d - 1].sp == sp)
-        while (c->depth >= d)
-            pop_left(c, now);
-    while (c->depth > 0 && c->frames[c->depth - 1].sp == sp && !at_top_site(c, site))
-        pop_left(c, now);
-    (void)fn;
 }
 
 void cg_costs_unwind_to(struct cg_costs *c, uint32_t depth, uint64_t now)
@@ -419,7 +434,7 @@ static uint32_t arc_lookup(const struct cg_costs *c, uintptr_t caller, uintptr_t
         if (slot == 0)
             return 0;
         const struct cg_arc *a = &c->arcs[slot];
-        if (a->site == site && a->callee == callee && a->caller == caller)
+        if (a->site == site && a->callee == callee && a->caller == caller && !a->inlined)
             return slot;
     }
 }
@@ -549,11 +564,10 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         a->site = arcs[i].site;
         a->callee = arcs[i].callee;
         /* an inlined call has no call instruction: its place is where its
-         * enter hook was called, the return charge's address */
+         * enter hook was called, its site */
         a->inlined = arcs[i].inlined;
         a->caller_inlined = arcs[i].caller_inlined;
-        uintptr_t at = arcs[i].inlined ? selfs[arcs[i].ret_self].addr : a->site;
-        a->call_pc = at ? at - 1 : 0;
+        a->call_pc = a->site ? a->site - 1 : 0;
         a->count = count;
         a->incl = incl;
         a->runs = diff(cur->runs[i], base ? base->runs : NULL, bn, i);
@@ -756,7 +770,8 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
                 break;
             }
             struct cg_snap_arc *x = &s->arcs[e - 1];
-            if (x->caller == a->caller && x->site == a->site && x->callee == a->callee) {
+            if (x->caller == a->caller && x->site == a->site && x->callee == a->callee &&
+                x->inlined == a->inlined) {
                 x->count += a->count;
                 x->incl += a->incl;
                 x->runs += a->runs;

@@ -55,29 +55,38 @@ struct cg_filter {
 
 struct cg_arc {
     uintptr_t caller; /* entry address of the calling function, 0 at a thread's root */
-    uintptr_t site;   /* return address in the caller: the hooks' call_site */
+    uintptr_t site;   /* a real call: the return address in the caller, the
+                         hooks' call_site; an inlined call: where its enter
+                         hook is called in the host's code (the hook's own
+                         return address), one arc per inlined call's place,
+                         as one per call site. The two never collide: a
+                         call of the hook and a call of a function are
+                         two call instructions. */
     uintptr_t callee; /* entry address of the called function */
     uint64_t count;   /* completed calls */
     uint64_t incl;    /* nanoseconds spent in those calls, callees included */
     uint64_t runs;    /* times the caller's frame switched to this arc from another */
     uint32_t entry_self; /* self entry (callee, callee) charged from entry */
-    uint32_t ret_self;   /* self entry charged after return: (caller, site),
-                            or for an inlined call (caller, where its enter
-                            hook was called) */
+    uint32_t ret_self;   /* self entry (caller, site) charged after return */
     uint8_t sampled;     /* made by the sampler (CGPROF_TIME=sample): a call
                             into uninstrumented code, count = visits seen */
     uint8_t inlined;     /* a call inlined into its caller, whose hooks the
-                            compiler kept: same frame (sp), the caller's own
-                            call site (see cg_resync_slow); no call
-                            instruction, its place is ret_self's address */
+                            compiler kept: same frame (sp), called with the
+                            host's own call site (see cg_resync_slow) */
     uint8_t caller_inlined; /* the caller's frame is itself inlined: the
                             call site lies in the code of the function it
                             was inlined into (or a part of it), which is not
                             a callback from that function */
-    uint8_t pad_;
-    uint32_t skip;       /* CG_ARC_*: decided when the arc is made (or
+    uint8_t skip;        /* CG_ARC_*: decided when the arc is made (or
                             throttled); then entry_self == ret_self */
+    int32_t code_off;    /* a real call: where its enter hook is called,
+                            from the callee's start (the same for every call
+                            of the arc: one call instruction calls one
+                            function, or one clone of it); CG_NO_CODE if
+                            that does not fit */
 };
+
+#define CG_NO_CODE INT32_MIN
 
 struct cg_self {
     uintptr_t fn;   /* function whose frame was running */
@@ -91,9 +100,6 @@ struct cg_frame {
     uintptr_t fn;
     uintptr_t sp;      /* the enter hook's call frame address: where the
                           stack pointer of the code that called it was */
-    uintptr_t code;    /* where the enter hook was called from (its return
-                          address): in fn's own code for a real call, in the
-                          host's for an inlined one */
     uint64_t t_enter;  /* time at entry (ns) */
     uint64_t t_last;   /* start of the self-time segment now running */
     uint32_t arc;      /* the arc this call is counted on */
@@ -102,7 +108,7 @@ struct cg_frame {
     uint32_t skip;     /* a call left out (its arc's skip): a frame only for
                           its exit and re-synchronisation; its calls are
                           made by its arc's caller at its arc's call site */
-    uint64_t pad_;     /* one cache line a frame */
+    uint64_t pad_[2];  /* one cache line a frame */
 };
 
 #define CG_MAX_RETIRED 96
@@ -180,7 +186,7 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
                     uint64_t period, int new_visit, uint32_t *last, unsigned *nlast);
 
 /* Slow paths of the hooks, out of line. */
-uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, uintptr_t sp,
+uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, int inlined,
                           uintptr_t code);
 void cg_stack_grow(struct cg_costs *c);
 void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now);
@@ -224,8 +230,12 @@ static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_
 
 /* The caller is left out of the hash: the call site, an address inside
  * the caller, all but decides it (two callers share a (site, callee) only
- * through the filters' via_fn), and two multiplies that run side by side
- * are all the hot path pays. The lookups still compare the caller. */
+ * through a frame left out, which calls through its caller), and two
+ * multiplies that run side by side are all the hot path pays. The lookups
+ * still compare the caller, and whether the call is inlined: a function
+ * inlined into itself (recursion, at -O2) makes, from the same call site,
+ * both a real call of itself and, inside that callee, inlined calls whose
+ * hooks get the callee's return address, the same site. */
 static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
     (void)caller;
@@ -233,18 +243,33 @@ static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_
     return h ^ (h >> 31);
 }
 
+/* The arc of a call: site is the call site, or for an inlined call the
+ * code that called its enter hook (struct cg_arc); code, for a new real
+ * arc, where its enter hook was called. */
 static CG_INLINE uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uintptr_t site,
-                                          uintptr_t callee, uintptr_t sp, uintptr_t code)
+                                          uintptr_t callee, int inlined, uintptr_t code)
 {
     uint64_t h = cg_arc_hash(caller, site, callee);
     for (uint32_t i = (uint32_t)h;; i++) {
         uint32_t slot = c->arc_index[i & c->arc_mask];
         if (slot == 0)
-            return cg_arc_find_slow(c, caller, site, callee, sp, code);
+            return cg_arc_find_slow(c, caller, site, callee, inlined, code);
         const struct cg_arc *a = &c->arcs[slot];
         if (a->site == site && a->callee == callee && a->caller == caller)
             return slot;
     }
+}
+
+/* Where frame f's enter hook was called: for an inlined call its arc's
+ * site; 0 when not known. */
+static CG_INLINE uintptr_t cg_frame_code(const struct cg_costs *c, const struct cg_frame *f)
+{
+    const struct cg_arc *a = &c->arcs[f->arc];
+    if (f->arc == CG_SINK)
+        return 0;
+    if (a->inlined)
+        return a->site;
+    return a->code_off == CG_NO_CODE ? 0 : f->fn + (uintptr_t)(intptr_t)a->code_off;
 }
 
 /* Function entry at time `now` (ns), its enter hook called from `code` with
@@ -256,6 +281,7 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
 {
     uintptr_t caller = 0;
     struct cg_frame *top = NULL;
+    int inlined = 0;
     if (cg_likely(c->depth > 0)) {
         top = &c->frames[c->depth - 1];
         /* never before the last time of this thread: a clock a little
@@ -267,13 +293,14 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
         if (now != top->t_last)
             c->selfs[top->self].cost += now - top->t_last;
         caller = top->fn;
+        inlined = top->sp == sp;
         if (cg_unlikely(top->skip)) {
             /* made by the caller that the frame left out runs for */
             caller = c->arcs[top->arc].caller;
             site = c->arcs[top->arc].site;
         }
     }
-    uint32_t arc = cg_arc_find(c, caller, site, fn, sp, code);
+    uint32_t arc = cg_arc_find(c, caller, inlined ? code : site, fn, inlined, code);
     if (top && top->last_arc != arc) {
         top->last_arc = arc;
         c->arcs[arc].runs++;
@@ -290,7 +317,6 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     struct cg_frame *f = &c->frames[c->depth];
     f->fn = fn;
     f->sp = sp;
-    f->code = code;
     f->t_enter = now;
     f->t_last = now;
     f->arc = arc;

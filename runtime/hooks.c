@@ -236,41 +236,49 @@ static CG_INLINE uint64_t fast_now_charge(struct cg_thread *t, struct cg_frame *
  * functions' pieces shared, gcc kept four registers instead of two and the
  * hooks made 8% more instructions (callgrind, the benchmark's workload). Inlined twice into
  * each hook, once per clock, so that neither tests the mode again. sp is
- * the hook's hook_sp(), code its return address. */
-static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
-                                const int sampled)
+ * the hook's hook_sp(). */
+static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, const int sampled)
 {
     struct cg_costs *c = &t->costs;
-    /* The arc, by call site and callee first: few values live through the
-     * probes, no callee-saved register to spill. The caller, which the
-     * site all but decides, is checked after. */
+    uint32_t d = c->depth;
+    if (cg_unlikely(d == 0 || d == c->frame_cap))
+        return 0;
+    /* cg_costs_resync's test for an entry: a real call's frame is below
+     * its caller's. At the same sp is an inlined call, whose arc is keyed
+     * by where its enter hook was called (the hook's return address: read
+     * only here). The same inlined call entered again (its first frame on
+     * top, never ended: cg_resync_slow) has no arc here, from its own
+     * frame at its own place: it goes to the general path. */
+    struct cg_frame *top = &c->frames[d - 1];
+    uintptr_t key = site;
+    if (cg_unlikely(top->sp <= sp)) {
+        if (top->sp != sp)
+            return 0;
+        key = (uintptr_t)__builtin_return_address(0);
+    }
+    /* The arc, by key and callee first: few values live through the
+     * probes, no callee-saved register to spill. The caller, which the key
+     * all but decides, is checked after. */
     uint32_t arc;
-    for (uint32_t i = (uint32_t)cg_arc_hash(0, site, fn);; i++) {
+    for (uint32_t i = (uint32_t)cg_arc_hash(0, key, fn);; i++) {
         arc = c->arc_index[i & c->arc_mask];
         if (cg_unlikely(arc == 0))
             return 0;
         const struct cg_arc *a = &c->arcs[arc];
-        if (a->site == site && a->callee == fn)
+        if (a->site == key && a->callee == fn)
             break;
     }
     struct cg_arc *a = &c->arcs[arc];
-    uint32_t d = c->depth;
-    if (cg_unlikely(d == 0 || d == c->frame_cap))
-        return 0;
-    struct cg_frame *top = &c->frames[d - 1];
-    /* A caller that is not the top frame (another arc of this site and
+    /* The frame again, rather than kept through the probes (two registers
+     * saved and restored: more than two loads from L1). Relaxed atomics:
+     * only so that the compiler does not reuse the values read above. */
+    d = __atomic_load_n(&c->depth, __ATOMIC_RELAXED);
+    top = &__atomic_load_n(&c->frames, __ATOMIC_RELAXED)[d - 1];
+    /* A caller that is not the top frame (another arc of this key and
      * callee: a frame left out calls through its arc's caller); an arc left
-     * out; cg_costs_resync's test for an entry: a real call's frame is
-     * below its caller's, an inlined call's at its host's, and not the same
-     * inlined call entered again (cg_resync_slow) */
+     * out */
     if (cg_unlikely(top->skip || a->caller != top->fn || a->skip))
         return 0;
-    if (cg_unlikely(top->sp <= sp)) {
-        if (top->sp != sp || !a->inlined || top->code == code)
-            return 0;
-    } else if (cg_unlikely(a->inlined)) {
-        return 0;
-    }
     /* from here on as cg_costs_enter */
     uint64_t now = fast_now_charge(t, top, sampled);
     if (top->last_arc != arc) {
@@ -280,7 +288,6 @@ static CG_INLINE int enter_fast(struct cg_thread *t, uintptr_t fn, uintptr_t sit
     struct cg_frame *f = top + 1;
     f->fn = fn;
     f->sp = sp;
-    f->code = code;
     f->t_enter = now;
     f->t_last = now;
     f->arc = arc;
@@ -330,9 +337,7 @@ CG_HOT void __cyg_profile_func_enter(void *fn_, void *site_)
     }
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
-    uintptr_t code = (uintptr_t)__builtin_return_address(0);
-    if (cg_likely(mode == CG_FAST_TSC ? enter_fast(t, fn, site, hook_sp(), code, 0)
-                                      : enter_fast(t, fn, site, hook_sp(), code, 1)))
+    if (cg_likely(mode == CG_FAST_TSC ? enter_fast(t, fn, site, hook_sp(), 0) : enter_fast(t, fn, site, hook_sp(), 1)))
         hook_end(t);
     else
         general_guarded(t, fn, site, hook_sp(), (uintptr_t)__builtin_return_address(0), 1);

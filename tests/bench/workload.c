@@ -14,7 +14,15 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* -DBENCH_INLINE: the compiler may inline the helpers (at -O2: level3 into
+ * level2 and so on, fib partly into itself), whose hooks stay: the same
+ * calls for the hooks, made from fewer real frames (scripts/bench's
+ * "inlined calls"). */
+#ifdef BENCH_INLINE
+#define NOINLINE
+#else
 #define NOINLINE __attribute__((noinline))
+#endif
 
 /* Per thread: a shared variable written by both threads would make the
  * plain build itself slower with two threads than with one. */

@@ -1155,15 +1155,15 @@ static void test_total_of_parts_is_whole_run(void **state)
 
     enter(a, MAIN, ROOT_SITE, SP, 0);
     enter(&b, MAIN, ROOT_SITE, SP, 2); /* a second thread running main */
-    enter(a, F, MAIN + 0x10, SP, 5);
-    enter(&b, G, MAIN + 0x20, SP, 6);
+    enter(a, F, MAIN + 0x10, SP - 0x40, 5);
+    enter(&b, G, MAIN + 0x20, SP - 0x40, 6);
     take_part(a, 10, &base_a, &pa[0]);  /* dump 1: main, f, g all running */
     take_part(&b, 10, &base_b, &pb[0]);
     cg_costs_exit(a, F, 20);
-    enter(a, G, MAIN + 0x20, SP, 25);
+    enter(a, G, MAIN + 0x20, SP - 0x40, 25);
     cg_costs_exit(a, G, 30);
     cg_costs_exit(&b, G, 33);
-    enter(&b, F, MAIN + 0x10, SP, 34);
+    enter(&b, F, MAIN + 0x10, SP - 0x40, 34);
     cg_costs_exit(&b, F, 36);
     cg_costs_exit(&b, MAIN, 38);
     take_part(&b, 38, &base_b, &pb[1]); /* b's last part, as it ends */
@@ -1412,6 +1412,7 @@ static void hook_exit(struct cg_costs *c, uintptr_t fn, uintptr_t sp, uint64_t t
     cg_costs_exit(c, fn, t);
 }
 
+/* The only arc from caller to callee (NULL if none). */
 static const struct cg_snap_arc *arc_of(const struct cg_snapshot *s, uintptr_t caller, uintptr_t callee)
 {
     const struct cg_snap_arc *found = NULL;
@@ -1423,9 +1424,20 @@ static const struct cg_snap_arc *arc_of(const struct cg_snapshot *s, uintptr_t c
     return found;
 }
 
+/* The calls from caller to callee, over all its arcs (call sites). */
+static uint64_t calls_of(const struct cg_snapshot *s, uintptr_t caller, uintptr_t callee)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->narcs; i++)
+        if (s->arcs[i].caller == caller && s->arcs[i].callee == callee)
+            n += s->arcs[i].count;
+    return n;
+}
+
 /* main calls f; g is inlined into f (twice, at two places in f's code) and
- * makes a real call of h: f -> g twice, g -> h twice, nothing left, and g's
- * call of h says that its call site is in f's code. */
+ * makes a real call of h: f -> g twice (one arc for each place, named by
+ * where its enter hook is called), g -> h twice, nothing left, and g's call
+ * of h says that its call site is in f's code. */
 static void test_inlined_call_keeps_its_host(void **state)
 {
     struct cg_costs *c = *state;
@@ -1444,20 +1456,23 @@ static void test_inlined_call_keeps_its_host(void **state)
     snap(c, 31, &s);
     assert_int_equal(s.left, 0);
     assert_int_equal(s.unmatched_exits, 0);
-    /* one arc f -> g (the call site is f's own), two g -> h (two copies of
-     * g, each with its own call instruction) */
-    const struct cg_snap_arc *fg = arc_of(&s, F, G), *mf = arc_of(&s, MAIN, F);
+    /* f -> g at each of its two places, g -> h from each copy of g (two
+     * call instructions) */
+    const struct cg_snap_arc *fg = find_arc(&s, F, F + 0x20, G), *fg2 = find_arc(&s, F, F + 0x60, G);
     const struct cg_snap_arc *gh = find_arc(&s, G, F + 0x30, H), *gh2 = find_arc(&s, G, F + 0x70, H);
+    const struct cg_snap_arc *mf = arc_of(&s, MAIN, F);
     assert_non_null(fg);
+    assert_non_null(fg2);
     assert_non_null(gh);
     assert_non_null(gh2);
     assert_non_null(mf);
-    assert_int_equal(fg->count, 2);
+    assert_int_equal(fg->count + fg2->count, 2);
+    assert_int_equal(calls_of(&s, F, G), 2);
     assert_int_equal(gh->count + gh2->count, 2);
     assert_true(gh2->caller_inlined);
-    assert_true(fg->inlined);
+    assert_true(fg->inlined && fg2->inlined);
     assert_false(fg->caller_inlined);
-    /* no call instruction: placed where its first enter hook was called */
+    /* no call instruction: placed where its enter hook was called */
     assert_int_equal(fg->call_pc, F + 0x20 - 1);
     assert_false(gh->inlined);
     assert_true(gh->caller_inlined);
@@ -1502,8 +1517,11 @@ static void test_inlined_chain_and_recursion(void **state)
     assert_true(arc_of(&s, G, H)->inlined);
     assert_true(arc_of(&s, G, H)->caller_inlined);
     assert_int_equal(arc_of(&s, F, FIB)->count, 1);
-    assert_int_equal(arc_of(&s, FIB, FIB)->count, 2);
-    assert_true(arc_of(&s, FIB, FIB)->inlined);
+    assert_false(arc_of(&s, F, FIB)->inlined);
+    /* fib inlined into itself at two places */
+    assert_int_equal(calls_of(&s, FIB, FIB), 2);
+    assert_true(find_arc(&s, FIB, FIB + 0x30, FIB)->inlined);
+    assert_true(find_arc(&s, FIB, FIB + 0x50, FIB)->inlined);
     cg_snapshot_free(&s);
 }
 
@@ -1566,7 +1584,7 @@ static void test_unwind_ends_frames(void **state)
     assert_int_equal(arc_of(&s, G, H)->count, 1);
     assert_int_equal(arc_of(&s, F, H)->count, 1);
     assert_int_equal(arc_of(&s, H, G)->count, 1);
-    ASSERT_ARC(&s, F, F_SITE, G, 1, 8); /* 2 .. 10 */
+    ASSERT_ARC(&s, F, F + 0x20, G, 1, 8); /* 2 .. 10, at the place of its hook */
     assert_int_equal(sum_self(&s), 17);
     cg_snapshot_free(&s);
 }
