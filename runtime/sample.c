@@ -86,11 +86,16 @@ static void load_unwinder(void)
         u_init2 = i2;
 }
 
-/* Walks from the interrupted context up to the frame of top_fn. Returns
- * the number of uninstrumented frames in between (fns[0] outermost), or 0
- * when the sample is in top_fn itself, in the runtime, or cannot be walked
+/* Walks from the interrupted context up to the top frame's own: the first
+ * whose call frame address is above top_sp (the stack pointer of the code
+ * that called the top frame's enter hook: every call it made since is
+ * below it). Not by its function: the code running in an inlined frame is
+ * its host's, and a clone or a cold part (fn.constprop.0, fn.cold) is a
+ * function of its own for the unwinder. Returns the number of
+ * uninstrumented frames in between (fns[0] outermost), or 0 when the
+ * sample is in the top frame's own code, in a hook, or cannot be walked
  * within CG_SAMPLE_DEPTH frames. */
-static unsigned walk(void *uc, uintptr_t top_fn, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
+static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
 {
     if (!u_init2)
         return 0;
@@ -98,32 +103,33 @@ static unsigned walk(void *uc, uintptr_t top_fn, uintptr_t *fns, uintptr_t *site
     if (u_init2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
         return 0;
     uintptr_t inner_fn[CG_SAMPLE_DEPTH + 1], inner_ip[CG_SAMPLE_DEPTH + 1];
+    unw_word_t top_ip;
     unsigned n = 0;
     for (;;) {
         unw_proc_info_t pi;
-        unw_word_t ip;
+        unw_word_t ip, cfa;
         if (u_get_reg(&cur, UNW_REG_IP, &ip) < 0 || u_proc_info(&cur, &pi) < 0 || pi.start_ip == 0)
             return 0;
-        if (pi.start_ip == top_fn)
-            break;
         if (pi.start_ip == (uintptr_t)__cyg_profile_func_enter || pi.start_ip == (uintptr_t)__cyg_profile_func_exit)
             return 0; /* a hook before or after its guard: the top frame's */
+        /* the caller's stack pointer is this frame's call frame address */
+        if (u_step(&cur) <= 0 || u_get_reg(&cur, UNW_REG_SP, &cfa) < 0)
+            return 0;
+        if (cfa > top_sp) {
+            top_ip = ip;
+            break;
+        }
         if (n == CG_SAMPLE_DEPTH)
             return 0;
         inner_fn[n] = pi.start_ip;
         inner_ip[n] = ip;
         n++;
-        if (u_step(&cur) <= 0)
-            return 0;
     }
     if (n == 0)
         return 0;
-    /* Frame n is top_fn, whose IP is the return address of its call into
+    /* top_ip is the return address of the top frame's call into
      * inner_fn[n-1]; inner_ip[k] is the return address in inner_fn[k] of
      * its call into inner_fn[k-1], and inner_ip[0] the interrupted pc. */
-    unw_word_t top_ip;
-    if (u_get_reg(&cur, UNW_REG_IP, &top_ip) < 0)
-        return 0;
     *pc = inner_ip[0];
     for (unsigned i = 0; i < n; i++) {
         fns[i] = inner_fn[n - 1 - i];
@@ -136,9 +142,9 @@ static void load_unwinder(void)
 {
 }
 
-static unsigned walk(void *uc, uintptr_t top_fn, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
+static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
 {
-    (void)uc, (void)top_fn, (void)fns, (void)sites, (void)pc;
+    (void)uc, (void)top_sp, (void)fns, (void)sites, (void)pc;
     return 0;
 }
 #endif
@@ -167,7 +173,7 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
     cg_signal_fence();
     struct cg_frame *top = &t->costs.frames[t->costs.depth - 1];
     uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
-    unsigned n = walk(uc, top->fn, fns, sites, &pc);
+    unsigned n = walk(uc, top->sp, fns, sites, &pc);
     t->vclock += p;
     if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
                              &t->sample_nlast) == 0)
