@@ -281,23 +281,24 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
         __atomic_fetch_add(&f->throttle_full, 1, __ATOMIC_RELAXED);
 }
 
+int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp)
+{
+    uintptr_t top = c->frames[c->depth - 1].sp;
+    /* Pushed arguments take a few words; a real call's frame may be large,
+     * and then it is one anyway. */
+    if (top - sp > 64 * sizeof(uintptr_t))
+        return 1;
+    for (const uintptr_t *w = (const uintptr_t *)sp; (uintptr_t)w < top; w++)
+        if (*w == site)
+            return 1;
+    return 0;
+}
+
 void cg_stack_grow(struct cg_costs *c)
 {
     int saved = errno;
     grow_dense(c, (void **)&c->frames, &c->frame_cap, c->depth, sizeof(struct cg_frame));
     errno = saved;
-}
-
-/* The call site of the host of frame i (the frame at its sp that is not an
- * inlined call: an inlined call's arc is keyed by its own place), which
- * the hooks of calls inlined into it are given; 0 if not known. */
-static uintptr_t host_site(const struct cg_costs *c, uint32_t i)
-{
-    uintptr_t sp = c->frames[i].sp;
-    while (i > 0 && c->frames[i].arc != CG_SINK && c->arcs[c->frames[i].arc].inlined && c->frames[i - 1].sp == sp)
-        i--;
-    uint32_t arc = c->frames[i].arc;
-    return arc == CG_SINK || c->arcs[arc].inlined ? 0 : c->arcs[arc].site;
 }
 
 static void pop_left(struct cg_costs *c, uint64_t now)
@@ -337,7 +338,7 @@ static uint32_t live_depth_at_entry(const struct cg_costs *c, uintptr_t site, ui
         at--;
     if (at > 0 && c->frames[at - 1].sp == sp)
         d = at - 1;
-    while (d > 0 && c->frames[d - 1].sp == sp && host_site(c, d - 1) != site)
+    while (d > 0 && c->frames[d - 1].sp == sp && cg_host_site(c, d - 1) != site)
         d--;
     return d;
 }

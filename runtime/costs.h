@@ -260,6 +260,17 @@ static CG_INLINE uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uint
     }
 }
 
+/* The call site of the function whose code frame i runs in (its host: the
+ * first frame under it that is not an inlined call), which the hooks of a
+ * call inlined into it are given; 0 if not known. */
+static CG_INLINE uintptr_t cg_host_site(const struct cg_costs *c, uint32_t i)
+{
+    while (i > 0 && c->frames[i].arc != CG_SINK && c->arcs[c->frames[i].arc].inlined)
+        i--;
+    uint32_t arc = c->frames[i].arc;
+    return arc == CG_SINK || c->arcs[arc].inlined ? 0 : c->arcs[arc].site;
+}
+
 /* Where frame f's enter hook was called: for an inlined call its arc's
  * site; 0 when not known. */
 static CG_INLINE uintptr_t cg_frame_code(const struct cg_costs *c, const struct cg_frame *f)
@@ -272,10 +283,22 @@ static CG_INLINE uintptr_t cg_frame_code(const struct cg_costs *c, const struct 
     return a->code_off == CG_NO_CODE ? 0 : f->fn + (uintptr_t)(intptr_t)a->code_off;
 }
 
+/* Whether a call whose hook frame is at sp, below the top frame's, with
+ * the top frame's host's own call site, is a real call: then its return
+ * address, site, is on the stack between sp and the top frame's sp (at the
+ * top of the callee's frame). Otherwise it is a call inlined into the host
+ * while the host had the arguments of an enclosing call pushed (seen in
+ * SQLite built by gcc -O2), which are no return address. A real call with
+ * that site is a recursive call made from the instruction that made the
+ * host's own call (walkExpr calling itself). */
+int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp);
+
 /* Function entry at time `now` (ns), its enter hook called from `code` with
  * its frame at sp: closes the caller's running self segment, pushes a frame.
- * After cg_costs_resync, a top frame at the same sp is the host of an
- * inlined call. */
+ * After cg_costs_resync, the call is inlined into the top frame (or its
+ * host) when its frame is at the top frame's sp, or below it with the
+ * host's own call site and no return address of its own
+ * (cg_real_call_below). */
 static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
                                      uintptr_t code, uint64_t now)
 {
@@ -293,7 +316,8 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
         if (now != top->t_last)
             c->selfs[top->self].cost += now - top->t_last;
         caller = top->fn;
-        inlined = top->sp == sp;
+        inlined = top->sp == sp || (top->sp > sp && cg_unlikely(site == cg_host_site(c, c->depth - 1)) &&
+                                    !cg_real_call_below(c, site, sp));
         if (cg_unlikely(top->skip)) {
             /* made by the caller that the frame left out runs for */
             caller = c->arcs[top->arc].caller;

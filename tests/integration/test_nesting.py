@@ -7,6 +7,7 @@ whole set: an arc cgprof invents fails as surely as one it misses).
   inlining on: inlined helpers that make real calls (the program of issue
   12), helpers inlined into several hosts, chains, header inline functions,
   cold sections, a thread's start routine, recursion inlined into itself,
+  inlined calls made while gcc defers the pop of stack arguments,
   C++ templates, lambdas through std::function, std::sort, exceptions.
 - the examples and the test programs of tests/progs (-O0, -O2).
 A program whose hooks do not nest (longjmp; an exception that clang unwinds
@@ -23,6 +24,7 @@ import tempfile
 import unittest
 
 import cgtest
+import callgrind_check  # noqa: E402 (cgtest puts scripts/ on the path)
 import nesting
 from cgtest import BUILD_DIR, LIB, example, prog
 
@@ -37,9 +39,10 @@ def clean_env(extra):
     return e
 
 
-def run_pair(test, argv, timeout=300):
-    """Runs argv under the oracle, then under cgprof, each in a directory of
-    its own; returns (oracle, cgprof's files read, cgprof's run)."""
+def run_pair(test, argv, timeout=300, env=None):
+    """Runs argv under the oracle, then under cgprof (with env), each in a
+    directory of its own; returns (oracle, cgprof's files read, cgprof's
+    run)."""
     if not os.path.exists(NEST_LIB):
         test.skipTest("the oracle is not built: %s" % NEST_LIB)
     odir = tempfile.mkdtemp(prefix="cgprof-nest-")
@@ -49,7 +52,7 @@ def run_pair(test, argv, timeout=300):
     o = subprocess.run(argv, cwd=odir, env=clean_env({"LD_PRELOAD": NEST_LIB, "CGNEST_OUT": odir}),
                        capture_output=True, text=True, timeout=timeout)
     test.assertEqual(o.returncode, 0, o.stderr[-2000:])
-    c = subprocess.run(cgtest.wrapped(argv), cwd=cdir, env=clean_env({"LD_PRELOAD": LIB}), capture_output=True,
+    c = subprocess.run(cgtest.wrapped(argv), cwd=cdir, env=clean_env(dict(env or {}, LD_PRELOAD=LIB)), capture_output=True,
                        text=True, timeout=timeout * (20 if cgtest.WRAPPER else 1))
     test.assertEqual(c.returncode, 0, c.stderr[-2000:])
     test.assertEqual(o.stdout, c.stdout, "the program's output changed under cgprof")
@@ -64,10 +67,10 @@ def repairs(cg):
 
 
 class Checks(unittest.TestCase):
-    def assert_nests_and_matches(self, argv):
+    def assert_nests_and_matches(self, argv, env=None):
         """The hooks nest: every function and every arc exactly as the
         oracle says, and no repair, no warning."""
-        oracle, cg, run = run_pair(self, argv)
+        oracle, cg, run = run_pair(self, argv, env=env)
         self.assertTrue(oracle.nests, "the oracle says the hooks of %s do not nest (%d mismatched, %d unmatched)"
                         % (argv[0], oracle.mismatched, oracle.unmatched))
         diffs = nesting.compare(oracle, cg, arcs=True)
@@ -135,6 +138,26 @@ class Matrix(Checks):
 
     def test_shapes_of_inlining(self):
         self.each("shapes2", lambda p, cc, lv: self.assert_nests_and_matches([p, "5000"]))
+
+    def test_deferred_pop_and_recursion_from_one_site(self):
+        src = os.path.join(cgtest.SOURCE_DIR, "tests", "nesting", "progs", "deferpop.c")
+        with open(src) as f:
+            call_line = [i + 1 for i, l in enumerate(f) if "s += walk(n->kid[k]);" in l]
+
+        def check(p, cc, level):
+            # also with every hook on the general path (the monotonic clock),
+            # where a call is classified each time, not only when its arc
+            # is made
+            for env in ({}, {"CGPROF_CLOCK": "monotonic"}):
+                cg = self.assert_nests_and_matches([p], env)
+                # walk's recursive call is a real call, at its call's line
+                # (an inlined one would be at its hook's place)
+                lines = set()
+                for f in cg.files:
+                    lines |= {c.line for c in callgrind_check.load(f).calls
+                              if c.caller.name == "walk" and c.callee.name == "walk"}
+                self.assertEqual(lines, set(call_line), env)
+        self.each("deferpop", check)
 
     def test_recursion_inlined_into_itself(self):
         self.each("recurse", lambda p, cc, lv: self.assert_nests_and_matches([p, "18"]))
