@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "clock.h"
 #include "costs.h"
@@ -24,7 +25,12 @@
 #define G    ((uintptr_t)0x3000)
 #define H    ((uintptr_t)0x5000)
 #define FIB  ((uintptr_t)0x4000)
-#define SP   ((uintptr_t)0x7ffe0000u)
+/* The stack pointer of a thread's first frame: the top of a region that
+ * behaves as a stack where it matters (costs.c reads it to tell a real call
+ * from an inlined one: a real callee's frame holds its return address), set
+ * up by main(). */
+static uintptr_t SP;
+#define STACK_BYTES ((size_t)256 << 20)
 
 /* ---- helpers ----------------------------------------------------------------- */
 
@@ -32,6 +38,7 @@
  * its start. */
 static void enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uint64_t now)
 {
+    *(uintptr_t *)(sp + sizeof(uintptr_t)) = site; /* the callee's return address */
     cg_costs_enter(c, fn, site, sp, fn + 4, now);
 }
 
@@ -1402,6 +1409,10 @@ static void test_skipped_call_running_at_snapshot(void **state)
 
 static void hook_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, uint64_t t)
 {
+    if (code != fn + 4) /* an inlined call: in its host's frame, no return address */
+        *(uintptr_t *)(sp + sizeof(uintptr_t)) = 0;
+    else
+        *(uintptr_t *)(sp + sizeof(uintptr_t)) = site;
     cg_costs_resync(c, fn, site, sp, code, 1, t);
     cg_costs_enter(c, fn, site, sp, code, t);
 }
@@ -1522,6 +1533,42 @@ static void test_inlined_chain_and_recursion(void **state)
     assert_int_equal(calls_of(&s, FIB, FIB), 2);
     assert_true(find_arc(&s, FIB, FIB + 0x30, FIB)->inlined);
     assert_true(find_arc(&s, FIB, FIB + 0x50, FIB)->inlined);
+    cg_snapshot_free(&s);
+}
+
+/* Below the host's stack pointer with the host's own call site: an inlined
+ * call made while gcc has not yet popped an earlier call's stack arguments
+ * (no return address in between), or a real call of the host's function
+ * from the very instruction that made the host's own call (recursion: its
+ * return address is there). */
+static void test_inlined_below_the_host_and_recursion_from_one_site(void **state)
+{
+    struct cg_costs *c = *state;
+    hook_enter(c, MAIN, ROOT_SITE, SP, MAIN + 4, 0);
+    hook_enter(c, F, F_SITE, SP - 0x40, F + 4, 1);
+    /* two argument words pushed: g's hook 16 bytes below f's */
+    ((uintptr_t *)(SP - 0x50))[0] = 7;
+    ((uintptr_t *)(SP - 0x50))[1] = 6;
+    cg_costs_resync(c, G, F_SITE, SP - 0x50, F + 0x20, 1, 2);
+    cg_costs_enter(c, G, F_SITE, SP - 0x50, F + 0x20, 2);
+    hook_exit(c, G, SP - 0x50, 3);
+    /* f calls itself from the instruction main called it from (a call
+     * through a pointer): f's return address in the new frame */
+    hook_enter(c, F, F_SITE, SP - 0x80, F + 4, 4);
+    hook_exit(c, F, SP - 0x80, 5);
+    hook_exit(c, F, SP - 0x40, 6);
+    hook_exit(c, MAIN, SP, 7);
+    struct cg_snapshot s;
+    snap(c, 7, &s);
+    assert_int_equal(s.left, 0);
+    const struct cg_snap_arc *fg = arc_of(&s, F, G), *ff = arc_of(&s, F, F);
+    assert_non_null(fg);
+    assert_non_null(ff);
+    assert_true(fg->inlined);
+    assert_int_equal(fg->site, F + 0x20);
+    assert_false(ff->inlined);
+    assert_int_equal(ff->site, F_SITE);
+    assert_int_equal(ff->count, 1);
     cg_snapshot_free(&s);
 }
 
@@ -1787,6 +1834,10 @@ static void test_addrset_full_refuses(void **state)
 
 int main(void)
 {
+    void *stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (stack == MAP_FAILED)
+        return 1;
+    SP = (uintptr_t)stack + STACK_BYTES - 4096;
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_arc_counts_and_inclusive),
@@ -1837,6 +1888,7 @@ int main(void)
         T(test_skipped_frame_is_resynchronised),
         T(test_inlined_call_keeps_its_host),
         T(test_inlined_chain_and_recursion),
+        T(test_inlined_below_the_host_and_recursion_from_one_site),
         T(test_frames_at_the_same_sp_left),
         T(test_unwind_ends_frames),
         T(test_skip_set_checked_only_when_arc_is_made),
