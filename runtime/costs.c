@@ -204,8 +204,11 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
 {
     uint32_t skip = filtered ? skip_of(c, callee) : CG_ARC_COUNTED;
     /* after an inlined call the caller runs on where the call began: it
-     * has no return address of its own */
-    uint32_t ret_self = caller ? self_find(c, caller, site, caller_inlined) : CG_SINK;
+     * has no return address of its own. That place is in the code that
+     * runs the caller's frame, whatever function it is (for a caller
+     * itself inlined into code that is not instrumented, as clang's static
+     * initialisers are, not a callback from it): flagged as the host's. */
+    uint32_t ret_self = caller ? self_find(c, caller, site, caller_inlined || inlined) : CG_SINK;
     /* A call left out runs on its caller's time from its entry: its frame
      * charges the call site, as the caller does after it returns. */
     uint32_t entry_self = skip ? ret_self : self_find(c, callee, callee, 0);

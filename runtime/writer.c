@@ -344,7 +344,9 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
         } else {
             uintptr_t pc = a->call_pc ? a->call_pc : a->site;
             const struct cg_symbol *sym = sym_of(c, pc);
-            g = rec_of_code(c, f, pc, sym, a->caller_inlined);
+            /* an inlined call's place is in the code that runs its
+             * caller's frame, whatever function that code belongs to */
+            g = rec_of_code(c, f, pc, sym, a->caller_inlined || a->inlined);
             if (g == SIZE_MAX)
                 return -1;
             l = line_at(pc, sym, &c->recs[g]);

@@ -39,6 +39,23 @@ def clean_env(extra):
     return e
 
 
+def run_chained(test, argv, timeout=300):
+    """Runs argv once with the oracle passing each hook on to cgprof
+    (CGNEST_CHAIN=1): both see the same run. Returns (oracle, cgprof's
+    files read, the run)."""
+    if not os.path.exists(NEST_LIB):
+        test.skipTest("the oracle is not built: %s" % NEST_LIB)
+    d = tempfile.mkdtemp(prefix="cgprof-chain-")
+    test.addCleanup(shutil.rmtree, d, ignore_errors=True)
+    r = subprocess.run(argv, cwd=d, env=clean_env({"LD_PRELOAD": NEST_LIB + ":" + LIB, "CGNEST_OUT": d,
+                                                     "CGNEST_CHAIN": "1"}),
+                       capture_output=True, text=True, timeout=timeout)
+    test.assertEqual(r.returncode, 0, r.stderr[-2000:])
+    oracle, cg = nesting.load_pair(d, d)
+    test.assertEqual(oracle.dropped, 0, "the oracle dropped hooks (signal handlers inside hooks)")
+    return oracle, cg, r
+
+
 def run_pair(test, argv, timeout=300, env=None):
     """Runs argv under the oracle, then under cgprof (with env), each in a
     directory of its own; returns (oracle, cgprof's files read, cgprof's
@@ -214,6 +231,33 @@ class Matrix(Checks):
                 arcs[("catch_inlined(int)", "after(int)")] = 50
                 self.assert_jumps([p], arcs, repaired=["Frames left without exit: 50"])
         self.each("throws", check)
+
+
+class Chained(Checks):
+    """Threads whose calls depend on timing: one run, the oracle passing
+    each hook on to cgprof by a tail call."""
+
+    def test_oracle_passes_hooks_on_by_a_jump(self):
+        # cgprof must see the program's frame and return address: the
+        # oracle's hooks end with a jump to the next library's
+        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "--disassemble=__cyg_profile_func_enter",
+                              NEST_LIB], capture_output=True, text=True).stdout
+        self.assertRegex(out, r"jmp\s+\*%r")
+
+    def test_threads_polling_each_other(self):
+        for cc, level in built_variants(self, "polling"):
+            with self.subTest(compiler=cc, level="-O" + level):
+                oracle, cg, run = run_chained(self, [nesting_prog("polling", cc, level)])
+                self.assertEqual(oracle.threads, 4)
+                self.assertTrue(oracle.nests)
+                diffs = nesting.compare(oracle, cg, arcs=True)
+                self.assertEqual(diffs[:30], [], "%d differences" % len(diffs))
+                self.assertEqual(repairs(cg), [])
+                self.assertNotIn("warning", run.stderr)
+
+    def test_examples_threads(self):
+        oracle, cg, run = run_chained(self, [example("threads")])
+        self.assertEqual(nesting.compare(oracle, cg, arcs=True), [])
 
 
 class ExistingPrograms(Checks):
