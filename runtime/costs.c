@@ -291,6 +291,8 @@ int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp)
      * and then it is one anyway. */
     if (top - sp > 64 * sizeof(uintptr_t))
         return 1;
+    /* Words of the stack that were never written (padding) are read too:
+     * valgrind's memcheck says so (tests/valgrind.supp), harmlessly. */
     for (const uintptr_t *w = (const uintptr_t *)sp; (uintptr_t)w < top; w++)
         if (*w == site)
             return 1;
