@@ -114,12 +114,26 @@ class Cgprof:
         self.unfoldable = []
         self._fold()
 
+    def part_of_instrumented(self, fk):
+        """A compiler-made part of an instrumented function (gcc's fn.cold,
+        fn.part.0, fn.constprop.0; "f(int) [clone .cold]"): its code is that
+        function's, not uninstrumented code calling back. cgprof must not
+        show it as a function of its own."""
+        for f in self.instrumented:
+            n = f.name
+            if fk.object == f.object and fk.name.startswith(n) and fk.name[len(n):len(n) + 1] in (".", " ") \
+                    and (fk.name[len(n)] == "." or fk.name[len(n):].startswith(" [clone .")):
+                return True
+        return False
+
     def _fold(self):
         inst = self.instrumented.__contains__
         callers_of = defaultdict(set)  # uninstrumented FnKey -> {instrumented callers}
         for (a, b), n in self.raw.items():
             if not inst(b) and inst(a):
                 callers_of[b].add(a)
+        self.parts = sorted({k.name for pair in self.raw for k in pair
+                             if not inst(k) and self.part_of_instrumented(k)})
         for (a, b), n in self.raw.items():
             if not inst(b):
                 continue  # a call into uninstrumented code: shown, not hooked
@@ -168,6 +182,8 @@ def compare(oracle, cg, arcs=True):
             if oarcs.get(k, 0) != cg.arcs.get(k, 0):
                 diffs.append("arc %s -> %s: cgprof %d, hooks %d" % (_name(k[0]), _name(k[1]),
                                                                      cg.arcs.get(k, 0), oarcs.get(k, 0)))
+    for p in cg.parts:
+        diffs.append("function %s shown: a part of an instrumented function, made by the compiler" % p)
     for a, b, n, via in cg.unfoldable:
         diffs.append("cannot fold %s -> %s (%d): %s calls it from %s" % (a.name, b.name, n, a.name, ", ".join(via)))
     return diffs
