@@ -194,6 +194,40 @@ class Runs(unittest.TestCase):
         self.assertEqual(ordered, sorted(ordered, reverse=True))
         self.assertTrue(any("kcachegrind callgrind.out.%d " % pid in l for l in lines), lines)
 
+    def test_repairs_said_once(self):
+        """A profile with a repair: one warning line, in the launcher's
+        summary (the runtime's own end-of-run line is turned off under
+        it), with the counts; the runtime alone prints it at the end of the
+        run; a clean -O2 program prints none."""
+        nest = os.path.join(cgtest.BUILD_DIR, "tests", "nesting")
+        repaired, clean = os.path.join(nest, "throws-clang-O2"), os.path.join(nest, "repro-gcc-O2")
+        if not os.path.exists(repaired):
+            self.skipTest("no clang build of tests/nesting/progs/throws.cpp")
+        p = self.launch([repaired])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        warned = [l for l in p.stderr.splitlines() if "warning" in l]
+        self.assertEqual(len(warned), 1, p.stderr)
+        self.assertRegex(warned[0], r"^cgprof: warning: the profile holds repairs: 50 frames found left without "
+                                    r"exit \(each counted as ending when found: calls made meanwhile may be shown "
+                                    r"under it\); see its desc: lines and the README, \"Repairs\"$")
+        # the line comes after the table, before the files to open
+        lines = self.report(p.stderr)
+        at = [i for i, l in enumerate(lines) if l.startswith("warning")][0]
+        self.assertTrue(lines[at + 1].startswith("the total of all threads"), lines)
+        # the runtime alone, preloaded: its own line, once, at the end
+        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB), capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([l for l in r.stderr.splitlines() if "warning" in l], [warned[0]])
+        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB, CGPROF_REPAIR_WARNING="0"),
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotIn("warning", r.stderr)
+        # a clean run at -O2: nothing
+        if os.path.exists(clean):
+            p = self.launch([clean])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("warning", p.stderr)
+
     def test_threads_summed(self):
         p = self.launch(["--top=40", example("threads")])
         self.assertEqual(p.returncode, 0, p.stderr)
