@@ -64,6 +64,10 @@ struct ctx {
     uint32_t *grouped;
     int failed;
     struct strmap objects, files;
+    /* function ids by "object\1file\1name": the keys are owned here */
+    struct strmap fns;
+    char **fn_keys;
+    size_t nfn_keys, fn_keys_cap;
     unsigned next_fn_id;
 };
 
@@ -684,19 +688,59 @@ static int put_name(struct cg_buf *b, const char *spec, struct strmap *m, const 
     return 0;
 }
 
-/* Functions get ids per record, not per name: two static functions with the
- * same name in different files are different functions. */
+/* The id of the functions a reader knows as (object, file, name), and
+ * whether it is new; 0 when out of memory. */
+static unsigned fn_id(struct ctx *c, const struct rec *r, int *fresh)
+{
+    if (c->nfn_keys == c->fn_keys_cap) {
+        size_t cap = c->fn_keys_cap ? 2 * c->fn_keys_cap : 64;
+        char **keys = realloc(c->fn_keys, cap * sizeof *keys);
+        if (!keys)
+            return 0;
+        c->fn_keys = keys;
+        c->fn_keys_cap = cap;
+    }
+    size_t lo = strlen(r->object), lf = strlen(r->file), ln = strlen(rec_name(r));
+    char *key = malloc(lo + lf + ln + 3);
+    if (!key)
+        return 0;
+    memcpy(key, r->object, lo);
+    key[lo] = '\1';
+    memcpy(key + lo + 1, r->file, lf);
+    key[lo + 1 + lf] = '\1';
+    memcpy(key + lo + lf + 2, rec_name(r), ln + 1);
+    unsigned id = strmap_id(&c->fns, key, fresh);
+    if (id && *fresh)
+        c->fn_keys[c->nfn_keys++] = key; /* the map points to it now */
+    else
+        free(key);
+    return id;
+}
+
+/* Functions get ids per function as the readers know them: object, file
+ * and name. Two static functions with the same name in different files are
+ * different functions; two copies of a header's static inline function
+ * (the same name in the same file, in two units) are one for any reader
+ * (KCachegrind, callgrind_annotate and Callgrind's own files key a
+ * function so), so they share an id and their blocks add up. */
 static void put_fn(struct ctx *c, struct cg_buf *b, const char *spec, struct rec *r)
 {
     cg_buf_puts(b, spec);
     cg_buf_putc(b, '(');
-    if (r->id) {
-        cg_buf_put_u64(b, r->id);
+    int fresh = 0;
+    if (!r->id) {
+        r->id = fn_id(c, r, &fresh);
+        if (!r->id) {
+            /* out of memory: an id of its own, past the map's */
+            r->id = (1u << 30) + ++c->next_fn_id;
+            fresh = 1;
+        }
+    }
+    cg_buf_put_u64(b, r->id);
+    if (!fresh) {
         cg_buf_puts(b, ")\n");
         return;
     }
-    r->id = ++c->next_fn_id;
-    cg_buf_put_u64(b, r->id);
     cg_buf_puts(b, ") ");
     put_clean(b, rec_name(r));
     cg_buf_putc(b, '\n');
@@ -859,6 +903,11 @@ static void ctx_free(struct ctx *c)
     free(c->objects.ids);
     free(c->files.keys);
     free(c->files.ids);
+    free(c->fns.keys);
+    free(c->fns.ids);
+    for (size_t i = 0; i < c->nfn_keys; i++)
+        free(c->fn_keys[i]);
+    free(c->fn_keys);
 }
 
 int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *snap, const struct cg_symtab *syms,

@@ -93,7 +93,7 @@ class Cgprof:
         self.warnings = []                # the parts' repair counts (desc: lines)
         self.repairs = {}                 # what -> count, summed over the files
         for f in files:
-            prof = callgrind_check.load(f)
+            prof = callgrind_check.load(f, strict=True)  # cgprof's own promises too
             if prof.violations:
                 raise ValueError("%s: %s" % (f, prof.violations[0]))
             for what in ("Unmatched exits", "Frames left without exit", "Lost"):

@@ -896,6 +896,58 @@ static void test_frame_without_call_instruction(void **state)
     free(text);
 }
 
+/* Two copies of a header's static inline function (the same name and file,
+ * two units, two addresses): one function for every reader, one id; their
+ * blocks add up. */
+static void test_copies_of_a_header_function_share_an_id(void **state)
+{
+    (void)state;
+    static const struct fn_def c1 = { "/bin/prog", 0, "clamp", 0x1000, "util.h", 5 };
+    static const struct fn_def c2 = { "/bin/prog", 0, "clamp", 0x2000, "util.h", 5 };
+    static const struct fn_def m = { "/bin/prog", 0, "main", 0x3000, "main.c", 20 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &c1);
+    add_entry(&sy, &c2);
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 0x10, NULL, 21);
+    add_sym(&sy, &m, 0x20, NULL, 22);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = {
+        { at(&m, 0), at(&m, 0x15), at(&c1, 0), at(&m, 0x10), 1, 7, 1, 0, 0 },
+        { at(&m, 0), at(&m, 0x25), at(&c2, 0), at(&m, 0x20), 2, 9, 1, 0, 0 },
+    };
+    struct cg_snap_self selfs[] = {
+        { at(&c1, 0), at(&c1, 0), 7, 0 },
+        { at(&c2, 0), at(&c2, 0), 9, 0 },
+        { at(&m, 0), at(&m, 0), 4, 0 },
+    };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    char *text = write_part(&test_info, &snap, &t);
+    assert_text(text, HEADER("20") "ob=(1) /bin/prog\n"
+                                   "fl=(1) main.c\n"
+                                   "fn=(1) main\n"
+                                   "0x3000 20 4\n"
+                                   "cfi=(2) util.h\n"
+                                   "cfn=(2) clamp\n"
+                                   "calls=1 0x1000 5\n"
+                                   "+16 +1 7\n"
+                                   "cfi=(2)\n"
+                                   "cfn=(2)\n"
+                                   "calls=2 0x2000 5\n"
+                                   "+16 +1 9\n"
+                                   "\n"
+                                   "fl=(2)\n"
+                                   "fn=(2)\n"
+                                   "-8224 5 7\n"
+                                   "\n"
+                                   "fn=(2)\n"
+                                   "+4096 * 9\n"
+                                   "\n"
+                                   "totals: 20\n");
+    assert_well_formed(text);
+    free(text);
+}
+
 /* ---- inlined frames, and parts of functions ---------------------------------------
  * gcc and clang at -O2: is_valid is inlined into pop (its hooks kept) and
  * calls get_kind for real from pop's code; pop's error path is in pop.cold
@@ -1418,6 +1470,7 @@ int main(void)
         cmocka_unit_test(test_block_ending_in_inlined_file_returns_with_fe),
         cmocka_unit_test(test_callback_from_uninstrumented_code),
         cmocka_unit_test(test_inlined_frame_and_function_parts),
+        cmocka_unit_test(test_copies_of_a_header_function_share_an_id),
         cmocka_unit_test(test_time_in_uninstrumented_code_without_callback),
         cmocka_unit_test(test_frame_without_call_instruction),
         cmocka_unit_test(test_function_without_symbol_named_by_address),
