@@ -84,6 +84,18 @@ def repairs(cg):
 
 
 class Checks(unittest.TestCase):
+    def assert_annotate_reads(self, cg):
+        """callgrind_annotate, the reference reader, reads each file without
+        a warning."""
+        if not shutil.which("callgrind_annotate"):
+            return
+        for f in cg.files:
+            p = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", f], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("WARNING", p.stderr)
+            self.assertNotIn("malformed", p.stderr)
+
     def assert_nests_and_matches(self, argv, env=None):
         """The hooks nest: every function and every arc exactly as the
         oracle says, and no repair, no warning."""
@@ -94,6 +106,7 @@ class Checks(unittest.TestCase):
         self.assertEqual(diffs[:30], [], "%d differences" % len(diffs))
         self.assertEqual(repairs(cg), [])
         self.assertNotIn("warning", run.stderr)
+        self.assert_annotate_reads(cg)
         return cg
 
     def assert_jumps(self, argv, arcs, repaired=None):
