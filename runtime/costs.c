@@ -464,7 +464,9 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         uintptr_t from_site = i ? sites[i] : site0;
         uint32_t a = arc_lookup(c, from, from_site, fns[i]);
         if (a == CG_SINK) {
-            a = arc_insert(c, from, from_site, fns[i], 0, 0, 0, 0);
+            /* the first call is made from the top frame's code: its
+             * host's, when the top frame is inlined */
+            a = arc_insert(c, from, from_site, fns[i], 0, 0, i == 0 && top_inlined(c), 0);
             if (a != CG_SINK)
                 c->arcs[a].sampled = 1;
         }

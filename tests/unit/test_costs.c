@@ -1572,6 +1572,31 @@ static void test_inlined_below_the_host_and_recursion_from_one_site(void **state
     cg_snapshot_free(&s);
 }
 
+/* A sample in uninstrumented code called from an inlined frame: the call
+ * into it is made from the host's code (the writer must not take it for a
+ * callback from the host). */
+static void test_sample_under_an_inlined_frame(void **state)
+{
+    struct cg_costs *c = *state;
+    uint32_t last[CG_SAMPLE_DEPTH];
+    unsigned nlast = 0;
+    hook_enter(c, MAIN, ROOT_SITE, SP, MAIN + 4, 0);
+    hook_enter(c, F, F_SITE, SP - 0x40, F + 4, 1);
+    hook_enter(c, G, F_SITE, SP - 0x40, F + 0x20, 2); /* g inlined into f */
+    uintptr_t fns[1] = { LIBC_MEMSET }, sites[1] = { F + 0x30 };
+    assert_int_equal(cg_costs_sample(c, fns, sites, 1, LIBC_MEMSET + 0x8, 1000, 1, last, &nlast), 0);
+    hook_exit(c, G, SP - 0x40, 1003);
+    hook_exit(c, F, SP - 0x40, 1004);
+    hook_exit(c, MAIN, SP, 1005);
+    struct cg_snapshot s;
+    snap(c, 1005, &s);
+    const struct cg_snap_arc *gm = arc_of(&s, G, LIBC_MEMSET);
+    assert_non_null(gm);
+    assert_true(gm->caller_inlined);
+    assert_int_equal(gm->incl, 1000);
+    cg_snapshot_free(&s);
+}
+
 /* Frames at the new call's sp that were left: the same inlined call
  * entered again from the same code (a longjmp out of it that the runtime
  * did not see), and a real call at that sp (its site is not the host's
@@ -1890,6 +1915,7 @@ int main(void)
         T(test_inlined_chain_and_recursion),
         T(test_inlined_below_the_host_and_recursion_from_one_site),
         T(test_frames_at_the_same_sp_left),
+        T(test_sample_under_an_inlined_frame),
         T(test_unwind_ends_frames),
         T(test_skip_set_checked_only_when_arc_is_made),
         T(test_throttle_short_calls_after_n),
