@@ -81,6 +81,12 @@ class ExampleTest(ProfileAssertions):
         main_calls = [k for k in counts if k[1] == "main"]
         self.assertEqual(len(main_calls), 1, main_calls)
         self.assertEqual(counts[main_calls[0]], 1)
+        # the whole set between the program's own functions: an invented
+        # arc fails as a missing one does
+        own = set(self.expected["functions"])
+        expected = {tuple(a.split(" -> ")): n for a, n in self.expected["calls"].items()
+                    if a.split(" -> ")[0] in own and a.split(" -> ")[1] in own}
+        self.assertEqual({k: v for k, v in counts.items() if k[0] in own and k[1] in own}, expected)
 
     def test_same_counts_as_valgrind(self):
         if not self.valgrind:
