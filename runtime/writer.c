@@ -62,6 +62,7 @@ struct ctx {
     struct line *lines;
     size_t nlines, lines_cap;
     uint32_t *grouped;
+    uint32_t *rank; /* each record's place in the order the blocks are written */
     int failed;
     struct strmap objects, files;
     /* function ids by "object\1file\1name": the keys are owned here */
@@ -376,22 +377,28 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
 
 /* ---- ordering and merging ------------------------------------------------- */
 
-static int cmp_line(const struct line *a, const struct line *b)
+/* Lines by address; at one address the self cost first, then the calls by
+ * their callees' places in the file (rank: a record's position in the
+ * order the blocks are written, not the order the records were made, which
+ * follows the snapshot's, itself the order in which threads ended for the
+ * total: the same profile must be the same text). */
+static int cmp_line(const struct line *a, const struct line *b, const uint32_t *rank)
 {
     if (a->addr != b->addr)
         return a->addr < b->addr ? -1 : 1;
     if (a->is_call != b->is_call)
         return a->is_call - b->is_call; /* self cost first, then calls */
     if (a->callee != b->callee)
-        return a->callee < b->callee ? -1 : 1;
+        return rank[a->callee] < rank[b->callee] ? -1 : 1;
     return a->synthetic - b->synthetic;
 }
 
 static const struct line *sort_lines;
+static const uint32_t *sort_rank;
 
 static int cmp_line_index(const void *pa, const void *pb)
 {
-    return cmp_line(&sort_lines[*(const uint32_t *)pa], &sort_lines[*(const uint32_t *)pb]);
+    return cmp_line(&sort_lines[*(const uint32_t *)pa], &sort_lines[*(const uint32_t *)pb], sort_rank);
 }
 
 /* A function with many lines (a dispatcher calling 50,000 functions from
@@ -410,7 +417,7 @@ static int sort_by_keys(struct ctx *c, struct rec *r)
         return -1;
     for (size_t i = 0; i < r->n; i++) {
         const struct line *l = &c->lines[r->lines[i]];
-        k[i].key = (uint64_t)l->is_call << 40 | (uint64_t)l->callee << 1 | l->synthetic;
+        k[i].key = (uint64_t)l->is_call << 40 | (uint64_t)c->rank[l->callee] << 1 | l->synthetic;
         k[i].line = r->lines[i];
     }
     int rc = cg_sort_keyed(k, r->n, sizeof *k);
@@ -436,18 +443,19 @@ static void merge_lines(struct ctx *c, struct rec *r)
         for (size_t i = 1; i < r->n; i++) {
             uint32_t x = r->lines[i];
             size_t j = i;
-            for (; j > 0 && cmp_line(&c->lines[r->lines[j - 1]], &c->lines[x]) > 0; j--)
+            for (; j > 0 && cmp_line(&c->lines[r->lines[j - 1]], &c->lines[x], c->rank) > 0; j--)
                 r->lines[j] = r->lines[j - 1];
             r->lines[j] = x;
         }
     } else if (sort_by_keys(c, r) != 0) {
         sort_lines = c->lines;
+        sort_rank = c->rank;
         qsort(r->lines, r->n, sizeof *r->lines, cmp_line_index);
     }
     size_t out = 0;
     for (size_t i = 0; i < r->n; i++) {
         struct line *l = &c->lines[r->lines[i]];
-        if (out > 0 && cmp_line(&c->lines[r->lines[out - 1]], l) == 0) {
+        if (out > 0 && cmp_line(&c->lines[r->lines[out - 1]], l, c->rank) == 0) {
             c->lines[r->lines[out - 1]].count += l->count;
             c->lines[r->lines[out - 1]].cost += l->cost;
         } else {
@@ -893,6 +901,7 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
 
 static void ctx_free(struct ctx *c)
 {
+    free(c->rank);
     free(c->lines);
     free(c->grouped);
     free(c->recs);
@@ -920,6 +929,12 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     int rc = -1;
     if (index_syms(&c) != 0 || build(&c, snap) != 0 || group_lines(&c) != 0)
         goto done;
+    order = malloc((c.nrecs ? c.nrecs : 1) * sizeof *order);
+    c.rank = malloc((c.nrecs ? c.nrecs : 1) * sizeof *c.rank);
+    if (!order || !c.rank || order_records(&c, order) != 0)
+        goto done;
+    for (size_t i = 0; i < c.nrecs; i++)
+        c.rank[order[i]] = (uint32_t)i;
     uint64_t total = 0;
     for (size_t i = 0; i < c.nrecs; i++) {
         merge_lines(&c, &c.recs[i]);
@@ -927,11 +942,6 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
             if (!c.lines[c.recs[i].lines[k]].is_call)
                 total += c.lines[c.recs[i].lines[k]].cost;
     }
-    order = malloc((c.nrecs ? c.nrecs : 1) * sizeof *order);
-    if (!order)
-        goto done;
-    if (order_records(&c, order) != 0)
-        goto done;
 
     /* about 24 bytes a cost line, twice that for calls */
     cg_buf_reserve(out, 4096 + 24 * snap->nselfs + 48 * snap->narcs);
