@@ -1,0 +1,141 @@
+"""The files the runtime writes are the same as those of an earlier
+revision's runtime, times and pids aside: a change that should not change
+behaviour (a restructuring) must leave every byte of them as it was.
+
+The earlier runtime is built from the repository's own history (git worktree
+of BASELINE, meson with its tests off, only libcgprof.so), into a cache, and
+each program runs twice, once under each runtime, in the same environment:
+the same binary, the same libraries, so that every address, name, count and
+line can be compared. What may differ is left out: the times (and so the
+self-cost lines, one of which is absent from a run where it added up to 0
+ns), the pid (pid:, the file names), the TSC's calibration (desc: Clock:).
+
+Skipped, saying why, where the history or a build of it is not at hand.
+CGPROF_BASELINE_REV names another revision; CGPROF_BASELINE_LIB a runtime
+already built.
+"""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import cgtest
+from cgtest import BUILD_DIR, LIB, SOURCE_DIR, example
+
+# The runtime before issue 13's restructuring (with its writer made
+# deterministic): what the restructured runtime must write the same.
+BASELINE = os.environ.get("CGPROF_BASELINE_REV", "bee86aa852cff6bf21fc07cebe7f4420895f24af")
+CACHE = os.environ.get("CGPROF_BASELINE_CACHE") or os.path.join(BUILD_DIR, "baseline")
+
+NEST = os.path.join(BUILD_DIR, "tests", "nesting")
+
+# (program, arguments, environment): the examples (not the server, which
+# waits for requests), in the default mode and on the general path (the
+# monotonic clock), and -O2 builds that exercise inlining, longjmp and
+# exceptions. Sampled time is left out: its samples differ run to run.
+RUNS = [
+    (example("basic"), [], {}),
+    (example("threads"), [], {}),
+    (example("uselib"), [], {}),
+    (example("cxx"), [], {}),
+    (example("threads"), [], {"CGPROF_CLOCK": "monotonic"}),
+    (os.path.join(NEST, "repro-gcc-O2"), [], {}),
+    (os.path.join(NEST, "shapes2-gcc-O2"), ["2000"], {}),
+    (os.path.join(NEST, "recurse-clang-O3"), ["16"], {}),
+    (os.path.join(NEST, "jumps-gcc-O2"), ["100"], {}),
+    (os.path.join(NEST, "throws-clang-O2"), [], {}),
+    (os.path.join(NEST, "templates-gcc-O2"), [], {}),
+]
+
+
+def baseline_lib():
+    """libcgprof.so of BASELINE, built once into CACHE; None and why."""
+    given = os.environ.get("CGPROF_BASELINE_LIB")
+    if given:
+        return (given, None) if os.path.exists(given) else (None, "CGPROF_BASELINE_LIB=%s does not exist" % given)
+    lib = os.path.join(CACHE, BASELINE[:12], "build", "runtime", "libcgprof.so")
+    if os.path.exists(lib):
+        return lib, None
+    if not shutil.which("git") or subprocess.run(["git", "-C", SOURCE_DIR, "cat-file", "-e", BASELINE + "^{commit}"],
+                                                 capture_output=True).returncode != 0:
+        return None, "revision %s is not in this checkout's history" % BASELINE
+    src = os.path.join(CACHE, BASELINE[:12], "src")
+    shutil.rmtree(os.path.dirname(src), ignore_errors=True)
+    os.makedirs(os.path.dirname(src))
+    # the tree of that revision, without touching this checkout's worktrees
+    archive = subprocess.run(["git", "-C", SOURCE_DIR, "archive", "--format=tar", BASELINE], capture_output=True)
+    if archive.returncode != 0:
+        return None, "git archive %s failed: %s" % (BASELINE, archive.stderr.decode(errors="replace")[-300:])
+    os.makedirs(src)
+    subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
+    build = os.path.join(os.path.dirname(src), "build")
+    for cmd in (["meson", "setup", build, src, "-Dtests=false"], ["ninja", "-C", build, "runtime/libcgprof.so"]):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            return None, "building %s failed: %s" % (BASELINE, (p.stdout + p.stderr)[-500:])
+    return lib, None
+
+
+def normalise(path):
+    """The file as a list of what a reader sees, times and pid aside: the
+    header (but the clock's calibration), every function, and every call
+    with its count, position and target. Not the self-cost lines: one whose
+    time added up to 0 ns in a run is left out of that run's file (timing,
+    not behaviour); their positions follow from the arcs anyway."""
+    prof = cgtest.callgrind_check.load(path)
+    out = ["violations %s" % [str(v).split(":", 1)[1] for v in prof.violations],
+           "version %s creator %s thread %s part %s" % (prof.version, prof.creator, prof.thread, prof.part),
+           "cmd %s" % prof.cmd, "positions %s events %s" % (prof.positions, prof.events)]
+    out += ["desc %s" % ("Clock: invariant TSC at <MHz>" if d.startswith("Clock: invariant TSC at ") else d)
+            for d in prof.desc]
+    out += ["function %s | %s | %s" % k for k in sorted(prof.functions)]
+    out += sorted("call %s -> %s: %d at %s %s to %s %s" % (c.caller, c.callee, c.count, c.instr, c.line,
+                                                          c.target_instr, c.target_line) for c in prof.calls)
+    return "\n".join(out) + "\n"
+
+
+def written(lib, argv, env, directory):
+    """Runs argv with lib preloaded in directory; returns {file name with
+    the pid taken out: normalised text}."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+    e.update(env)
+    e["LD_PRELOAD"] = lib
+    p = subprocess.run(argv, cwd=directory, env=e, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise AssertionError("%s failed under %s: %s" % (argv, lib, p.stderr[-1000:]))
+    files = {}
+    for f in glob.glob(os.path.join(directory, "callgrind.*")):
+        m = re.match(r"callgrind\.(out|total)\.(\d+)(.*)$", os.path.basename(f))
+        files["callgrind.%s.<pid>%s" % (m.group(1), m.group(3))] = normalise(f)
+    return files, p.stdout, p.stderr
+
+
+class SameOutput(unittest.TestCase):
+    def test_files_as_the_baseline_writes_them(self):
+        lib, why = baseline_lib()
+        if not lib:
+            self.skipTest(why)
+        for argv0, args, env in RUNS:
+            if not os.path.exists(argv0):
+                continue  # a clang build where clang is not installed
+            with self.subTest(program=os.path.basename(argv0), env=env):
+                before_dir = tempfile.mkdtemp(prefix="cgprof-same-")
+                after_dir = tempfile.mkdtemp(prefix="cgprof-same-")
+                self.addCleanup(shutil.rmtree, before_dir, ignore_errors=True)
+                self.addCleanup(shutil.rmtree, after_dir, ignore_errors=True)
+                before, out_b, err_b = written(lib, [argv0] + args, env, before_dir)
+                after, out_a, err_a = written(LIB, [argv0] + args, env, after_dir)
+                self.assertEqual(out_a, out_b, "the program's output")
+                self.assertEqual(err_a.replace(after_dir, "<dir>"), err_b.replace(before_dir, "<dir>"),
+                                 "the runtime's messages")
+                self.assertEqual(sorted(after), sorted(before), "the files written")
+                for name in before:
+                    self.assertEqual(after[name], before[name], name)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
