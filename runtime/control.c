@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "options.h"
-#include "runtime.h"
+#include "proc.h"
 #include "util.h"
 
 static char dir[CG_OPT_PATH_MAX];
@@ -114,7 +114,7 @@ static void write_status(void)
     cg_buf_printf(&b,
                   "pid: %ld\ncmd: %s\nsignal: %s\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\nhandled: %s\n"
                   "last: %s\n",
-                  (long)getpid(), cg_runtime_cmdline(),
+                  (long)getpid(), cg_proc_cmdline(),
                   dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", threads, parts,
                   collecting ? "on" : "off", done, handled_id, last);
     unlink(tmp); /* a leftover of a process with the same pid */

@@ -19,7 +19,8 @@
 #include "control.h"
 #include "costs.h"
 #include "filter.h"
-#include "runtime.h"
+#include "proc.h"
+#include "real.h"
 #include "symbols.h"
 #include "thread.h"
 #include "util.h"
@@ -265,14 +266,11 @@ static struct cg_syms *syms; /* reused while no object is loaded or unloaded */
 static unsigned long long syms_adds, syms_subs;
 static struct cg_buf last_files; /* files of the latest dump, for the status */
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef int (*pthread_create_real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-/* Resolved once, in the process that loaded the runtime: a forked child
- * restarts the service, and a crash handler restores a default action,
- * without calling dlsym(). */
-static sigaction_fn real_sigaction;
-static pthread_create_real real_create;
+/* The real sigaction and pthread_create (real.h), resolved once, in the
+ * process that loaded the runtime: a forked child restarts the service, and
+ * a crash handler restores a default action, without calling dlsym(). */
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 struct dump {
     const char *trigger;
@@ -331,7 +329,7 @@ static int prefix_of(char *dst, size_t size, int *with_pid)
     if (cg_expand_path(cg_opts.out, names_pid(), prefix, sizeof prefix) != 0)
         return -1;
     *with_pid = strstr(cg_opts.out, "%p") != NULL;
-    const char *dir = prefix[0] == '/' || !cg_runtime_cwd()[0] ? "" : cg_runtime_cwd();
+    const char *dir = prefix[0] == '/' || !cg_proc_cwd()[0] ? "" : cg_proc_cwd();
     int n = snprintf(dst, size, "%s%s%s", dir, *dir ? "/" : "", prefix);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
@@ -480,7 +478,7 @@ static void write_snapshot(struct dump *d, unsigned number, const char *name, st
             .pid = names_pid(),
             .thread = number,
             .part = d->part,
-            .cmd = cg_runtime_cmdline(),
+            .cmd = cg_proc_cmdline(),
             .trigger = d->trigger,
             .clock = d->clock_desc,
             .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
@@ -573,7 +571,7 @@ static int total_path(char *dst, size_t size)
     if (cg_total_pattern(cg_opts.out, pattern, sizeof pattern) != 0 ||
         cg_expand_path(pattern, names_pid(), name, sizeof name) != 0)
         return -1;
-    const char *dir = name[0] == '/' || !cg_runtime_cwd()[0] ? "" : cg_runtime_cwd();
+    const char *dir = name[0] == '/' || !cg_proc_cwd()[0] ? "" : cg_proc_cwd();
     int n = snprintf(dst, size, "%s%s%s", dir, *dir ? "/" : "", name);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
@@ -1272,8 +1270,8 @@ void cg_dump_start_service(void)
 {
     if (service_started)
         return;
-    CG_DLSYM_FN(real_sigaction, RTLD_NEXT, "sigaction");
-    CG_DLSYM_FN(real_create, RTLD_NEXT, "pthread_create");
+    real_sigaction = cg_real_sigaction();
+    real_create = cg_real_pthread_create();
     if (!real_sigaction || !real_create)
         return;
     if (cg_opts.crash)
@@ -1340,7 +1338,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     pthread_mutex_unlock(&lock);
-    cg_runtime_forked();
+    cg_proc_forked();
     int had_service = service_started, had_signal = signal_in_use;
     service_started = 0;
     service_stop = 0;

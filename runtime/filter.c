@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "filter.h"
 #include "debuginfo.h"
+#include "demangle.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "proc.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -177,24 +178,6 @@ static const Dwfl_Callbacks callbacks = {
     .find_debuginfo = cg_syms_find_debuginfo,
 };
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-/* The C++ runtime's demangler if the program has one (a C++ program does),
- * looked up once at start-up; never loaded for this: a C program has no
- * mangled names to match. */
-static demangle_fn demangler;
-static int demangler_looked;
-
-static void find_demangler(void)
-{
-    if (demangler_looked)
-        return;
-    demangler_looked = 1;
-    CG_DLSYM_FN(demangler, RTLD_DEFAULT, "__cxa_demangle");
-    if (!demangler)
-        dlerror(); /* leave no error for the program's dlerror() to find */
-}
-
 /* The absolute path of the source file of the code at addr (malloc'd), or
  * NULL. */
 static char *source_file(Dwfl_Module *mod, uintptr_t addr)
@@ -245,10 +228,9 @@ static void scan_module(struct scan *sc, Dwfl_Module *mod, const char *path)
         if (!name || !addr)
             continue;
         int hit = whole || matches(&sc->fn, name);
-        if (!hit && sc->fn.n && demangler && strncmp(name, "_Z", 2) == 0) {
-            int status = -1;
-            char *d = demangler(name, NULL, NULL, &status);
-            hit = status == 0 && matches(&sc->fn, d);
+        if (!hit && sc->fn.n && strncmp(name, "_Z", 2) == 0) {
+            char *d = cg_demangle(name);
+            hit = d && matches(&sc->fn, d);
             free(d);
         }
         if (!hit && sc->fl.n) {
@@ -274,7 +256,6 @@ void cg_filter_scan(void)
     int saved = errno;
     in_scan = 1;
     pthread_mutex_lock(&scan_lock);
-    find_demangler();
     struct collect *col = calloc(1, sizeof *col);
     struct scan sc;
     memset(&sc, 0, sizeof sc);

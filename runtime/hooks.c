@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "costs.h"
 #include "hooks.h"
-#include "runtime.h"
+#include "proc.h"
 #include "sample.h"
 #include "thread.h"
 

@@ -5,9 +5,9 @@
  *    is replaced;
  *  - dlclose(): to remember where an object was before it goes;
  *  - dlopen(): to resolve the CGPROF_SKIP* patterns in what it loads.
- * (pthread_create is wrapped in thread.c, to number threads.) Each resolves
- * the real function with dlsym(RTLD_NEXT) and passes every call through
- * unchanged. */
+ * (pthread_create is wrapped in thread.c, to number threads.) Each calls
+ * the real function from the one table (real.h) and passes every call
+ * through unchanged. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,25 +20,23 @@
 #include "compiler.h"
 #include "dump.h"
 #include "filter.h"
+#include "proc.h"
+#include "real.h"
 #include "runtime.h"
 #include "sample.h"
 #include "util.h"
 
-#define REAL(type, name)                                                                                     \
-    static type real_;                                                                                     \
-    if (!real_)                                                                                            \
-        CG_DLSYM_FN(real_, RTLD_NEXT, name);                                                               \
+/* real_: the real function (real.h), or ENOSYS when the process has none. */
+#define REAL(name)                                                                                           \
+    __typeof__(cg_real.fn_##name) real_ = cg_real_##name();                                                  \
     if (!real_) {                                                                                          \
         errno = ENOSYS;                                                                                    \
         return -1;                                                                                         \
     }
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef sighandler_t (*signal_fn)(int, sighandler_t);
-
 CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    REAL(sigaction_fn, "sigaction");
+    REAL(sigaction);
     if (act) {
         cg_dump_signal_claimed(sig);
         cg_sample_signal_claimed(sig);
@@ -48,9 +46,7 @@ CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 
 CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-    static signal_fn real_;
-    if (!real_)
-        CG_DLSYM_FN(real_, RTLD_NEXT, "signal");
+    sighandler_t (*real_)(int, sighandler_t) = cg_real_signal();
     if (!real_) {
         errno = ENOSYS;
         return SIG_ERR;
@@ -62,13 +58,11 @@ CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 /* ---- dlclose ---------------------------------------------------------------- */
 
-typedef int (*dlclose_fn)(void *);
-
 /* The object may be unmapped: remember where it was, so that the dump can
  * still name its functions and lines. */
 CG_EXPORT int dlclose(void *handle)
 {
-    REAL(dlclose_fn, "dlclose");
+    REAL(dlclose);
     if (cg_runtime_ready()) {
         int saved = errno;
         cg_dump_note_unload(handle);
@@ -79,17 +73,13 @@ CG_EXPORT int dlclose(void *handle)
 
 /* ---- dlopen ----------------------------------------------------------------- */
 
-typedef void *(*dlopen_fn)(const char *, int);
-
 /* glibc's dlopen() takes its caller's object into account (its RPATH and
  * RUNPATH, $ORIGIN, its namespace): unless the filters need to see the
  * result, the call is passed on as a tail call, so that the caller dlopen()
  * sees is the program's own. */
 CG_EXPORT void *dlopen(const char *file, int mode)
 {
-    static dlopen_fn real_;
-    if (!real_)
-        CG_DLSYM_FN(real_, RTLD_NEXT, "dlopen");
+    void *(*real_)(const char *, int) = cg_real_dlopen();
     if (!real_)
         return NULL;
     if (!cg_filter_after_dlopen(file, __builtin_return_address(0)))
@@ -108,54 +98,50 @@ CG_EXPORT void *dlopen(const char *file, int mode)
 static void before_exec(const char *what)
 {
     int saved = errno;
-    if (getpid() == cg_runtime_pid() && cg_runtime_ready())
+    if (getpid() == cg_proc_pid() && cg_runtime_ready())
         cg_dump_exec(what);
     errno = saved;
 }
 
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
-typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
 CG_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    REAL(execve_fn, "execve");
+    REAL(execve);
     before_exec(path);
     return real_(path, argv, envp);
 }
 
 CG_EXPORT int execv(const char *path, char *const argv[])
 {
-    REAL(execv_fn, "execv");
+    REAL(execv);
     before_exec(path);
     return real_(path, argv);
 }
 
 CG_EXPORT int execvp(const char *file, char *const argv[])
 {
-    REAL(execv_fn, "execvp");
+    REAL(execvp);
     before_exec(file);
     return real_(file, argv);
 }
 
 CG_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    REAL(execve_fn, "execvpe");
+    REAL(execvpe);
     before_exec(file);
     return real_(file, argv, envp);
 }
 
 CG_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    REAL(fexecve_fn, "fexecve");
+    REAL(fexecve);
     before_exec("(file descriptor)");
     return real_(fd, argv, envp);
 }
 
 CG_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-    REAL(execveat_fn, "execveat");
+    REAL(execveat);
     before_exec(path);
     return real_(dirfd, path, argv, envp, flags);
 }
@@ -176,7 +162,7 @@ CG_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 
 CG_EXPORT int execl(const char *path, const char *arg, ...)
 {
-    REAL(execv_fn, "execv");
+    REAL(execv);
     va_list ap;
     va_start(ap, arg);
     GATHER_ARGS(arg, ap, argv);
@@ -187,7 +173,7 @@ CG_EXPORT int execl(const char *path, const char *arg, ...)
 
 CG_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-    REAL(execv_fn, "execvp");
+    REAL(execvp);
     va_list ap;
     va_start(ap, arg);
     GATHER_ARGS(arg, ap, argv);
@@ -198,7 +184,7 @@ CG_EXPORT int execlp(const char *file, const char *arg, ...)
 
 CG_EXPORT int execle(const char *path, const char *arg, ...)
 {
-    REAL(execve_fn, "execve");
+    REAL(execve);
     va_list ap;
     va_start(ap, arg);
     GATHER_ARGS(arg, ap, argv);

@@ -31,8 +31,8 @@
 #include "compiler.h"
 #include "costs.h"
 #include "hooks.h"
+#include "real.h"
 #include "thread.h"
-#include "nonlocal.h"
 #include "util.h"
 
 static CG_NOINSTR size_t jmp_slot(uintptr_t env)
@@ -42,24 +42,15 @@ static CG_NOINSTR size_t jmp_slot(uintptr_t env)
 
 /* ---- setjmp -------------------------------------------------------------- */
 
-enum { SJ_SETJMP, SJ__SETJMP, SJ_SIGSETJMP, SJ_N };
-static const char *const setjmp_names[SJ_N] = { "setjmp", "_setjmp", "__sigsetjmp" };
-static void *real_setjmp[SJ_N];
-
 /* Called by the stubs below with the jmp_buf, the stack pointer that the
- * setjmp's caller will have after it returns, and which setjmp; returns the
- * C library's function, which the stub then jumps to with the arguments it
- * got. Nothing here may disturb the program: no errno change, no lock. */
+ * setjmp's caller will have after it returns, and which setjmp (0: setjmp,
+ * 1: _setjmp, 2: __sigsetjmp); returns the C library's function, which the
+ * stub then jumps to with the arguments it got. Nothing here may disturb
+ * the program: no errno change, no lock. */
 CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, int which);
 CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, int which)
 {
-    void *real = __atomic_load_n(&real_setjmp[which], __ATOMIC_ACQUIRE);
-    if (cg_unlikely(!real)) {
-        /* resolved at start-up (cg_nonlocal_init); here only for a setjmp
-         * made by a constructor that ran before the runtime's */
-        real = dlsym(RTLD_NEXT, setjmp_names[which]);
-        __atomic_store_n(&real_setjmp[which], real, __ATOMIC_RELEASE);
-    }
+    void *real = cg_real_setjmp_target(which);
     struct cg_thread *t = cg_self;
     if (t && !t->guard && t->costs.frames) {
         const struct cg_costs *c = &t->costs;
@@ -149,18 +140,11 @@ static CG_NOINSTR void longjmp_seen(const void *env)
         cg_hook_nonlocal(UINT32_MAX, sp);
 }
 
-typedef void (*longjmp_fn)(void *, int);
-
 #define LONGJMP(name)                                                                                        \
     CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val);             \
     CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)              \
     {                                                                                                        \
-        static longjmp_fn real_;                                                                             \
-        longjmp_fn r = __atomic_load_n(&real_, __ATOMIC_ACQUIRE);                                            \
-        if (!r) {                                                                                            \
-            CG_DLSYM_FN(r, RTLD_NEXT, #name);                                                                \
-            __atomic_store_n(&real_, r, __ATOMIC_RELEASE);                                                   \
-        }                                                                                                    \
+        void (*r)(struct __jmp_buf_tag *, int) = cg_real_##name();                                           \
         longjmp_seen(env);                                                                                   \
         r(env, val);                                                                                         \
         __builtin_unreachable();                                                                             \
@@ -173,25 +157,16 @@ LONGJMP(__longjmp_chk)
 
 /* ---- exceptions ------------------------------------------------------------ */
 
-typedef _Unwind_Reason_Code (*personality_fn)(int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *,
-                                              struct _Unwind_Context *);
-typedef _Unwind_Word (*getcfa_fn)(struct _Unwind_Context *);
-
 /* The unwinder enters a landing pad in the frame of ctx: every frame below
  * the one it lands in is gone. The context's CFA, after the unwinder stepped
  * into that frame, is the frame's stack pointer at its call (libgcc's
  * uw_update_context), where the landing pad runs. */
 static CG_NOINSTR void landing(struct _Unwind_Context *ctx)
 {
-    static getcfa_fn getcfa;
-    getcfa_fn g = __atomic_load_n(&getcfa, __ATOMIC_ACQUIRE);
-    if (!g) {
-        /* the unwinder calling us is loaded: no library is loaded here */
-        CG_DLSYM_FN(g, RTLD_DEFAULT, "_Unwind_GetCFA");
-        if (!g)
-            return;
-        __atomic_store_n(&getcfa, g, __ATOMIC_RELEASE);
-    }
+    /* the unwinder calling us is loaded: no library is loaded here */
+    _Unwind_Word (*g)(struct _Unwind_Context *) = cg_real__Unwind_GetCFA();
+    if (!g)
+        return;
     uintptr_t sp = (uintptr_t)g(ctx);
     if (sp)
         cg_hook_nonlocal(UINT32_MAX, sp);
@@ -205,14 +180,9 @@ static CG_NOINSTR void landing(struct _Unwind_Context *ctx)
                                                   _Unwind_Exception_Class cls, struct _Unwind_Exception *e,   \
                                                   struct _Unwind_Context *ctx)                                \
     {                                                                                                        \
-        static personality_fn real_;                                                                         \
-        personality_fn r = __atomic_load_n(&real_, __ATOMIC_ACQUIRE);                                        \
-        if (!r) {                                                                                            \
-            CG_DLSYM_FN(r, RTLD_NEXT, #name);                                                                \
-            if (!r)                                                                                          \
-                return _URC_FATAL_PHASE1_ERROR;                                                              \
-            __atomic_store_n(&real_, r, __ATOMIC_RELEASE);                                                   \
-        }                                                                                                    \
+        cg_personality_fn r = cg_real_##name();                                                              \
+        if (!r)                                                                                              \
+            return _URC_FATAL_PHASE1_ERROR;                                                                  \
         _Unwind_Reason_Code rc = r(version, actions, cls, e, ctx);                                           \
         if (rc == _URC_INSTALL_CONTEXT && (actions & _UA_CLEANUP_PHASE))                                     \
             landing(ctx);                                                                                    \
@@ -222,9 +192,3 @@ static CG_NOINSTR void landing(struct _Unwind_Context *ctx)
 PERSONALITY(__gxx_personality_v0)
 PERSONALITY(__gcc_personality_v0)
 
-void cg_nonlocal_init(void)
-{
-    for (int i = 0; i < SJ_N; i++)
-        if (!__atomic_load_n(&real_setjmp[i], __ATOMIC_ACQUIRE))
-            __atomic_store_n(&real_setjmp[i], dlsym(RTLD_NEXT, setjmp_names[i]), __ATOMIC_RELEASE);
-}

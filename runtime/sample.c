@@ -37,18 +37,13 @@
 
 #include "compiler.h"
 #include "options.h"
-#include "runtime.h"
+#include "proc.h"
+#include "real.h"
+#include "unwinder.h"
 #include "thread.h"
 #include "util.h"
 
-#if CG_HAVE_LIBUNWIND
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-#define CG_STR2(x) #x
-#define CG_STR(x) CG_STR2(x)
-#endif
 
-int cg_sampling;
 static uint64_t period_ns;
 static int sample_sig;
 static int stepped_aside;
@@ -57,33 +52,19 @@ CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
 CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
 
 #if CG_HAVE_LIBUNWIND
-typedef int (*init2_fn)(unw_cursor_t *, unw_context_t *, int);
-typedef int (*step_fn)(unw_cursor_t *);
-typedef int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
-typedef int (*proc_info_fn)(unw_cursor_t *, unw_proc_info_t *);
-typedef int (*caching_fn)(unw_addr_space_t, unw_caching_policy_t);
-static init2_fn u_init2;
-static step_fn u_step;
-static get_reg_fn u_get_reg;
-static proc_info_fn u_proc_info;
+static const struct cg_unwinder *unwinder;
 
+/* libunwind (unwinder.c), with its per-thread cache: its local unwinding
+ * is async-signal-safe then (no malloc, no lock but dl_iterate_phdr's,
+ * which is recursive in glibc). */
 static void load_unwinder(void)
 {
-    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
+    const struct cg_unwinder *u = cg_unwinder();
+    if (!u || !u->init_local2 || !u->step || !u->get_reg || !u->get_proc_info)
         return;
-    caching_fn caching;
-    unw_addr_space_t *as = dlsym(h, CG_STR(unw_local_addr_space));
-    CG_DLSYM_FN(caching, h, CG_STR(unw_set_caching_policy));
-    CG_DLSYM_FN(u_step, h, CG_STR(unw_step));
-    CG_DLSYM_FN(u_get_reg, h, CG_STR(unw_get_reg));
-    CG_DLSYM_FN(u_proc_info, h, CG_STR(unw_get_proc_info));
-    if (as && caching)
-        caching(*as, UNW_CACHE_PER_THREAD);
-    init2_fn i2;
-    CG_DLSYM_FN(i2, h, CG_STR(unw_init_local2));
-    if (u_step && u_get_reg && u_proc_info)
-        u_init2 = i2;
+    if (u->local_addr_space && u->set_caching_policy)
+        u->set_caching_policy(*u->local_addr_space, UNW_CACHE_PER_THREAD);
+    unwinder = u;
 }
 
 /* Walks from the interrupted context up to the top frame's own: the first
@@ -97,10 +78,11 @@ static void load_unwinder(void)
  * within CG_SAMPLE_DEPTH frames. */
 static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
 {
-    if (!u_init2)
+    const struct cg_unwinder *u = unwinder;
+    if (!u)
         return 0;
     unw_cursor_t cur;
-    if (u_init2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+    if (u->init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
         return 0;
     uintptr_t inner_fn[CG_SAMPLE_DEPTH + 1], inner_ip[CG_SAMPLE_DEPTH + 1];
     unw_word_t top_ip;
@@ -108,12 +90,12 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *site
     for (;;) {
         unw_proc_info_t pi;
         unw_word_t ip, cfa;
-        if (u_get_reg(&cur, UNW_REG_IP, &ip) < 0 || u_proc_info(&cur, &pi) < 0 || pi.start_ip == 0)
+        if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0 || u->get_proc_info(&cur, &pi) < 0 || pi.start_ip == 0)
             return 0;
         if (pi.start_ip == (uintptr_t)__cyg_profile_func_enter || pi.start_ip == (uintptr_t)__cyg_profile_func_exit)
             return 0; /* a hook before or after its guard: the top frame's */
         /* the caller's stack pointer is this frame's call frame address */
-        if (u_step(&cur) <= 0 || u_get_reg(&cur, UNW_REG_SP, &cfa) < 0)
+        if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
             return 0;
         if (cfa > top_sp) {
             top_ip = ip;
@@ -196,7 +178,7 @@ int cg_sample_init(void)
         return 0;
     }
     struct sigaction old;
-    if (sigaction(cg_opts.sample_signal, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
+    if (cg_real_sigaction()(cg_opts.sample_signal, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
         char name[24];
         cg_warn("SIG%s already has an action in this program; timing every call instead of sampling "
                 "(CGPROF_SAMPLE_SIGNAL chooses another signal)",
@@ -208,7 +190,7 @@ int cg_sample_init(void)
     sa.sa_sigaction = on_sample;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(cg_opts.sample_signal, &sa, NULL) != 0) {
+    if (cg_real_sigaction()(cg_opts.sample_signal, &sa, NULL) != 0) {
         cg_warn("cannot install the sampling signal handler (%s); timing every call instead", strerror(errno));
         return 0;
     }

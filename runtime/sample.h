@@ -6,10 +6,6 @@
 
 struct cg_thread;
 
-/* Nonzero when the hooks use the threads' virtual clocks (set once at
- * start-up, read by every hook). */
-extern int cg_sampling;
-
 /* Installs the sampling signal handler when CGPROF_TIME=sample (or says
  * why sampling is not possible and leaves exact timing on). */
 int cg_sample_init(void);

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "symbols.h"
 #include "debuginfo.h"
+#include "demangle.h"
+#include "unwinder.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -239,43 +241,12 @@ static const char *keep(struct cg_syms *s, char *str)
     return str;
 }
 
-/* C++ names through the C++ runtime's own demangler: found in the process
- * when it is a C++ program (the only kind with mangled names, in practice),
- * else loaded on demand. Not linked: C programs should not pull in
- * libstdc++ just by being profiled. */
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-static demangle_fn find_demangler(void)
-{
-    static demangle_fn fn;
-    static int tried;
-    if (!tried) {
-        tried = 1;
-        CG_DLSYM_FN(fn, RTLD_DEFAULT, "__cxa_demangle");
-        if (!fn) {
-            void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-            if (!h)
-                h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-            if (h)
-                CG_DLSYM_FN(fn, h, "__cxa_demangle");
-        }
-    }
-    return fn;
-}
-
+/* C++ names demangled (demangle.c), kept for the session. */
 static const char *demangle(struct cg_syms *s, const char *name)
 {
-    if (strncmp(name, "_Z", 2) != 0)
+    char *d = cg_demangle(name);
+    if (!d)
         return name;
-    demangle_fn fn = find_demangler();
-    if (!fn)
-        return name;
-    int status = -1;
-    char *d = fn(name, NULL, NULL, &status);
-    if (status != 0 || !d) {
-        free(d);
-        return name;
-    }
     const char *kept = keep(s, d);
     return kept ? kept : name;
 }
@@ -469,39 +440,17 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
  * Code with no symbol (a static function of a stripped library, e.g. libc
  * without its debug symbols) is still inside one function, whose range the
  * unwind tables give (.eh_frame, through .eh_frame_hdr's sorted index). That
- * lookup is libunwind's unw_get_proc_info_by_ip(). libunwind is loaded
- * privately (RTLD_LOCAL) and only at dump time: Debian's libunwind.so.8 also
- * exports _Unwind_* functions, and linking it into a preloaded library would
- * put them in front of libgcc's for the program's C++ exceptions. */
+ * lookup is libunwind's unw_get_proc_info_by_ip() (unwinder.c). */
 #if CG_HAVE_LIBUNWIND
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
-#define CG_STR2(x) #x
-#define CG_STR(x) CG_STR2(x)
-
-typedef int (*proc_info_fn)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, void *);
-
 static int proc_range(uintptr_t addr, uintptr_t *start)
 {
-    static proc_info_fn get_info;
-    static unw_addr_space_t *local_as;
-    static int tried;
-    if (!tried) {
-        tried = 1;
-        void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
-        if (h) {
-            /* the names behind the macros, e.g. _ULx86_64_get_proc_info_by_ip */
-            CG_DLSYM_FN(get_info, h, CG_STR(unw_get_proc_info_by_ip));
-            local_as = dlsym(h, CG_STR(unw_local_addr_space));
-        }
-    }
-    if (!get_info || !local_as)
+    const struct cg_unwinder *u = cg_unwinder();
+    if (!u || !u->get_proc_info_by_ip || !u->local_addr_space)
         return -1;
     unw_proc_info_t pi;
     memset(&pi, 0, sizeof pi);
-    if (get_info(*local_as, (unw_word_t)addr, &pi, NULL) != 0 || pi.start_ip == 0 || addr < pi.start_ip ||
-        addr >= pi.end_ip)
+    if (u->get_proc_info_by_ip(*u->local_addr_space, (unw_word_t)addr, &pi, NULL) != 0 || pi.start_ip == 0 ||
+        addr < pi.start_ip || addr >= pi.end_ip)
         return -1;
     *start = (uintptr_t)pi.start_ip;
     return 0;

@@ -13,6 +13,8 @@
 
 #include "clock.h"
 #include "filter.h"
+#include "proc.h"
+#include "real.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -213,18 +215,11 @@ static CG_NOINSTR void *thread_start(void *p)
     return s.fn(s.arg);
 }
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
 CG_EXPORT CG_NOINSTR int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-    static pthread_create_fn real;
-    pthread_create_fn r = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-    if (!r) {
-        CG_DLSYM_FN(r, RTLD_NEXT, "pthread_create");
-        if (!r)
-            return EAGAIN;
-        __atomic_store_n(&real, r, __ATOMIC_RELEASE);
-    }
+    int (*r)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = cg_real_pthread_create();
+    if (!r)
+        return EAGAIN;
     struct start *s = malloc(sizeof *s);
     if (!s)
         return r(th, attr, fn, arg);

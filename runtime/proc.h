@@ -1,0 +1,43 @@
+/* The process's state that every layer reads (base layer): the options,
+ * whether the hooks record, how their fast paths read the time, and the
+ * process's identity (pid, command line, start-up directory). Set by the
+ * runtime's initialisation (runtime.c) and, the pid, after a fork; read
+ * everywhere else. */
+#ifndef CG_PROC_H
+#define CG_PROC_H
+
+#include <sys/types.h>
+
+#include "options.h"
+
+extern struct cg_options cg_opts;
+
+/* Nonzero while hooks record; read by every hook. */
+extern int cg_collecting;
+
+/* Nonzero when the hooks use the threads' virtual clocks (CGPROF_TIME=sample
+ * and its timer set up: sample.c), read by every hook. */
+extern int cg_sampling;
+
+/* How the hooks' fast paths read the time, set once collection starts:
+ * CG_FAST_NONE (not collecting, or CLOCK_MONOTONIC: a call; every hook
+ * takes the general path), CG_FAST_TSC, or CG_FAST_SAMPLE (the thread's
+ * sampled clock). One load for what would be three flags. */
+enum { CG_FAST_NONE, CG_FAST_TSC, CG_FAST_SAMPLE };
+extern int cg_fast_mode;
+
+/* Reads the command line (before the program can rewrite its argv), the
+ * working directory and the pid, once at start-up. No malloc: this may run
+ * in a thread's first hook, inside the program's allocator. */
+void cg_proc_read_identity(void);
+/* The command line, arguments separated by spaces, and the working
+ * directory at start-up ("" when unknown). */
+const char *cg_proc_cmdline(void);
+const char *cg_proc_cwd(void);
+/* The process id as the runtime knows it: updated by fork() in the child
+ * (cg_proc_forked), not by vfork(), whose child shares the parent's
+ * memory. */
+pid_t cg_proc_pid(void);
+void cg_proc_forked(void);
+
+#endif

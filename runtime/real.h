@@ -1,0 +1,86 @@
+/* The one table of the real functions that libcgprof.so also defines (base
+ * layer): the wrappers call through it to the functions they wrap, and the
+ * runtime's own calls of those functions (sigaction for its handlers,
+ * dlopen for libunwind and the demangler, pthread_create for its service
+ * thread) go through it too, never through its own wrappers, which the
+ * dynamic linker would otherwise bind them to (the library is first in
+ * the lookup order). As uftrace resolves every real function in one place.
+ *
+ * Each entry is looked up once with dlsym(RTLD_NEXT): at start-up
+ * (cg_real_resolve, from the constructor), or at its first use when that
+ * comes earlier (a constructor of another library that runs first) or
+ * finds nothing yet (the C++ runtime's personality routine, in a library
+ * that a dlopen brings later). _Unwind_GetCFA, which the runtime does not
+ * define, with RTLD_DEFAULT. */
+#ifndef CG_REAL_H
+#define CG_REAL_H
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <unwind.h>
+
+#include "compiler.h"
+
+typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Exception_Class,
+                                                 struct _Unwind_Exception *, struct _Unwind_Context *);
+
+/* X(name, handle, return type, parameters) */
+#define CG_REAL_TABLE(X)                                                                                      \
+    X(sigaction, RTLD_NEXT, int, (int, const struct sigaction *, struct sigaction *))                        \
+    X(signal, RTLD_NEXT, sighandler_t, (int, sighandler_t))                                                    \
+    X(pthread_create, RTLD_NEXT, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))       \
+    X(dlopen, RTLD_NEXT, void *, (const char *, int))                                                          \
+    X(dlclose, RTLD_NEXT, int, (void *))                                                                       \
+    X(execve, RTLD_NEXT, int, (const char *, char *const[], char *const[]))                                    \
+    X(execv, RTLD_NEXT, int, (const char *, char *const[]))                                                    \
+    X(execvp, RTLD_NEXT, int, (const char *, char *const[]))                                                   \
+    X(execvpe, RTLD_NEXT, int, (const char *, char *const[], char *const[]))                                   \
+    X(fexecve, RTLD_NEXT, int, (int, char *const[], char *const[]))                                            \
+    X(execveat, RTLD_NEXT, int, (int, const char *, char *const[], char *const[], int))                       \
+    X(setjmp, RTLD_NEXT, int, (struct __jmp_buf_tag *))                                                        \
+    X(_setjmp, RTLD_NEXT, int, (struct __jmp_buf_tag *))                                                       \
+    X(__sigsetjmp, RTLD_NEXT, int, (struct __jmp_buf_tag *, int))                                              \
+    X(longjmp, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                                 \
+    X(_longjmp, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                                \
+    X(siglongjmp, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                              \
+    X(__longjmp_chk, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                           \
+    X(__gxx_personality_v0, RTLD_NEXT, _Unwind_Reason_Code,                                                    \
+      (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))   \
+    X(__gcc_personality_v0, RTLD_NEXT, _Unwind_Reason_Code,                                                    \
+      (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))   \
+    X(_Unwind_GetCFA, RTLD_DEFAULT, _Unwind_Word, (struct _Unwind_Context *))
+
+struct cg_real {
+#define CG_REAL_FIELD(name, handle, ret, params) ret(*fn_##name) params;
+    CG_REAL_TABLE(CG_REAL_FIELD)
+#undef CG_REAL_FIELD
+};
+
+extern struct cg_real cg_real;
+
+/* Looks up every entry still unknown. */
+void cg_real_resolve(void);
+
+/* cg_real_NAME(): the real function, looked up now if it is not yet known;
+ * NULL when the process has none. */
+#define CG_REAL_GETTER(name, handle, ret, params)                                                             \
+    static inline ret(*cg_real_##name(void)) params                                                           \
+    {                                                                                                        \
+        ret(*f) params = __atomic_load_n(&cg_real.fn_##name, __ATOMIC_ACQUIRE);                               \
+        if (cg_unlikely(!f)) {                                                                               \
+            cg_real_resolve();                                                                               \
+            f = __atomic_load_n(&cg_real.fn_##name, __ATOMIC_ACQUIRE);                                       \
+        }                                                                                                    \
+        return f;                                                                                            \
+    }
+CG_REAL_TABLE(CG_REAL_GETTER)
+#undef CG_REAL_GETTER
+
+/* The address of a real function as a data pointer (the setjmp stubs jump
+ * to it). */
+void *cg_real_setjmp_target(int which);
+
+#endif

@@ -1,0 +1,37 @@
+#define _GNU_SOURCE
+#include "unwinder.h"
+
+#if CG_HAVE_LIBUNWIND
+#include <dlfcn.h>
+
+#include "real.h"
+#include "util.h"
+
+/* the names behind libunwind's macros, e.g. _ULx86_64_step */
+#define CG_STR2(x) #x
+#define CG_STR(x) CG_STR2(x)
+
+const struct cg_unwinder *cg_unwinder(void)
+{
+    static struct cg_unwinder u;
+    static int state; /* 0: not tried, 1: loaded, 2: not there */
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (s == 0) {
+        void *(*open)(const char *, int) = cg_real_dlopen();
+        void *h = open ? open("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (h) {
+            CG_DLSYM_FN(u.init_local2, h, CG_STR(unw_init_local2));
+            CG_DLSYM_FN(u.step, h, CG_STR(unw_step));
+            CG_DLSYM_FN(u.get_reg, h, CG_STR(unw_get_reg));
+            CG_DLSYM_FN(u.get_proc_info, h, CG_STR(unw_get_proc_info));
+            CG_DLSYM_FN(u.get_proc_info_by_ip, h, CG_STR(unw_get_proc_info_by_ip));
+            CG_DLSYM_FN(u.set_caching_policy, h, CG_STR(unw_set_caching_policy));
+            u.local_addr_space = dlsym(h, CG_STR(unw_local_addr_space));
+        }
+        dlerror(); /* leave no error for the program's dlerror() to find */
+        s = h ? 1 : 2;
+        __atomic_store_n(&state, s, __ATOMIC_RELEASE);
+    }
+    return s == 1 ? &u : NULL;
+}
+#endif

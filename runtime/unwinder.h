@@ -1,0 +1,30 @@
+/* libunwind, loaded once, privately (base layer): for sampling's stack
+ * walks (sample.c) and the ranges of functions without a symbol
+ * (symbols.c). Loaded with dlopen(RTLD_LOCAL), not linked: Debian's
+ * libunwind.so.8 also exports _Unwind_* functions, and linking it into a
+ * preloaded library would put them in front of libgcc's for the program's
+ * C++ exceptions. RTLD_NOW: nothing is bound later, in a signal handler. */
+#ifndef CG_UNWINDER_H
+#define CG_UNWINDER_H
+
+#if CG_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+struct cg_unwinder {
+    int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+    int (*step)(unw_cursor_t *);
+    int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+    int (*get_proc_info)(unw_cursor_t *, unw_proc_info_t *);
+    int (*get_proc_info_by_ip)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, void *);
+    int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+    unw_addr_space_t *local_addr_space;
+};
+
+/* libunwind's functions, loaded at the first call (never from a signal
+ * handler); NULL when it cannot be loaded. Each may still be NULL in an
+ * older libunwind. */
+const struct cg_unwinder *cg_unwinder(void);
+#endif
+
+#endif
