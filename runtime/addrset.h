@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "compiler.h"
+#include "util.h"
 
 struct cg_addrset {
     size_t mask;      /* slots - 1 */
@@ -26,8 +27,7 @@ struct cg_addrset {
 
 static inline CG_NOINSTR uint64_t cg_addrset_hash(uintptr_t a)
 {
-    uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15u;
-    return h ^ (h >> 29);
+    return cg_hash2(a, 0);
 }
 
 /* Whether a is in s (s may be NULL: the empty set). */

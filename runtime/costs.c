@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "clock.h"
+#include "util.h"
 
 
 unsigned long cg_readers;
@@ -62,8 +63,7 @@ static CG_NOINSTR int grow_dense(struct cg_costs *c, void **arr, uint32_t *cap, 
 
 static inline CG_NOINSTR uint64_t self_hash(uintptr_t fn, uintptr_t addr)
 {
-    uint64_t h = (uint64_t)addr * 0x9e3779b97f4a7c15u ^ (uint64_t)fn * 0xc2b2ae3d27d4eb4fu;
-    return h ^ (h >> 31);
+    return cg_hash2(addr, fn);
 }
 
 /* Rebuilds a private hash index at `slots` entries from the dense array.
@@ -699,22 +699,6 @@ static int merged_reindex(uint32_t **index, size_t *mask, size_t entries, const 
     return 0;
 }
 
-/* Room for n items. */
-static int merged_room(void **v, size_t *cap, size_t n, size_t item)
-{
-    if (n <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 256;
-    while (ncap < n)
-        ncap *= 2;
-    void *p = realloc(*v, ncap * item);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = ncap;
-    return 0;
-}
-
 /* What a part adds besides its entries. */
 static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
 {
@@ -760,12 +744,12 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
     size_t want = s->narcs + part->narcs;
     if ((want * 2 > m->arc_mask + 1 &&
          merged_reindex(&m->arc_index, &m->arc_mask, s->narcs, s->arcs, 1, want) != 0) ||
-        merged_room((void **)&s->arcs, &m->arc_cap, want, sizeof *s->arcs) != 0)
+        CG_GROW(s->arcs, m->arc_cap, want, 256) != 0)
         return -1;
     want = s->nselfs + part->nselfs;
     if ((want * 2 > m->self_mask + 1 &&
          merged_reindex(&m->self_index, &m->self_mask, s->nselfs, s->selfs, 0, want) != 0) ||
-        merged_room((void **)&s->selfs, &m->self_cap, want, sizeof *s->selfs) != 0)
+        CG_GROW(s->selfs, m->self_cap, want, 256) != 0)
         return -1;
     for (size_t i = 0; i < part->narcs; i++) {
         const struct cg_snap_arc *a = &part->arcs[i];

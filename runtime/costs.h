@@ -31,6 +31,7 @@
 
 #include "addrset.h"
 #include "compiler.h"
+#include "util.h"
 
 #define CG_SINK 0u
 
@@ -239,8 +240,7 @@ static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_
 static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
     (void)caller;
-    uint64_t h = (uint64_t)site * 0x9e3779b97f4a7c15u + (uint64_t)callee * 0xc2b2ae3d27d4eb4fu;
-    return h ^ (h >> 31);
+    return cg_hash2(site, callee);
 }
 
 /* The arc of a call: site is the call site, or for an inlined call the

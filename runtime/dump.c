@@ -53,14 +53,8 @@ static int collect_exec(struct dl_phdr_info *info, size_t size, void *data)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
-        if (r->n == r->cap) {
-            size_t cap = r->cap ? r->cap * 2 : 32;
-            void *p = realloc(r->v, cap * sizeof *r->v);
-            if (!p)
-                return 1;
-            r->v = p;
-            r->cap = cap;
-        }
+        if (CG_GROW(r->v, r->cap, r->n + 1, 32) != 0)
+            return 1;
         r->v[r->n][0] = info->dlpi_addr + ph->p_vaddr;
         r->v[r->n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
         r->n++;
@@ -1044,14 +1038,8 @@ static void add_addr(uintptr_t **v, size_t *n, size_t *cap, uintptr_t a, uintptr
 {
     if (a < lo || a >= hi)
         return;
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        uintptr_t *p = realloc(*v, c * sizeof *p);
-        if (!p)
-            return;
-        *v = p;
-        *cap = c;
-    }
+    if (CG_GROW(*v, *cap, *n + 1, 256) != 0)
+        return;
     (*v)[(*n)++] = a;
 }
 

@@ -53,17 +53,13 @@ void cg_filter_attach(struct cg_costs *c)
 
 struct patterns {
     char **v;
-    size_t n;
+    size_t n, cap;
 };
 
 static int add_pattern(void *ctx, const char *p, size_t len)
 {
     struct patterns *ps = ctx;
-    char **v = realloc(ps->v, (ps->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    ps->v = v;
-    if (!(v[ps->n] = strndup(p, len)))
+    if (CG_GROW(ps->v, ps->cap, ps->n + 1, 8) != 0 || !(ps->v[ps->n] = strndup(p, len)))
         return -1;
     ps->n++;
     return 0;
@@ -99,15 +95,7 @@ struct objects {
 
 static int add_object(struct objects *o, const char *path, uintptr_t base)
 {
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 32;
-        struct object *v = realloc(o->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        o->v = v;
-        o->cap = cap;
-    }
-    if (!(o->v[o->n].path = strdup(path)))
+    if (CG_GROW(o->v, o->cap, o->n + 1, 32) != 0 || !(o->v[o->n].path = strdup(path)))
         return -1;
     o->v[o->n++].base = base;
     return 0;
@@ -194,15 +182,8 @@ struct addrs {
 
 static void add_addr(struct addrs *a, uintptr_t x)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 256;
-        uintptr_t *v = realloc(a->v, cap * sizeof *v);
-        if (!v)
-            return;
-        a->v = v;
-        a->cap = cap;
-    }
-    a->v[a->n++] = x;
+    if (CG_GROW(a->v, a->cap, a->n + 1, 256) == 0)
+        a->v[a->n++] = x;
 }
 
 struct scan {

@@ -224,29 +224,15 @@ struct names {
 
 static int names_add(struct names *nm, const char *dir, const char *name)
 {
-    if (nm->n == nm->ncap) {
-        size_t cap = nm->ncap ? 2 * nm->ncap : 16;
-        size_t *off = realloc(nm->off, cap * sizeof *off);
-        if (!off)
-            return -1;
-        nm->off = off;
-        nm->ncap = cap;
-    }
+    if (CG_GROW(nm->off, nm->ncap, nm->n + 1, 16) != 0)
+        return -1;
     if (!name) {
         nm->off[nm->n++] = NULL_FILE;
         return 0;
     }
     size_t dlen = dir && name[0] != '/' ? strlen(dir) + 1 : 0, nlen = strlen(name) + 1;
-    if (nm->cap - nm->len < dlen + nlen) {
-        size_t cap = nm->cap ? 2 * nm->cap : 1024;
-        if (cap < nm->len + dlen + nlen)
-            cap = nm->len + dlen + nlen;
-        char *buf = realloc(nm->buf, cap);
-        if (!buf)
-            return -1;
-        nm->buf = buf;
-        nm->cap = cap;
-    }
+    if (CG_GROW(nm->buf, nm->cap, nm->len + dlen + nlen, 1024) != 0)
+        return -1;
     char *p = nm->buf + nm->len;
     if (dlen) {
         memcpy(p, dir, dlen - 1);
@@ -266,14 +252,8 @@ struct dirs {
 
 static int dirs_add(struct dirs *d, const char *dir)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 16;
-        const char **v = realloc(d->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        d->v = v;
-        d->cap = cap;
-    }
+    if (CG_GROW(d->v, d->cap, d->n + 1, 16) != 0)
+        return -1;
     d->v[d->n++] = dir;
     return 0;
 }
@@ -455,13 +435,7 @@ struct rows {
 
 static int rows_grow(struct rows *rs)
 {
-    size_t cap = rs->cap ? 2 * rs->cap : 64;
-    struct cg_line_row *v = realloc(rs->v, cap * sizeof *v);
-    if (!v)
-        return -1;
-    rs->v = v;
-    rs->cap = cap;
-    return 0;
+    return CG_GROW(rs->v, rs->cap, rs->cap + 1, 64);
 }
 
 static inline int push(struct rows *rs, const struct state *st, unsigned end)

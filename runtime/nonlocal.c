@@ -37,7 +37,7 @@
 
 static CG_NOINSTR size_t jmp_slot(uintptr_t env)
 {
-    return (size_t)((env >> 4) * 0x9e3779b97f4a7c15u >> 58) & (CG_JMP_SLOTS - 1);
+    return (size_t)(cg_hash2(env >> 4, 0) >> 58) & (CG_JMP_SLOTS - 1);
 }
 
 /* ---- setjmp -------------------------------------------------------------- */

@@ -227,15 +227,9 @@ void cg_syms_close(struct cg_syms *s)
 
 static const char *keep(struct cg_syms *s, char *str)
 {
-    if (s->nowned == s->owned_cap) {
-        size_t cap = s->owned_cap ? s->owned_cap * 2 : 64;
-        char **p = realloc(s->owned, cap * sizeof *p);
-        if (!p) {
-            free(str);
-            return NULL;
-        }
-        s->owned = p;
-        s->owned_cap = cap;
+    if (CG_GROW(s->owned, s->owned_cap, s->nowned + 1, 64) != 0) {
+        free(str);
+        return NULL;
     }
     s->owned[s->nowned++] = str;
     return str;
@@ -264,7 +258,7 @@ static struct ptr_entry *ptr_slot(struct ptr_map *m, const void *key, size_t fir
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->v[i].key)
                 continue;
-            size_t j = ((uintptr_t)m->v[i].key * 0x9e3779b97f4a7c15u) >> 20;
+            size_t j = (size_t)cg_hash2((uintptr_t)m->v[i].key, 0);
             while (n[j & (cap - 1)].key)
                 j++;
             n[j & (cap - 1)] = m->v[i];
@@ -273,7 +267,7 @@ static struct ptr_entry *ptr_slot(struct ptr_map *m, const void *key, size_t fir
         m->v = n;
         m->cap = cap;
     }
-    for (size_t j = ((uintptr_t)key * 0x9e3779b97f4a7c15u) >> 20;; j++) {
+    for (size_t j = (size_t)cg_hash2((uintptr_t)key, 0);; j++) {
         struct ptr_entry *e = &m->v[j & (m->cap - 1)];
         if (!e->key || e->key == key)
             return e;
@@ -328,14 +322,8 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
             for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &start, &end)) > 0;) {
                 if (start >= end)
                     continue;
-                if (m->ncus == cap) {
-                    size_t ncap = cap ? 2 * cap : 16;
-                    struct cu_range *v = realloc(m->cus, ncap * sizeof *v);
-                    if (!v)
-                        break;
-                    m->cus = v;
-                    cap = ncap;
-                }
+                if (CG_GROW(m->cus, cap, m->ncus + 1, 16) != 0)
+                    break;
                 m->cus[m->ncus++] = (struct cu_range){ start + b, end + b, cu };
             }
         }
@@ -568,17 +556,11 @@ void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi,
         if (!earlier)
             addrs[m++] = addrs[i];
     }
-    if (nunloaded == unloaded_cap) {
-        size_t cap = unloaded_cap ? unloaded_cap * 2 : 16;
-        struct unloaded *p = realloc(unloaded, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&unloaded_lock);
-            free(path);
-            free(addrs);
-            return;
-        }
-        unloaded = p;
-        unloaded_cap = cap;
+    if (CG_GROW(unloaded, unloaded_cap, nunloaded + 1, 16) != 0) {
+        pthread_mutex_unlock(&unloaded_lock);
+        free(path);
+        free(addrs);
+        return;
     }
     unloaded[nunloaded] = (struct unloaded){ path, bias, lo, hi, addrs, m };
     __atomic_store_n(&nunloaded, nunloaded + 1, __ATOMIC_RELEASE);
@@ -640,14 +622,8 @@ static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
     for (size_t i = 0; i < s->nmodsyms; i++)
         if (s->modsyms[i].mod == mod)
             return &s->modsyms[i];
-    if (s->nmodsyms == s->modsyms_cap) {
-        size_t cap = s->modsyms_cap ? 2 * s->modsyms_cap : 16;
-        struct modsyms *n = realloc(s->modsyms, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        s->modsyms = n;
-        s->modsyms_cap = cap;
-    }
+    if (CG_GROW(s->modsyms, s->modsyms_cap, s->nmodsyms + 1, 16) != 0)
+        return NULL;
     struct modsyms *m = &s->modsyms[s->nmodsyms];
     m->mod = mod;
     m->v = NULL;
@@ -737,14 +713,8 @@ void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr)
     Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
     if (!mod || mod == s->last_lined || wants_lines(s, mod))
         return;
-    if (s->nlined == s->lined_cap) {
-        size_t cap = s->lined_cap ? 2 * s->lined_cap : 16;
-        Dwfl_Module **n = realloc(s->lined, cap * sizeof *n);
-        if (!n)
-            return;
-        s->lined = n;
-        s->lined_cap = cap;
-    }
+    if (CG_GROW(s->lined, s->lined_cap, s->nlined + 1, 16) != 0)
+        return;
     s->lined[s->nlined++] = mod;
     s->last_lined = mod;
 }

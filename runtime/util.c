@@ -80,6 +80,26 @@ void cg_path_normalise(char *path)
     *out = 0;
 }
 
+int cg_grow(void **v, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : first ? first : 1;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / size)
+            return -1;
+        ncap *= 2;
+    }
+    if (ncap > SIZE_MAX / size)
+        return -1;
+    void *p = realloc(*v, ncap * size);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = ncap;
+    return 0;
+}
+
 void cg_buf_init(struct cg_buf *b)
 {
     memset(b, 0, sizeof *b);

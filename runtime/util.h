@@ -22,6 +22,27 @@ void cg_warn_once_nomem(void);
         memcpy(&(dst), &sym_, sizeof sym_);                                                                \
     } while (0)
 
+/* The growable arrays of the cold paths (malloc'd): makes room for `need`
+ * items of `size` bytes in *v, which holds *cap, doubling from `first`.
+ * Returns 0, or -1 when out of memory (*v and *cap unchanged). Through
+ * CG_GROW, which takes the array itself: CG_GROW(a->v, a->cap, a->n + 1, 64). */
+int cg_grow(void **v, size_t *cap, size_t need, size_t size, size_t first);
+#define CG_GROW(arr, cap, need, first)                                                                        \
+    __extension__({                                                                                          \
+        void *p_ = (arr);                                                                                    \
+        int rc_ = cg_grow(&p_, &(cap), (need), sizeof *(arr), (first));                                      \
+        (arr) = p_;                                                                                          \
+        rc_;                                                                                                 \
+    })
+
+/* One 64-bit mix of two words, for the hash tables (the golden ratio's
+ * multiplier and MurmurHash3's second, then the high bits folded in). */
+static inline uint64_t cg_hash2(uint64_t a, uint64_t b)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15u + b * 0xc2b2ae3d27d4eb4fu;
+    return h ^ (h >> 31);
+}
+
 /* Sorts v ascending (radix: a dump sorts 100,000s of addresses). */
 void cg_sort_uintptr(uintptr_t *v, size_t n);
 /* Sorts n elements of `size` bytes by the uintptr_t each starts with,

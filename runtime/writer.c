@@ -84,7 +84,7 @@ static int same(const char *a, const char *b)
  * cache and TLB: a third of the writer's time, with 100,000s of them). */
 static size_t hash_addr(uintptr_t addr)
 {
-    return (size_t)(addr >> 2) + (size_t)(((addr >> 22) * 0x9e3779b97f4a7c15u) >> 32);
+    return (size_t)(addr >> 2) + (size_t)(cg_hash2(addr >> 22, 0) >> 32);
 }
 
 static int index_syms(struct ctx *c)
@@ -180,14 +180,8 @@ static size_t rec_get(struct ctx *c, const char *object, const char *file, const
     }
     if (c->nrecs >= UINT32_MAX - 1)
         return SIZE_MAX;
-    if (c->nrecs == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 128;
-        struct rec *p = realloc(c->recs, cap * sizeof *p);
-        if (!p)
-            return SIZE_MAX;
-        c->recs = p;
-        c->cap = cap;
-    }
+    if (CG_GROW(c->recs, c->cap, c->nrecs + 1, 128) != 0)
+        return SIZE_MAX;
     struct rec *r = &c->recs[c->nrecs];
     memset(r, 0, sizeof *r);
     r->object = object;
@@ -259,14 +253,8 @@ static int add_line(struct ctx *c, size_t r, const struct line *l)
 {
     if (r == SIZE_MAX)
         return -1;
-    if (c->nlines == c->lines_cap) {
-        size_t cap = c->lines_cap ? c->lines_cap * 2 : 64;
-        struct line *p = realloc(c->lines, cap * sizeof *p);
-        if (!p)
-            return -1;
-        c->lines = p;
-        c->lines_cap = cap;
-    }
+    if (CG_GROW(c->lines, c->lines_cap, c->nlines + 1, 64) != 0)
+        return -1;
     c->lines[c->nlines] = *l;
     c->lines[c->nlines++].rec = (uint32_t)r;
     c->recs[r].n++;
@@ -532,7 +520,7 @@ static int order_records(struct ctx *c, size_t *order)
     size_t nreps = 0;
     for (size_t i = 0; i < c->nrecs; i++) {
         const struct rec *r = &c->recs[i];
-        size_t h = (size_t)(((uintptr_t)r->object * 0x9e3779b97f4a7c15u) ^ ((uintptr_t)r->file * 0xc2b2ae3d27d4eb4fu));
+        size_t h = (size_t)cg_hash2((uintptr_t)r->object, (uintptr_t)r->file);
         for (;; h++) {
             size_t *e = &slot[h & (cap - 1)];
             if (!*e) {
@@ -700,14 +688,8 @@ static int put_name(struct cg_buf *b, const char *spec, struct strmap *m, const 
  * whether it is new; 0 when out of memory. */
 static unsigned fn_id(struct ctx *c, const struct rec *r, int *fresh)
 {
-    if (c->nfn_keys == c->fn_keys_cap) {
-        size_t cap = c->fn_keys_cap ? 2 * c->fn_keys_cap : 64;
-        char **keys = realloc(c->fn_keys, cap * sizeof *keys);
-        if (!keys)
-            return 0;
-        c->fn_keys = keys;
-        c->fn_keys_cap = cap;
-    }
+    if (CG_GROW(c->fn_keys, c->fn_keys_cap, c->nfn_keys + 1, 64) != 0)
+        return 0;
     size_t lo = strlen(r->object), lf = strlen(r->file), ln = strlen(rec_name(r));
     char *key = malloc(lo + lf + ln + 3);
     if (!key)
