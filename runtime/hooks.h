@@ -1,15 +1,19 @@
-/* What the hooks (hooks.c) offer the rest of the runtime. */
+/* The exported hooks (entry layer, hooks.c), for the entry layer's own
+ * use: the sampler is told where they are (runtime.c). The extern
+ * declarations are in glibc's headers only with _GNU_SOURCE; these carry
+ * the export attribute. */
 #ifndef CG_HOOKS_H
 #define CG_HOOKS_H
 
-#include <stdint.h>
+#include "compiler.h"
 
-/* A non-local exit on the calling thread (a longjmp, or exception
- * unwinding entering a landing pad: nonlocal.c), applied to its shadow stack
- * as a hook would be, under the thread's guard: the frames above depth end
- * now, or, with depth UINT32_MAX, those whose stack pointer is below sp.
- * Does nothing on a thread that is inside a hook (the exit comes from a
- * signal handler that interrupted it) or when nothing is collected. */
-void cg_hook_nonlocal(uint32_t depth, uintptr_t sp);
+CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
+CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
+
+/* Their addresses in this library, through hidden aliases: the exported
+ * names' addresses would be taken through the GOT, bound at load time to
+ * whichever object defines them first. */
+CG_HOT void cg_hook_enter_entry(void *fn, void *site);
+CG_HOT void cg_hook_exit_entry(void *fn, void *site);
 
 #endif

@@ -1,19 +1,22 @@
 /* Functions of the C library that libcgprof.so wraps, each for one reason:
  *  - sigaction(), signal(): to notice that the program takes over the dump
- *    signal, and step aside (dump.c);
+ *    signal, and step aside (service.c);
  *  - the exec family: to write what was collected before the process image
  *    is replaced;
  *  - dlclose(): to remember where an object was before it goes;
- *  - dlopen(): to resolve the CGPROF_SKIP* patterns in what it loads.
- * (pthread_create is wrapped in thread.c, to number threads.) Each calls
- * the real function from the one table (real.h) and passes every call
- * through unchanged. */
+ *  - dlopen(): to resolve the CGPROF_SKIP* patterns in what it loads;
+ *  - pthread_create(): to number threads in the order they are created.
+ * Each calls the real function from the one table (real.h) and passes
+ * every call through unchanged. (setjmp, longjmp and the personality
+ * routines are wrapped in nonlocal.c.) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +27,9 @@
 #include "real.h"
 #include "runtime.h"
 #include "sample.h"
+#include "service.h"
+#include "thread.h"
+#include "unload.h"
 #include "util.h"
 
 /* real_: the real function (real.h), or ENOSYS when the process has none. */
@@ -38,7 +44,7 @@ CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 {
     REAL(sigaction);
     if (act) {
-        cg_dump_signal_claimed(sig);
+        cg_service_signal_claimed(sig);
         cg_sample_signal_claimed(sig);
     }
     return real_(sig, act, old);
@@ -51,9 +57,47 @@ CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
         errno = ENOSYS;
         return SIG_ERR;
     }
-    cg_dump_signal_claimed(sig);
+    cg_service_signal_claimed(sig);
     cg_sample_signal_claimed(sig);
     return real_(sig, handler);
+}
+
+/* ---- pthread_create -------------------------------------------------------
+ * The new thread's number is taken here, where the order of creation is
+ * known, and handed to the thread before it runs the program's function. */
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+    uint32_t number;
+};
+
+static CG_NOINSTR void *thread_start(void *p)
+{
+    struct start s = *(struct start *)p;
+    free(p);
+    cg_thread_assign_number(s.number);
+    cg_thread_watch_exit();
+    /* A tail call at -O1 and above, so the thread's first function shows as
+     * called from libc's start_thread, as it really is, not from here. */
+    return s.fn(s.arg);
+}
+
+CG_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    int (*r)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = cg_real_pthread_create();
+    if (!r)
+        return EAGAIN;
+    struct start *s = malloc(sizeof *s);
+    if (!s)
+        return r(th, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    s->number = cg_thread_take_number();
+    int rc = r(th, attr, thread_start, s);
+    if (rc != 0)
+        free(s);
+    return rc;
 }
 
 /* ---- dlclose ---------------------------------------------------------------- */
@@ -65,7 +109,7 @@ CG_EXPORT int dlclose(void *handle)
     REAL(dlclose);
     if (cg_runtime_ready()) {
         int saved = errno;
-        cg_dump_note_unload(handle);
+        cg_unload_note(handle);
         errno = saved;
     }
     return real_(handle);

@@ -30,7 +30,7 @@
 
 #include "compiler.h"
 #include "costs.h"
-#include "hooks.h"
+#include "guard.h"
 #include "real.h"
 #include "thread.h"
 #include "util.h"

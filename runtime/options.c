@@ -390,7 +390,7 @@ int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
 int cg_total_pattern(const char *pattern, char *dst, unsigned long size)
 {
     char run[CG_OPT_PATH_MAX + 8];
-    /* Same test as the file names' (dump.c): a pattern with %p names the pid */
+    /* Same test as the file names' (naming.c): a pattern with %p names the pid */
     int n = snprintf(run, sizeof run, strstr(pattern, "%p") ? "%s" : "%s.%%p", pattern);
     if (n < 0 || (size_t)n >= sizeof run)
         return -1;

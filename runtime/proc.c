@@ -1,7 +1,10 @@
 #include "proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,6 +17,8 @@ enum { CMDLINE_MAX = 64 * 1024 };
 static const char *cmdline = "";
 static pid_t pid;
 static char cwd[4096];
+static long names_pid;
+static int internal_threads;
 
 /* /proc/self/cmdline with its NULs turned into spaces. mmap, not malloc:
  * this may run from the first hook, inside the program's own allocator. */
@@ -73,4 +78,51 @@ pid_t cg_proc_pid(void)
 void cg_proc_forked(void)
 {
     pid = getpid();
+    internal_threads = 0;
+}
+
+long cg_proc_names_pid(void)
+{
+    return names_pid ? names_pid : (long)getpid();
+}
+
+void cg_proc_set_names_pid(long p)
+{
+    names_pid = p;
+}
+
+void cg_proc_internal_threads_add(int delta)
+{
+    __atomic_fetch_add(&internal_threads, delta, __ATOMIC_ACQ_REL);
+}
+
+unsigned cg_proc_program_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    unsigned n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    unsigned internal = (unsigned)__atomic_load_n(&internal_threads, __ATOMIC_ACQUIRE);
+    return n > internal ? n - internal : n;
+}
+
+void cg_proc_thread_comm(pid_t tid, char *dst, size_t size)
+{
+    dst[0] = 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/comm", (long)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, dst, size - 1);
+    close(fd);
+    if (n <= 0) {
+        dst[0] = 0;
+        return;
+    }
+    dst[n] = 0;
+    dst[strcspn(dst, "\n")] = 0;
 }

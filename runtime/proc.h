@@ -6,6 +6,7 @@
 #ifndef CG_PROC_H
 #define CG_PROC_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "options.h"
@@ -39,5 +40,23 @@ const char *cg_proc_cwd(void);
  * memory. */
 pid_t cg_proc_pid(void);
 void cg_proc_forked(void);
+
+/* The pid the profile's files are named after: this process's, or, in the
+ * copy that writes the profile of a crashed process (crash.c), the crashed
+ * one's, set there. */
+long cg_proc_names_pid(void);
+void cg_proc_set_names_pid(long pid);
+
+/* The runtime's own threads (the service thread): counted up when one
+ * starts, down when it ends; none in a forked child. */
+void cg_proc_internal_threads_add(int delta);
+/* The program's threads, as the status file reports them: those the kernel
+ * lists less the runtime's own (the thread registry knows only the threads
+ * that have made a hook). */
+unsigned cg_proc_program_threads(void);
+
+/* /proc's name of thread tid, for a thread the program did not name for
+ * cgprof ("" when unknown). */
+void cg_proc_thread_comm(pid_t tid, char *dst, size_t size);
 
 #endif

@@ -1,21 +1,24 @@
+/* The runtime's start and end (entry layer): one-time initialisation on
+ * first use, the library's constructor and destructor, and the one place
+ * where the layers are wired together: the thread layer's events and the
+ * fork handlers call into the layers above from here. */
 #define _GNU_SOURCE
 #include "runtime.h"
-#include "proc.h"
-#include "sample.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
+#include <pthread.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "clock.h"
+#include "crash.h"
 #include "dump.h"
 #include "filter.h"
-#include "thread.h"
+#include "hooks.h"
+#include "proc.h"
 #include "real.h"
+#include "sample.h"
+#include "service.h"
+#include "thread.h"
 #include "util.h"
 
 extern char **environ;
@@ -27,6 +30,47 @@ static void report_option(void *ctx, const char *msg)
 {
     (void)ctx;
     cg_warn("%s", msg);
+}
+
+/* ---- a thread's life, as the layers above see it ---- */
+
+static void thread_attached(struct cg_thread *t)
+{
+    cg_filter_attach(&t->costs);
+    cg_sample_thread_start(t);
+}
+
+static const struct cg_thread_events thread_events = {
+    .attached = thread_attached,
+    .stopping = cg_sample_thread_stop,
+    .ended = cg_dump_thread_exit,
+    .gone = cg_service_thread_gone,
+};
+
+/* ---- fork ------------------------------------------------------------------
+ * No dump may be half done in the child, whose only thread is the one that
+ * forked: fork waits for the dump lock. In the child, each layer from the
+ * bottom up: the process's identity, the thread that forked (its tables
+ * counting from zero, the others forgotten) and its timer, the dumps'
+ * state, then a service thread of the child's own. */
+
+static void fork_prepare(void)
+{
+    cg_dump_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    cg_dump_fork_parent();
+}
+
+static void fork_child(void)
+{
+    cg_proc_forked();
+    cg_thread_forked();
+    cg_sample_forked(cg_thread_list());
+    cg_dump_forked();
+    cg_service_forked();
 }
 
 static int initialise(void)
@@ -42,7 +86,8 @@ static int initialise(void)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
     cg_filter_init();
     cg_proc_read_identity();
-    if (cg_thread_init() != 0 || cg_dump_init() != 0 || cg_sample_init() != 0) {
+    if (cg_thread_init(&thread_events) != 0 || pthread_atfork(fork_prepare, fork_parent, fork_child) != 0 ||
+        cg_sample_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry) != 0) {
         cg_warn("cannot set up thread and fork handling; not profiling");
         return -1;
     }
@@ -81,7 +126,8 @@ __attribute__((constructor)) static void cg_constructor(void)
          * are not filtered. */
         cg_filter_scan();
         cg_thread_watch_exit();
-        cg_dump_start_service();
+        cg_crash_install();
+        cg_service_start();
     }
 }
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "guard.h"
 #include "options.h"
 #include "proc.h"
 #include "real.h"
@@ -47,9 +48,8 @@
 static uint64_t period_ns;
 static int sample_sig;
 static int stepped_aside;
-
-CG_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
-CG_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
+/* The hooks' entry points: a sample in them is the top frame's. */
+static uintptr_t hook_enter, hook_exit;
 
 #if CG_HAVE_LIBUNWIND
 static const struct cg_unwinder *unwinder;
@@ -92,7 +92,7 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *site
         unw_word_t ip, cfa;
         if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0 || u->get_proc_info(&cur, &pi) < 0 || pi.start_ip == 0)
             return 0;
-        if (pi.start_ip == (uintptr_t)__cyg_profile_func_enter || pi.start_ip == (uintptr_t)__cyg_profile_func_exit)
+        if (pi.start_ip == hook_enter || pi.start_ip == hook_exit)
             return 0; /* a hook before or after its guard: the top frame's */
         /* the caller's stack pointer is this frame's call frame address */
         if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
@@ -161,12 +161,14 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
                              &t->sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
     t->sample_hooks = t->nhooks;
-    cg_hook_release(t);
+    cg_guard_release(t);
     errno = saved;
 }
 
-int cg_sample_init(void)
+int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
 {
+    hook_enter = enter_hook;
+    hook_exit = exit_hook;
     if (cg_opts.time != CG_TIME_SAMPLE)
         return 0;
     if (cg_opts.sample_signal == 0) {

@@ -7,8 +7,10 @@
 struct cg_thread;
 
 /* Installs the sampling signal handler when CGPROF_TIME=sample (or says
- * why sampling is not possible and leaves exact timing on). */
-int cg_sample_init(void);
+ * why sampling is not possible and leaves exact timing on). The hooks'
+ * entry points (a sample that lands in a hook is charged to the top frame)
+ * are the entry layer's, given here. */
+int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook);
 uint64_t cg_sample_period_ns(void);
 /* The calling thread's timer (from its first hook) and its end. */
 void cg_sample_thread_start(struct cg_thread *t);
@@ -18,9 +20,5 @@ void cg_sample_forked(struct cg_thread *t);
 /* The program sets an action for sig: if it is the sampling signal,
  * sampling stops (one message). Returns 1 then. */
 int cg_sample_signal_claimed(int sig);
-
-/* Ends a hook-like section on t (hooks.c): releases the guard, replaying
- * the events that signal handlers deferred meanwhile. */
-void cg_hook_release(struct cg_thread *t);
 
 #endif

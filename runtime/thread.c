@@ -1,21 +1,16 @@
+/* Per-thread state (thread layer): see thread.h. */
 #define _GNU_SOURCE
 #include "thread.h"
-#include "sample.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "filter.h"
 #include "proc.h"
-#include "real.h"
-#include "runtime.h"
 #include "util.h"
 
 __thread struct cg_thread *cg_self __attribute__((tls_model("initial-exec")));
@@ -34,6 +29,7 @@ static struct cg_thread off_sentinel = { .guard = 1 };
 static struct cg_thread *registry;
 static uint32_t next_number = 2; /* 1 is the main thread */
 static pthread_key_t exit_key;
+static struct cg_thread_events events;
 
 /* Thread-specific-data destructor: the thread ends. Its calls still running
  * stop counting now; hooks that run later on this thread (other libraries'
@@ -47,15 +43,15 @@ static CG_NOINSTR void on_thread_exit(void *arg)
 {
     struct cg_thread *t = arg;
     if (arg == &exit_marker || cg_self != t) {
-        cg_dump_thread_gone();
+        events.gone();
         return;
     }
     t->t_end = cg_sampling ? t->vclock : cg_clock_now();
     cg_self = &off_sentinel;
-    cg_sample_thread_stop(t);
+    events.stopping(t);
     __atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
-    cg_dump_thread_exit(t);
-    cg_dump_thread_gone();
+    events.ended(t);
+    events.gone();
 }
 
 void cg_thread_watch_exit(void)
@@ -107,7 +103,7 @@ void cg_thread_release(struct cg_thread *t)
  * of the parent's tables: it keeps its shadow stack (its returns are real)
  * but counts from zero, and the other threads are forgotten, so nothing is
  * reported twice. Their copied memory stays unused. */
-static CG_NOINSTR void on_fork_child(void)
+void cg_thread_forked(void)
 {
     struct cg_thread *t = cg_self;
     int real = t && t->costs.frames != NULL;
@@ -119,13 +115,11 @@ static CG_NOINSTR void on_fork_child(void)
         t->tid = (pid_t)syscall(SYS_gettid);
     }
     __atomic_store_n(&registry, real ? t : NULL, __ATOMIC_RELEASE);
-    cg_sample_forked(real ? t : NULL);
 }
 
-int cg_thread_init(void)
+int cg_thread_init(const struct cg_thread_events *ev)
 {
-    if (pthread_atfork(NULL, NULL, on_fork_child) != 0)
-        return -1;
+    events = *ev;
     return pthread_key_create(&exit_key, on_thread_exit);
 }
 
@@ -137,10 +131,6 @@ struct cg_thread *cg_thread_list(void)
 struct cg_thread *cg_thread_attach(void)
 {
     int saved = errno;
-    if (!cg_runtime_ready()) {
-        errno = saved;
-        return NULL;
-    }
     cg_self = &busy_sentinel;
     struct cg_thread *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (t == MAP_FAILED || cg_costs_init(&t->costs) != 0) {
@@ -154,8 +144,7 @@ struct cg_thread *cg_thread_attach(void)
     t->tid = (pid_t)syscall(SYS_gettid);
     if (cg_sampling)
         t->costs.vclock = &t->vclock;
-    cg_filter_attach(&t->costs);
-    cg_sample_thread_start(t);
+    events.attached(t);
     if (assigned_number)
         t->number = assigned_number;
     else if (t->tid == getpid())
@@ -193,41 +182,12 @@ void cg_thread_leave_runtime(struct cg_thread *saved)
         cg_self = saved;
 }
 
-/* ---- thread numbering ----------------------------------------------------
- * Files are numbered like Callgrind's (callgrind.out.<pid>-<NN>) in the order
- * threads are created, which only the creator knows: pthread_create is
- * wrapped to take the number there and hand it to the new thread. */
-
-struct start {
-    void *(*fn)(void *);
-    void *arg;
-    uint32_t number;
-};
-
-static CG_NOINSTR void *thread_start(void *p)
+uint32_t cg_thread_take_number(void)
 {
-    struct start s = *(struct start *)p;
-    free(p);
-    assigned_number = s.number;
-    cg_thread_watch_exit();
-    /* A tail call at -O1 and above, so the thread's first function shows as
-     * called from libc's start_thread, as it really is, not from here. */
-    return s.fn(s.arg);
+    return __atomic_fetch_add(&next_number, 1, __ATOMIC_RELAXED);
 }
 
-CG_EXPORT CG_NOINSTR int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+void cg_thread_assign_number(uint32_t number)
 {
-    int (*r)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = cg_real_pthread_create();
-    if (!r)
-        return EAGAIN;
-    struct start *s = malloc(sizeof *s);
-    if (!s)
-        return r(th, attr, fn, arg);
-    s->fn = fn;
-    s->arg = arg;
-    s->number = __atomic_fetch_add(&next_number, 1, __ATOMIC_RELAXED);
-    int rc = r(th, attr, thread_start, s);
-    if (rc != 0)
-        free(s);
-    return rc;
+    assigned_number = number;
 }

@@ -78,9 +78,28 @@ struct cg_thread {
  * meant to be preloaded or linked, where static TLS is always available. */
 extern __thread struct cg_thread *cg_self __attribute__((tls_model("initial-exec")));
 
-/* Cold path of a thread's first hook: returns the new state, or NULL when
- * this hook must be ignored (runtime not ready, or no memory; in that case
- * the thread stays unprofiled and says so once). */
+/* What the layers above do when a thread's life changes, registered once
+ * by the runtime's initialisation (runtime.c) before any thread attaches:
+ * this layer calls up only through these. */
+struct cg_thread_events {
+    /* a thread's state was just made, on its first hook (filters, timer) */
+    void (*attached)(struct cg_thread *t);
+    /* the thread ends: its hooks no longer record; before it is marked
+     * finished (its timer) */
+    void (*stopping)(struct cg_thread *t);
+    /* then, marked finished with its end time: its last part */
+    void (*ended)(struct cg_thread *t);
+    /* any thread of the program ended, profiled or not */
+    void (*gone)(void);
+};
+
+/* Key destructor hook-up and the events; called once by the process-wide
+ * init. Returns 0 or -1. */
+int cg_thread_init(const struct cg_thread_events *events);
+
+/* Cold path of a thread's first hook, once the runtime is ready: returns the
+ * new state, or NULL when this hook must be ignored (no memory: the thread
+ * stays unprofiled and says so once). */
 struct cg_thread *cg_thread_attach(void);
 
 /* Head of the registry (newest first). Only the dumper, holding the dump
@@ -96,14 +115,17 @@ void cg_thread_mark_internal(void);
  * does not profile. */
 int cg_thread_set_name(const char *name);
 
-/* Makes sure the calling thread's end is seen (cg_dump_thread_gone) even if
- * it never makes a hook. */
+/* Makes sure the calling thread's end is seen (events.gone) even if it
+ * never makes a hook. */
 void cg_thread_watch_exit(void);
-/* Called from the thread-specific-data destructor of a thread that ends:
- * provided by dump.c, writes the thread's last part. */
-void cg_dump_thread_exit(struct cg_thread *t);
-/* Called when any thread of the program ends (dump.c). */
-void cg_dump_thread_gone(void);
+
+/* Thread numbers: files are numbered like Callgrind's
+ * (callgrind.out.<pid>-<NN>) in the order threads are created, which only
+ * the creator knows. cg_thread_take_number() gives the next number (in the
+ * creating thread); cg_thread_assign_number() hands it to the new thread,
+ * before its first hook. */
+uint32_t cg_thread_take_number(void);
+void cg_thread_assign_number(uint32_t number);
 
 /* Marks the calling thread as inside the runtime (a dump), so that hooks
  * reached from the dump's own calls are ignored. Returns what to pass to
@@ -111,7 +133,8 @@ void cg_dump_thread_gone(void);
 struct cg_thread *cg_thread_enter_runtime(void);
 void cg_thread_leave_runtime(struct cg_thread *saved);
 
-/* Key destructor hook-up; called once by the process-wide init. */
-int cg_thread_init(void);
+/* In a forked child, for the thread that forked: it keeps its stack and
+ * counts from zero; the other threads are forgotten. */
+void cg_thread_forked(void);
 
 #endif

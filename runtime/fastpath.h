@@ -1,0 +1,217 @@
+/* The hooks' bodies (thread layer): a fast path for the common case and the
+ * general one (guard.h) for the rest, as inline functions of the thread,
+ * the hook's arguments, its stack pointer and return address, and the
+ * clock's mode, so that the unit tests run them as the hooks do
+ * (tests/unit/test_fastpath.c compares the two paths on random event
+ * sequences).
+ *
+ * The fast path calls nothing and needs no frame pointer, so that it
+ * saves few registers (two, against six and a frame pointer when the
+ * general path was inlined in it). It checks everything that could send
+ * it elsewhere before it changes anything, and goes on to the general path
+ * (tail calls, with the guard it took) at the first thing out of the
+ * ordinary: the thread's first hook, a pending deferred event, the
+ * monotonic clock, an empty stack, a stack to re-synchronise or to grow, a
+ * new arc, a filter. Its second halves are cg_costs_enter's and
+ * cg_costs_pop's, specialised (no skip, no empty TSC segment, the frame and
+ * arc already at hand): written with those functions' pieces shared, gcc
+ * kept four registers instead of two and the hooks made 8% more
+ * instructions (callgrind, the benchmark's workload). */
+#ifndef CG_FASTPATH_H
+#define CG_FASTPATH_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "compiler.h"
+#include "costs.h"
+#include "guard.h"
+#include "proc.h"
+#include "thread.h"
+
+/* The hook's return address (the place of an inlined call's hook, and
+ * where the general path is told the hook was called from). Read where it
+ * is used, with __builtin_return_address, which in an always-inline
+ * function gives the hook's own: an argument read at the hook's start had
+ * to be loaded before the guard's store (the compiler cannot tell that the
+ * store does not change the stack slot) and kept in a register all along,
+ * two more saved registers per hook. The unit tests, which give the bodies
+ * return addresses of their own, define CG_FAST_RET(ret) as ret. */
+#ifndef CG_FAST_RET
+#define CG_FAST_RET(ret) ((void)(ret), (uintptr_t)__builtin_return_address(0))
+#endif
+/* The same for the hook's call frame address (where its caller's stack
+ * pointer was before the call): computed where used, as the hooks did,
+ * rather than once at the start and kept in a register. */
+#ifndef CG_FAST_SP
+#define CG_FAST_SP(sp) ((void)(sp), (uintptr_t)__builtin_dwarf_cfa())
+#endif
+
+/* The fast path's clock (sampled or the TSC), and the self time of the
+ * segment that ends now charged to frame f's running self entry.
+ *  - TSC: never before the segment's start (a thread that migrates to a
+ *    core whose TSC lags must not make a negative duration).
+ *  - sampled: the clock moves a thousand times a second, so most segments
+ *    are empty: one well-predicted test instead of the charge, and the
+ *    clock never steps back. */
+static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_frame *f, const int sampled)
+{
+    uint64_t now;
+    if (sampled) {
+        t->nhooks++;
+        now = t->vclock;
+        if (cg_unlikely(now != f->t_last))
+            t->costs.selfs[f->self].cost += now - f->t_last;
+        return now;
+    }
+#if CG_HAVE_TSC
+    now = cg_tsc_to_ns(__rdtsc());
+#else
+    now = 0; /* not reached: no CG_FAST_TSC without a TSC */
+#endif
+    if (cg_unlikely(now < f->t_last))
+        now = f->t_last;
+    t->costs.selfs[f->self].cost += now - f->t_last;
+    return now;
+}
+
+/* An entry, the guard held: 1 when done, 0 when the general path must take
+ * it (nothing changed yet). sp: the hook's call frame address; ret: its
+ * return address (see CG_FAST_RET), read only for an inlined call. Inlined twice into each
+ * hook, once per clock, so that neither tests the mode again. */
+static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t ret,
+                                   const int sampled)
+{
+    struct cg_costs *c = &t->costs;
+    uint32_t d = c->depth;
+    if (cg_unlikely(d == 0 || d == c->frame_cap))
+        return 0;
+    /* cg_costs_resync's test for an entry: a real call's frame is below
+     * its caller's. At the same sp is an inlined call, whose arc is keyed
+     * by where its enter hook was called (the hook's return address). The
+     * same inlined call entered again (its first frame on top, never ended:
+     * cg_resync_slow) has no arc here, from its own frame at its own
+     * place: it goes to the general path. */
+    struct cg_frame *top = &c->frames[d - 1];
+    uintptr_t key = site;
+    if (cg_unlikely(top->sp <= sp)) {
+        if (top->sp != sp)
+            return 0;
+        key = CG_FAST_RET(ret);
+    }
+    /* The arc, by key and callee first: few values live through the
+     * probes, no callee-saved register to spill. The caller, which the key
+     * all but decides, is checked after. */
+    uint32_t arc;
+    for (uint32_t i = (uint32_t)cg_arc_hash(0, key, fn);; i++) {
+        arc = c->arc_index[i & c->arc_mask];
+        if (cg_unlikely(arc == 0))
+            return 0;
+        const struct cg_arc *a = &c->arcs[arc];
+        if (a->site == key && a->callee == fn)
+            break;
+    }
+    struct cg_arc *a = &c->arcs[arc];
+    /* The frame again, rather than kept through the probes (two registers
+     * saved and restored: more than two loads from L1). Relaxed atomics:
+     * only so that the compiler does not reuse the values read above. */
+    d = __atomic_load_n(&c->depth, __ATOMIC_RELAXED);
+    top = &__atomic_load_n(&c->frames, __ATOMIC_RELAXED)[d - 1];
+    /* A caller that is not the top frame (another arc of this key and
+     * callee: a frame left out calls through its arc's caller); an arc left
+     * out */
+    if (cg_unlikely(top->skip || a->caller != top->fn || a->skip))
+        return 0;
+    /* from here on as cg_costs_enter */
+    uint64_t now = cg_fast_now_charge(t, top, sampled);
+    if (top->last_arc != arc) {
+        top->last_arc = arc;
+        a->runs++;
+    }
+    struct cg_frame *f = top + 1;
+    f->fn = fn;
+    f->sp = sp;
+    f->t_enter = now;
+    f->t_last = now;
+    f->arc = arc;
+    f->self = a->entry_self;
+    f->last_arc = CG_SINK;
+    f->skip = CG_ARC_COUNTED;
+    __atomic_store_n(&c->depth, d + 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* The same for an exit; 2: done, and the arc popped (the frame just above
+ * the stack) reached CGPROF_THROTTLE's count. */
+static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int sampled)
+{
+    struct cg_costs *c = &t->costs;
+    uint32_t d = c->depth;
+    /* the top frame is fn's: no re-synchronisation (cg_costs_resync), no
+     * mismatch (cg_costs_exit) */
+    if (cg_unlikely(d == 0 || c->overflow))
+        return 0;
+    struct cg_frame *f = &c->frames[d - 1];
+    if (cg_unlikely(f->fn != fn || f->skip))
+        return 0;
+    /* from here on as cg_costs_pop */
+    uint64_t now = cg_fast_now_charge(t, f, sampled);
+    struct cg_arc *a = &c->arcs[f->arc];
+    uint64_t count = a->count + 1;
+    a->count = count;
+    a->incl += now - f->t_enter;
+    __atomic_store_n(&c->depth, d - 1, __ATOMIC_RELEASE);
+    if (cg_likely(d > 1)) {
+        f[-1].t_last = now;
+        f[-1].self = a->ret_self;
+    }
+    /* the check is a call: made outside, by cg_guard_throttle */
+    return cg_unlikely(count == c->throttle_n) ? 2 : 1;
+}
+
+/* What a hook does when it cannot take the fast path at once: no thread
+ * state yet (t NULL), a guard taken or events pending, or the monotonic
+ * clock (mode CG_FAST_NONE). The hooks pass a function that makes the
+ * thread's state on its first hook; the unit tests, cg_guard_hook. A
+ * constant after inlining: a direct call. */
+typedef void (*cg_hook_slow_fn)(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                int enter);
+
+/* The body of __cyg_profile_func_enter on thread t (cg_self), fast mode
+ * mode (cg_fast_mode). */
+static CG_INLINE void cg_hook_enter_body(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
+                                         uintptr_t ret, int mode, cg_hook_slow_fn slow)
+{
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE)) {
+        slow(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 1);
+        return;
+    }
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    if (cg_likely(mode == CG_FAST_TSC ? cg_fast_enter(t, fn, site, CG_FAST_SP(sp), ret, 0)
+                                      : cg_fast_enter(t, fn, site, CG_FAST_SP(sp), ret, 1)))
+        cg_guard_release(t);
+    else
+        cg_guard_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 1);
+}
+
+/* The body of __cyg_profile_func_exit. */
+static CG_INLINE void cg_hook_exit_body(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
+                                        uintptr_t ret, int mode, cg_hook_slow_fn slow)
+{
+    if (cg_unlikely(!t || (t->guard | t->ndeferred) || mode == CG_FAST_NONE)) {
+        slow(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 0);
+        return;
+    }
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    int r = mode == CG_FAST_TSC ? cg_fast_exit(t, fn, 0) : cg_fast_exit(t, fn, 1);
+    if (cg_likely(r == 1))
+        cg_guard_release(t);
+    else if (r == 2)
+        cg_guard_throttle(t, t->costs.frames[t->costs.depth].arc);
+    else
+        cg_guard_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 0);
+}
+
+#endif

@@ -1,0 +1,90 @@
+/* The hooks' guard and their general path: see guard.h. */
+#include "guard.h"
+
+#include <errno.h>
+
+void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
+{
+    if (t->guard == CG_GUARD_RUNTIME || !t->costs.frames)
+        return; /* the runtime's own work, or a sentinel: not the program's */
+    /* slots reserved atomically: handlers nest */
+    uint32_t i = __atomic_fetch_add(&t->ndeferred, 1, __ATOMIC_RELAXED);
+    if (i >= CG_MAX_DEFERRED) {
+        __atomic_fetch_sub(&t->ndeferred, 1, __ATOMIC_RELAXED);
+        t->costs.lost++; /* reported with the part: desc: Lost */
+        return;
+    }
+    struct cg_deferred *d = &t->deferred[i];
+    d->fn = fn;
+    d->site = site;
+    d->sp = sp;
+    d->code = code;
+    d->enter = enter;
+    d->now = cg_sampling ? t->vclock : cg_clock_now();
+}
+
+/* Replays the deferred events, in order; the caller holds the guard (more
+ * may arrive meanwhile, from further signals). No re-synchronisation: the
+ * events of a handler are nested in the interrupted context by
+ * construction, and frames a siglongjmp left are found by the next hook. */
+static void replay(struct cg_thread *t)
+{
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t n = __atomic_load_n(&t->ndeferred, __ATOMIC_ACQUIRE);
+        for (; i < n && i < CG_MAX_DEFERRED; i++) {
+            const struct cg_deferred *d = &t->deferred[i];
+            cg_guard_apply(t, d->fn, d->site, d->sp, d->code, d->enter, d->now, 0);
+        }
+        if (__atomic_compare_exchange_n(&t->ndeferred, &n, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            break;
+    }
+}
+
+void cg_guard_replay_late(struct cg_thread *t)
+{
+    while (t->ndeferred) {
+        t->guard = CG_GUARD_HOOK;
+        cg_signal_fence();
+        replay(t);
+        cg_signal_fence();
+        t->guard = 0;
+        cg_signal_fence();
+    }
+}
+
+void cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                        int enter)
+{
+    cg_guard_apply(t, fn, site, sp, code, enter, cg_guard_now(t), 1);
+    cg_guard_release(t);
+}
+
+void cg_guard_hook(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
+{
+    if (cg_guard_take(t, fn, site, sp, code, enter))
+        cg_guard_hook_held(t, fn, site, sp, code, enter);
+}
+
+void cg_guard_throttle(struct cg_thread *t, uint32_t arc)
+{
+    cg_throttle_check(&t->costs, arc);
+    cg_guard_release(t);
+}
+
+void cg_hook_nonlocal(uint32_t depth, uintptr_t sp)
+{
+    struct cg_thread *t = cg_self;
+    if (!t || (t->guard | t->ndeferred) || !cg_collecting || !t->costs.frames)
+        return;
+    int saved = errno;
+    t->guard = CG_GUARD_HOOK;
+    cg_signal_fence();
+    uint64_t now = cg_sampling ? t->vclock : cg_clock_now();
+    if (depth != UINT32_MAX)
+        cg_costs_unwind_to(&t->costs, depth, now);
+    else
+        cg_costs_unwind_below(&t->costs, sp, now);
+    cg_guard_release(t);
+    errno = saved;
+}

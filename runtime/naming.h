@@ -1,0 +1,32 @@
+/* File names (data layer): Callgrind's scheme, <prefix>.<pid>-<NN> for a
+ * run without dumps on demand, <prefix>.<pid>.<part>-<NN> for each part when
+ * there are (with %p in the prefix, the pid is where %p says instead), and
+ * the total's name. Functions of their arguments and of the directory's
+ * listing only. */
+#ifndef CG_NAMING_H
+#define CG_NAMING_H
+
+#include <stddef.h>
+
+struct cg_names {
+    const char *out; /* the CGPROF_OUT pattern, as given */
+    long pid;        /* the pid the files are named after */
+    const char *cwd; /* the start-up directory relative names are made
+                      * absolute against ("" when unknown: left relative) */
+};
+
+/* The prefix with %p expanded and made absolute; *with_pid says whether it
+ * already names the pid. Returns 0, or -1 when it does not fit size. */
+int cg_name_prefix(const struct cg_names *n, char *dst, size_t size, int *with_pid);
+/* The file of thread `thread` (NN); part_in_name: with ".<part>". */
+int cg_name_part(const struct cg_names *n, unsigned thread, unsigned part, int part_in_name, char *dst,
+                 size_t size);
+/* The total's file (cg_total_pattern of the prefix, made absolute). */
+int cg_name_total(const struct cg_names *n, char *dst, size_t size);
+/* The highest part number of the files already in the prefix's directory
+ * under this pid (0 when none): a program started by exec() in this
+ * process has the pid of the image that ran before it, and may have
+ * written parts under it, after which its own are numbered. */
+unsigned cg_name_last_part(const struct cg_names *n);
+
+#endif

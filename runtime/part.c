@@ -1,0 +1,206 @@
+/* Writing parts: see part.h. A part is written in pieces of 256 kB to a
+ * temporary file renamed into place (outfile.h), with the symbols of its
+ * addresses from the dumps' session (symcache.h). */
+#include "part.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "filter.h"
+#include "naming.h"
+#include "outfile.h"
+#include "proc.h"
+#include "sample.h"
+#include "symcache.h"
+#include "symtab.h"
+#include "util.h"
+#include "writer.h"
+
+#ifndef CG_VERSION
+#define CG_VERSION "unknown"
+#endif
+
+static struct cg_buf last_files; /* files of the latest dump, for the status */
+
+/* Files that could not be written: said once, when it first happens. The
+ * next ones most likely fail the same way, and a program whose threads end
+ * by the thousand must not print a line each. */
+static int failure_said;
+
+void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int part_in_name, int append_files)
+{
+    memset(d, 0, sizeof *d);
+    d->trigger = trigger;
+    d->part = part;
+    d->part_in_name = part_in_name;
+    if (cg_sampling)
+        snprintf(d->clock_desc, sizeof d->clock_desc,
+                 "sampled: each thread's CPU time (CLOCK_THREAD_CPUTIME_ID timer) every %llu ns; calls are "
+                 "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
+                 "count visits, a lower bound", (unsigned long long)cg_sample_period_ns());
+    else if (cg_clock_use_tsc)
+        snprintf(d->clock_desc, sizeof d->clock_desc,
+                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
+    else
+        snprintf(d->clock_desc, sizeof d->clock_desc, "clock_gettime(CLOCK_MONOTONIC)");
+    cg_exec_ranges_load(&d->exec);
+    if (!append_files)
+        cg_buf_free(&last_files);
+}
+
+int cg_part_end(struct cg_dump *d)
+{
+    if (d->failed && !failure_said) {
+        failure_said = 1;
+        cg_warn("could not write profile file %s: %s (CGPROF_OUT='%s' sets where they go; "
+                "no more such messages)",
+                d->first_failure, strerror(d->first_errno), cg_opts.out);
+    }
+    cg_exec_ranges_free(&d->exec);
+    return d->failed ? -1 : 0;
+}
+
+void cg_part_failed(struct cg_dump *d, const char *what, int err)
+{
+    if (!d->failed++) {
+        snprintf(d->first_failure, sizeof d->first_failure, "%s", what);
+        d->first_errno = err;
+    }
+}
+
+/* The desc: lines a part adds to the writer's: the thread's name, how it
+ * was asked for, and what its counts hold beyond plain calls. */
+static int desc_lines(const struct cg_dump *d, const char *name, const struct cg_snapshot *s, char (*extra)[160])
+{
+    int nd = 0;
+    if (name && name[0])
+        snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
+    if (d->coalesced > 1)
+        snprintf(extra[nd++], sizeof extra[0], "Requests: %u signals served by this one dump", d->coalesced);
+    if (s->depth)
+        snprintf(extra[nd++], sizeof extra[0], "Calls in progress: %u (counted up to the dump)", s->depth);
+    if (s->continued)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Calls continued: %llu (started before this part and counted in an earlier one: calls=0)",
+                 (unsigned long long)s->continued);
+    if (s->jumped)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Frames ended by longjmp or exception: %llu (no exit hook; ended when the jump or the "
+                 "unwinding left them)",
+                 (unsigned long long)s->jumped);
+    if (s->left)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Frames left without exit: %llu (repaired: found gone by a later hook, counted as ending then)",
+                 (unsigned long long)s->left);
+    if (s->unmatched_exits)
+        snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
+                 (unsigned long long)s->unmatched_exits);
+    if (s->lost)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Lost: %llu calls not recorded (out of memory, or signal handlers nested too deep)",
+                 (unsigned long long)s->lost);
+    if (d->paused)
+        snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
+    return nd;
+}
+
+/* path added to the list of files written, its spaces escaped */
+static void note_file(const char *path)
+{
+    if (last_files.len)
+        cg_buf_putc(&last_files, ' ');
+    for (const char *p = path; *p; p++)
+        if (*p == ' ')
+            cg_buf_puts(&last_files, "\\x20");
+        else
+            cg_buf_putc(&last_files, *p);
+}
+
+void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct cg_snapshot *s,
+                   const char *own_path)
+{
+    /* The call instructions, in s's arcs: call_pc 0 is a signal handler's
+     * frame, no call; an inlined call has none either, its call_pc is
+     * already its place. */
+    struct cg_snapshot snap = *s;
+    for (size_t i = 0; i < snap.narcs; i++)
+        if (snap.arcs[i].site && snap.arcs[i].call_pc && !snap.arcs[i].inlined)
+            snap.arcs[i].call_pc = cg_call_instruction(&d->exec, snap.arcs[i].site, snap.arcs[i].callee);
+
+    struct cg_symtab symtab;
+    struct cg_symtab_entry *storage = NULL;
+    struct cg_buf buf;
+    cg_buf_init(&buf);
+    struct cg_out_file file;
+    file.bytes = 0;
+    char path[CG_OPT_PATH_MAX + 128];
+    path[0] = 0;
+    int err = ENOMEM;
+    /* One session for both: the symbol table points into it, and asking
+     * for the session again after the filters' names (which may load
+     * libunwind) would open a new one. */
+    struct cg_syms *session = cg_symcache_session();
+    const char *filter_desc[2];
+    int nfilter = cg_filter_desc(session, filter_desc, 2);
+    if (cg_symtab_build(session, &snap, &symtab, &storage) == 0) {
+        char extra[10][160];
+        const char *desc[13];
+        int nd = desc_lines(d, name, &snap, extra);
+        for (int i = 0; i < nd; i++)
+            desc[i] = extra[i];
+        for (int i = 0; i < nfilter; i++)
+            desc[nd++] = filter_desc[i];
+        desc[nd] = NULL;
+        struct cg_part_info info = {
+            .creator = "cgprof-" CG_VERSION,
+            .pid = cg_proc_names_pid(),
+            .thread = number,
+            .part = d->part,
+            .cmd = cg_proc_cmdline(),
+            .trigger = d->trigger,
+            .clock = d->clock_desc,
+            .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
+            .extra_desc = desc,
+        };
+        struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
+        int named = own_path ? (snprintf(path, sizeof path, "%s", own_path), 0)
+                             : cg_name_part(&names, number, d->part, d->part_in_name, path, sizeof path);
+        if (named != 0) {
+            snprintf(path, sizeof path, "%s", cg_opts.out);
+            err = ENAMETOOLONG;
+        } else if ((err = cg_out_open(&file, path)) == 0) {
+            /* written in pieces of 256 kB: a 100,000-arc part is 6 MB of
+             * text, fresh pages each a fault */
+            buf.flush = cg_out_write;
+            buf.flush_arg = &file;
+            buf.data = malloc(256 * 1024);
+            buf.cap = buf.data ? 256 * 1024 : 0;
+            int ok = cg_write_part(&info, &snap, &symtab, &buf) == 0;
+            if (ok && buf.len)
+                cg_out_write(&file, buf.data, buf.len);
+            err = cg_out_close(&file, path, ok);
+        }
+    }
+    if (err) {
+        cg_part_failed(d, path[0] ? path : "(out of memory)", err);
+    } else {
+        note_file(path);
+        if (cg_opts.verbose)
+            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, number, d->part, file.bytes);
+    }
+    cg_buf_free(&buf);
+    free(storage);
+}
+
+const char *cg_part_files(void)
+{
+    return last_files.data ? last_files.data : "";
+}
+
+void cg_part_forked(void)
+{
+    cg_buf_init(&last_files);
+}

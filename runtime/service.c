@@ -1,0 +1,214 @@
+/* The service thread: see service.h.
+ *
+ * The dump signal's handler only posts a semaphore (async-signal-safe, no
+ * file descriptor the program could close under us); the service thread
+ * does the work. Signals that arrive while a dump is being written are
+ * served by the next dump together: its files say how many (desc:
+ * Requests). */
+#define _GNU_SOURCE
+#include "service.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "dump.h"
+#include "proc.h"
+#include "real.h"
+#include "thread.h"
+#include "util.h"
+
+static sem_t wakeup;
+static int service_started;
+static int service_stop;
+static pthread_t service_thread;
+static pid_t service_tid;
+static int signal_in_use; /* our handler is installed for cg_opts.signal */
+
+/* The real sigaction and pthread_create (real.h), resolved once, in the
+ * process that loaded the runtime: a forked child restarts the service
+ * without calling dlsym(). */
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static void on_dump_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    sem_post(&wakeup);
+    errno = saved;
+}
+
+static void *service(void *arg)
+{
+    (void)arg;
+    cg_thread_mark_internal();
+    __atomic_store_n(&service_tid, gettid(), __ATOMIC_RELEASE);
+    unsigned shown = 0;
+    for (;;) {
+        /* Once a second without a request, the status file follows the
+         * number of the program's threads, for cgprof-control's listing. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        if (sem_timedwait(&wakeup, &ts) != 0) {
+            if (errno == ETIMEDOUT && !__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE)) {
+                unsigned n = cg_proc_program_threads();
+                if (n != shown) {
+                    cg_dump_status();
+                    shown = n;
+                }
+            }
+            continue;
+        }
+        if (__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE))
+            return NULL;
+        unsigned n = 1;
+        while (sem_trywait(&wakeup) == 0)
+            n++;
+        char cmd[512];
+        int kind = cg_control_take_command(cmd, sizeof cmd);
+        cg_dump_serve(kind, cmd, n);
+    }
+}
+
+/* Whether a thread of this process other than the caller and the service
+ * thread is still running (zombies do not count: a main thread that called
+ * pthread_exit() stays listed as one). */
+static int other_threads_alive(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 1; /* cannot tell: keep the service */
+    pid_t self = gettid(), svc = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
+    int alive = 0;
+    struct dirent *e;
+    while (!alive && (e = readdir(d)) != NULL) {
+        pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == self || tid == svc)
+            continue;
+        char path[64], buf[256];
+        snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* gone meanwhile */
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        const char *paren = strrchr(buf, ')');
+        char state = paren && paren[1] == ' ' ? paren[2] : 'R';
+        alive = state != 'Z' && state != 'X';
+    }
+    closedir(d);
+    return alive;
+}
+
+/* glibc ends the process when its last thread ends, counting ours. */
+void cg_service_thread_gone(void)
+{
+    if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || other_threads_alive())
+        return;
+    int saved = errno;
+    if (!__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL)) {
+        sem_post(&wakeup);
+        pthread_join(service_thread, NULL);
+        __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
+        cg_proc_internal_threads_add(-1);
+    }
+    errno = saved;
+}
+
+/* Starts the service thread. Returns whether it runs. */
+static int start_thread(void)
+{
+    if (sem_init(&wakeup, 0, 0) != 0)
+        return 0;
+    /* The service thread takes no signal of the program's: they must keep
+     * going to the program's own threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = real_create(&service_thread, NULL, service, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        cg_warn("cannot start the thread that serves dump requests (%s); no dumps by signal", strerror(rc));
+        return 0;
+    }
+    service_started = 1;
+    cg_proc_internal_threads_add(1);
+    return 1;
+}
+
+void cg_service_start(void)
+{
+    if (service_started)
+        return;
+    real_sigaction = cg_real_sigaction();
+    real_create = cg_real_pthread_create();
+    if (!real_sigaction || !real_create || cg_opts.signal == 0)
+        return;
+    /* An action already set for the signal (inherited SIG_IGN, another
+     * library's handler) is not taken over: step aside as when the program
+     * sets one later. */
+    struct sigaction cur;
+    if (real_sigaction(cg_opts.signal, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) {
+        char name[24];
+        cg_warn("SIG%s already has an action in this process: cgprof leaves it alone and does not dump on it "
+                "(CGPROF_SIGNAL chooses another signal)",
+                cg_signal_name(cg_opts.signal, name, sizeof name));
+        if (!start_thread())
+            return;
+        cg_control_init(0);
+        cg_dump_status();
+        return;
+    }
+    if (!start_thread())
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_dump_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (real_sigaction(cg_opts.signal, &sa, NULL) == 0)
+        signal_in_use = 1;
+    cg_control_init(signal_in_use ? cg_opts.signal : 0);
+    cg_dump_status();
+}
+
+int cg_service_signal_claimed(int sig)
+{
+    if (!signal_in_use || sig != cg_opts.signal)
+        return 0;
+    signal_in_use = 0;
+    char name[24];
+    cg_warn("the program sets its own action for SIG%s: cgprof steps aside and no longer dumps on it "
+            "(CGPROF_SIGNAL chooses another signal)",
+            cg_signal_name(sig, name, sizeof name));
+    cg_control_set_signal(0);
+    return 1;
+}
+
+void cg_service_forked(void)
+{
+    int had_service = service_started, had_signal = signal_in_use;
+    service_started = 0;
+    service_stop = 0;
+    service_tid = 0;
+    signal_in_use = 0;
+    if (had_service && !cg_dump_finished() && start_thread()) {
+        signal_in_use = had_signal;
+        cg_control_init(signal_in_use ? cg_opts.signal : 0);
+        cg_dump_status();
+    }
+}

@@ -1,0 +1,45 @@
+/* The dumps' symbol session: see symcache.h. */
+#define _GNU_SOURCE
+#include "symcache.h"
+
+#include <link.h>
+#include <stddef.h>
+
+static struct cg_syms *syms;
+static unsigned long long syms_adds, syms_subs;
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    unsigned long long *v = data;
+    v[0] = info->dlpi_adds;
+    v[1] = info->dlpi_subs;
+    return 1;
+}
+
+struct cg_syms *cg_symcache_session(void)
+{
+    unsigned long long v[2] = { 0, 0 };
+    dl_iterate_phdr(count_objects, v);
+    if (syms && (v[0] != syms_adds || v[1] != syms_subs)) {
+        cg_syms_close(syms);
+        syms = NULL;
+    }
+    if (!syms) {
+        syms = cg_syms_open();
+        syms_adds = v[0];
+        syms_subs = v[1];
+    }
+    return syms;
+}
+
+void cg_symcache_close(void)
+{
+    cg_syms_close(syms);
+    syms = NULL;
+}
+
+void cg_symcache_forked(void)
+{
+    syms = NULL;
+}

@@ -1,0 +1,61 @@
+/* The symbol table of a snapshot: see symtab.h. */
+#include "symtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg_symtab *out,
+                    struct cg_symtab_entry **storage)
+{
+    size_t max = 3 * s->narcs + s->nselfs, n = 0;
+    uintptr_t *addrs = malloc((max ? max : 1) * sizeof *addrs);
+    if (!addrs)
+        return -1;
+    for (size_t i = 0; i < s->narcs; i++) {
+        if (s->arcs[i].caller)
+            addrs[n++] = s->arcs[i].caller;
+        addrs[n++] = s->arcs[i].callee;
+        if (s->arcs[i].call_pc)
+            addrs[n++] = s->arcs[i].call_pc;
+    }
+    for (size_t i = 0; i < s->nselfs; i++)
+        addrs[n++] = s->selfs[i].addr;
+    /* The functions the hooks saw are instrumented: lines in their objects */
+    if (syms)
+        for (size_t i = 0; i < s->narcs; i++)
+            cg_syms_want_lines(syms, s->arcs[i].callee);
+    cg_sort_uintptr(addrs, n);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || addrs[m - 1] != addrs[i])
+            addrs[m++] = addrs[i];
+    /* The entries point to the session's symbols, found into the space
+     * that follows the entries; without a session, to raw symbols made in
+     * that same space (one or the other: pages never touched cost nothing). */
+    struct cg_symtab_entry *v = malloc((m ? m : 1) * (sizeof *v + sizeof(struct cg_symbol)));
+    const struct cg_symbol **found = (const struct cg_symbol **)(v + m);
+    if (!v || (syms && cg_syms_lookup_sorted(syms, addrs, m, found) != 0)) {
+        free(v);
+        free(addrs);
+        return -1;
+    }
+    struct cg_symbol *raw = (struct cg_symbol *)(v + m);
+    for (size_t i = 0; i < m; i++) {
+        v[i].addr = addrs[i];
+        if (syms) {
+            v[i].sym = found[i];
+        } else {
+            memset(&raw[i], 0, sizeof raw[i]);
+            raw[i].object = raw[i].file = raw[i].fn_file = "???";
+            raw[i].obj_addr = addrs[i];
+            v[i].sym = &raw[i];
+        }
+    }
+    free(addrs);
+    out->v = v;
+    out->n = m;
+    *storage = v;
+    return 0;
+}

@@ -1,0 +1,10 @@
+/* Objects unloaded (service layer): before dlclose() unmaps an object, the
+ * addresses the tables hold in its range are noted as its own, so that they
+ * keep their names: the range may hold another object later. */
+#ifndef CG_UNLOAD_H
+#define CG_UNLOAD_H
+
+/* dlclose(handle) is about to happen. */
+void cg_unload_note(const void *handle);
+
+#endif
