@@ -23,4 +23,17 @@
 
 #define CG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* CG_CHECK(cond): an invariant of the tables or the guard, checked when
+ * the runtime is built with -Dchecks=true (the default of a debug build;
+ * scripts/test's sanitizer build of the unit tests): a breach prints the
+ * condition and its place on stderr and aborts. In any other build it is
+ * nothing at all: cond is not even evaluated, and cg_check_failed does not
+ * exist, so a check left outside the macro fails to link. */
+#if defined(CG_CHECKS) && CG_CHECKS
+void cg_check_failed(const char *cond, const char *file, int line) __attribute__((noreturn, cold));
+#define CG_CHECK(cond) (cg_likely(cond) ? (void)0 : cg_check_failed(#cond, __FILE__, __LINE__))
+#else
+#define CG_CHECK(cond) ((void)0)
+#endif
+
 #endif

@@ -287,9 +287,7 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
 int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp)
 {
     uintptr_t top = c->frames[c->depth - 1].sp;
-    /* Pushed arguments take a few words; a real call's frame may be large,
-     * and then it is one anyway. */
-    if (top - sp > 64 * sizeof(uintptr_t))
+    if (top - sp > CG_INLINED_REACH)
         return 1;
     /* Words of the stack that were never written (padding) are read too:
      * valgrind's memcheck says so (tests/valgrind.supp), harmlessly. */
@@ -339,7 +337,7 @@ static uint32_t live_depth_at_entry(const struct cg_costs *c, uintptr_t site, ui
     while (d > 0 && c->frames[d - 1].sp < sp)
         d--;
     uint32_t at = d;
-    while (at > 0 && c->frames[at - 1].sp == sp && cg_frame_code(c, &c->frames[at - 1]) != code)
+    while (at > 0 && c->frames[at - 1].sp == sp && cg_frame_code(&c->frames[at - 1]) != code)
         at--;
     if (at > 0 && c->frames[at - 1].sp == sp)
         d = at - 1;

@@ -109,7 +109,14 @@ struct cg_frame {
     uint32_t skip;     /* a call left out (its arc's skip): a frame only for
                           its exit and re-synchronisation; its calls are
                           made by its arc's caller at its arc's call site */
-    uint64_t pad_[2];  /* one cache line a frame */
+    uintptr_t host_site; /* the call site of the function whose code this
+                          frame runs in (cg_host_site): for a real call the
+                          site its enter hook was given, for an inlined
+                          call its host's. Not its arc's site: under a
+                          frame left out, that is the left-out call's. */
+    uintptr_t code;    /* where its enter hook was called (cg_frame_code),
+                          kept so that the fast path compares it without
+                          the arc: 0 when not known */
 };
 
 #define CG_MAX_RETIRED 96
@@ -265,22 +272,31 @@ static CG_INLINE uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uint
  * call inlined into it are given; 0 if not known. */
 static CG_INLINE uintptr_t cg_host_site(const struct cg_costs *c, uint32_t i)
 {
-    while (i > 0 && c->frames[i].arc != CG_SINK && c->arcs[c->frames[i].arc].inlined)
-        i--;
-    uint32_t arc = c->frames[i].arc;
-    return arc == CG_SINK || c->arcs[arc].inlined ? 0 : c->arcs[arc].site;
+    return c->frames[i].host_site;
 }
 
-/* Where frame f's enter hook was called: for an inlined call its arc's
- * site; 0 when not known. */
-static CG_INLINE uintptr_t cg_frame_code(const struct cg_costs *c, const struct cg_frame *f)
+/* How far below the top frame a call's hook frame may be and still be a
+ * call inlined into it (cg_real_call_below): pushed arguments take a few
+ * words; a real call's frame may be large, and then it is one anyway. */
+#define CG_INLINED_REACH (64 * sizeof(uintptr_t))
+
+/* Where the enter hook of a frame of fn on arc `arc` was called: for an
+ * inlined call its arc's site, for a real one its arc's code_off from fn;
+ * 0 when not known. */
+static CG_INLINE uintptr_t cg_arc_code(const struct cg_costs *c, uint32_t arc, uintptr_t fn)
 {
-    const struct cg_arc *a = &c->arcs[f->arc];
-    if (f->arc == CG_SINK)
+    const struct cg_arc *a = &c->arcs[arc];
+    if (arc == CG_SINK)
         return 0;
     if (a->inlined)
         return a->site;
-    return a->code_off == CG_NO_CODE ? 0 : f->fn + (uintptr_t)(intptr_t)a->code_off;
+    return a->code_off == CG_NO_CODE ? 0 : fn + (uintptr_t)(intptr_t)a->code_off;
+}
+
+/* The same for frame f, as it was pushed. */
+static CG_INLINE uintptr_t cg_frame_code(const struct cg_frame *f)
+{
+    return f->code;
 }
 
 /* Whether a call whose hook frame is at sp, below the top frame's, with
@@ -302,7 +318,7 @@ int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp);
 static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
                                      uintptr_t code, uint64_t now)
 {
-    uintptr_t caller = 0;
+    uintptr_t caller = 0, host_site = site;
     struct cg_frame *top = NULL;
     int inlined = 0;
     if (cg_likely(c->depth > 0)) {
@@ -318,6 +334,8 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
         caller = top->fn;
         inlined = top->sp == sp || (top->sp > sp && cg_unlikely(site == cg_host_site(c, c->depth - 1)) &&
                                     !cg_real_call_below(c, site, sp));
+        if (inlined)
+            host_site = top->host_site;
         if (cg_unlikely(top->skip)) {
             /* made by the caller that the frame left out runs for */
             caller = c->arcs[top->arc].caller;
@@ -325,6 +343,7 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
         }
     }
     uint32_t arc = cg_arc_find(c, caller, inlined ? code : site, fn, inlined, code);
+    CG_CHECK(arc < c->narcs); /* 0: the sink */
     if (top && top->last_arc != arc) {
         top->last_arc = arc;
         c->arcs[arc].runs++;
@@ -347,6 +366,8 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     f->self = c->arcs[arc].entry_self;
     f->last_arc = CG_SINK;
     f->skip = c->arcs[arc].skip;
+    f->host_site = host_site;
+    f->code = cg_arc_code(c, arc, fn);
     /* The dump reads frames [0, depth): publish the frame after filling it. */
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
 }
@@ -356,8 +377,11 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
  * (skip) charged its time to that same address all along. */
 static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
 {
+    CG_CHECK(c->depth > 0);
     struct cg_frame *f = &c->frames[c->depth - 1];
     struct cg_arc *a = &c->arcs[f->arc];
+    CG_CHECK(f->arc < c->narcs);
+    CG_CHECK(f->self < c->nselfs);
     if (cg_unlikely(now < f->t_last))
         now = f->t_last; /* see cg_costs_enter */
     if (now != f->t_last)

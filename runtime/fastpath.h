@@ -98,6 +98,23 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
         if (top->sp != sp)
             return 0;
         key = CG_FAST_RET(ret);
+        /* cg_resync_slow pops frames at sp that this call shows left: not
+         * inlined into them (another host's call site: they share the
+         * top's), or the same inlined call entered again (its place
+         * theirs; they are few, the host and the calls inlined into it) */
+        if (cg_unlikely(site != top->host_site))
+            return 0;
+        for (const struct cg_frame *g = top;; g--) {
+            if (cg_unlikely(g->code == key))
+                return 0;
+            if (g == c->frames || g[-1].sp != sp)
+                break;
+        }
+    } else if (cg_unlikely(site == top->host_site) && top->sp - sp <= CG_INLINED_REACH) {
+        /* the host's own call site, just below it: a call inlined while the
+         * host had arguments pushed, or a recursion from the instruction
+         * that made the host's call; cg_real_call_below tells them apart */
+        return 0;
     }
     /* The arc, by key and callee first: few values live through the
      * probes, no callee-saved register to spill. The caller, which the key
@@ -112,6 +129,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
             break;
     }
     struct cg_arc *a = &c->arcs[arc];
+    CG_CHECK(arc < c->narcs && a->entry_self < c->nselfs);
     /* The frame again, rather than kept through the probes (two registers
      * saved and restored: more than two loads from L1). Relaxed atomics:
      * only so that the compiler does not reuse the values read above. */
@@ -137,6 +155,13 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     f->self = a->entry_self;
     f->last_arc = CG_SINK;
     f->skip = CG_ARC_COUNTED;
+    if (key == site) { /* a real call */
+        f->host_site = site;
+        f->code = a->code_off == CG_NO_CODE ? 0 : fn + (uintptr_t)(intptr_t)a->code_off;
+    } else {
+        f->host_site = top->host_site;
+        f->code = key;
+    }
     __atomic_store_n(&c->depth, d + 1, __ATOMIC_RELEASE);
     return 1;
 }
@@ -155,6 +180,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     if (cg_unlikely(f->fn != fn || f->skip))
         return 0;
     /* from here on as cg_costs_pop */
+    CG_CHECK(f->arc < c->narcs && f->self < c->nselfs);
     uint64_t now = cg_fast_now_charge(t, f, sampled);
     struct cg_arc *a = &c->arcs[f->arc];
     uint64_t count = a->count + 1;

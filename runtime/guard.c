@@ -29,6 +29,7 @@ void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
  * construction, and frames a siglongjmp left are found by the next hook. */
 static void replay(struct cg_thread *t)
 {
+    CG_CHECK(t->guard == CG_GUARD_HOOK);
     uint32_t i = 0;
     for (;;) {
         uint32_t n = __atomic_load_n(&t->ndeferred, __ATOMIC_ACQUIRE);

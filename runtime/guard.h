@@ -77,6 +77,7 @@ static CG_INLINE struct cg_thread *cg_guard_take(struct cg_thread *t, uintptr_t 
  * kept. */
 static CG_INLINE void cg_guard_release(struct cg_thread *t)
 {
+    CG_CHECK(t->guard == CG_GUARD_HOOK);
     cg_signal_fence();
     t->guard = 0;
     cg_signal_fence();

@@ -288,3 +288,16 @@ void cg_sort_uintptr(uintptr_t *v, size_t n)
     if (n < 1024 || cg_sort_keyed(v, n, sizeof *v) != 0)
         qsort(v, n, sizeof *v, cmp_uintptr);
 }
+
+#if defined(CG_CHECKS) && CG_CHECKS
+/* No stdio stream, no malloc: a check may fail in a hook or a signal
+ * handler. */
+void cg_check_failed(const char *cond, const char *file, int line)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "cgprof: invariant broken at %s:%d: %s\n", file, line, cond);
+    if (n > 0)
+        (void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    abort();
+}
+#endif
