@@ -25,7 +25,7 @@ import gen_cgprof  # noqa: E402
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 MAN = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
-OPTCHECK = os.environ.get("CGPROF_OPTCHECK", os.path.join(cgtest.BUILD_DIR, "tests", "optcheck"))
+RULES = os.environ.get("CGPROF_RULES", os.path.join(cgtest.BUILD_DIR, "python", "cgprof-rules"))
 OPTIONS = gen_cgprof.parse_options(os.path.join(cgtest.SOURCE_DIR, "runtime", "options.inc"))
 with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
     EXPECTED = json.load(f)
@@ -109,7 +109,7 @@ class OptionTable(unittest.TestCase):
 
 class SameRulesAsTheRuntime(unittest.TestCase):
     """The launcher's check of a value and the runtime's parser (options.c,
-    through tests/optcheck.c) agree on every value tried."""
+    through cgprof-rules) agree on every value tried."""
 
     def test_every_option_every_value(self):
         launcher = load_launcher()
@@ -122,8 +122,8 @@ class SameRulesAsTheRuntime(unittest.TestCase):
             if o.default:
                 values.append(o.default)
             cases += [(o, v) for v in values]
-        argv = ["%s=%s" % (o.variable, v) for o, v in cases]
-        p = subprocess.run([OPTCHECK] + argv, capture_output=True, timeout=120)
+        argv = [w for o, v in cases for w in ("option", "%s=%s" % (o.variable, v))]
+        p = subprocess.run([RULES] + argv, capture_output=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         verdicts = p.stdout.decode("utf-8", "surrogateescape").splitlines()
         self.assertEqual(len(verdicts), len(cases))
