@@ -7,6 +7,9 @@ from it what must agree with the runtime's own parser (runtime/options.c):
         its options, their validation and its --help come from the table
     gen_cgprof.py man OPTIONS_INC OUT --version V
         the man page cgprof.1, from the same table
+    gen_cgprof.py command TEMPLATE OUT --module M --bindir B --pkgdir P
+        the command OUT: TEMPLATE made an entry point of cgproflib.M, the
+        package being installed in P
 
 Importable: parse_options() and launcher_name() are what the tests use to
 compare the README with the table. Standard library only, like the rest of
@@ -181,15 +184,30 @@ def parse_options(path: str) -> List[Option]:
 
 # ---- the launcher -----------------------------------------------------------
 
-def make_launcher(template: str, options: List[Option], version: str, bindir: str, libdir: str) -> str:
+def make_launcher(template: str, options: List[Option], version: str, bindir: str, libdir: str, pkgdir: str) -> str:
     table = json.dumps([o._asdict() for o in options], indent=1, ensure_ascii=True)
     # Relative, so that an installed tree still works when moved (or staged
     # with DESTDIR); the build tree is found by the launcher itself.
     lib_rel = os.path.relpath(libdir, bindir)
-    subst = {"@OPTIONS@": table, "@VERSION@": json.dumps(version), "@LIBDIR_FROM_BINDIR@": json.dumps(lib_rel)}
+    subst = {"@OPTIONS@": table, "@VERSION@": json.dumps(version), "@LIBDIR_FROM_BINDIR@": json.dumps(lib_rel),
+             "@PKGDIR_FROM_BINDIR@": json.dumps(os.path.relpath(pkgdir, bindir))}
     for key, value in subst.items():
         if key not in template:
             raise TableError("the launcher template has no " + key)
+        template = template.replace(key, value)
+    return template
+
+
+# ---- the commands ------------------------------------------------------------
+
+def make_command(template: str, command: str, module: str, bindir: str, pkgdir: str) -> str:
+    """An entry point of the package: TEMPLATE with the command's name, its
+    module and where the package is installed, relative to bindir."""
+    subst = {"@COMMAND@": command, "@MODULE@": module,
+             "@PKGDIR_FROM_BINDIR@": json.dumps(os.path.relpath(pkgdir, bindir))}
+    for key, value in subst.items():
+        if key not in template:
+            raise TableError("the command template has no " + key)
         template = template.replace(key, value)
     return template
 
@@ -281,17 +299,30 @@ def main(argv=None) -> int:
     la.add_argument("--version", required=True)
     la.add_argument("--bindir", required=True)
     la.add_argument("--libdir", required=True)
+    la.add_argument("--pkgdir", required=True)
+    ca = sub.add_parser("command")
+    ca.add_argument("template")
+    ca.add_argument("out")
+    ca.add_argument("--module", required=True)
+    ca.add_argument("--bindir", required=True)
+    ca.add_argument("--pkgdir", required=True)
     ma = sub.add_parser("man")
     ma.add_argument("options_inc")
     ma.add_argument("out")
     ma.add_argument("--version", required=True)
     args = ap.parse_args(argv)
+    if args.what == "command":
+        with open(args.template, encoding="utf-8") as f:
+            template = f.read()
+        _write(args.out, make_command(template, os.path.basename(args.out), args.module, args.bindir, args.pkgdir),
+               0o755)
+        return 0
     try:
         options = parse_options(args.options_inc)
         if args.what == "launcher":
             with open(args.template, encoding="utf-8") as f:
                 template = f.read()
-            _write(args.out, make_launcher(template, options, args.version, args.bindir, args.libdir), 0o755)
+            _write(args.out, make_launcher(template, options, args.version, args.bindir, args.libdir, args.pkgdir), 0o755)
         else:
             _write(args.out, make_man(options, args.version), 0o644)
     except TableError as e:

@@ -29,8 +29,7 @@ import os
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import callgrind_check  # noqa: E402
+from cgproflib import reader
 
 ROOT = None
 
@@ -93,7 +92,7 @@ class Cgprof:
         self.warnings = []                # the parts' repair counts (desc: lines)
         self.repairs = {}                 # what -> count, summed over the files
         for f in files:
-            prof = callgrind_check.load(f, strict=True)  # cgprof's own promises too
+            prof = reader.load(f, strict=True)  # cgprof's own promises too
             if prof.violations:
                 raise ValueError("%s: %s" % (f, prof.violations[0]))
             for what in ("Unmatched exits", "Frames left without exit", "Lost"):
@@ -154,7 +153,7 @@ class Cgprof:
         def k(addr):
             if addr is ROOT:
                 return ROOT
-            return self.key_of.get(addr) or callgrind_check.FnKey(addr[0], "", "%s:%#x" % (
+            return self.key_of.get(addr) or reader.FnKey(addr[0], "", "%s:%#x" % (
                 os.path.basename(addr[0]), addr[1]))
         fns, arcs = defaultdict(int), defaultdict(int)
         for a, n in oracle.fns.items():

@@ -27,6 +27,7 @@ import time
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import example
 
 SCRIPT = os.path.join(cgtest.SOURCE_DIR, "scripts", "cgprof-control")
@@ -761,7 +762,7 @@ class RealRuntime(ControlTestCase):
             m = re.match(PART_RE % pid, os.path.basename(f))
             self.assertTrue(m, f)
             self.assertEqual(int(m.group(1)), part, f)
-            prof = callgrind_check_load(f)
+            prof = load_strict(f)
             self.assertEqual(prof.violations, [], f)
             self.assertEqual(prof.part, part)
             self.assertIn(reason, prof.desc_value("Trigger"))
@@ -793,7 +794,7 @@ class RealRuntime(ControlTestCase):
         self.assertEqual([len(parts[n]) for n in (1, 2, 3)], [5, 5, 5])
         for f in parts[3]:
             self.assertTrue(re.match(PART_RE % proc.pid, os.path.basename(f)), f)
-            prof = callgrind_check_load(f)
+            prof = load_strict(f)
             self.assertEqual(prof.violations, [], f)
             self.assertEqual(prof.part, 3)
             # the workers end before main returns: their last part is
@@ -808,7 +809,7 @@ class RealRuntime(ControlTestCase):
         counts = {}
         for files in parts.values():
             for f in files:
-                for (a, b), n in callgrind_check_load(f).call_counts().items():
+                for (a, b), n in load_strict(f).call_counts().items():
                     counts[b] = counts.get(b, 0) + n
         expected = {
             "handle_request": served, "parse_request": served, "parse_header": 3 * served,
@@ -852,7 +853,7 @@ class RealRuntime(ControlTestCase):
         self.assertEqual(st.parts, 1)
         self.assertEqual(len(st.last), 5)
         for f in st.last:
-            self.assertIn("signal", callgrind_check_load(f).desc_value("Trigger").lower())
+            self.assertIn("signal", load_strict(f).desc_value("Trigger").lower())
         self.assertIsNone(proc.poll())
         self.finish(proc)
         self.assertEqual(sorted(self.parts(proc.pid)), [1, 2])
@@ -870,8 +871,8 @@ class RealRuntime(ControlTestCase):
         self.finish(proc)
 
 
-def callgrind_check_load(path):
-    return cgtest.callgrind_check.load(path, strict=True)
+def load_strict(path):
+    return reader.load(path, strict=True)
 
 
 if __name__ == "__main__":

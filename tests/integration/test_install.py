@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import example, prog
 
 # main -> work 1, work -> leaf 7 (one call site per iteration), main -> leaf 1
@@ -131,7 +132,7 @@ class Installed(unittest.TestCase):
         self.assertEqual(p.stdout, "%d %d\n" % (sum(3 * i + 1 for i in range(7)), 3 * 2 + 1))
         files = glob.glob(os.path.join(self.dir, "callgrind.out.*"))
         self.assertEqual(len(files), 1, files)
-        prof = cgtest.callgrind_check.load(files[0], strict=True)
+        prof = reader.load(files[0], strict=True)
         self.assertEqual(prof.violations, [])
         counts = prof.call_counts()
         self.assertEqual(counts[("main", "work")], 1)

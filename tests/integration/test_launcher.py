@@ -18,6 +18,7 @@ import tempfile
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import example, prog
 
 sys.path.insert(0, os.path.join(cgtest.SOURCE_DIR, "scripts"))
@@ -188,7 +189,7 @@ class Runs(unittest.TestCase):
         self.assertEqual(rows["main"][2], 1)
         self.assertEqual(rows["fib"][2], EXPECTED["basic"]["functions"]["fib"])
         self.assertAlmostEqual(rows["main"][1], 100.0, delta=1.0)
-        prof = cgtest.callgrind_check.load(files[0])
+        prof = reader.load(files[0])
         self.assertAlmostEqual(rows["main"][0], prof.inclusive("main") / 1e6, delta=0.0015)
         ordered = [r[0] for r in rows.values()]
         self.assertEqual(ordered, sorted(ordered, reverse=True))
@@ -237,7 +238,7 @@ class Runs(unittest.TestCase):
         rows = self.top_table(p.stderr)
         for fn, n in EXPECTED["threads"]["functions"].items():
             self.assertEqual(rows[fn][2], n, fn)
-        total = sum(cgtest.callgrind_check.load(f).total_self() for f in files)
+        total = sum(reader.load(f).total_self() for f in files)
         self.assertIn("%.3f ms in all threads" % (total / 1e6), p.stderr)
 
     def test_options_reach_the_runtime(self):
