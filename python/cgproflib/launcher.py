@@ -25,7 +25,7 @@ import sys
 import textwrap
 import time
 
-from . import naming, options, reader, rules
+from . import naming, options, reader, rules, signals
 from ._generated import VERSION
 from .optable import LAUNCHER_OWN, value_word
 
@@ -378,13 +378,6 @@ def die_like(sig):
     os._exit(128 + sig)   # a signal whose default action does not end a process
 
 
-def signal_name(sig):
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return "signal %d" % sig
-
-
 def main(argv=None):
     try:
         return _main(sys.argv[1:] if argv is None else argv)
@@ -470,7 +463,7 @@ def _main(argv):
     if status >= 0:
         say("%s (pid %d) exited with status %d after %.2f s" % (args.command[0], pid, status, seconds))
     else:
-        say("%s (pid %d) was killed by %s after %.2f s" % (args.command[0], pid, signal_name(-status), seconds))
+        say("%s (pid %d) was killed by %s after %.2f s" % (args.command[0], pid, signals.name(-status), seconds))
 
     after = naming.scan(out, pid, cwd)
     new = {p: v for p, v in after.items() if before.get(p) != v}

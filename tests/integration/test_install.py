@@ -122,7 +122,7 @@ class Installed(unittest.TestCase):
             f.write("raise ImportError('not the installed cgproflib')\n")
         env = clean_env(PYTHONPATH=os.path.dirname(other))
         bindir = os.path.join(moved, os.path.relpath(self.bindir, self.destdir))
-        for cmd in ("cgprof", "callgrind_check"):
+        for cmd in ("cgprof", "cgprof-control", "callgrind_check"):
             p = subprocess.run([os.path.join(bindir, cmd), "--help"], cwd=self.dir, env=env, capture_output=True,
                                text=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
