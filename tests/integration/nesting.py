@@ -21,7 +21,9 @@ A function is instrumented when the oracle saw its enter hook; an arc of
 cgprof whose caller is not instrumented is folded onto the instrumented
 functions that call that caller (there must be one), or onto the root.
 
-Command line: nesting.py ORACLE_DIR CGPROF_DIR [PID] prints the comparison.
+Command line: nesting.py ORACLE_DIR CGPROF_DIR [PID] prints the comparison
+(with the built package on PYTHONPATH: meson devenv -C build python3
+../tests/integration/nesting.py ...).
 """
 
 import glob

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Self-tests of cgproflib.reader, the Callgrind format checker.
 
-Run as:  meson devenv -C build python3 tests/python/test_reader.py [-v]
+Run as:  meson devenv -C build python3 ../tests/python/test_reader.py [-v]
 
 Every violation test shows both halves: the crafted file is flagged with the
 expected message, and the corrected file passes without any violation.
