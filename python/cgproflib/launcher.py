@@ -259,7 +259,7 @@ def which(program, env):
 
 # ---- the summary -------------------------------------------------------------
 
-def summarize(reader, paths):
+def summarize(paths):
     """{(name, object): [inclusive ns, self ns, calls, file]} summed over the
     files, the total time, and the files the reader refused (path, reason)."""
     funcs, total, bad = {}, 0, []
@@ -314,7 +314,7 @@ REPAIRS = (
 )
 
 
-def report_repairs(say, reader, paths):
+def report_repairs(say, paths):
     """One warning line when the files hold repairs; nothing otherwise."""
     sums = [0] * len(REPAIRS)
     for path in paths:
@@ -332,8 +332,8 @@ def report_repairs(say, reader, paths):
             ", ".join(what))
 
 
-def report_summary(say, reader, paths, top):
-    funcs, total, bad = summarize(reader, paths)
+def report_summary(say, paths, top):
+    funcs, total, bad = summarize(paths)
     for path, why in bad:
         say("cannot read %s: %s" % (path, why))
     if top == 0 or not funcs:
@@ -485,8 +485,8 @@ def _main(argv):
             say("%d file%s written by %d other process%s (children?): pid%s %s" %
                 (len(others), "" if len(others) == 1 else "s", len(pids), "" if len(pids) == 1 else "es",
                  "" if len(pids) == 1 else "s", " ".join(map(str, pids[:10])) + (" ..." if len(pids) > 10 else "")))
-        report_summary(say, reader, files, args.top)
-        report_repairs(say, reader, files)
+        report_summary(say, files, args.top)
+        report_repairs(say, files)
         first = os.path.relpath(files[0])
         run = naming.run_name(first, new[files[0]])
         try:
