@@ -5,7 +5,7 @@
  * thread produces at a steady pace into a bounded queue (one mutex, two
  * condition variables).  It runs for a fixed number of requests, or until
  * SIGTERM or SIGINT, so you can profile it while it runs: dump a part now,
- * zero the costs, pause and resume collection (scripts/cgprof-control).
+ * zero the costs, pause and resume collection (cgprof-control).
  *
  * There are three kinds of request, each with fixed work:
  *

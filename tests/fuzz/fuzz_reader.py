@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation fuzzer for the format reader, scripts/callgrind_check.py.
+"""Mutation fuzzer for the format reader, cgproflib.reader.
 
 The reader is Python, which libFuzzer cannot drive (and atheris is not in
 Debian), so this is a small fuzzer of its own: it mutates seed files (the
@@ -10,17 +10,17 @@ always answer with a model and a list of violations: any other exception is
 a bug, saved as crash-reader-<n>.txt, and the run fails.
 
     fuzz_reader.py [--seconds S] [--seed N] [FILE...]
+
+with build/python on PYTHONPATH (scripts/fuzz sets it).
 """
 
 import argparse
-import os
 import random
 import sys
 import time
 import traceback
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import callgrind_check  # noqa: E402
+from cgproflib import reader
 
 SEEDS = [
     "# callgrind format\nevents: Cycles Instructions Flops\nfl=file.f\nfn=main\n15 90 14 2\n16 20 12\n",
@@ -86,7 +86,7 @@ def main():
         text = mutate(rng, rng.choice(seeds))
         for strict in (False, True):
             try:
-                prof = callgrind_check.loads(text, strict=strict)
+                prof = reader.loads(text, strict=strict)
                 assert isinstance(prof.violations, list)
             except Exception:
                 crashes += 1

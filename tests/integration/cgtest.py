@@ -1,21 +1,20 @@
 """Shared helpers of the integration tests: run instrumented programs with
 libcgprof.so preloaded, find the files they write, read them with the strict
-format checker (scripts/callgrind_check.py)."""
+format checker (cgproflib.reader)."""
 
 import glob
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
+
+from cgproflib import reader
 
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD_DIR = os.environ.get("CGPROF_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 LIB = os.environ.get("CGPROF_LIB", os.path.join(BUILD_DIR, "runtime", "libcgprof.so"))
 
-sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
-import callgrind_check  # noqa: E402
 
 HOOKS = ("__cyg_profile_func_enter", "__cyg_profile_func_exit")
 
@@ -58,7 +57,7 @@ class Run:
         self.files = files
 
     def profiles(self, strict=True):
-        return [callgrind_check.load(f, strict=strict) for f in self.files]
+        return [reader.load(f, strict=strict) for f in self.files]
 
 
 def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None):
@@ -94,7 +93,7 @@ def valgrind_calls(testcase, argv, timeout=600):
     testcase.assertEqual(p.returncode, 0, p.stderr[-2000:])
     counts = {}
     for f in glob.glob(out + "-*"):  # one per thread; the base file stays empty
-        prof = callgrind_check.load(f)
+        prof = reader.load(f)
         testcase.assertEqual(prof.violations, [], "valgrind's own file rejected by the checker")
         for (a, b), n in prof.call_counts(fold=True).items():
             if a in HOOKS or b in HOOKS:

@@ -21,7 +21,9 @@ A function is instrumented when the oracle saw its enter hook; an arc of
 cgprof whose caller is not instrumented is folded onto the instrumented
 functions that call that caller (there must be one), or onto the root.
 
-Command line: nesting.py ORACLE_DIR CGPROF_DIR [PID] prints the comparison.
+Command line: nesting.py ORACLE_DIR CGPROF_DIR [PID] prints the comparison
+(with the built package on PYTHONPATH: meson devenv -C build python3
+../tests/integration/nesting.py ...).
 """
 
 import glob
@@ -29,8 +31,7 @@ import os
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import callgrind_check  # noqa: E402
+from cgproflib import reader
 
 ROOT = None
 
@@ -93,7 +94,7 @@ class Cgprof:
         self.warnings = []                # the parts' repair counts (desc: lines)
         self.repairs = {}                 # what -> count, summed over the files
         for f in files:
-            prof = callgrind_check.load(f, strict=True)  # cgprof's own promises too
+            prof = reader.load(f, strict=True)  # cgprof's own promises too
             if prof.violations:
                 raise ValueError("%s: %s" % (f, prof.violations[0]))
             for what in ("Unmatched exits", "Frames left without exit", "Lost"):
@@ -154,7 +155,7 @@ class Cgprof:
         def k(addr):
             if addr is ROOT:
                 return ROOT
-            return self.key_of.get(addr) or callgrind_check.FnKey(addr[0], "", "%s:%#x" % (
+            return self.key_of.get(addr) or reader.FnKey(addr[0], "", "%s:%#x" % (
                 os.path.basename(addr[0]), addr[1]))
         fns, arcs = defaultdict(int), defaultdict(int)
         for a, n in oracle.fns.items():

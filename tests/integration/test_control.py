@@ -1,4 +1,6 @@
-"""scripts/cgprof-control: the control side of docs/control-protocol.md.
+"""cgprof-control (cgproflib.control): the control side of
+docs/control-protocol.md, run (its pure pieces are tested in
+tests/python/test_control.py).
 
 Two kinds of tests:
 
@@ -13,8 +15,6 @@ Two kinds of tests:
 """
 
 import fcntl
-import importlib.machinery
-import importlib.util
 import io
 import os
 import re
@@ -27,21 +27,10 @@ import time
 import unittest
 
 import cgtest
+from cgproflib import control, reader
 from cgtest import example
 
-SCRIPT = os.path.join(cgtest.SOURCE_DIR, "scripts", "cgprof-control")
-
-
-def load_control():
-    loader = importlib.machinery.SourceFileLoader("cgprof_control", SCRIPT)
-    spec = importlib.util.spec_from_loader("cgprof_control", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cgprof_control"] = module
-    loader.exec_module(module)
-    return module
-
-
-control = load_control()
+SCRIPT = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
 
 # The fake runtime. argv: control dir, output dir, signal name (as the
 # status file says it), options separated by commas:
@@ -204,100 +193,6 @@ def gone_pid():
 
 
 # ---------------------------------------------------------------------------
-# The module's pieces, in process
-
-class Pieces(unittest.TestCase):
-    def test_parse_status(self):
-        text = ("pid: 1234\ncmd: ./server --threads 4\nsignal: USR1\nthreads: 5\nparts: 2\n"
-                "collecting: on\ndone: 3\n"
-                "last: /abs/path/callgrind.out.1234.2-01 /abs/my\\x20dir/callgrind.out.1234.2-02\n")
-        st = control.parse_status(text)
-        self.assertEqual((st.pid, st.cmd, st.signal, st.threads, st.parts, st.collecting, st.done),
-                         (1234, "./server --threads 4", "USR1", 5, 2, "on", 3))
-        self.assertEqual(st.last, ["/abs/path/callgrind.out.1234.2-01", "/abs/my dir/callgrind.out.1234.2-02"])
-
-    def test_parse_status_empty_last(self):
-        for last in ("last:\n", "last: \n", ""):
-            st = control.parse_status("pid: 7\ncmd: x\nsignal: none\nthreads: 1\nparts: 0\n"
-                                      "collecting: off\ndone: 0\n" + last)
-            self.assertEqual(st.last, [])
-            self.assertEqual(st.collecting, "off")
-
-    def test_parse_status_malformed(self):
-        good = "pid: 7\ncmd: x\nsignal: USR1\nthreads: 1\nparts: 0\ncollecting: on\ndone: 0\n"
-        for bad in (good.replace("done: 0\n", ""), good.replace("done: 0", "done: x"),
-                    good.replace("signal: USR1\n", ""), good + "no colon here\n"):
-            with self.assertRaises(control.ControlError):
-                control.parse_status(bad)
-
-    def test_signal_number(self):
-        self.assertEqual(control.signal_number("USR1"), signal.SIGUSR1)
-        self.assertEqual(control.signal_number("SIGUSR2"), signal.SIGUSR2)
-        self.assertEqual(control.signal_number("12"), 12)
-        self.assertEqual(control.signal_number("RTMIN+2"), signal.SIGRTMIN + 2)
-        self.assertIsNone(control.signal_number("none"))
-        for bad in ("KILL", "9", "STOP", "FOO", "0", "100000", ""):
-            with self.assertRaises(control.ControlError, msg=bad):
-                control.signal_number(bad)
-
-    def test_maps_mention_runtime(self):
-        line = "7f0000000000-7f0000001000 r-xp 00000000 08:01 1234                       %s\n"
-        self.assertTrue(control.maps_mention_runtime(line % "/opt/cg/build/runtime/libcgprof.so"))
-        self.assertTrue(control.maps_mention_runtime(line % "/my dir/libcgprof.so (deleted)"))
-        self.assertFalse(control.maps_mention_runtime(line % "/usr/lib/libcgprof.so.old"))
-        self.assertFalse(control.maps_mention_runtime(line % "/usr/lib/x86_64-linux-gnu/libc.so.6"))
-        self.assertFalse(control.maps_mention_runtime(line % "[heap]"))
-        self.assertFalse(control.maps_mention_runtime("7f0000000000-7f0000001000 rw-p 00000000 00:00 0\n"))
-
-    def test_parse_args(self):
-        pa = control.parse_args
-        self.assertEqual(pa([]).action, None)
-        a = pa(["-d", "42"])
-        self.assertEqual((a.action, a.arg, a.pid), ("dump", None, 42))
-        a = pa(["-d", "phase1", "42"])
-        self.assertEqual((a.action, a.arg, a.pid), ("dump", "phase1", 42))
-        a = pa(["--dump=after warmup", "42", "--timeout", "2.5"])
-        self.assertEqual((a.action, a.arg, a.pid, a.timeout), ("dump", "after warmup", 42, 2.5))
-        a = pa(["-d", "phase1", "--timeout=3", "42"])
-        self.assertEqual((a.arg, a.pid, a.timeout), ("phase1", 42, 3.0))
-        a = pa(["-d", "42", "--timeout", "5"])
-        self.assertEqual((a.arg, a.pid, a.timeout), (None, 42, 5.0))
-        self.assertEqual(pa(["-z", "42"]).action, "zero")
-        a = pa(["-i", "off", "42"])
-        self.assertEqual((a.action, a.arg), ("collect", "off"))
-        self.assertEqual(pa(["--instr=on", "42"]).arg, "on")
-        self.assertEqual(pa(["42"]).pid, 42)
-        self.assertEqual(pa(["-z", "-h"]).action, "help")
-        for bad in (["-d"], ["-z"], ["-i", "on"], ["-i", "maybe", "42"], ["-i"], ["-z", "-d", "42"],
-                    ["-q", "42"], ["-z", "abc"], ["-z", "0"], ["-z", "-5"], ["1", "2"], ["-d", "a", "b", "c"],
-                    ["--dump=", "42"], ["--timeout", "0", "-z", "42"], ["--timeout", "x", "-z", "42"],
-                    ["--timeout", "nan", "-z", "42"], ["--dump=two\nlines", "42"], ["-d", "x" * 300, "42"]):
-            with self.assertRaises(control.UsageError, msg=bad):
-                pa(bad)
-
-    def test_command_line(self):
-        self.assertEqual(control.command_line("dump", "phase 1"), "dump phase 1")
-        self.assertEqual(control.command_line("dump"), "dump cgprof-control")
-        self.assertEqual(control.command_line("zero"), "zero")
-        self.assertEqual(control.command_line("collect", "off"), "collect off")
-
-    def test_listing_one_line_per_process(self):
-        st = control.parse_status("pid: 7\ncmd: x\nsignal: USR1\nthreads: 2\nparts: 1\ncollecting: on\ndone: 1\n")
-        text = control.format_listing([control.ProcessInfo(7, "prog 'a\nb'", st),
-                                       control.ProcessInfo(8, "other\targ", None, "no status")])
-        lines = text.splitlines()
-        self.assertEqual(len(lines), 3, text)
-        self.assertEqual(lines[1].split(), ["7", "2", "1", "on", "USR1", "prog", "'a\\x0ab'"])
-        self.assertTrue(lines[2].startswith("8 "), lines[2])
-        self.assertIn("other\\x09arg", lines[2])
-        self.assertIn("(control files unavailable: no status)", lines[2])
-
-    def test_control_dir_path(self):
-        self.assertEqual(control.control_dir_path({}, uid=1234), "/tmp/cgprof-1234")
-        self.assertEqual(control.control_dir_path({"CGPROF_CONTROL_DIR": "/x/y"}, uid=1234), "/x/y")
-
-
-# ---------------------------------------------------------------------------
 # The command against a fake runtime
 
 class ControlDirChecks(ControlTestCase):
@@ -350,12 +245,7 @@ class ControlDirChecks(ControlTestCase):
     def test_default_dir(self):
         env = dict(self.env)
         del env["CGPROF_CONTROL_DIR"]
-        out = subprocess.run([sys.executable, "-c",
-                              "import importlib.machinery as m, importlib.util as u\n"
-                              "l = m.SourceFileLoader('c', %r)\n"
-                              "mod = u.module_from_spec(u.spec_from_loader('c', l))\n"
-                              "import sys; sys.modules['c'] = mod; l.exec_module(mod)\n"
-                              "print(mod.control_dir_path())" % SCRIPT],
+        out = subprocess.run([sys.executable, "-c", "from cgproflib import control; print(control.control_dir_path())"],
                              env=env, capture_output=True, text=True, check=True).stdout
         self.assertEqual(out.strip(), "/tmp/cgprof-%d" % os.geteuid())
 
@@ -761,7 +651,7 @@ class RealRuntime(ControlTestCase):
             m = re.match(PART_RE % pid, os.path.basename(f))
             self.assertTrue(m, f)
             self.assertEqual(int(m.group(1)), part, f)
-            prof = callgrind_check_load(f)
+            prof = load_strict(f)
             self.assertEqual(prof.violations, [], f)
             self.assertEqual(prof.part, part)
             self.assertIn(reason, prof.desc_value("Trigger"))
@@ -793,7 +683,7 @@ class RealRuntime(ControlTestCase):
         self.assertEqual([len(parts[n]) for n in (1, 2, 3)], [5, 5, 5])
         for f in parts[3]:
             self.assertTrue(re.match(PART_RE % proc.pid, os.path.basename(f)), f)
-            prof = callgrind_check_load(f)
+            prof = load_strict(f)
             self.assertEqual(prof.violations, [], f)
             self.assertEqual(prof.part, 3)
             # the workers end before main returns: their last part is
@@ -808,7 +698,7 @@ class RealRuntime(ControlTestCase):
         counts = {}
         for files in parts.values():
             for f in files:
-                for (a, b), n in callgrind_check_load(f).call_counts().items():
+                for (a, b), n in load_strict(f).call_counts().items():
                     counts[b] = counts.get(b, 0) + n
         expected = {
             "handle_request": served, "parse_request": served, "parse_header": 3 * served,
@@ -852,7 +742,7 @@ class RealRuntime(ControlTestCase):
         self.assertEqual(st.parts, 1)
         self.assertEqual(len(st.last), 5)
         for f in st.last:
-            self.assertIn("signal", callgrind_check_load(f).desc_value("Trigger").lower())
+            self.assertIn("signal", load_strict(f).desc_value("Trigger").lower())
         self.assertIsNone(proc.poll())
         self.finish(proc)
         self.assertEqual(sorted(self.parts(proc.pid)), [1, 2])
@@ -870,8 +760,8 @@ class RealRuntime(ControlTestCase):
         self.finish(proc)
 
 
-def callgrind_check_load(path):
-    return cgtest.callgrind_check.load(path, strict=True)
+def load_strict(path):
+    return reader.load(path, strict=True)
 
 
 if __name__ == "__main__":

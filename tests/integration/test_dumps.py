@@ -11,6 +11,7 @@ import time
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import ProfileAssertions, example, prog, run_preloaded
 
 PART_RE = re.compile(r"callgrind\.out\.(\d+)(?:\.(\d+))?-(\d\d)$")
@@ -26,7 +27,7 @@ def parts_of(files):
 
 
 def counts_of(path):
-    return cgtest.callgrind_check.load(path).call_counts()
+    return reader.load(path).call_counts()
 
 
 def add_counts(total, counts):
@@ -79,7 +80,7 @@ class Api(ProfileAssertions):
         self.assertIn("loaded=1 name=0 dump1=0 zero=0 off=0 on=0 dump2=0", run.stdout)
         parts = parts_of(run.files)
         self.assertEqual(sorted(parts), [(1, 1), (1, 2), (2, 1), (3, 1)])
-        profs = {k: cgtest.callgrind_check.load(v, strict=True) for k, v in parts.items()}
+        profs = {k: reader.load(v, strict=True) for k, v in parts.items()}
         for p in profs.values():
             self.assert_valid(p)
         self.assertEqual(profs[(1, 1)].desc_value("Trigger"), "Client request: phase one")
@@ -130,7 +131,7 @@ class SignalDumps(ProfileAssertions):
             self.assertGreaterEqual(len(files), 2, "thread %d was cut into parts" % thread)
             total, self_ns = {}, 0
             for f in files:
-                p = cgtest.callgrind_check.load(f, strict=True)
+                p = reader.load(f, strict=True)
                 # a thread caught running by a dump: see test_storm_of_signals
                 signalled = p.desc_value("Trigger").startswith("Signal")
                 self.assert_valid(p, running_slack=0.01 if signalled else 0.0)
@@ -178,7 +179,7 @@ class SignalDumps(ProfileAssertions):
         # running threads"; no inclusive >= self check here.)
         total = {}
         for f in parts.values():
-            p = cgtest.callgrind_check.load(f, strict=True)
+            p = reader.load(f, strict=True)
             self.assertEqual([str(v) for v in p.violations], [])
             self.assertEqual(p.totals, [p.total_self()])
             add_counts(total, p.call_counts())
@@ -192,7 +193,7 @@ class SignalDumps(ProfileAssertions):
         os.kill(run.p.pid, signal.SIGUSR2)
         rc, out, err = run.finish()
         self.assertEqual(rc, 0, err)
-        triggers = {cgtest.callgrind_check.load(f).desc_value("Trigger") for f in run.files()}
+        triggers = {reader.load(f).desc_value("Trigger") for f in run.files()}
         self.assertIn("Signal SIGUSR2", triggers)
         run = Started(self, [cgtest.example("basic")], env={"CGPROF_SIGNAL": "none"})
         rc, out, err = run.finish()
@@ -240,7 +241,7 @@ class ThreadExit(ProfileAssertions):
         names = {int(os.path.basename(f).rsplit("-", 1)[1]) for f in run.files}
         self.assertEqual(names, set(range(1, n + 2)))
         for f in run.files[:: n // 25]:
-            p = cgtest.callgrind_check.load(f, strict=True)
+            p = reader.load(f, strict=True)
             self.assert_valid(p)
             if p.thread != 1:
                 self.assertEqual(p.call_counts()[("body", "step")], 10)
@@ -254,7 +255,7 @@ class ThreadExit(ProfileAssertions):
         run = run_preloaded(self, [prog("manythreads"), str(n)], env={"CGPROF_THREAD_EXIT": "merge"})
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual([os.path.basename(f)[-3:] for f in run.files], ["-00", "-01"])
-        merged = cgtest.callgrind_check.load(run.files[0], strict=True)
+        merged = reader.load(run.files[0], strict=True)
         self.assert_valid(merged)
         self.assertEqual(merged.thread, 0)
         self.assertIn("%d threads that ended" % n, merged.desc_value("Thread name"))
@@ -270,7 +271,7 @@ class ForkExec(ProfileAssertions):
         self.assertIn("child image done", run.stdout)
         parts = parts_of(run.files)
         self.assertEqual(sorted(parts), [(1, 1), (2, 1), (3, 1)])
-        triggers = [cgtest.callgrind_check.load(parts[(i, 1)]).desc_value("Trigger") for i in (1, 2, 3)]
+        triggers = [reader.load(parts[(i, 1)]).desc_value("Trigger") for i in (1, 2, 3)]
         self.assertEqual(triggers, ["Exec of /nonexistent/program", "Exec of /proc/self/exe", "Program termination"])
         works = [counts_of(parts[(i, 1)]).get(("main", "work")) for i in (1, 2, 3)]
         self.assertEqual(works, [3, 1, 2])
@@ -291,7 +292,7 @@ class ForkExec(ProfileAssertions):
         mine = [f for f in run.files() if ".%d." % child in os.path.basename(f)]
         parts = parts_of(mine)
         self.assertEqual(sorted(parts), [(1, 1), (2, 1)], run.files())
-        p1 = cgtest.callgrind_check.load(parts[(1, 1)], strict=True)
+        p1 = reader.load(parts[(1, 1)], strict=True)
         self.assertEqual(p1.desc_value("Trigger"), "Signal SIGUSR1")
         self.assertEqual(p1.pid, child)
         total = add_counts(p1.call_counts(), counts_of(parts[(2, 1)]))

@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import example, prog
 
 # main -> work 1, work -> leaf 7 (one call site per iteration), main -> leaf 1
@@ -99,6 +100,42 @@ class Installed(unittest.TestCase):
                            text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    def test_package_installed(self):
+        """cgproflib and the helper it asks the runtime's rules from, in
+        cgprof's private directory, as the build has them."""
+        private = os.path.join(self.libdir, "cgprof")
+        self.assertTrue(os.access(os.path.join(private, "cgprof-rules"), os.X_OK))
+        built = os.path.join(cgtest.BUILD_DIR, "python", "cgproflib")
+        self.assertEqual(sorted(os.listdir(os.path.join(private, "cgproflib"))),
+                         sorted(n for n in os.listdir(built) if n.endswith(".py")))
+
+    def test_commands_use_the_installed_package_wherever_the_tree_is(self):
+        """Moved elsewhere, with another cgproflib first on PYTHONPATH, the
+        commands still take the package and the runtime installed with them."""
+        moved = os.path.join(self.dir, "moved")
+        shutil.copytree(self.destdir, moved, symlinks=True)
+        os.rename(self.destdir, self.destdir + ".away")
+        self.addCleanup(os.rename, self.destdir + ".away", self.destdir)
+        other = os.path.join(self.dir, "other", "cgproflib")
+        os.makedirs(other)
+        with open(os.path.join(other, "__init__.py"), "w") as f:
+            f.write("raise ImportError('not the installed cgproflib')\n")
+        env = clean_env(PYTHONPATH=os.path.dirname(other))
+        bindir = os.path.join(moved, os.path.relpath(self.bindir, self.destdir))
+        for cmd in ("cgprof", "cgprof-control", "callgrind_check"):
+            p = subprocess.run([os.path.join(bindir, cmd), "--help"], cwd=self.dir, env=env, capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([os.path.join(bindir, "cgprof"), "--time=sometimes", "true"], cwd=self.dir, env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stderr),
+                         (2, "cgprof: --time=sometimes: it is not one of the accepted values; accepted: exact|sample\n"))
+        p = subprocess.run([os.path.join(bindir, "cgprof"), "sh", "-c", 'echo "$LD_PRELOAD"'], cwd=self.dir, env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), os.path.join(moved, os.path.relpath(self.libdir, self.destdir),
+                                                        "libcgprof.so"))
+
     def test_pkg_config_flags(self):
         cflags = self.pkg_config("--cflags")
         for flag in ("-finstrument-functions", "-g", "-fno-omit-frame-pointer",
@@ -131,7 +168,7 @@ class Installed(unittest.TestCase):
         self.assertEqual(p.stdout, "%d %d\n" % (sum(3 * i + 1 for i in range(7)), 3 * 2 + 1))
         files = glob.glob(os.path.join(self.dir, "callgrind.out.*"))
         self.assertEqual(len(files), 1, files)
-        prof = cgtest.callgrind_check.load(files[0], strict=True)
+        prof = reader.load(files[0], strict=True)
         self.assertEqual(prof.violations, [])
         counts = prof.call_counts()
         self.assertEqual(counts[("main", "work")], 1)

@@ -1,71 +1,34 @@
-"""The launcher, scripts/cgprof (generated into the build tree): its options
+"""The launcher, build/scripts/cgprof (cgproflib.launcher): its options
 are the runtime's (runtime/options.inc), it refuses exactly the values the
 runtime's parser refuses, it runs the program unchanged (stdout, exit
 status, death by a signal), and it reports the files written, the top
 functions, or that the program is not instrumented."""
 
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import cgtest
+from cgproflib import launcher, reader
+from cgproflib.options import OPTIONS
 from cgtest import example, prog
-
-sys.path.insert(0, os.path.join(cgtest.SOURCE_DIR, "scripts"))
-import gen_cgprof  # noqa: E402
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 MAN = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
-OPTCHECK = os.environ.get("CGPROF_OPTCHECK", os.path.join(cgtest.BUILD_DIR, "tests", "optcheck"))
-OPTIONS = gen_cgprof.parse_options(os.path.join(cgtest.SOURCE_DIR, "runtime", "options.inc"))
 with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
     EXPECTED = json.load(f)
-
-
-def load_launcher():
-    loader = importlib.machinery.SourceFileLoader("cgprof_launcher", LAUNCHER)
-    spec = importlib.util.spec_from_loader("cgprof_launcher", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def clean_env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
     e.update(extra)
     return e
-
-
-# Values each type of option is tried with: the accepted and refused ones of
-# options.c's rules, and their edges.
-COMMON = ["", " ", "x", "-1", "0", "1", "+1", "1x", "0x10", "none", "None", "\u017fig", "\u0130", "yes\n"]
-BY_TYPE = {
-    "PATH": ["callgrind.out", "/tmp/p.%p", "p.%%", "p%", "p%x", "dir/", "a\tb", "%p/x", "x" * 960, "x" * 959,
-             "%p" * 47, "%p" * 48, "\u00e9t\u00e9"],
-    "DIR": ["/tmp", "tmp", "/" + "d" * 958, "/" + "d" * 959, "/a\x01b", "/"],
-    "ENUM": [],   # filled from each option's accepted values
-    "BOOL": ["no", "YES", "Off", "on", "true", "FALSE", "2", "y", "\u017f"],
-    "SIGNAL": ["USR1", "usr2", "SIGUSR2", "sigusr1", "SIG", "SIGSIG", "10", "010", "0", "65", "64", "RTMIN", "rtmin+3",
-               "RTMIN-1", "RTMAX", "RTMAX+1", "RTMAX-30", "RTMAX-31", "RTMIN+", "RTMIN+x", "RTMIN+-1",
-               "RTMIN+99999999999999999999", "KILL", "STOP", "SEGV", "SIGABRT", "TRAP", "9", "19", "6", "PROF",
-               "NONE", "sigNone", "u\u017fr1", "USR1 ", "IO", "SYS", "WINCH", "CHLD", "2147483648"],
-    "UINT": ["9", "10", "100000", "100001", "1000", "01000", "1e3", "1000.0", "99999999999999999999999",
-             "18446744073709551616", "4294968296"],
-    "GLOBS": ["helper", "a,b", "*/vendor/*", "a,,b", ",a", "a,", ",", "a\\,b", "a\\", "a\\,", "\\,,x",
-              "a\tb", "x" * 4095, "x" * 4096, "\u00e9t\u00e9*"],
-    "THRESHOLD": ["off", "OFF", "oFf", "0", "00", "1:1", "100:5", "4000000000:1000000000", "4000000001:1",
-                  "1:1000000001", "0:5", "5:0", "0:x", "10:x", "10:", ":5", "10", "10:5:", "10:5:1", "10 :5",
-                  "10:+5", "+10:5", "1e3:5", "010:05", "99999999999999999999999:1"],
-}
 
 
 class OptionTable(unittest.TestCase):
@@ -90,61 +53,6 @@ class OptionTable(unittest.TestCase):
             if p.returncode == 0:
                 self.assertIn("--sample-hz=N", p.stdout)
                 self.assertNotIn("warning", p.stderr.lower())
-
-    def test_the_generator_refuses_what_it_cannot_read(self):
-        for bad in ['CG_OPTION(x, "CGPROF_X", ENUM, "a", "a|b")',                    # 5 arguments
-                    'CG_OPTION(x, CGPROF_X, ENUM, "a", "a|b", "h")',                  # not a string
-                    'CG_OPTION(x, "CGPROF_X", UINT, "1", "1 to 9", "h")',             # no range
-                    'CG_OPTION(help, "CGPROF_HELP", BOOL, "0", "0|1", "h")',          # the launcher's own
-                    'CG_OPTION(x, "OTHER_X", BOOL, "0", "0|1", "h")',
-                    '/* CG_OPTION(x, "CGPROF_X", BOOL, "0", "0|1", "h") */']:
-            with self.assertRaises(gen_cgprof.TableError, msg=bad):
-                gen_cgprof.parse_options_text(bad)
-        got = gen_cgprof.parse_options_text('/* c */ CG_OPTION(skip, "CGPROF_SKIP_FN", LIST, "", "a, b (x|y)",\n'
-                                            '  "one " "two, \\"three\\"")')
-        self.assertEqual(got, [gen_cgprof.Option("skip", "CGPROF_SKIP_FN", "LIST", "", "a, b (x|y)",
-                                                 'one two, "three"')])
-        self.assertEqual(got[0].name, "skip-fn")
-
-
-class SameRulesAsTheRuntime(unittest.TestCase):
-    """The launcher's check of a value and the runtime's parser (options.c,
-    through tests/optcheck.c) agree on every value tried."""
-
-    def test_every_option_every_value(self):
-        launcher = load_launcher()
-        cases = []
-        for o in OPTIONS:
-            values = COMMON + BY_TYPE.get(o.type, [])
-            if o.type == "ENUM":
-                for a in o.accepted.split("|"):
-                    values += [a, a.upper(), a.capitalize(), a + "x", a[:-1], " " + a]
-            if o.default:
-                values.append(o.default)
-            cases += [(o, v) for v in values]
-        argv = ["%s=%s" % (o.variable, v) for o, v in cases]
-        p = subprocess.run([OPTCHECK] + argv, capture_output=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        verdicts = p.stdout.decode("utf-8", "surrogateescape").splitlines()
-        self.assertEqual(len(verdicts), len(cases))
-        table = {o["variable"]: o for o in launcher.OPTIONS}
-        disagree = []
-        for (o, v), verdict in zip(cases, verdicts):
-            why = launcher.check_value(table[o.variable], v)
-            if (why is None) != (verdict == "ok"):
-                disagree.append((o.variable, v, why, verdict))
-            elif why is not None:
-                self.assertIn(why, verdict)   # the same reason, in the same words
-        self.assertEqual(disagree, [])
-        self.assertGreater(sum(v == "ok" for v in verdicts), 50)
-        self.assertGreater(sum(v != "ok" for v in verdicts), 50)
-
-    def test_the_launcher_knows_every_type_of_the_table(self):
-        # A type added to options.c needs its rule in scripts/cgprof.in too.
-        launcher = load_launcher()
-        for o in OPTIONS:
-            self.assertIn(o.type, BY_TYPE, "no rule in the launcher (and no values here) for %s" % o.variable)
-        self.assertTrue(callable(launcher.check_value))
 
 
 class Runs(unittest.TestCase):
@@ -188,7 +96,7 @@ class Runs(unittest.TestCase):
         self.assertEqual(rows["main"][2], 1)
         self.assertEqual(rows["fib"][2], EXPECTED["basic"]["functions"]["fib"])
         self.assertAlmostEqual(rows["main"][1], 100.0, delta=1.0)
-        prof = cgtest.callgrind_check.load(files[0])
+        prof = reader.load(files[0])
         self.assertAlmostEqual(rows["main"][0], prof.inclusive("main") / 1e6, delta=0.0015)
         ordered = [r[0] for r in rows.values()]
         self.assertEqual(ordered, sorted(ordered, reverse=True))
@@ -237,7 +145,7 @@ class Runs(unittest.TestCase):
         rows = self.top_table(p.stderr)
         for fn, n in EXPECTED["threads"]["functions"].items():
             self.assertEqual(rows[fn][2], n, fn)
-        total = sum(cgtest.callgrind_check.load(f).total_self() for f in files)
+        total = sum(reader.load(f).total_self() for f in files)
         self.assertIn("%.3f ms in all threads" % (total / 1e6), p.stderr)
 
     def test_options_reach_the_runtime(self):
@@ -257,6 +165,31 @@ class Runs(unittest.TestCase):
         self.assertIn("%d files written:" % len(files), p.stderr)
         self.assertNotIn("top ", p.stderr)             # --top=0
         self.assertIn("cgprof: wrote", p.stderr)       # --verbose: the runtime's own lines
+
+    def test_the_files_of_every_kind_of_prefix(self):
+        """What the launcher finds (cgproflib.naming, which inverts dump.c's
+        file names) is what the runtime wrote, parts and total included:
+        prefixes with the pid or without, twice, after an escaped %, in a
+        directory, or only seemingly (%%p)."""
+        for prefix, run in (("callgrind.out", "callgrind.out.{pid}"), ("sub/p.%p.x", "sub/p.{pid}.x"),
+                            ("%p-%p", "{pid}-{pid}"), ("r%%%p", "r%{pid}"), ("q%%p", "q%p")):
+            with self.subTest(prefix=prefix):
+                cwd = tempfile.mkdtemp(dir=self.dir)
+                os.mkdir(os.path.join(cwd, "sub"))
+                p = subprocess.run([LAUNCHER, "--out=" + prefix, prog("api")], cwd=cwd, env=clean_env(),
+                                   capture_output=True, text=True, timeout=300)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                pid = re.search(r"\(pid (\d+)\)", p.stderr).group(1)
+                written = sorted(os.path.relpath(os.path.join(d, f), cwd) for d, _, fs in os.walk(cwd) for f in fs)
+                total = [f for f in written if "total" in f]
+                self.assertEqual(len(total), 1, written)
+                parts = [f for f in written if f != total[0]]
+                self.assertEqual(len(parts), 4, written)   # tests/progs/api.c: 3 parts, 2 threads in the first
+                report = self.report(p.stderr)
+                self.assertEqual(report[1:6], ["4 files written:"] + ["  " + f for f in parts])
+                self.assertIn("the total of all threads: " + total[0], report)
+                self.assertIn("open them with: kcachegrind %s   or: callgrind_annotate --inclusive=yes %s"
+                              % (run.format(pid=pid), total[0]), report)
 
     def test_exit_status_passed_through(self):
         p = self.launch([prog("exits"), "deep"])
@@ -362,7 +295,6 @@ class Runs(unittest.TestCase):
     def test_instrumented_library_only(self):
         # uselib's library is instrumented: the check follows the program's
         # run path to it.
-        launcher = load_launcher()
         self.assertTrue(launcher.elf_calls_hooks(example("uselib")))
         self.assertIs(launcher.elf_calls_hooks("/bin/sh"), False)
         self.assertIsNone(launcher.elf_calls_hooks(os.path.join(cgtest.SOURCE_DIR, "README.md")))

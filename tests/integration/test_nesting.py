@@ -24,8 +24,8 @@ import tempfile
 import unittest
 
 import cgtest
-import callgrind_check  # noqa: E402 (cgtest puts scripts/ on the path)
 import nesting
+from cgproflib import reader
 from cgtest import BUILD_DIR, LIB, example, prog
 
 NEST_LIB = os.environ.get("CGPROF_NEST_LIB", os.path.join(BUILD_DIR, "tests", "nesting", "libcgnest.so"))
@@ -184,7 +184,7 @@ class Matrix(Checks):
                 # (an inlined one would be at its hook's place)
                 lines = set()
                 for f in cg.files:
-                    lines |= {c.line for c in callgrind_check.load(f).calls
+                    lines |= {c.line for c in reader.load(f).calls
                               if c.caller.name == "walk" and c.callee.name == "walk"}
                 self.assertEqual(lines, set(call_line), env)
         self.each("deferpop", check)

@@ -1,18 +1,16 @@
-"""README.md against runtime/options.inc, the one table of options: every
-variable of the table is in the README's table and none other, with the
-table's default and accepted values; the launcher's section names only
-options that exist."""
+"""README.md against runtime/options.inc, the one table of options (as the
+build read it into cgproflib.options): every variable of the table is in
+the README's table and none other, with the table's default and accepted
+values; the launcher's section names only options that exist."""
 
 import os
 import re
-import sys
 import unittest
 
-SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
-import gen_cgprof  # noqa: E402
+from cgproflib.optable import LAUNCHER_OWN
+from cgproflib.options import OPTIONS
 
-OPTIONS = gen_cgprof.parse_options(os.path.join(SOURCE_DIR, "runtime", "options.inc"))
+SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 with open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8") as f:
     README = f.read()
 
@@ -83,7 +81,7 @@ class ReadmeLauncher(unittest.TestCase):
         self.assertEqual(titles[i + 1:i + 3], ["The launcher", "Install and pkg-config"])
 
     def test_options_named_exist(self):
-        names = {o.name for o in OPTIONS} | set(gen_cgprof.LAUNCHER_OWN)
+        names = {o.name for o in OPTIONS} | set(LAUNCHER_OWN)
         text = section("The launcher") + section("Install and pkg-config")
         named = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text))
         # options of other commands quoted there (pkg-config, meson,

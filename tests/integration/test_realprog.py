@@ -10,8 +10,8 @@ scripts/test and CI) by the default test setup in tests/meson.build:
 
     meson test -C build --suite realprog --print-errorlogs
 
-or directly: python3 tests/integration/test_realprog.py (stderr shows a line
-per build and filter). It needs the network once, to fetch the source with
+or directly: meson devenv -C build python3 ../tests/integration/test_realprog.py
+(stderr shows a line per build and filter). It needs the network once, to fetch the source with
 apt-get into a private cache (the system's apt configuration is not touched),
 or CGPROF_REALPROG_SRC=<jq's unpacked source, a directory with its .dsc, or
 its .orig.tar.gz>. It skips, saying why, when it can get neither.

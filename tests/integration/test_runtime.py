@@ -9,6 +9,7 @@ import subprocess
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import ProfileAssertions, prog, run_preloaded
 
 
@@ -338,7 +339,7 @@ class LargeParts(ProfileAssertions):
         parts = [f for f in run.files if f.endswith(".1-01")]
         self.assertEqual(len(parts), 1, run.files)
         self.assertGreater(os.path.getsize(parts[0]), 256 * 1024)
-        prof = cgtest.callgrind_check.load(parts[0], strict=True)
+        prof = reader.load(parts[0], strict=True)
         self.assert_valid(prof)
         counts = prof.call_counts()
         self.assertEqual(sum(1 for (a, b) in counts if a == "main" and b[0] == "f" and b[1:].isdigit()), 3000)
@@ -375,7 +376,7 @@ class Fork(ProfileAssertions):
         names = sorted(os.path.basename(f) for f in run.files)
         self.assertEqual(names, sorted(["callgrind.out.%s-00" % parent, "callgrind.out.%s-01" % parent,
                                         "callgrind.out.%s-01" % child]))
-        ended = cgtest.callgrind_check.load([f for f in run.files if f.endswith(parent + "-00")][0], strict=True)
+        ended = reader.load([f for f in run.files if f.endswith(parent + "-00")][0], strict=True)
         self.assertEqual(ended.call_counts()[("ended", "work")], 1)
 
 
@@ -459,7 +460,7 @@ class Output(ProfileAssertions):
         with open(victim) as f:
             self.assertEqual(f.read(), "precious\n")
         self.assertFalse(os.path.islink(target))
-        prof = cgtest.callgrind_check.load(target, strict=True)
+        prof = reader.load(target, strict=True)
         self.assertEqual(prof.violations, [])
         self.assertEqual(os.stat(target).st_mode & 0o777, 0o644 & ~current_umask())
 

@@ -24,6 +24,7 @@ import tempfile
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import BUILD_DIR, LIB, SOURCE_DIR, example
 
 # The runtime before issue 13's restructuring (with its writer made
@@ -86,7 +87,7 @@ def normalise(path):
     with its count, position and target. Not the self-cost lines: one whose
     time added up to 0 ns in a run is left out of that run's file (timing,
     not behaviour); their positions follow from the arcs anyway."""
-    prof = cgtest.callgrind_check.load(path)
+    prof = reader.load(path)
     out = ["violations %s" % [str(v).split(":", 1)[1] for v in prof.violations],
            "version %s creator %s thread %s part %s" % (prof.version, prof.creator, prof.thread, prof.part),
            "cmd %s" % prof.cmd, "positions %s events %s" % (prof.positions, prof.events)]

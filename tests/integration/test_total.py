@@ -11,6 +11,7 @@ import time
 import unittest
 
 import cgtest
+from cgproflib import reader
 from cgtest import ProfileAssertions, example, prog, run_preloaded
 from test_dumps import Started
 
@@ -64,10 +65,10 @@ class Total(ProfileAssertions):
         self.assertNotIn(names[0], loaded)
         self.assertFalse(names[0].startswith("callgrind.out."))
 
-        total = cgtest.callgrind_check.load(path, strict=True)
+        total = reader.load(path, strict=True)
         self.assert_valid(total, running_slack=running_slack)
         self.assertEqual((total.pid, total.thread), (pid, 0))
-        profs = [cgtest.callgrind_check.load(f, strict=True) for f in files]
+        profs = [reader.load(f, strict=True) for f in files]
         self.assertEqual(total.part, max(p.part for p in profs))
         want_calls, want_selfs, want_total = sums(profs)
         got_calls, got_selfs, got_total = sums([total])
@@ -183,8 +184,8 @@ class Total(ProfileAssertions):
                 # the run's name, as KCachegrind is given it, leaves the total out
                 run_name = thread_file[0].rsplit("-", 1)[0]
                 self.assertEqual(kcachegrind_loads(where, run_name), thread_file)
-                a = cgtest.callgrind_check.load(os.path.join(where, thread_file[0]), strict=True)
-                t = cgtest.callgrind_check.load(os.path.join(where, total_file[0]), strict=True)
+                a = reader.load(os.path.join(where, thread_file[0]), strict=True)
+                t = reader.load(os.path.join(where, total_file[0]), strict=True)
                 self.assertEqual(sums([t]), sums([a]))
                 for n in names:
                     os.unlink(os.path.join(where, n))
@@ -200,8 +201,8 @@ class Total(ProfileAssertions):
             pid = int(TOTAL_RE.match(name).group(1))
             mine = [f for f in run.files if os.path.basename(f).startswith("callgrind.out.%d-" % pid)]
             self.assertEqual(len(mine), 1, run.files)
-            t = cgtest.callgrind_check.load(os.path.join(run.directory, name), strict=True)
-            self.assertEqual(sums([t]), sums([cgtest.callgrind_check.load(mine[0])]))
+            t = reader.load(os.path.join(run.directory, name), strict=True)
+            self.assertEqual(sums([t]), sums([reader.load(mine[0])]))
             self.assertEqual(t.call_counts()[("main", "work")], 2 if pid == child else 4)
 
     @unittest.skipIf(cgtest.WRAPPER, "valgrind cannot exec /proc/self/exe, which the program does")
@@ -212,7 +213,7 @@ class Total(ProfileAssertions):
         self.assertEqual(run.returncode, 0, run.stderr)
         names = totals_in(run.directory)
         self.assertEqual(len(names), 1, names)
-        t = cgtest.callgrind_check.load(os.path.join(run.directory, names[0]), strict=True)
+        t = reader.load(os.path.join(run.directory, names[0]), strict=True)
         self.assertEqual(t.desc_value("Trigger"), "Program termination")
         self.assertEqual(t.call_counts()[("main", "work")], 2)
         self.assertEqual(t.part, 3)

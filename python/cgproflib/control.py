@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """cgprof-control: look at and control programs running with libcgprof.so
 preloaded, in the spirit of Valgrind's callgrind_control.
 
@@ -15,9 +14,8 @@ under an exclusive flock on <dir>/<pid>.lock. <dir> is $CGPROF_CONTROL_DIR,
 else /tmp/cgprof-<uid>, used only if it is a real directory owned by the
 user and not writable by group or others (as the runtime checks it).
 
-Standard library only. Importable (importlib, the file has no .py suffix):
-find_control_dir(), parse_status(), read_status(), has_runtime(),
-list_processes(), send_request() and main() are the pieces the tests use.
+The `cgprof-control` command is an entry point of this module
+(scripts/command.in). Standard library only.
 """
 
 import errno
@@ -31,6 +29,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, TextIO
+
+from . import rules, signals
 
 PROG = "cgprof-control"
 RUNTIME_NAME = "libcgprof.so"
@@ -300,32 +300,17 @@ def read_status(cdir: ControlDir, pid: int) -> Optional[Status]:
 
 
 def signal_number(name: str) -> Optional[int]:
-    """The signal a status file names: "USR1", "SIGUSR1", "RTMIN+2", "10";
-    None for "none". Raises ControlError for anything else, and for signals
-    a runtime cannot have as its dump signal (KILL, STOP)."""
-    n = name.strip()
-    if n.lower() == "none":
-        return None
-    if n.upper().startswith("SIG"):
-        n = n[3:]
-    number: Optional[int] = None
-    if n.isdigit():
-        number = int(n)
-    else:
-        m = re.fullmatch(r"(RTMIN|RTMAX)(?:([+-])(\d+))?", n.upper())
-        if m:
-            base = signal.SIGRTMIN if m.group(1) == "RTMIN" else signal.SIGRTMAX
-            off = int(m.group(3) or 0)
-            number = base + off if m.group(2) == "+" else base - off
-        else:
-            s = getattr(signal, "SIG" + n.upper(), None)
-            if isinstance(s, signal.Signals):
-                number = int(s)
-    if number is None or not 1 <= number <= signal.SIGRTMAX:
-        raise ControlError("unknown signal %r in the status file" % name)
-    if number in (signal.SIGKILL, signal.SIGSTOP):
-        raise ControlError("the status file names %s as the dump signal: refused" % name)
-    return number
+    """The signal a status file names (the runtime writes it with
+    cg_signal_name(): "USR1", "RTMIN+2", "10"), as the runtime reads it;
+    None for "none". Raises ControlError for a name the runtime would not
+    take as its dump signal."""
+    try:
+        number = signals.number(name)
+    except rules.RulesError as e:
+        raise ControlError(str(e))
+    if number < 0:
+        raise ControlError("the status file names %r as the dump signal: not a signal that can ask for dumps" % name)
+    return number or None
 
 
 # ---------------------------------------------------------------------------
@@ -804,7 +789,3 @@ def _run(args: Args, out: TextIO, err: TextIO, env: Optional[Dict[str, str]]) ->
     print("process %d: collection %s" % (args.pid, "resumed (on)" if args.arg == "on" else "paused (off)"),
           file=out)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

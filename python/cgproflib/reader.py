@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
 """Strict reader and checker of the Callgrind profile format.
 
-Usable as a module (the integration tests build a model of each profile and
-query it) and as a command::
+Usable as a module (the launcher's summary, the tests: a model of each
+profile to query) and as a command, installed as callgrind_check::
 
-    python3 scripts/callgrind_check.py [--strict] [--dump] FILE...
+    callgrind_check [--strict] [--dump] FILE...
+    python3 -m cgproflib.reader [--strict] [--dump] FILE...
 
 Exit status: 0 if no file has a violation, 1 if some file has one (each is
 printed as ``FILE:LINE: message``), 2 on a usage error or an unreadable file.
@@ -976,6 +976,14 @@ def _dump(p: Profile, out) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:          # e.g. "... --dump FILE | head"
+        sys.stderr.close()
+        return 1
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     ap = argparse.ArgumentParser(
         description="Check Callgrind profile files against the format specification, "
                     "callgrind_annotate and KCachegrind.")
@@ -1003,8 +1011,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BrokenPipeError:          # e.g. "... --dump FILE | head"
-        sys.stderr.close()
-        sys.exit(1)
+    sys.exit(main())

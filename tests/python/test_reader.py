@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Self-tests of scripts/callgrind_check.py, the Callgrind format checker.
+"""Self-tests of cgproflib.reader, the Callgrind format checker.
 
-Run as:  python3 tests/integration/test_callgrind_check.py [-v]
+Run as:  meson devenv -C build python3 ../tests/python/test_reader.py [-v]
 
 Every violation test shows both halves: the crafted file is flagged with the
 expected message, and the corrected file passes without any violation.
@@ -15,12 +15,7 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.normpath(os.path.join(HERE, "..", "..", "scripts"))
-CHECKER = os.path.join(SCRIPTS, "callgrind_check.py")
-sys.path.insert(0, SCRIPTS)
-
-import callgrind_check as cc  # noqa: E402  (needs the sys.path entry above)
+from cgproflib import reader as cc
 
 
 # -- the examples of the specification (callgrind-format.txt) ---------------
@@ -815,7 +810,7 @@ class StrictViolations(CheckerTestCase):
 
 class CommandLine(unittest.TestCase):
     def run_checker(self, *args):
-        return subprocess.run([sys.executable, CHECKER, *args], capture_output=True, text=True)
+        return subprocess.run([sys.executable, "-m", "cgproflib.reader", *args], capture_output=True, text=True)
 
     def test_exit_codes_and_output(self):
         with tempfile.TemporaryDirectory() as d:

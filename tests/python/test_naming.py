@@ -1,0 +1,86 @@
+"""cgproflib.naming: the expansion of a CGPROF_OUT pattern is the runtime's
+(cg_expand_path(), asked through cgprof-rules), the total's name is the one
+the README gives, and the file names the runtime writes are found, of every
+pid. (tests/integration/test_launcher.py checks the names against files the
+runtime really writes.)"""
+
+import os
+import random
+import shutil
+import tempfile
+import unittest
+
+from cgproflib import naming, rules
+
+PATTERNS = ["", "callgrind.out", "%p", "%%", "%%p", "%%%p", "%p%p", "a%", "%", "%x", "p%%%%p", "/tmp/%p/x",
+            "dir/prof.%p.cg", "100%/x", "a\\b", "new\nline", "tab\there", os.fsdecode(b"\xff%p\xfe"),
+            "\u00e9t\u00e9-%p"]
+
+
+class Expansion(unittest.TestCase):
+    def test_the_runtimes_expansion(self):
+        rng = random.Random(5)
+        patterns = PATTERNS + ["".join(rng.choice(["%", "p", "%p", "%%", "/", "x", ".out"]) for _ in range(12))
+                               for _ in range(300)]
+        cases = [(p, pid) for p in patterns for pid in (0, 1, 42, 4194304)]
+        self.assertEqual([naming.expand(p, pid) for p, pid in cases], rules.expansions(cases))
+
+    def test_names_pid_as_the_runtime_tests_it(self):
+        # strstr(pattern, "%p"): the "%p" of an escaped "%%p" counts
+        self.assertTrue(naming.names_pid("prof.%p"))
+        self.assertTrue(naming.names_pid("prof%%p"))
+        self.assertFalse(naming.names_pid("callgrind.out"))
+        self.assertFalse(naming.names_pid("prof%%"))
+
+    def test_directory(self):
+        self.assertEqual(naming.directory("callgrind.out", 7, "/start"), "/start")
+        self.assertEqual(naming.directory("d%%/run.%p/x", 7, "/start"), "/start/d%/run.7")
+        self.assertEqual(naming.directory("/abs/x", 7, "/start"), "/abs")
+        self.assertTrue(naming.directory_names_pid("run.%p/x"))
+        self.assertFalse(naming.directory_names_pid("run%%p/x.%p"))
+
+
+class FileNames(unittest.TestCase):
+    def matches(self, pattern, name):
+        m = naming.file_regex(pattern).fullmatch(name)
+        return m and (m.groupdict().get("pid"), m.group("part"), m.group("thread"))
+
+    def test_file_regex(self):
+        self.assertEqual(self.matches("callgrind.out", "callgrind.out.123-01"), ("123", None, "01"))
+        self.assertEqual(self.matches("callgrind.out", "callgrind.out.123.4-02"), ("123", "4", "02"))
+        self.assertEqual(self.matches("/some/dir/callgrind.out", "callgrind.out.123-100"), ("123", None, "100"))
+        for other in ("callgrind.out.123", "callgrind.total.123", "callgrind.out.123-01.tmp", "callgrind.out-01"):
+            self.assertFalse(self.matches("callgrind.out", other), other)
+        self.assertEqual(self.matches("p.%p.x", "p.5.x.2-03"), ("5", "2", "03"))
+        self.assertEqual(self.matches("%p-%p", "5-5-01"), ("5", None, "01"))
+        self.assertFalse(self.matches("%p-%p", "5-6-01"))
+        self.assertEqual(self.matches("r%%%p", "r%12-01"), ("12", None, "01"))
+        # the pattern names the pid, but not in the file's name
+        self.assertEqual(self.matches("q%%p", "q%p-01"), (None, None, "01"))
+        self.assertEqual(self.matches("run.%p/x", "x-01"), (None, None, "01"))
+
+    def test_scan_and_run_name(self):
+        d = tempfile.mkdtemp(prefix="cgprof-naming-")
+        self.addCleanup(shutil.rmtree, d)
+        for name in ("callgrind.out.10-01", "callgrind.out.10.2-01", "callgrind.out.11-02", "callgrind.total.10",
+                     "other.txt"):
+            open(os.path.join(d, name), "w").close()
+        found = naming.scan("callgrind.out", 10, d)
+        self.assertEqual({os.path.basename(p): f[:3] for p, f in found.items()},
+                         {"callgrind.out.10-01": (10, 0, 1), "callgrind.out.10.2-01": (10, 2, 1),
+                          "callgrind.out.11-02": (11, 0, 2)})
+        for path, f in found.items():
+            self.assertEqual(naming.run_name(path, f), os.path.join(d, "callgrind.out.%d" % f.pid))
+        self.assertEqual(naming.scan("callgrind.out", 10, os.path.join(d, "missing")), {})
+
+    def test_total_path(self):
+        # README, "The total of all threads"
+        for pattern, total in (("callgrind.out", "/start/callgrind.total.42"), ("myapp.out", "/start/myapp.total.42"),
+                               ("/tmp/prof", "/tmp/prof.total.42"), ("prof-%p.cg", "/start/prof-total.42.cg"),
+                               ("a.output", "/start/a.output.total.42"), ("q%%p", "/start/total.q%p")):
+            self.assertEqual(naming.total_path(pattern, 42, "/start"), total, pattern)
+        self.assertIsNone(naming.total_path("x" * 5000, 42, "/start"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

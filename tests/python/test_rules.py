@@ -1,0 +1,29 @@
+"""cgproflib.rules: what crosses between the package and cgprof-rules, the
+helper that answers with the runtime's own code."""
+
+import os
+import unittest
+
+from cgproflib import rules
+
+
+class Rules(unittest.TestCase):
+    """What crosses between the package and cgprof-rules."""
+
+    def test_any_text_comes_back_as_it_went(self):
+        for text in ("a\\b", "a\\nb", "new\nline", "tab\there", "\\", os.fsdecode(b"\xff\x01")):
+            self.assertEqual(rules.expansions([(text, 1)]), [text])
+
+    def test_a_helper_that_cannot_run(self):
+        helper = rules.HELPER
+        self.addCleanup(setattr, rules, "HELPER", helper)
+        rules.HELPER = "/nonexistent/cgprof-rules"
+        with self.assertRaisesRegex(rules.RulesError, "cannot run /nonexistent/cgprof-rules"):
+            rules.expansions([("x", 1)])
+        rules.HELPER = "false"
+        with self.assertRaisesRegex(rules.RulesError, "failed"):
+            rules.expansions([("x", 1)])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
