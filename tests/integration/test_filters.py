@@ -156,10 +156,25 @@ class SkipInLoadedLibrary(ProfileAssertions):
 
 
 class Throttle(ProfileAssertions):
+    def threshold(self):
+        """CGPROF_THROTTLE's T for this machine as it runs now: a first run
+        unthrottled gives the mean time of a call of tiny (a call of
+        tinier inside) and of mid (a 20,000-iteration loop); T is their
+        geometric mean, a wide margin either way (the two are some 1,000x
+        apart), where a fixed T in ns failed on machines fast enough to run
+        mid in less, or loaded, or under valgrind."""
+        run = run_preloaded(self, [prog("throttle")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (prof,) = run.profiles()
+        counts = prof.call_counts()
+        tiny = prof.inclusive("tiny") / counts[("main", "tiny")]
+        mid = prof.inclusive("mid") / counts[("main", "mid")]
+        self.assertGreater(mid, 20 * tiny, "mid must be much slower than tiny for the test to mean anything")
+        return max(1, int((tiny * mid) ** 0.5))
+
     def test_tiny_function_called_a_million_times(self):
-        # under 10 us a call on average: tiny and tinier, even under valgrind;
-        # mid's calls take longer (a 20,000-iteration loop each)
-        run = run_preloaded(self, [prog("throttle")], env={"CGPROF_THROTTLE": "1000:10000"})
+        t = self.threshold()
+        run = run_preloaded(self, [prog("throttle")], env={"CGPROF_THROTTLE": "1000:%d" % t})
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("throttle: ", run.stdout)
         (prof,) = run.profiles()
@@ -169,13 +184,13 @@ class Throttle(ProfileAssertions):
                                   ("main", "slow"): 3})
         desc = prof.desc_value("Throttled")
         self.assertIsNotNone(desc)
-        self.assertTrue(desc.startswith("2 functions (CGPROF_THROTTLE=1000:10000"), desc)
+        self.assertTrue(desc.startswith("2 functions (CGPROF_THROTTLE=1000:%d" % t), desc)
         self.assertTrue(desc.endswith(": tinier, tiny"), desc)
         lines = [l for l in cgtest.stderr_lines(run.stderr) if l]
         opts = [l for l in run.stderr.splitlines() if "-finstrument-functions-exclude-function-list" in l]
         self.assertEqual(len(set(opts)), 1, run.stderr)
         self.assertIn("-finstrument-functions-exclude-function-list=tinier,tiny", run.stderr)
-        self.assertTrue(any(l.startswith("cgprof: CGPROF_THROTTLE=1000:10000 throttled 2 functions")
+        self.assertTrue(any(l.startswith("cgprof: CGPROF_THROTTLE=1000:%d throttled 2 functions" % t)
                             for l in lines), run.stderr)
 
     def test_off_by_default(self):
