@@ -617,6 +617,23 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     return 0;
 }
 
+static void raise_to(uint64_t *v, const uint64_t *floor, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i] < floor[i])
+            v[i] = floor[i];
+}
+
+void cg_totals_raise(struct cg_totals *cur, const struct cg_totals *base)
+{
+    uint32_t na = cur->narcs < base->narcs ? cur->narcs : base->narcs;
+    uint32_t ns = cur->nselfs < base->nselfs ? cur->nselfs : base->nselfs;
+    raise_to(cur->count, base->count, na);
+    raise_to(cur->incl, base->incl, na);
+    raise_to(cur->runs, base->runs, na);
+    raise_to(cur->cost, base->cost, ns);
+}
+
 int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since)
 {
     uint32_t bn = base->narcs, bs = base->nselfs;

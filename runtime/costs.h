@@ -483,6 +483,13 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
 int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since);
 /* dst = src. */
 int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src);
+/* Raises each entry of cur to at least base's, before cur becomes the
+ * base. A reading of a running thread misses a call that ends between the
+ * copy of the arcs and that of the frames (counted in neither: cg_costs_
+ * totals), and reads less than a base that had it in progress; the part
+ * loses nothing (cg_totals_part's differences stop at zero), but a base
+ * that went back with it would have the next part count the call again. */
+void cg_totals_raise(struct cg_totals *cur, const struct cg_totals *base);
 void cg_totals_free(struct cg_totals *t);
 
 /* ---- merging parts (CGPROF_THREAD_EXIT=merge) ------------------------------

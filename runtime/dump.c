@@ -93,8 +93,10 @@ static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_totals 
     cg_part_write(d, t->number, name, &snap, NULL);
     cg_total_add(&snap, finished(t));
     /* Reported, or lost for good: either way the next part starts here.
-     * cur becomes the base, and the old base's arrays cur's, for the next
-     * reading (a copy was 3 MB of fresh pages for a 100,000-arc thread). */
+     * cur becomes the base (never below it: cg_totals_raise), and the old
+     * base's arrays cur's, for the next reading (a copy was 3 MB of fresh
+     * pages for a 100,000-arc thread). */
+    cg_totals_raise(cur, &t->base);
     struct cg_totals old = t->base;
     t->base = *cur;
     *cur = old;
