@@ -468,13 +468,19 @@ static void no_gone(void)
 {
 }
 
+static void report(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "option: %s\n", msg);
+}
+
 int main(void)
 {
     /* runtime.c's initialisation, the minimum of it; the timers are the
      * test's to start */
     char time[] = "CGPROF_TIME=sample", hz[] = "CGPROF_SAMPLE_HZ=10", sig[] = "CGPROF_SAMPLE_SIGNAL=USR2";
     char *env[] = { time, hz, sig, NULL };
-    if (cg_options_parse(&cg_opts, env, NULL, NULL) != 0)
+    if (cg_options_parse(&cg_opts, env, report, NULL) != 0)
         return 1;
     sample_sig = cg_opts.sample_signal;
     if (sample_sig != SIGUSR2)

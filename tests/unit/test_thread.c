@@ -249,7 +249,7 @@ static void test_main_thread(void **state)
     assert_int_equal(t->costs.depth, 0);
     assert_null(t->costs.vclock); /* not sampling: the clock */
 
-    /* one attached event, on this thread, before it was registered */
+    /* one attached event, on this thread */
     assert_int_equal(events_now(), ev0 + 1);
     assert_event(ev0, EV_ATTACHED, t, getpid());
 
