@@ -1,0 +1,512 @@
+/* Unit tests of sample.c: the sampler's charging (CGPROF_TIME=sample). Its
+ * signal handler is what a thread's CPU-time timer runs; here the test
+ * sends the sampling signal to its own thread (pthread_kill: delivered
+ * before the call returns), so every sample lands exactly where the test
+ * is. Such a signal is not SI_TIMER: one period per signal; a timer's
+ * overrun is sent as the kernel would give it (rt_tgsigqueueinfo with
+ * si_code SI_TIMER), and counts 1 + overrun periods.
+ *
+ * What the handler must do: advance the thread's clock (t->vclock) by the
+ * period and count the sample, and leave the charging to the hooks' own
+ * arithmetic (cg_costs_enter/exit with now = t->vclock, as the hooks read
+ * it): the period lands as the running segment's self time and in the
+ * inclusive time of every frame on the stack. With the guard held by a
+ * hook, or events pending, the clock alone moves (the interrupted hook
+ * charges it); inside the runtime (a dump), nothing at all.
+ *
+ * A sample in code that is not instrumented is walked with libunwind up
+ * to the top frame's function. That depends on real frames, so the test
+ * makes them: a function of its own (sample_from) pushes the top frame
+ * with a stack pointer of its own real frame (just below its return
+ * address, where every call it makes is below and its caller above), then
+ * calls kick(), which makes the tgkill system call itself (inline
+ * assembly, no libc frame in between) with a global label right after the
+ * syscall instruction: the interrupted pc, kick's start and the return
+ * address into sample_from are all known exactly. The other tests give the
+ * top frame a stack pointer in a static array, below every real frame,
+ * so the walk finds the top frame's caller at once and the sample is the
+ * top frame's.
+ *
+ * Timers: CGPROF_SAMPLE_HZ=10 (a period of 100 ms of the thread's CPU
+ * time), so that a timer armed by the test (cg_sample_thread_start) does
+ * not fire while it is checked. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "costs.h"
+#include "options.h"
+#include "proc.h"
+#include "sample.h"
+#include "thread.h"
+#include "unwinder.h"
+
+#define PERIOD 100000000u /* 1e9 / CGPROF_SAMPLE_HZ */
+
+#define ROOT_SITE ((uintptr_t)0x7f0000009000u)
+#define MAIN ((uintptr_t)0x1000)
+#define F    ((uintptr_t)0x2000)
+#define G    ((uintptr_t)0x3000)
+#define TOP  ((uintptr_t)0x4000)
+
+static int sample_sig; /* CGPROF_SAMPLE_SIGNAL */
+static struct cg_thread *t; /* the main thread's state */
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* A stack below every real one (.bss): the walk from a sample finds the
+ * top frame's caller at once. */
+static uint8_t fake_stack[1 << 16];
+#define STACK_TOP ((uintptr_t)(fake_stack + sizeof fake_stack - 256))
+
+static void enter(uintptr_t fn, uintptr_t site, uintptr_t sp)
+{
+    *(uintptr_t *)(sp + sizeof(uintptr_t)) = site; /* the callee's return address */
+    cg_costs_enter(&t->costs, fn, site, sp, fn + 4, t->vclock);
+}
+
+static void leave(uintptr_t fn)
+{
+    cg_costs_exit(&t->costs, fn, t->vclock);
+}
+
+/* One sample on this thread, now. */
+static void sample(void)
+{
+    assert_int_equal(pthread_kill(pthread_self(), sample_sig), 0);
+}
+
+/* A timer's signal with `overrun` expirations missed. */
+static void timer_sample(int overrun)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = sample_sig;
+    si.si_code = SI_TIMER;
+    si.si_overrun = overrun;
+    assert_int_equal(syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sample_sig, &si), 0);
+}
+
+/* The thread's tables and clock from scratch. */
+static int reset(void **state)
+{
+    (void)state;
+    cg_costs_destroy(&t->costs);
+    if (cg_costs_init(&t->costs) != 0)
+        return -1;
+    t->costs.vclock = &t->vclock;
+    t->vclock = 0;
+    t->guard = 0;
+    t->ndeferred = 0;
+    t->nhooks = t->sample_hooks = 0;
+    t->samples = t->samples_unnamed = 0;
+    t->sample_nlast = 0;
+    return 0;
+}
+
+static const struct cg_arc *find_arc(uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    for (uint32_t i = 1; i < t->costs.narcs; i++) {
+        const struct cg_arc *a = &t->costs.arcs[i];
+        if (a->caller == caller && a->site == site && a->callee == callee)
+            return a;
+    }
+    return NULL;
+}
+
+static uint64_t self_cost(uintptr_t fn, uintptr_t addr)
+{
+    for (uint32_t i = 1; i < t->costs.nselfs; i++)
+        if (t->costs.selfs[i].fn == fn && t->costs.selfs[i].addr == addr)
+            return t->costs.selfs[i].cost;
+    return UINT64_MAX;
+}
+
+static uint64_t all_self(void)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < t->costs.nselfs; i++)
+        sum += t->costs.selfs[i].cost;
+    return sum;
+}
+
+#define ASSERT_ARC(caller, site, callee, cnt, inc)                                                           \
+    do {                                                                                                     \
+        const struct cg_arc *a_ = find_arc((caller), (site), (callee));                                      \
+        assert_non_null(a_);                                                                                 \
+        assert_int_equal(a_->count, (cnt));                                                                  \
+        assert_int_equal(a_->incl, (inc));                                                                   \
+    } while (0)
+
+/* ---- set-up ------------------------------------------------------------------------- */
+
+static void test_installed(void **state)
+{
+    (void)state;
+    assert_int_equal(cg_sampling, 1);
+    assert_int_equal(cg_sample_period_ns(), PERIOD);
+    struct sigaction sa;
+    assert_int_equal(sigaction(sample_sig, NULL, &sa), 0);
+    assert_true(sa.sa_flags & SA_SIGINFO);
+    assert_true(sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN);
+    /* the thread attached while sampling: its tables read its clock */
+    assert_ptr_equal(t->costs.vclock, &t->vclock);
+    /* the walk's premise in the other tests */
+    int here;
+    assert_true((uintptr_t)fake_stack < (uintptr_t)&here);
+}
+
+/* ---- the clock ---------------------------------------------------------------------- */
+
+static void test_clock(void **state)
+{
+    (void)state;
+    /* no frame on the stack: the clock moves, nothing else */
+    sample();
+    assert_int_equal(t->vclock, PERIOD);
+    assert_int_equal(t->samples, 1);
+    sample();
+    sample();
+    assert_int_equal(t->vclock, 3 * PERIOD);
+    assert_int_equal(t->samples, 3);
+    /* a timer's signal that missed 2 expirations: 3 periods, one sample */
+    timer_sample(2);
+    assert_int_equal(t->vclock, 6 * PERIOD);
+    assert_int_equal(t->samples, 4);
+    timer_sample(0);
+    assert_int_equal(t->vclock, 7 * PERIOD);
+    assert_int_equal(t->samples, 5);
+    assert_int_equal(all_self(), 0);
+    assert_int_equal(t->guard, 0);
+}
+
+/* ---- charged by the hooks' arithmetic ---------------------------------------------------- */
+
+static void test_charging(void **state)
+{
+    (void)state;
+    /* MAIN entered at 0; 2 samples; F entered at 2p; 3 samples; F left at
+     * 5p; 1 sample; G entered and left at 6p with 1 sample inside;
+     * 2 samples; MAIN left at 9p */
+    enter(MAIN, ROOT_SITE, STACK_TOP);
+    sample();
+    sample();
+    enter(F, MAIN + 0x10, STACK_TOP - 64);
+    sample();
+    sample();
+    sample();
+    leave(F);
+    sample();
+    enter(G, MAIN + 0x20, STACK_TOP - 64);
+    sample();
+    leave(G);
+    sample();
+    sample();
+    leave(MAIN);
+    assert_int_equal(t->vclock, 9 * (uint64_t)PERIOD);
+    assert_int_equal(t->samples, 9);
+    /* self: each segment its samples */
+    assert_int_equal(self_cost(MAIN, MAIN), 2 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(MAIN, MAIN + 0x10), 1 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(MAIN, MAIN + 0x20), 2 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(F, F), 3 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(G, G), 1 * (uint64_t)PERIOD);
+    assert_int_equal(all_self(), 9 * (uint64_t)PERIOD);
+    /* inclusive: every frame that was on the stack */
+    ASSERT_ARC(0, ROOT_SITE, MAIN, 1, 9 * (uint64_t)PERIOD);
+    ASSERT_ARC(MAIN, MAIN + 0x10, F, 1, 3 * (uint64_t)PERIOD);
+    ASSERT_ARC(MAIN, MAIN + 0x20, G, 1, 1 * (uint64_t)PERIOD);
+    /* no arc made by the sampler: the samples were the frames' own */
+    assert_int_equal(t->costs.narcs, 4);
+}
+
+/* ---- when only the clock moves, and when nothing does ------------------------------------ */
+
+static void test_guarded(void **state)
+{
+    (void)state;
+    enter(MAIN, ROOT_SITE, STACK_TOP);
+    const struct cg_frame *top = &t->costs.frames[0];
+    /* a sample seen by the handler records the hooks made so far */
+    t->nhooks = 5;
+    sample();
+    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(t->guard, 0);
+    assert_int_equal(t->vclock, PERIOD);
+    assert_int_equal(t->samples, 1);
+
+    /* inside a hook: the clock moves and the sample counts; nothing else
+     * (the hook charges the time) */
+    t->nhooks = 6;
+    t->guard = CG_GUARD_HOOK;
+    sample();
+    assert_int_equal(t->guard, CG_GUARD_HOOK);
+    assert_int_equal(t->vclock, 2 * (uint64_t)PERIOD);
+    assert_int_equal(t->samples, 2);
+    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(top->t_last, 0);
+    t->guard = 0;
+
+    /* events pending (a hook between its guard's release and their replay) */
+    t->ndeferred = 1;
+    sample();
+    assert_int_equal(t->ndeferred, 1);
+    assert_int_equal(t->guard, 0);
+    assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
+    assert_int_equal(t->samples, 3);
+    assert_int_equal(t->sample_hooks, 5);
+    t->ndeferred = 0;
+
+    /* inside the runtime: nothing at all */
+    t->guard = CG_GUARD_RUNTIME;
+    sample();
+    timer_sample(3);
+    assert_int_equal(t->guard, CG_GUARD_RUNTIME);
+    assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
+    assert_int_equal(t->samples, 3);
+    assert_int_equal(t->sample_hooks, 5);
+    t->guard = 0;
+
+    /* the clock's time is still charged by the hooks: MAIN's 3 periods */
+    leave(MAIN);
+    assert_int_equal(self_cost(MAIN, MAIN), 3 * (uint64_t)PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, MAIN, 1, 3 * (uint64_t)PERIOD);
+}
+
+/* On a thread without a state, or an internal one: nothing (and no crash). */
+static void *unattached(void *arg)
+{
+    (void)arg;
+    pthread_kill(pthread_self(), sample_sig);
+    cg_thread_mark_internal();
+    pthread_kill(pthread_self(), sample_sig);
+    return cg_self;
+}
+
+static void test_other_threads(void **state)
+{
+    (void)state;
+    pthread_t th;
+    void *self = NULL;
+    assert_int_equal(pthread_create(&th, NULL, unattached, NULL), 0);
+    assert_int_equal(pthread_join(th, &self), 0);
+    assert_non_null(self);
+    assert_int_equal(((struct cg_thread *)self)->samples, 0);
+    assert_int_equal(((struct cg_thread *)self)->vclock, 0);
+    assert_int_equal(t->samples, 0);
+    assert_int_equal(t->vclock, 0);
+}
+
+/* ---- a sample in code that is not instrumented ------------------------------------------- */
+
+/* tgkill(this thread) made here: the signal arrives as the system call
+ * returns, at kick_resume. kick_hook does the same at kick_hook_resume;
+ * the sampler is told it is the enter hook. */
+extern const char kick_resume[], kick_hook_resume[];
+static uintptr_t kick_site; /* kick's return address */
+
+__attribute__((noinline, noclone)) static void kick(void)
+{
+    kick_site = (uintptr_t)__builtin_return_address(0);
+    long ret;
+    __asm__ volatile("syscall\n\t"
+                     ".globl kick_resume\n"
+                     "kick_resume:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
+                     : "rcx", "r11", "memory");
+}
+
+__attribute__((noinline, noclone)) static void kick_hook(void)
+{
+    kick_site = (uintptr_t)__builtin_return_address(0);
+    long ret;
+    __asm__ volatile("syscall\n\t"
+                     ".globl kick_hook_resume\n"
+                     "kick_hook_resume:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
+                     : "rcx", "r11", "memory");
+}
+
+/* The top frame TOP, whose sp is a stack pointer of this function's own
+ * frame (just below its return address: every call it makes is below,
+ * its caller above), then `calls` calls of k, each a sample in k (each
+ * after a hook if new_visits), then TOP's exit. */
+__attribute__((noinline, noclone)) static void sample_from(void (*k)(void), unsigned calls, int new_visits)
+{
+    uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa() - sizeof(uintptr_t);
+    cg_costs_enter(&t->costs, TOP, ROOT_SITE, sp, TOP + 4, t->vclock);
+    for (unsigned i = 0; i < calls; i++) {
+        if (new_visits)
+            t->nhooks++; /* as a hook does */
+        k();
+    }
+    cg_costs_exit(&t->costs, TOP, t->vclock);
+}
+
+static void test_uninstrumented(void **state)
+{
+    (void)state;
+#if CG_HAVE_LIBUNWIND
+    if (!cg_unwinder()) {
+        printf("libunwind cannot be loaded here: the walk is not tested\n");
+        skip();
+    }
+    /* 3 samples in kick, no hook between them: one visit, 3 periods */
+    sample_from(kick, 3, 0);
+    assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
+    assert_int_equal(t->samples, 3);
+    const struct cg_arc *a = find_arc(TOP, kick_site, (uintptr_t)kick);
+    assert_non_null(a);
+    assert_int_equal(a->sampled, 1);
+    assert_int_equal(a->count, 1);
+    assert_int_equal(a->incl, 3 * (uint64_t)PERIOD);
+    /* the time is kick's, at the interrupted instruction, not TOP's */
+    assert_int_equal(self_cost((uintptr_t)kick, (uintptr_t)kick_resume), 3 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(TOP, TOP), 0);
+    assert_int_equal(all_self(), 3 * (uint64_t)PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 1, 3 * (uint64_t)PERIOD);
+
+    /* again, a hook before each sample: each a new visit */
+    sample_from(kick, 2, 1);
+    a = find_arc(TOP, kick_site, (uintptr_t)kick);
+    assert_int_equal(a->count, 3);
+    assert_int_equal(a->incl, 5 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost((uintptr_t)kick, (uintptr_t)kick_resume), 5 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(TOP, TOP), 0);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 2, 5 * (uint64_t)PERIOD);
+
+    /* in a hook (its entry point, before its guard): the top frame's */
+    uint32_t narcs = t->costs.narcs;
+    sample_from(kick_hook, 2, 0);
+    assert_int_equal(t->costs.narcs, narcs);
+    assert_int_equal(self_cost(TOP, TOP), 2 * (uint64_t)PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 3, 7 * (uint64_t)PERIOD);
+    assert_int_equal(all_self(), 7 * (uint64_t)PERIOD);
+#else
+    printf("built without libunwind: the walk is not tested\n");
+    skip();
+#endif
+}
+
+/* ---- timers ---------------------------------------------------------------------------- */
+
+static void test_timers(void **state)
+{
+    (void)state;
+    assert_int_equal(t->has_timer, 0);
+    cg_sample_thread_start(t);
+    assert_int_equal(t->has_timer, 1);
+    struct itimerspec its;
+    timer_t id = (timer_t)t->timer;
+    assert_int_equal(timer_gettime(id, &its), 0);
+    assert_int_equal(its.it_interval.tv_sec, 0);
+    assert_int_equal(its.it_interval.tv_nsec, PERIOD);
+    assert_true(its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0); /* armed */
+    /* once */
+    cg_sample_thread_start(t);
+    assert_ptr_equal((timer_t)t->timer, id);
+    cg_sample_thread_stop(t);
+    assert_int_equal(t->has_timer, 0);
+    assert_int_equal(timer_gettime(id, &its), -1); /* deleted */
+    assert_int_equal(errno, EINVAL);
+    cg_sample_thread_stop(t);
+    assert_int_equal(t->has_timer, 0);
+}
+
+/* Last: sampling stops for good. */
+static void test_claimed(void **state)
+{
+    (void)state;
+    cg_sample_thread_start(t);
+    assert_int_equal(t->has_timer, 1);
+    timer_t id = (timer_t)t->timer;
+    struct itimerspec its;
+    /* another signal: not ours */
+    int other = sample_sig == SIGPROF ? SIGUSR1 : SIGPROF;
+    assert_int_equal(cg_sample_signal_claimed(other), 0);
+    assert_int_equal(timer_gettime(id, &its), 0);
+    assert_true(its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0);
+    /* the sampling signal: once; the timers stopped */
+    assert_int_equal(cg_sample_signal_claimed(sample_sig), 1);
+    assert_int_equal(timer_gettime(id, &its), 0);
+    assert_int_equal(its.it_value.tv_sec, 0);
+    assert_int_equal(its.it_value.tv_nsec, 0);
+    assert_int_equal(its.it_interval.tv_sec, 0);
+    assert_int_equal(its.it_interval.tv_nsec, 0);
+    assert_int_equal(cg_sample_signal_claimed(sample_sig), 0);
+    /* threads from now on get no timer */
+    struct cg_thread *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    cg_sample_thread_start(s);
+    assert_int_equal(s->has_timer, 0);
+    free(s);
+    cg_sample_thread_stop(t);
+    assert_int_equal(t->has_timer, 0);
+}
+
+static void no_event(struct cg_thread *th)
+{
+    (void)th;
+}
+
+static void no_gone(void)
+{
+}
+
+static void report(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "option: %s\n", msg);
+}
+
+int main(void)
+{
+    /* runtime.c's initialisation, the minimum of it; the timers are the
+     * test's to start */
+    char time[] = "CGPROF_TIME=sample", hz[] = "CGPROF_SAMPLE_HZ=10", sig[] = "CGPROF_SAMPLE_SIGNAL=USR2";
+    char *env[] = { time, hz, sig, NULL };
+    if (cg_options_parse(&cg_opts, env, report, NULL) != 0)
+        return 1;
+    sample_sig = cg_opts.sample_signal;
+    if (sample_sig != SIGUSR2)
+        return 1;
+    cg_proc_read_identity();
+    static const struct cg_thread_events events = {
+        .attached = no_event,
+        .stopping = cg_sample_thread_stop,
+        .ended = no_event,
+        .gone = no_gone,
+    };
+    if (cg_thread_init(&events) != 0 || cg_sample_init((uintptr_t)kick_hook, (uintptr_t)no_gone) != 0)
+        return 1;
+    cg_collecting = 1;
+    t = cg_thread_attach();
+    if (!t)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_installed), /* the state as attached */
+        cmocka_unit_test_setup(test_clock, reset),
+        cmocka_unit_test_setup(test_charging, reset),
+        cmocka_unit_test_setup(test_guarded, reset),
+        cmocka_unit_test_setup(test_other_threads, reset),
+        cmocka_unit_test_setup(test_uninstrumented, reset),
+        cmocka_unit_test_setup(test_timers, reset),
+        cmocka_unit_test_setup(test_claimed, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
