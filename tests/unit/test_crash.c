@@ -7,14 +7,16 @@
  * (the exit status, a handler the program set, nothing written after the
  * exit dump) is what a user of a crashing program depends on. Each
  * scenario is a child process (profile_test.h) that really crashes: a
- * write through a null pointer, or abort(); the parent checks how it died
+ * write into the null page, or abort(); the parent checks how it died
  * and what it wrote. The children are made non-dumpable: no core file.
  *
  * The children first give the fatal signals their default action, as a
  * program starts with (cmocka's own handlers are inherited from the test).
- * Under AddressSanitizer, whose SIGSEGV handler stays (its interceptor keeps
- * it), the SIGSEGV scenario is skipped: cgprof leaves a handler it finds
- * alone, which test_program_handler_is_left_alone checks.
+ * Where a SIGSEGV handler cannot be given back its default action
+ * (AddressSanitizer run with allow_user_segv_handler=0 keeps its own), the
+ * SIGSEGV scenario skips itself: cgprof leaves a handler it finds alone,
+ * which test_program_handler_is_left_alone checks. The sanitizer build of
+ * this project's toolchain lets it run.
  *
  * Addresses are synthetic (see test_dump.c). */
 #include "profile_test.h"
@@ -73,18 +75,14 @@ static int handler_is_default(int sig)
     return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
 }
 
-/* A fault at address 0x10: a write through a null pointer to a struct, to
- * its member at offset 16. */
-struct at16 {
-    char pad[16];
-    int x;
-};
-
+/* A fault at address 0x10, in the page a null pointer points into: the
+ * write a null pointer's member at offset 16 makes (the address comes from
+ * an integer, so that UBSan does not report the null pointer before the
+ * fault happens). */
 static __attribute__((noinline)) void fault(void)
 {
-    /* volatile both: the compiler must load the pointer and make the store */
-    volatile struct at16 *volatile p = NULL;
-    p->x = 1;
+    volatile uintptr_t at = 0x10;
+    *(volatile int *)at = 1;
 }
 
 /* A thread blocked with a call in progress while the process crashes. */

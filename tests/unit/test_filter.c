@@ -448,3 +448,7 @@ int main(void)
 #line 1 "/cgprof-test/vendor/helpers.c"
 DEFINE(cgft_vendor_a, 10)
 DEFINE(cgft_vendor_b, 11)
+/* What the compiler adds at the end of the unit (AddressSanitizer's module
+ * constructor and destructor) takes the source file current there: not
+ * vendor/. */
+#line 1 "/cgprof-test/test_filter_end.c"
