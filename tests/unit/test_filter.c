@@ -378,8 +378,20 @@ static void test_filter_desc_lines(void **state)
 
 /* The variable's problem said once, on stderr, by cg_options_parse's
  * report (runtime.c prints it with cg_warn), and no filter. */
+static void count_report(void *ctx, const char *msg)
+{
+    (void)msg;
+    ++*(int *)ctx;
+}
+
 static void malformed_scenario(void *arg)
 {
+    /* the parser's own count of problems, and its reports */
+    const char *env[] = { arg, NULL };
+    struct cg_options o;
+    int reports = 0;
+    REQUIRE(cg_options_parse(&o, (char *const *)env, count_report, &reports) == 1 && reports == 1);
+    REQUIRE(o.skip[0] == 0 && o.skip_object[0] == 0 && o.skip_file[0] == 0 && o.throttle.n == 0);
     struct sim s;
     start(&s, arg, NULL);
     REQUIRE(s.t->costs.filter == NULL && s.t->costs.throttle_n == 0);
