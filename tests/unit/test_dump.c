@@ -1,0 +1,867 @@
+/* Unit tests of the dumps and their files (dump.c, part.c, naming.c,
+ * outfile.c): which files a dump writes, under which names, with which
+ * header, and exactly which calls and nanoseconds each part holds.
+ *
+ * Why: a part is "what happened since the previous one" (README, "Profiles
+ * of a running program"); getting that wrong double-counts or loses calls
+ * with no visible error, and only exact numbers show it. Each scenario runs
+ * the runtime in a child process of its own (profile_test.h says why), with
+ * threads whose tables are driven with synthetic addresses and times; the
+ * parent reads every file back and checks every call count, inclusive
+ * time, self time and desc: line.
+ *
+ * Addresses: the main thread runs MAIN, F, G, H; the other threads WMAIN,
+ * WA, WB; every thread's first function is called from ROOT_SITE, which the
+ * files show as a function named by the call instruction's address
+ * (ROOT_SITE - 1: nothing is mapped there). */
+#include "profile_test.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+
+#define ROOT_SITE ((uintptr_t)0x9000)
+#define MAIN ((uintptr_t)0x1000)
+#define F ((uintptr_t)0x2000)
+#define G ((uintptr_t)0x3000)
+#define H ((uintptr_t)0x4000)
+#define WMAIN ((uintptr_t)0x5000)
+#define WA ((uintptr_t)0x6000)
+#define WB ((uintptr_t)0x7000)
+#define ROOT fname(ROOT_SITE - 1)
+
+/* ---- threads driven step by step ------------------------------------------ */
+
+/* A thread of the child whose steps the main thread runs one at a time:
+ * step(w, k) runs on the worker, the main thread waits for it. The worker
+ * attaches itself (its number is given in order of attachment) before its
+ * first step. Step -1 ends the thread function (the thread then exits). */
+struct worker {
+    struct sim s;
+    sem_t go, done;
+    int step;
+    void (*steps)(struct worker *w, int k);
+    pthread_t th;
+    struct cg_thread *t; /* its state, kept to check the registry */
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    sim_attach(&w->s);
+    w->t = w->s.t;
+    for (;;) {
+        while (sem_wait(&w->go) != 0)
+            ;
+        int k = w->step;
+        if (k >= 0)
+            w->steps(w, k);
+        sem_post(&w->done);
+        if (k < 0 || !w->s.t)
+            return NULL; /* asked to, or ended by a step (sim_end) */
+    }
+}
+
+static void worker_step(struct worker *w, int k)
+{
+    w->step = k;
+    sem_post(&w->go);
+    while (sem_wait(&w->done) != 0)
+        ;
+}
+
+/* Starts the worker and runs its step 0. */
+static struct worker *worker_start(void (*steps)(struct worker *, int))
+{
+    struct worker *w = calloc(1, sizeof *w);
+    REQUIRE(w != NULL);
+    w->steps = steps;
+    REQUIRE(sem_init(&w->go, 0, 0) == 0 && sem_init(&w->done, 0, 0) == 0);
+    REQUIRE(pthread_create(&w->th, NULL, worker_main, w) == 0);
+    worker_step(w, 0);
+    return w;
+}
+
+/* Lets the thread function return (the thread exits: its key destructor
+ * runs) and joins it. */
+static void worker_join(struct worker *w)
+{
+    if (w->s.t)
+        worker_step(w, -1);
+    REQUIRE(pthread_join(w->th, NULL) == 0);
+}
+
+/* ---- names --------------------------------------------------------------------- */
+
+static char dir[512];         /* the test's output directory */
+static char out_env[640];     /* CGPROF_OUT=<dir>/cg.out */
+
+static void set_dir(const char *name)
+{
+    subdir(name, dir, sizeof dir);
+    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/cg.out", dir);
+}
+
+/* <dir>/cg.out.<pid>.<part>-<NN>, or without ".<part>" when part is 0 */
+static const char *part_path(pid_t pid, unsigned part, unsigned thread)
+{
+    static char paths[4][700];
+    static unsigned next;
+    char *p = paths[next++ % 4];
+    if (part)
+        snprintf(p, sizeof paths[0], "%s/cg.out.%ld.%u-%02u", dir, (long)pid, part, thread);
+    else
+        snprintf(p, sizeof paths[0], "%s/cg.out.%ld-%02u", dir, (long)pid, thread);
+    return p;
+}
+
+static void assert_listing(const char *expected)
+{
+    char got[4096];
+    dir_listing(dir, got, sizeof got);
+    assert_string_equal(got, expected);
+}
+
+static void read_part(pid_t pid, unsigned part, unsigned thread, struct prof *p)
+{
+    prof_read(part_path(pid, part, thread), p);
+    assert_int_equal(p->pid, pid);
+    assert_int_equal(p->thread, thread);
+}
+
+/* ---- parts: each holds what happened since the previous one --------------- */
+
+/* The worker of the first scenario:
+ *   step 0: t=0 WMAIN entered; t=2..7 WA; its clock at 10
+ *   step 1: t=12..20 WB; its clock at 30
+ *   step 2: its clock at 35 */
+static void parts_worker(struct worker *w, int k)
+{
+    struct sim *s = &w->s;
+    if (k == 0) {
+        REQUIRE(cg_thread_set_name("worker") == 0);
+        sim_call(s, WMAIN, ROOT_SITE, 0);
+        sim_call(s, WA, WMAIN + 0x10, 2);
+        sim_ret(s, WA, 7);
+        sim_at(s, 10);
+    } else if (k == 1) {
+        sim_call(s, WB, WMAIN + 0x20, 12);
+        sim_ret(s, WB, 20);
+        sim_at(s, 30);
+    } else {
+        sim_at(s, 35);
+    }
+}
+
+/* The main thread:
+ *   t=0 MAIN entered; t=10..25 F; t=30 G called     dump 1 at 40
+ *   t=45..50 G calls H; t=55 G returns; t=60..70 F  dump 2 at 80
+ *   t=90 MAIN returns                               exit dump */
+static void parts_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, "CGPROF_TOTAL=0", NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    struct worker *w = worker_start(parts_worker);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_call(&s, F, MAIN + 0x10, 10);
+    sim_ret(&s, F, 25);
+    sim_call(&s, G, MAIN + 0x20, 30);
+    sim_at(&s, 40);
+    REQUIRE(cg_dump_now("phase one") == 0);
+    worker_step(w, 1);
+    sim_call(&s, H, G + 0x08, 45);
+    sim_ret(&s, H, 50);
+    sim_ret(&s, G, 55);
+    sim_call(&s, F, MAIN + 0x10, 60);
+    sim_ret(&s, F, 70);
+    sim_at(&s, 80);
+    REQUIRE(cg_dump_now(NULL) == 0);
+    worker_step(w, 2);
+    sim_ret(&s, MAIN, 90);
+    sim_at(&s, 100);
+    cg_dump_final("Program termination");
+}
+
+static void test_parts_hold_what_happened_since_the_previous_one(void **state)
+{
+    (void)state;
+    set_dir("parts");
+    pid_t pid = run_child(parts_scenario, NULL, NULL);
+    char expected[2048];
+    snprintf(expected, sizeof expected,
+             "cg.out.%ld.1-01 cg.out.%ld.1-02 cg.out.%ld.2-01 cg.out.%ld.2-02 cg.out.%ld.3-01 cg.out.%ld.3-02",
+             (long)pid, (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
+    assert_listing(expected);
+
+    struct prof p;
+    /* part 1, main: MAIN and G running (counted, with their time so far) */
+    read_part(pid, 1, 1, &p);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Trigger", "Client request: phase one");
+    ASSERT_DESC(&p, "Calls in progress", "2 (counted up to the dump)");
+    ASSERT_NO_DESC(&p, "Calls continued");
+    assert_int_equal(p.ncalls, 3);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 40);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 15);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 10);
+    ASSERT_SELF(&p, fname(MAIN), 15);
+    ASSERT_SELF(&p, fname(F), 15);
+    ASSERT_SELF(&p, fname(G), 10);
+    assert_int_equal(p.summary, 40);
+
+    /* part 2, main: MAIN and G continue (calls=0, their time since the
+     * dump), H and the second F are new */
+    read_part(pid, 2, 1, &p);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Trigger", "Client request: cgprof_dump");
+    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0)");
+    assert_int_equal(p.ncalls, 4);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 40);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 0, 15);
+    ASSERT_CALL(&p, fname(G), fname(H), 1, 5);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
+    ASSERT_SELF(&p, fname(MAIN), 15);
+    ASSERT_SELF(&p, fname(G), 10);
+    ASSERT_SELF(&p, fname(H), 5);
+    ASSERT_SELF(&p, fname(F), 10);
+    assert_int_equal(p.summary, 40);
+
+    /* part 3 (the exit dump), main: the rest of MAIN */
+    read_part(pid, 3, 1, &p);
+    assert_int_equal(p.part, 3);
+    ASSERT_DESC(&p, "Trigger", "Program termination");
+    ASSERT_NO_DESC(&p, "Calls in progress");
+    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0)");
+    assert_int_equal(p.ncalls, 1);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
+    assert_int_equal(p.nfns, 2); /* MAIN's block and the root's */
+    ASSERT_SELF(&p, fname(MAIN), 10);
+    assert_int_equal(p.summary, 10);
+
+    /* the worker's parts: its own calls only, named as it asked */
+    read_part(pid, 1, 2, &p);
+    ASSERT_DESC(&p, "Thread name", "worker");
+    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+    assert_int_equal(p.ncalls, 2);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 10);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 5);
+    ASSERT_SELF(&p, fname(WMAIN), 5);
+    ASSERT_SELF(&p, fname(WA), 5);
+    read_part(pid, 2, 2, &p);
+    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0)");
+    assert_int_equal(p.ncalls, 2);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 20);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 8);
+    ASSERT_SELF(&p, fname(WMAIN), 12);
+    ASSERT_SELF(&p, fname(WB), 8);
+    read_part(pid, 3, 2, &p);
+    assert_int_equal(p.ncalls, 1);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 5);
+    ASSERT_SELF(&p, fname(WMAIN), 5);
+}
+
+/* The header of a part: the lines before the costs, in order. */
+static void test_part_header(void **state)
+{
+    (void)state;
+    set_dir("header");
+    pid_t pid = run_child(parts_scenario, NULL, NULL);
+    struct prof p;
+    read_part(pid, 1, 1, &p);
+    /* prof_read checked the fixed lines: "# callgrind format", "version: 1",
+     * then creator, pid, thread, part, cmd, the desc: lines, "positions:
+     * instr line", the event, "events: ns", "summary:" */
+    assert_int_equal(strncmp(p.creator, "cgprof-", 7), 0);
+    assert_true(strlen(p.creator) > 7);
+    char cmd[4096];
+    own_cmdline(cmd, sizeof cmd);
+    assert_string_equal(p.cmd, cmd);
+    assert_int_equal(p.pid, pid);
+    assert_int_equal(p.thread, 1);
+    assert_int_equal(p.part, 1);
+    assert_string_equal(p.event, "Wall-clock time (nanoseconds)");
+    /* the desc: lines, in their order: trigger, clock, the thread's name
+     * (its name in /proc, the program's, when it has none of its own),
+     * what its counts hold */
+    assert_int_equal(p.ndesc, 4);
+    assert_string_equal(p.desc[0], "Trigger: Client request: phase one");
+    assert_int_equal(strncmp(p.desc[1], "Clock: ", 7), 0);
+    assert_true(strcmp(p.desc[1] + 7, "clock_gettime(CLOCK_MONOTONIC)") == 0 ||
+                strstr(p.desc[1], "invariant TSC at ") == p.desc[1] + 7);
+    assert_string_equal(p.desc[2], "Thread name: test_dump");
+    assert_string_equal(p.desc[3], "Calls in progress: 2 (counted up to the dump)");
+}
+
+/* ---- threads that end -------------------------------------------------------- */
+
+/* Thread 2 ends before any dump with WB still running:
+ *   t=0 WMAIN; t=5..9 WA; t=10 WB called; the thread ends at 20 */
+static void ending_worker_a(struct worker *w, int k)
+{
+    (void)k;
+    struct sim *s = &w->s;
+    sim_call(s, WMAIN, ROOT_SITE, 0);
+    sim_call(s, WA, WMAIN + 0x10, 5);
+    sim_ret(s, WA, 9);
+    sim_call(s, WB, WMAIN + 0x20, 10);
+    sim_end(s, 20);
+}
+
+/* Thread 3 returns from everything, then really exits (thread.c's key
+ * destructor ends it):  t=0 WMAIN; t=1..4 WA; t=6 WMAIN returns */
+static void ending_worker_b(struct worker *w, int k)
+{
+    (void)k;
+    struct sim *s = &w->s;
+    sim_call(s, WMAIN, ROOT_SITE, 0);
+    sim_call(s, WA, WMAIN + 0x10, 1);
+    sim_ret(s, WA, 4);
+    sim_ret(s, WMAIN, 6);
+}
+
+static void thread_exit_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, "CGPROF_TOTAL=0", NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    struct worker *a = worker_start(ending_worker_a);
+    /* its last part is written and its memory released */
+    REQUIRE(!registered(a->t));
+    worker_join(a);
+    sim_at(&s, 30);
+    REQUIRE(cg_dump_now("after a") == 0);
+    struct worker *b = worker_start(ending_worker_b);
+    struct cg_thread *bt = b->t;
+    REQUIRE(registered(bt));
+    worker_join(b);
+    REQUIRE(!registered(bt));
+    REQUIRE(cg_thread_list() == s.t && s.t->next == NULL);
+    sim_at(&s, 50);
+    cg_dump_final("Program termination");
+}
+
+static void test_thread_exit_writes_its_last_part_and_releases_it(void **state)
+{
+    (void)state;
+    set_dir("thread-exit");
+    pid_t pid = run_child(thread_exit_scenario, NULL, NULL);
+    char expected[2048];
+    /* before any dump on demand: named without a part, numbered as the
+     * next dump's part; after one, with the part of the next dump */
+    snprintf(expected, sizeof expected, "cg.out.%ld-02 cg.out.%ld.1-01 cg.out.%ld.2-01 cg.out.%ld.2-03", (long)pid,
+             (long)pid, (long)pid, (long)pid);
+    assert_listing(expected);
+
+    struct prof p;
+    read_part(pid, 0, 2, &p);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Trigger", "Thread exit");
+    ASSERT_DESC(&p, "Calls in progress", "2 (counted up to the dump)");
+    ASSERT_NO_DESC(&p, "Thread name"); /* no name of its own, and no longer in /proc */
+    assert_int_equal(p.ncalls, 3);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 20);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 4);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 10);
+    ASSERT_SELF(&p, fname(WMAIN), 6);
+    ASSERT_SELF(&p, fname(WA), 4);
+    ASSERT_SELF(&p, fname(WB), 10);
+    assert_int_equal(p.summary, 20);
+
+    read_part(pid, 1, 1, &p);
+    assert_int_equal(p.ncalls, 1);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 30);
+
+    read_part(pid, 2, 3, &p);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Trigger", "Thread exit");
+    ASSERT_NO_DESC(&p, "Calls in progress");
+    assert_int_equal(p.ncalls, 2);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 6);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 3);
+    ASSERT_SELF(&p, fname(WMAIN), 3);
+    ASSERT_SELF(&p, fname(WA), 3);
+
+    read_part(pid, 2, 1, &p);
+    ASSERT_DESC(&p, "Trigger", "Program termination");
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 20);
+}
+
+/* CGPROF_THREAD_EXIT=merge:
+ *   thread 2: t=0 WMAIN; t=1..6 WA; t=8 WB called; ends at 10
+ *   thread 3: t=0 WMAIN; t=2..5 WA; t=6..10 WA; t=12 WMAIN returns; exits
+ *   dump 1
+ *   thread 4: t=0..3 WMAIN; exits
+ *   dump 2, dump 3 */
+static void merge_worker_a(struct worker *w, int k)
+{
+    (void)k;
+    struct sim *s = &w->s;
+    sim_call(s, WMAIN, ROOT_SITE, 0);
+    sim_call(s, WA, WMAIN + 0x10, 1);
+    sim_ret(s, WA, 6);
+    sim_call(s, WB, WMAIN + 0x20, 8);
+    sim_end(s, 10);
+}
+
+static void merge_worker_b(struct worker *w, int k)
+{
+    (void)k;
+    struct sim *s = &w->s;
+    sim_call(s, WMAIN, ROOT_SITE, 0);
+    sim_call(s, WA, WMAIN + 0x10, 2);
+    sim_ret(s, WA, 5);
+    sim_call(s, WA, WMAIN + 0x10, 6);
+    sim_ret(s, WA, 10);
+    sim_ret(s, WMAIN, 12);
+}
+
+static void merge_worker_c(struct worker *w, int k)
+{
+    (void)k;
+    sim_call(&w->s, WMAIN, ROOT_SITE, 0);
+    sim_ret(&w->s, WMAIN, 3);
+}
+
+static void merge_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, "CGPROF_TOTAL=0", "CGPROF_THREAD_EXIT=merge", NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    struct worker *a = worker_start(merge_worker_a);
+    worker_join(a);
+    struct worker *b = worker_start(merge_worker_b);
+    worker_join(b);
+    REQUIRE(!registered(a->t) && !registered(b->t));
+    sim_at(&s, 20);
+    REQUIRE(cg_dump_now("one") == 0);
+    struct worker *c = worker_start(merge_worker_c);
+    worker_join(c);
+    sim_at(&s, 30);
+    REQUIRE(cg_dump_now("two") == 0);
+    sim_at(&s, 40);
+    REQUIRE(cg_dump_now("three") == 0);
+    _exit(0); /* no exit dump: its files are another test's */
+}
+
+static void test_thread_exit_merge(void **state)
+{
+    (void)state;
+    set_dir("merge");
+    pid_t pid = run_child(merge_scenario, NULL, NULL);
+    char expected[2048];
+    /* no file as the threads end; thread 00 with the next dump only */
+    snprintf(expected, sizeof expected, "cg.out.%ld.1-00 cg.out.%ld.1-01 cg.out.%ld.2-00 cg.out.%ld.2-01 cg.out.%ld.3-01",
+             (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
+    assert_listing(expected);
+
+    struct prof p;
+    read_part(pid, 1, 0, &p);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Trigger", "Client request: one");
+    ASSERT_DESC(&p, "Thread name", "2 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
+    assert_int_equal(p.ncalls, 3);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 2, 22);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 3, 12);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 2);
+    ASSERT_SELF(&p, fname(WMAIN), 8);
+    ASSERT_SELF(&p, fname(WA), 12);
+    ASSERT_SELF(&p, fname(WB), 2);
+    assert_int_equal(p.summary, 22);
+
+    read_part(pid, 1, 1, &p);
+    assert_int_equal(p.ncalls, 1);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 20);
+
+    read_part(pid, 2, 0, &p);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
+    assert_int_equal(p.ncalls, 1);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 3);
+    ASSERT_SELF(&p, fname(WMAIN), 3);
+
+    read_part(pid, 3, 1, &p);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
+}
+
+/* ---- the exit dump ------------------------------------------------------------ */
+
+static void live_worker(struct worker *w, int k)
+{
+    (void)k;
+    REQUIRE(cg_thread_set_name("worker") == 0);
+    sim_call(&w->s, WMAIN, ROOT_SITE, 0);
+    sim_at(&w->s, 7);
+}
+
+/* No dump on demand: t=0 MAIN; t=5..15 F; the exit dump at 20. Then
+ * nothing more is written. */
+static void final_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    worker_start(live_worker);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_call(&s, F, MAIN + 0x10, 5);
+    sim_ret(&s, F, 15);
+    sim_at(&s, 20);
+    REQUIRE(!cg_dump_finished());
+    cg_dump_final("Program termination");
+    REQUIRE(cg_dump_finished());
+    sim_at(&s, 30);
+    REQUIRE(cg_dump_now("too late") == -1);
+    cg_dump_exec("/too/late");
+    cg_dump_final("again");
+}
+
+static void test_exit_dump_without_dumps_names_files_without_part(void **state)
+{
+    (void)state;
+    set_dir("final");
+    pid_t pid = run_child(final_scenario, NULL, NULL);
+    char expected[2048];
+    snprintf(expected, sizeof expected, "cg.out.%ld-01 cg.out.%ld-02 cg.total.%ld", (long)pid, (long)pid, (long)pid);
+    assert_listing(expected);
+    struct prof p;
+    read_part(pid, 0, 1, &p);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Trigger", "Program termination");
+    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+    assert_int_equal(p.ncalls, 2);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 20);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
+    ASSERT_SELF(&p, fname(MAIN), 10);
+    ASSERT_SELF(&p, fname(F), 10);
+    read_part(pid, 0, 2, &p);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Trigger", "Program termination");
+    ASSERT_DESC(&p, "Thread name", "worker");
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 7);
+}
+
+/* ---- exec --------------------------------------------------------------------- */
+
+static void exec_worker(struct worker *w, int k)
+{
+    if (k == 0) {
+        REQUIRE(cg_thread_set_name("worker") == 0);
+        sim_call(&w->s, WMAIN, ROOT_SITE, 0);
+        sim_at(&w->s, 4);
+    } else {
+        sim_at(&w->s, k == 1 ? 9 : 11);
+    }
+}
+
+/* t=0 MAIN; t=10..20 F; dump 1 at 30; t=35..45 G; the exec dump at 50 (the
+ * exec fails: the program goes on); dump 3 at 60 */
+static void exec_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    struct worker *w = worker_start(exec_worker);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_call(&s, F, MAIN + 0x10, 10);
+    sim_ret(&s, F, 20);
+    sim_at(&s, 30);
+    REQUIRE(cg_dump_now("before") == 0);
+    sim_call(&s, G, MAIN + 0x20, 35);
+    sim_ret(&s, G, 45);
+    sim_at(&s, 50);
+    worker_step(w, 1);
+    cg_dump_exec("/no/such/program");
+    sim_at(&s, 60);
+    worker_step(w, 2);
+    REQUIRE(cg_dump_now("after") == 0);
+    _exit(0);
+}
+
+static void test_exec_writes_parts_and_the_total(void **state)
+{
+    (void)state;
+    set_dir("exec");
+    pid_t pid = run_child(exec_scenario, NULL, NULL);
+    char expected[2048];
+    snprintf(expected, sizeof expected,
+             "cg.out.%ld.1-01 cg.out.%ld.1-02 cg.out.%ld.2-01 cg.out.%ld.2-02 cg.out.%ld.3-01 cg.out.%ld.3-02 "
+             "cg.total.%ld",
+             (long)pid, (long)pid, (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
+    assert_listing(expected);
+    struct prof p;
+    read_part(pid, 2, 1, &p);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Trigger", "Exec of /no/such/program");
+    assert_int_equal(p.ncalls, 2);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 20);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 10);
+    read_part(pid, 2, 2, &p);
+    ASSERT_DESC(&p, "Trigger", "Exec of /no/such/program");
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 5);
+
+    /* the total of the image that goes: parts 1 and 2 */
+    char total[700];
+    snprintf(total, sizeof total, "%s/cg.total.%ld", dir, (long)pid);
+    prof_read(total, &p);
+    assert_int_equal(p.thread, 0);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Trigger", "Exec of /no/such/program");
+    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 4 parts summed (CGPROF_TOTAL)");
+    ASSERT_DESC(&p, "Calls in progress", "2 (counted up to the dump)");
+    assert_int_equal(p.ncalls, 4);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 50);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 10);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 9);
+    assert_int_equal(p.summary, 59);
+
+    /* the program went on: the next part starts at the exec dump */
+    read_part(pid, 3, 1, &p);
+    ASSERT_DESC(&p, "Trigger", "Client request: after");
+    assert_int_equal(p.ncalls, 1);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
+    ASSERT_SELF(&p, fname(MAIN), 10);
+    read_part(pid, 3, 2, &p);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 2);
+}
+
+/* ---- files that cannot be written -------------------------------------------- */
+
+static char err_path[600];
+
+/* CGPROF_OUT in a directory that does not exist: every dump fails (-1),
+ * one message says so, the program goes on. */
+static void unwritable_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    worker_start(live_worker);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_at(&s, 10);
+    REQUIRE(cg_dump_now("one") == -1);
+    sim_call(&s, F, MAIN + 0x10, 12);
+    sim_ret(&s, F, 14);
+    REQUIRE(cg_dump_now("two") == -1);
+    sim_ret(&s, MAIN, 20);
+    cg_dump_final("Program termination");
+}
+
+static void test_unwritable_directory_gives_one_message(void **state)
+{
+    (void)state;
+    char parent[400];
+    subdir("unwritable", parent, sizeof parent);
+    snprintf(dir, sizeof dir, "%s/missing", parent);
+    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/cg.out", dir);
+    snprintf(err_path, sizeof err_path, "%s/unwritable.err", tmpdir);
+    pid_t pid = run_child(unwritable_scenario, NULL, err_path);
+    char *err = read_text(err_path);
+    assert_non_null(err);
+    char expected[2048];
+    /* the first file of the first dump: the newest thread's */
+    snprintf(expected, sizeof expected,
+             "cgprof: could not write profile file %s/cg.out.%ld.1-02: No such file or directory "
+             "(CGPROF_OUT='%s/cg.out' sets where they go; no more such messages)\n",
+             dir, (long)pid, dir);
+    assert_string_equal(err, expected);
+    free(err);
+    char got[256];
+    dir_listing(parent, got, sizeof got);
+    assert_string_equal(got, ""); /* nothing made, no temporary file left */
+}
+
+/* Things planted where the files go, after the first dump (the first dump
+ * numbers its parts after files already named like parts of this pid: see
+ * the next test):
+ *   dump 2: a regular file at its path, and links at its first 8 temporary
+ *           names (outfile.c: <path>.tmp.<tid>.<count>; one file written
+ *           so far, so the count is at 1)
+ *   dump 3: a symbolic link at its path
+ *   dump 4: a directory at its path (cannot be replaced: a failure)
+ *   dump 5: a directory too (no second message)
+ *   then the exit dump (part 6) */
+static char target[600];
+
+static void planted_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, "CGPROF_TOTAL=0", NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    char path[700], tmp[800];
+    long pid = (long)getpid();
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_at(&s, 10);
+    REQUIRE(cg_dump_now("one") == 0);
+    snprintf(path, sizeof path, "%s/cg.out.%ld.2-01", dir, pid);
+    FILE *f = fopen(path, "w");
+    REQUIRE(f && fputs("planted\n", f) >= 0 && fclose(f) == 0);
+    for (int k = 1; k <= 8; k++) {
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%d", path, (long)gettid(), k);
+        REQUIRE(symlink(target, tmp) == 0);
+    }
+    sim_at(&s, 20);
+    REQUIRE(cg_dump_now("two") == 0);
+    snprintf(path, sizeof path, "%s/cg.out.%ld.3-01", dir, pid);
+    REQUIRE(symlink(target, path) == 0);
+    sim_at(&s, 30);
+    REQUIRE(cg_dump_now("three") == 0);
+    snprintf(path, sizeof path, "%s/cg.out.%ld.4-01", dir, pid);
+    REQUIRE(mkdir(path, 0700) == 0);
+    sim_at(&s, 40);
+    REQUIRE(cg_dump_now("four") == -1);
+    snprintf(path, sizeof path, "%s/cg.out.%ld.5-01", dir, pid);
+    REQUIRE(mkdir(path, 0700) == 0);
+    sim_at(&s, 50);
+    REQUIRE(cg_dump_now("five") == -1);
+    sim_at(&s, 60);
+    cg_dump_final("Program termination");
+}
+
+static void test_planted_files_and_links(void **state)
+{
+    (void)state;
+    set_dir("planted");
+    snprintf(target, sizeof target, "%s/target", dir);
+    write_text(target, "target\n");
+    snprintf(err_path, sizeof err_path, "%s/planted.err", tmpdir);
+    pid_t pid = run_child(planted_scenario, NULL, err_path);
+    long p = (long)pid;
+
+    char *err = read_text(err_path);
+    assert_non_null(err);
+    char expected[4096];
+    snprintf(expected, sizeof expected,
+             "cgprof: could not write profile file %s/cg.out.%ld.4-01: Is a directory "
+             "(CGPROF_OUT='%s/cg.out' sets where they go; no more such messages)\n",
+             dir, p, dir);
+    assert_string_equal(err, expected);
+    free(err);
+
+    /* the links at the temporary names stay as they were, not followed;
+     * the directories stay empty; no temporary file is left */
+    snprintf(expected, sizeof expected,
+             "cg.out.%ld.1-01 cg.out.%ld.2-01 cg.out.%ld.2-01.tmp.%ld.1 cg.out.%ld.2-01.tmp.%ld.2 "
+             "cg.out.%ld.2-01.tmp.%ld.3 cg.out.%ld.2-01.tmp.%ld.4 cg.out.%ld.2-01.tmp.%ld.5 "
+             "cg.out.%ld.2-01.tmp.%ld.6 cg.out.%ld.2-01.tmp.%ld.7 cg.out.%ld.2-01.tmp.%ld.8 cg.out.%ld.3-01 "
+             "cg.out.%ld.4-01 cg.out.%ld.5-01 cg.out.%ld.6-01 target",
+             p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p);
+    assert_listing(expected);
+    char *t = read_text(target);
+    assert_non_null(t);
+    assert_string_equal(t, "target\n");
+    free(t);
+    for (int k = 1; k <= 8; k++) {
+        char link[800], to[800];
+        snprintf(link, sizeof link, "%s.tmp.%ld.%d", part_path(pid, 2, 1), p, k);
+        ssize_t n = readlink(link, to, sizeof to - 1);
+        assert_true(n > 0);
+        to[n] = 0;
+        assert_string_equal(to, target);
+    }
+    /* the planted file and link were replaced by the parts */
+    struct stat st;
+    for (unsigned part = 1; part <= 3; part++) {
+        assert_int_equal(lstat(part_path(pid, part, 1), &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+    }
+    struct prof pr;
+    read_part(pid, 1, 1, &pr);
+    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 10);
+    read_part(pid, 2, 1, &pr);
+    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+    read_part(pid, 3, 1, &pr);
+    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+    for (unsigned part = 4; part <= 5; part++) {
+        char got[64];
+        assert_int_equal(lstat(part_path(pid, part, 1), &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        dir_listing(part_path(pid, part, 1), got, sizeof got);
+        assert_string_equal(got, "");
+    }
+    /* parts 4 and 5 are lost; the exit dump has the time since part 5 */
+    read_part(pid, 6, 1, &pr);
+    assert_int_equal(pr.part, 6);
+    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+}
+
+/* A program started by exec() has the pid of the image before it, which
+ * may have written parts: files named like parts of this pid before the
+ * first dump make the parts numbered after the highest (naming.c's
+ * cg_name_last_part); names that only look alike do not. */
+static void earlier_image_scenario(void *arg)
+{
+    (void)arg;
+    const char *env[] = { out_env, "CGPROF_TOTAL=0", NULL };
+    runtime_init(env);
+    struct sim s;
+    sim_attach(&s);
+    /* <prefix>.<pid><suffix> */
+    static const char *const planted[][2] = { { "cg.out", ".3-01" }, { "cg.out", ".2-02" }, { "cg.out", ".7" },
+                                              { "cg.out", ".9x-01" }, { "other", ".8-01" }, { "cg.out", "-01" } };
+    for (unsigned i = 0; i < sizeof planted / sizeof planted[0]; i++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s.%ld%s", dir, planted[i][0], (long)getpid(), planted[i][1]);
+        FILE *f = fopen(path, "w");
+        REQUIRE(f && fclose(f) == 0);
+    }
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_at(&s, 10);
+    REQUIRE(cg_dump_now("one") == 0);
+    sim_at(&s, 20);
+    cg_dump_final("Program termination");
+}
+
+static void test_parts_numbered_after_an_earlier_image(void **state)
+{
+    (void)state;
+    set_dir("earlier");
+    pid_t pid = run_child(earlier_image_scenario, NULL, NULL);
+    long p = (long)pid;
+    char expected[2048];
+    snprintf(expected, sizeof expected,
+             "cg.out.%ld-01 cg.out.%ld.2-02 cg.out.%ld.3-01 cg.out.%ld.4-01 cg.out.%ld.5-01 cg.out.%ld.7 "
+             "cg.out.%ld.9x-01 other.%ld.8-01",
+             p, p, p, p, p, p, p, p);
+    assert_listing(expected);
+    struct prof pr;
+    read_part(pid, 4, 1, &pr);
+    assert_int_equal(pr.part, 4);
+    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 10);
+    read_part(pid, 5, 1, &pr);
+    assert_int_equal(pr.part, 5);
+    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parts_hold_what_happened_since_the_previous_one),
+        cmocka_unit_test(test_part_header),
+        cmocka_unit_test(test_thread_exit_writes_its_last_part_and_releases_it),
+        cmocka_unit_test(test_thread_exit_merge),
+        cmocka_unit_test(test_exit_dump_without_dumps_names_files_without_part),
+        cmocka_unit_test(test_exec_writes_parts_and_the_total),
+        cmocka_unit_test(test_unwritable_directory_gives_one_message),
+        cmocka_unit_test(test_planted_files_and_links),
+        cmocka_unit_test(test_parts_numbered_after_an_earlier_image),
+    };
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}

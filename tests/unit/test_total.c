@@ -1,0 +1,666 @@
+/* Unit tests of the sums of parts (total.c): the run's total
+ * (CGPROF_TOTAL), the merge of the threads that ended
+ * (CGPROF_THREAD_EXIT=merge), and the repairs counted over the run for the
+ * warning at its end.
+ *
+ * Why: the total is what callgrind_annotate users read for the whole
+ * program, and README promises that its counts are exactly the sums of the
+ * parts; the warning is the only place a user learns that a profile holds
+ * repairs. Most tests hand total.c parts made here (snapshots with known
+ * entries) and read back the file it writes; the last ones let the dumps
+ * (dump.c) make the parts and check the total against the sum of the part
+ * files as written. Each scenario runs in a child process of its own
+ * (profile_test.h): the sums are once per process.
+ *
+ * Addresses are synthetic (see test_dump.c): MAIN, F, G, H for one thread,
+ * WMAIN, WA, WB for others, their first functions called from ROOT_SITE. */
+#include "profile_test.h"
+
+#include <pthread.h>
+
+#include "naming.h"
+#include "part.h"
+#include "total.h"
+
+#define ROOT_SITE ((uintptr_t)0x9000)
+#define MAIN ((uintptr_t)0x1000)
+#define F ((uintptr_t)0x2000)
+#define G ((uintptr_t)0x3000)
+#define H ((uintptr_t)0x4000)
+#define WMAIN ((uintptr_t)0x5000)
+#define WA ((uintptr_t)0x6000)
+#define WB ((uintptr_t)0x7000)
+#define ROOT fname(ROOT_SITE - 1)
+
+/* ---- parts made by hand -------------------------------------------------------- */
+
+struct arc_spec {
+    uintptr_t caller, site, callee;
+    uint64_t count, incl;
+};
+
+struct self_spec {
+    uintptr_t fn, addr;
+    uint64_t cost;
+};
+
+struct part_spec {
+    struct arc_spec arcs[8];
+    struct self_spec selfs[8];
+    uint32_t depth;
+    uint64_t left, unmatched, lost;
+};
+
+/* A part as cg_totals_part makes one (malloc'd arrays: total.c may take
+ * them). */
+static struct cg_snapshot make_part(const struct part_spec *spec)
+{
+    struct cg_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.arcs = calloc(8, sizeof *s.arcs);
+    s.selfs = calloc(8, sizeof *s.selfs);
+    REQUIRE(s.arcs && s.selfs);
+    for (size_t i = 0; i < 8 && spec->arcs[i].callee; i++) {
+        const struct arc_spec *a = &spec->arcs[i];
+        s.arcs[s.narcs++] = (struct cg_snap_arc){ .caller = a->caller, .site = a->site, .callee = a->callee,
+                                                  .call_pc = a->site - 1, .count = a->count, .incl = a->incl,
+                                                  .runs = a->count ? 1 : 0 };
+        s.continued += a->count == 0;
+    }
+    for (size_t i = 0; i < 8 && spec->selfs[i].fn; i++)
+        s.selfs[s.nselfs++] = (struct cg_snap_self){ .fn = spec->selfs[i].fn, .addr = spec->selfs[i].addr,
+                                                     .cost = spec->selfs[i].cost };
+    s.depth = spec->depth;
+    s.left = spec->left;
+    s.unmatched_exits = spec->unmatched;
+    s.lost = spec->lost;
+    return s;
+}
+
+/* Thread 1's first part: MAIN and G running (40 ns). */
+static const struct part_spec P1 = {
+    .arcs = { { 0, ROOT_SITE, MAIN, 1, 40 }, { MAIN, MAIN + 0x10, F, 1, 15 }, { MAIN, MAIN + 0x20, G, 1, 10 } },
+    .selfs = { { MAIN, MAIN, 10 }, { MAIN, MAIN + 0x10, 5 }, { F, F, 15 }, { G, G, 10 } },
+    .depth = 2,
+};
+
+/* Its second part: MAIN and G continued, H and F called (40 ns). */
+static const struct part_spec P2 = {
+    .arcs = { { 0, ROOT_SITE, MAIN, 0, 40 }, { MAIN, MAIN + 0x20, G, 0, 15 }, { G, G + 0x08, H, 1, 5 },
+              { MAIN, MAIN + 0x10, F, 1, 10 } },
+    .selfs = { { G, G, 5 }, { G, G + 0x08, 5 }, { H, H, 5 }, { MAIN, MAIN + 0x20, 5 }, { MAIN, MAIN + 0x10, 10 },
+               { F, F, 10 } },
+    .depth = 1,
+};
+
+/* The last part of thread 2, which ended with WMAIN and WB running (20 ns). */
+static const struct part_spec P3 = {
+    .arcs = { { 0, ROOT_SITE, WMAIN, 1, 20 }, { WMAIN, WMAIN + 0x10, WA, 1, 4 }, { WMAIN, WMAIN + 0x20, WB, 1, 10 } },
+    .selfs = { { WMAIN, WMAIN, 5 }, { WMAIN, WMAIN + 0x10, 1 }, { WA, WA, 4 }, { WB, WB, 10 } },
+    .depth = 2,
+};
+
+/* The last part of thread 3, whose WMAIN started in an earlier part (12 ns). */
+static const struct part_spec P4 = {
+    .arcs = { { 0, ROOT_SITE, WMAIN, 0, 12 }, { WMAIN, WMAIN + 0x10, WA, 2, 7 } },
+    .selfs = { { WMAIN, WMAIN + 0x10, 5 }, { WA, WA, 7 } },
+};
+
+static void add(const struct part_spec *spec, int finished)
+{
+    struct cg_snapshot s = make_part(spec);
+    cg_total_add(&s, finished);
+    cg_snapshot_free(&s);
+}
+
+static char dir[512];
+static char out_env[640];
+static char err_path[600];
+
+static void set_dir(const char *name, const char *prefix)
+{
+    subdir(name, dir, sizeof dir);
+    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/%s", dir, prefix);
+    snprintf(err_path, sizeof err_path, "%s/%s.err", tmpdir, name);
+}
+
+static void assert_listing(const char *expected)
+{
+    char got[4096];
+    dir_listing(dir, got, sizeof got);
+    assert_string_equal(got, expected);
+}
+
+static void assert_stderr(const char *expected)
+{
+    char *err = read_text(err_path);
+    assert_non_null(err);
+    assert_string_equal(err, expected);
+    free(err);
+}
+
+/* The runtime with out_env and the extra variables given. */
+static void init_with(const char *a, const char *b)
+{
+    const char *env[] = { out_env, a, b, NULL };
+    runtime_init(env);
+}
+
+/* ---- the total's name -------------------------------------------------------------- */
+
+/* cg_name_total, a function of its arguments: the last ".out" of the file
+ * name becomes ".total", else "total." goes before the pid; absolute
+ * against the start-up directory. */
+static void test_total_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *out, *cwd, *total;
+    } cases[] = {
+        { "callgrind.out", "/work", "/work/callgrind.total.4242" },
+        { "/tmp/x/myapp.out", "/work", "/tmp/x/myapp.total.4242" },
+        { "/tmp/prof", "/work", "/tmp/prof.total.4242" },
+        { "prof-%p.cg", "/work", "/work/prof-total.4242.cg" },
+        { "/a.out/b.out.c", "", "/a.out/b.total.c.4242" },
+        { "rel", "", "rel.total.4242" },
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct cg_names n = { cases[i].out, 4242, cases[i].cwd };
+        char got[256];
+        assert_int_equal(cg_name_total(&n, got, sizeof got), 0);
+        assert_string_equal(got, cases[i].total);
+    }
+    struct cg_names n = { "/tmp/prof", 4242, "" };
+    char small[16];
+    assert_int_equal(cg_name_total(&n, small, sizeof small), -1);
+}
+
+/* ---- the sums ----------------------------------------------------------------------- */
+
+static void sums_scenario(void *arg)
+{
+    (void)arg;
+    init_with("CGPROF_TOTAL=1", NULL);
+    add(&P1, 0);
+    add(&P2, 0);
+    add(&P3, 1);
+    const struct cg_snapshot *t = cg_total_snapshot();
+    REQUIRE(t->narcs == 7 && t->nselfs == 11);
+    /* one thread still running, with one call in progress */
+    struct cg_dump d;
+    cg_part_begin(&d, "Program termination", 3, 1, 0);
+    cg_total_write(&d, 1, 1);
+    REQUIRE(cg_part_end(&d) == 0);
+    /* the file is where cg_name_total says */
+    struct cg_names names = { cg_opts.out, getpid(), cg_proc_cwd() };
+    char path[700], expected[700];
+    REQUIRE(cg_name_total(&names, path, sizeof path) == 0);
+    snprintf(expected, sizeof expected, "%s/cg.total.%ld", dir, (long)getpid());
+    REQUIRE(strcmp(path, expected) == 0);
+    REQUIRE(strcmp(cg_part_files(), expected) == 0);
+}
+
+static void test_total_is_the_exact_sum_of_the_parts(void **state)
+{
+    (void)state;
+    set_dir("sums", "cg.out");
+    pid_t pid = run_child(sums_scenario, NULL, NULL);
+    char expected[128], path[700];
+    snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
+    assert_listing(expected);
+    snprintf(path, sizeof path, "%s/%s", dir, expected);
+    struct prof p;
+    prof_read(path, &p);
+    assert_int_equal(p.pid, pid);
+    assert_int_equal(p.thread, 0);
+    assert_int_equal(p.part, 3);
+    ASSERT_DESC(&p, "Trigger", "Program termination");
+    /* threads: the one that ended and the one running; parts: all added */
+    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 3 parts summed (CGPROF_TOTAL)");
+    /* in progress: 2 when thread 2 ended, 1 in the running thread */
+    ASSERT_DESC(&p, "Calls in progress", "3 (counted up to the dump)");
+    /* a call running across parts is counted once: no calls=0 left */
+    ASSERT_NO_DESC(&p, "Calls continued");
+    assert_int_equal(p.ncalls, 7);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 80);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 2, 25);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 25);
+    ASSERT_CALL(&p, fname(G), fname(H), 1, 5);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 20);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 4);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 10);
+    ASSERT_SELF(&p, fname(MAIN), 30);
+    ASSERT_SELF(&p, fname(F), 25);
+    ASSERT_SELF(&p, fname(G), 20);
+    ASSERT_SELF(&p, fname(H), 5);
+    ASSERT_SELF(&p, fname(WMAIN), 6);
+    ASSERT_SELF(&p, fname(WA), 4);
+    ASSERT_SELF(&p, fname(WB), 10);
+    assert_int_equal(p.summary, 100);
+}
+
+/* CGPROF_TOTAL=0: nothing summed, nothing written; CGPROF_TOTAL unset: the
+ * default, 1, writes it. */
+static void off_scenario(void *arg)
+{
+    const char *value = arg;
+    init_with(value, NULL);
+    add(&P1, 0);
+    add(&P3, 1);
+    REQUIRE((cg_total_snapshot()->narcs == 0) == (cg_opts.total == 0));
+    struct cg_dump d;
+    cg_part_begin(&d, "Program termination", 1, 0, 0);
+    cg_total_write(&d, 1, 2);
+    REQUIRE(cg_part_end(&d) == 0);
+}
+
+static void test_total_off_writes_nothing(void **state)
+{
+    (void)state;
+    set_dir("off", "cg.out");
+    run_child(off_scenario, (void *)"CGPROF_TOTAL=0", err_path);
+    assert_listing("");
+    assert_stderr("");
+    set_dir("default", "cg.out");
+    pid_t pid = run_child(off_scenario, NULL, err_path);
+    char expected[128], path[700];
+    snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
+    assert_listing(expected);
+    snprintf(path, sizeof path, "%s/%s", dir, expected);
+    struct prof p;
+    prof_read(path, &p);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 2 parts summed (CGPROF_TOTAL)");
+    ASSERT_DESC(&p, "Calls in progress", "4 (counted up to the dump)");
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 40);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 20);
+    assert_int_equal(p.summary, 60);
+}
+
+/* ---- the warning about repairs -------------------------------------------------------- */
+
+struct repairs {
+    const char *var;                  /* an extra variable, or NULL */
+    uint64_t left[2], unmatched[2], lost[2]; /* in two parts */
+};
+
+static void repairs_scenario(void *arg)
+{
+    const struct repairs *r = arg;
+    init_with(r->var, NULL);
+    for (int i = 0; i < 2; i++) {
+        struct part_spec spec = P1;
+        spec.left = r->left[i];
+        spec.unmatched = r->unmatched[i];
+        spec.lost = r->lost[i];
+        add(&spec, 0);
+    }
+    cg_total_warn_repairs();
+}
+
+static void warn_case(const char *name, const struct repairs *r, const char *expected)
+{
+    char d[64];
+    snprintf(d, sizeof d, "warn-%s", name);
+    set_dir(d, "cg.out");
+    run_child(repairs_scenario, (void *)r, err_path);
+    assert_stderr(expected);
+}
+
+static void test_repair_warning(void **state)
+{
+    (void)state;
+    static const struct repairs clean = { NULL, { 0, 0 }, { 0, 0 }, { 0, 0 } };
+    warn_case("clean", &clean, "");
+    static const struct repairs all = { NULL, { 2, 1 }, { 1, 0 }, { 0, 2 } };
+    warn_case("all", &all,
+              "cgprof: warning: the profile holds repairs: 3 frames found left without exit (each counted as "
+              "ending when found: calls made meanwhile may be shown under it), 1 exit that matched no frame "
+              "(dropped), 2 calls not recorded (counts that much too low); see its desc: lines and the README, "
+              "\"Repairs\"\n");
+    static const struct repairs other = { NULL, { 1, 0 }, { 1, 1 }, { 0, 1 } };
+    warn_case("plural", &other,
+              "cgprof: warning: the profile holds repairs: 1 frame found left without exit (each counted as "
+              "ending when found: calls made meanwhile may be shown under it), 2 exits that matched no frame "
+              "(dropped), 1 call not recorded (counts that much too low); see its desc: lines and the README, "
+              "\"Repairs\"\n");
+    static const struct repairs lost = { NULL, { 0, 0 }, { 0, 0 }, { 0, 5 } };
+    warn_case("lost", &lost,
+              "cgprof: warning: the profile holds repairs: 5 calls not recorded (counts that much too low); see its "
+              "desc: lines and the README, \"Repairs\"\n");
+    /* counted whatever CGPROF_TOTAL says */
+    static const struct repairs nototal = { "CGPROF_TOTAL=0", { 0, 0 }, { 0, 1 }, { 0, 0 } };
+    warn_case("nototal", &nototal,
+              "cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its desc: "
+              "lines and the README, \"Repairs\"\n");
+    static const struct repairs off = { "CGPROF_REPAIR_WARNING=0", { 2, 1 }, { 1, 0 }, { 0, 2 } };
+    warn_case("off", &off, "");
+}
+
+/* The repairs as the total's desc: lines say them. */
+static void repairs_desc_scenario(void *arg)
+{
+    (void)arg;
+    init_with(NULL, NULL);
+    struct part_spec spec = P1;
+    spec.left = 2;
+    spec.unmatched = 1;
+    add(&spec, 0);
+    spec = P2;
+    spec.left = 1;
+    spec.lost = 2;
+    add(&spec, 0);
+    struct cg_dump d;
+    cg_part_begin(&d, "Program termination", 3, 1, 0);
+    cg_total_write(&d, 1, 1);
+}
+
+static void test_total_says_the_repairs(void **state)
+{
+    (void)state;
+    set_dir("repairs-desc", "cg.out");
+    pid_t pid = run_child(repairs_desc_scenario, NULL, NULL);
+    char path[700];
+    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
+    struct prof p;
+    prof_read(path, &p);
+    ASSERT_DESC(&p, "Frames left without exit", "3 (repaired: found gone by a later hook, counted as ending then)");
+    ASSERT_DESC(&p, "Unmatched exits", "1 (dropped)");
+    ASSERT_DESC(&p, "Lost", "2 calls not recorded (out of memory, or signal handlers nested too deep)");
+    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+}
+
+/* ---- fork ----------------------------------------------------------------------------- */
+
+/* A forked child forgets the parent's sums (total, repairs, threads that
+ * ended) and counts from the fork. */
+static void forked_scenario(void *arg)
+{
+    (void)arg;
+    init_with(NULL, NULL);
+    struct part_spec spec = P1;
+    spec.left = 4;
+    add(&spec, 0);
+    add(&P3, 1);
+    struct cg_snapshot ended = make_part(&P3);
+    REQUIRE(cg_ended_add(&ended) == 0);
+    cg_snapshot_free(&ended);
+    cg_total_forked();
+    REQUIRE(cg_total_snapshot()->narcs == 0 && cg_ended_snapshot()->narcs == 0);
+    struct cg_dump d;
+    cg_part_begin(&d, "Program termination", 1, 1, 0);
+    cg_total_write(&d, 1, 0); /* nothing added since: no total */
+    cg_ended_write(&d);       /* nothing ended since: no thread 00 */
+    cg_total_warn_repairs();  /* the parent's repairs are the parent's */
+    REQUIRE(cg_part_end(&d) == 0);
+    add(&P2, 0);
+    cg_part_begin(&d, "Program termination", 2, 1, 0);
+    cg_total_write(&d, 1, 1);
+    REQUIRE(cg_part_end(&d) == 0);
+}
+
+static void test_total_forked_forgets(void **state)
+{
+    (void)state;
+    set_dir("forked", "cg.out");
+    pid_t pid = run_child(forked_scenario, NULL, err_path);
+    assert_stderr("");
+    char expected[128], path[700];
+    snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
+    assert_listing(expected);
+    snprintf(path, sizeof path, "%s/%s", dir, expected);
+    struct prof p;
+    prof_read(path, &p);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Thread name", "total of 1 thread, 1 part summed (CGPROF_TOTAL)");
+    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0)");
+    assert_int_equal(p.ncalls, 4);
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 40);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 0, 15);
+    ASSERT_CALL(&p, fname(G), fname(H), 1, 5);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
+    ASSERT_NO_CALL(&p, ROOT, fname(WMAIN));
+    assert_int_equal(p.summary, 40);
+}
+
+/* ---- the merge of threads that ended ------------------------------------------------------ */
+
+static void ended_scenario(void *arg)
+{
+    (void)arg;
+    init_with("CGPROF_THREAD_EXIT=merge", "CGPROF_TOTAL=0");
+    struct cg_snapshot a = make_part(&P3), b = make_part(&P4);
+    REQUIRE(cg_ended_add(&a) == 0);
+    REQUIRE(cg_ended_add(&b) == 0);
+    REQUIRE(a.narcs == 3 && b.narcs == 2); /* copied, not taken */
+    REQUIRE(cg_ended_snapshot()->narcs == 3);
+    struct cg_dump d;
+    cg_part_begin(&d, "Client request: one", 1, 1, 0);
+    cg_ended_write(&d);
+    REQUIRE(cg_part_end(&d) == 0);
+    REQUIRE(cg_ended_snapshot()->narcs == 0 && cg_ended_snapshot()->nselfs == 0);
+    /* the merge starts again: thread 3's part alone */
+    REQUIRE(cg_ended_add(&b) == 0);
+    cg_part_begin(&d, "Client request: two", 2, 1, 0);
+    cg_ended_write(&d);
+    REQUIRE(cg_part_end(&d) == 0);
+    /* nothing ended since */
+    cg_part_begin(&d, "Client request: three", 3, 1, 0);
+    cg_ended_write(&d);
+    REQUIRE(cg_part_end(&d) == 0);
+    REQUIRE(strcmp(cg_part_files(), "") == 0);
+    cg_snapshot_free(&a);
+    cg_snapshot_free(&b);
+}
+
+static void test_ended_threads_merged(void **state)
+{
+    (void)state;
+    set_dir("ended", "cg.out");
+    pid_t pid = run_child(ended_scenario, NULL, NULL);
+    char expected[128], path[700];
+    snprintf(expected, sizeof expected, "cg.out.%ld.1-00 cg.out.%ld.2-00", (long)pid, (long)pid);
+    assert_listing(expected);
+    struct prof p;
+    snprintf(path, sizeof path, "%s/cg.out.%ld.1-00", dir, (long)pid);
+    prof_read(path, &p);
+    assert_int_equal(p.thread, 0);
+    assert_int_equal(p.part, 1);
+    ASSERT_DESC(&p, "Trigger", "Client request: one");
+    ASSERT_DESC(&p, "Thread name", "2 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
+    ASSERT_NO_DESC(&p, "Calls in progress");
+    ASSERT_NO_DESC(&p, "Calls continued");
+    assert_int_equal(p.ncalls, 3);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 32);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 3, 11);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 10);
+    ASSERT_SELF(&p, fname(WMAIN), 11);
+    ASSERT_SELF(&p, fname(WA), 11);
+    ASSERT_SELF(&p, fname(WB), 10);
+    assert_int_equal(p.summary, 32);
+
+    snprintf(path, sizeof path, "%s/cg.out.%ld.2-00", dir, (long)pid);
+    prof_read(path, &p);
+    assert_int_equal(p.part, 2);
+    ASSERT_DESC(&p, "Trigger", "Client request: two");
+    ASSERT_DESC(&p, "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
+    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0)");
+    assert_int_equal(p.ncalls, 2);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 12);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 2, 7);
+}
+
+/* ---- the total of a run, against its part files ---------------------------------------------- */
+
+/* A thread that ends with WB running: t=0 WMAIN; t=1..3 WA; t=4 WB; ends at 9 */
+static void *ending_thread(void *arg)
+{
+    (void)arg;
+    static struct sim s;
+    sim_attach(&s);
+    sim_call(&s, WMAIN, ROOT_SITE, 0);
+    sim_call(&s, WA, WMAIN + 0x10, 1);
+    sim_ret(&s, WA, 3);
+    sim_call(&s, WB, WMAIN + 0x20, 4);
+    sim_end(&s, 9);
+    return NULL;
+}
+
+/* main: t=0 MAIN; t=5..9 F; t=10 G called; dump 1 at 20; thread 2 runs and
+ * ends; t=25 G returns; t=30 F called; dump 2 at 40; t=45 F returns; t=50
+ * F called; the exit dump at 60 (MAIN and F running) */
+static void run_scenario(void *arg)
+{
+    init_with(arg, NULL);
+    struct sim s;
+    sim_attach(&s);
+    sim_call(&s, MAIN, ROOT_SITE, 0);
+    sim_call(&s, F, MAIN + 0x10, 5);
+    sim_ret(&s, F, 9);
+    sim_call(&s, G, MAIN + 0x20, 10);
+    sim_at(&s, 20);
+    REQUIRE(cg_dump_now("one") == 0);
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, ending_thread, NULL) == 0 && pthread_join(th, NULL) == 0);
+    sim_ret(&s, G, 25);
+    sim_call(&s, F, MAIN + 0x10, 30);
+    sim_at(&s, 40);
+    REQUIRE(cg_dump_now("two") == 0);
+    sim_ret(&s, F, 45);
+    sim_call(&s, F, MAIN + 0x10, 50);
+    sim_at(&s, 60);
+    cg_dump_final("Program termination");
+}
+
+/* Every part file of the run in dir summed, call by call and function by
+ * function, against the total file. */
+static void check_total_against_parts(pid_t pid, unsigned nparts)
+{
+    char listing[4096], total_name[64];
+    dir_listing(dir, listing, sizeof listing);
+    snprintf(total_name, sizeof total_name, "cg.total.%ld", (long)pid);
+    static struct prof sum, p;
+    memset(&sum, 0, sizeof sum);
+    unsigned files = 0;
+    for (char *save = NULL, *name = strtok_r(listing, " ", &save); name; name = strtok_r(NULL, " ", &save)) {
+        if (strcmp(name, total_name) == 0)
+            continue;
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        prof_read(path, &p);
+        files++;
+        for (unsigned i = 0; i < p.ncalls; i++) {
+            struct prof_call *c = prof_call_get(&sum, p.calls[i].caller, p.calls[i].callee);
+            c->count += p.calls[i].count;
+            c->incl += p.calls[i].incl;
+        }
+        for (unsigned i = 0; i < p.nfns; i++)
+            prof_fn_get(&sum, p.fns[i].name)->self += p.fns[i].self;
+        sum.summary += p.summary;
+    }
+    assert_int_equal(files, nparts);
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, total_name);
+    prof_read(path, &p);
+    assert_int_equal(p.ncalls, sum.ncalls);
+    for (unsigned i = 0; i < sum.ncalls; i++)
+        ASSERT_CALL(&p, sum.calls[i].caller, sum.calls[i].callee, sum.calls[i].count, sum.calls[i].incl);
+    assert_int_equal(p.nfns, sum.nfns);
+    for (unsigned i = 0; i < sum.nfns; i++)
+        ASSERT_SELF(&p, sum.fns[i].name, sum.fns[i].self);
+    assert_int_equal(p.summary, sum.summary);
+}
+
+static void check_run_total(pid_t pid)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
+    struct prof p;
+    prof_read(path, &p);
+    assert_int_equal(p.thread, 0);
+    assert_int_equal(p.part, 3);
+    ASSERT_DESC(&p, "Trigger", "Program termination");
+    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 4 parts summed (CGPROF_TOTAL)");
+    /* WMAIN and WB when thread 2 ended, MAIN and F at exit */
+    ASSERT_DESC(&p, "Calls in progress", "4 (counted up to the dump)");
+    ASSERT_NO_DESC(&p, "Calls continued");
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 60);
+    ASSERT_CALL(&p, fname(MAIN), fname(F), 3, 29);
+    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 15);
+    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 9);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 2);
+    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 5);
+    assert_int_equal(p.summary, 69);
+}
+
+static void test_run_total_is_the_sum_of_its_part_files(void **state)
+{
+    (void)state;
+    set_dir("run", "cg.out");
+    pid_t pid = run_child(run_scenario, NULL, NULL);
+    /* parts 1, 2 and 3 of thread 1, thread 2's last part */
+    check_total_against_parts(pid, 4);
+    check_run_total(pid);
+}
+
+/* CGPROF_THREAD_EXIT=merge: the part of the thread that ended is in the
+ * total once, not again with thread 00. */
+static void test_run_total_with_merge(void **state)
+{
+    (void)state;
+    set_dir("run-merge", "cg.out");
+    pid_t pid = run_child(run_scenario, (void *)"CGPROF_THREAD_EXIT=merge", NULL);
+    char expected[512];
+    snprintf(expected, sizeof expected, "cg.out.%ld.1-01 cg.out.%ld.2-00 cg.out.%ld.2-01 cg.out.%ld.3-01 cg.total.%ld",
+             (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
+    assert_listing(expected);
+    check_total_against_parts(pid, 4);
+    check_run_total(pid);
+}
+
+/* A repair made by the tables reaches the warning at the end of the run
+ * (dump.c's exit dump): an exit with no frame. */
+static void unmatched_scenario(void *arg)
+{
+    (void)arg;
+    init_with(NULL, NULL);
+    struct sim s;
+    sim_attach(&s);
+    sim_ret(&s, F, 1);
+    sim_call(&s, MAIN, ROOT_SITE, 2);
+    sim_ret(&s, MAIN, 3);
+    cg_dump_final("Program termination");
+}
+
+static void test_run_repairs_warned_at_exit(void **state)
+{
+    (void)state;
+    set_dir("run-unmatched", "cg.out");
+    pid_t pid = run_child(unmatched_scenario, NULL, err_path);
+    assert_stderr("cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its "
+                  "desc: lines and the README, \"Repairs\"\n");
+    char path[700];
+    snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, (long)pid);
+    struct prof p;
+    prof_read(path, &p);
+    ASSERT_DESC(&p, "Unmatched exits", "1 (dropped)");
+    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_total_names),
+        cmocka_unit_test(test_total_is_the_exact_sum_of_the_parts),
+        cmocka_unit_test(test_total_off_writes_nothing),
+        cmocka_unit_test(test_repair_warning),
+        cmocka_unit_test(test_total_says_the_repairs),
+        cmocka_unit_test(test_total_forked_forgets),
+        cmocka_unit_test(test_ended_threads_merged),
+        cmocka_unit_test(test_run_total_is_the_sum_of_its_part_files),
+        cmocka_unit_test(test_run_total_with_merge),
+        cmocka_unit_test(test_run_repairs_warned_at_exit),
+    };
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
