@@ -11,6 +11,12 @@
 #define CG_NOINSTR __attribute__((no_instrument_function))
 #define CG_HOT     __attribute__((hot)) CG_NOINSTR
 #define CG_COLD    __attribute__((cold, noinline)) CG_NOINSTR
+/* A function that reads, on purpose, what another thread writes with
+ * plain stores (a dump reading a running thread's tables: costs.c, the
+ * cg_totals_read_* functions): ThreadSanitizer leaves its accesses out.
+ * Kept out of line so that no other code inherits the exemption; every
+ * other access of the hand-offs is still checked (scripts/test). */
+#define CG_RACY_READ __attribute__((noinline, no_sanitize("thread"))) CG_NOINSTR
 #define CG_EXPORT  __attribute__((visibility("default")))
 /* The hot path's pieces, inlined into the hooks whatever the compiler's
  * estimate: gcc kept cg_costs_enter out of line (it is also used by the

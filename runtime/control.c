@@ -13,7 +13,11 @@
 #include "util.h"
 
 static char dir[CG_OPT_PATH_MAX];
+/* Cleared by the last dump (cg_control_remove, the main thread) while the
+ * service thread may be looking for a command: atomic. */
 static int enabled;
+#define ENABLED() __atomic_load_n(&enabled, __ATOMIC_ACQUIRE)
+#define SET_ENABLED(v) __atomic_store_n(&enabled, (v), __ATOMIC_RELEASE)
 static int dump_signal;
 static unsigned done;
 /* The id of the command being handled, and of the last one handled: the
@@ -54,8 +58,8 @@ void cg_control_init(int sig)
     else
         snprintf(dir, sizeof dir, "/tmp/cgprof-%ld", (long)geteuid());
     const char *why = NULL;
-    enabled = dir_usable(dir, &why);
-    if (!enabled)
+    SET_ENABLED(dir_usable(dir, &why));
+    if (!ENABLED())
         cg_warn("control directory %s is not used: %s; cgprof-control cannot reach this process "
                 "(CGPROF_CONTROL_DIR chooses another)",
                 dir, why);
@@ -100,7 +104,7 @@ void cg_control_status(unsigned threads, unsigned parts, int collecting, const c
 
 static void write_status(void)
 {
-    if (!enabled)
+    if (!ENABLED())
         return;
     unsigned threads = last_threads, parts = last_parts;
     int collecting = last_collecting;
@@ -131,7 +135,7 @@ static void write_status(void)
 int cg_control_take_command(char *arg, size_t size)
 {
     arg[0] = 0;
-    if (!enabled)
+    if (!ENABLED())
         return CG_CONTROL_NONE;
     char path[CG_OPT_PATH_MAX + 64];
     path_of(path, sizeof path, "cmd");
@@ -175,16 +179,16 @@ int cg_control_take_command(char *arg, size_t size)
 
 void cg_control_remove(void)
 {
-    if (!enabled)
+    if (!ENABLED())
         return;
     char path[CG_OPT_PATH_MAX + 64];
     path_of(path, sizeof path, "status");
     unlink(path);
-    enabled = 0;
+    SET_ENABLED(0);
 }
 
 void cg_control_forget(void)
 {
-    enabled = 0;
+    SET_ENABLED(0);
     done = 0;
 }

@@ -488,6 +488,42 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
     return 0;
 }
 
+/* The reads of a running thread's tables that its owner writes with plain
+ * stores (the hot path has no atomics but for the depth, the counts and
+ * their times): self costs, runs and the fields of frames. A value read
+ * while it changes is the old or the new one (aligned words, x86-64), and
+ * the rules of cg_costs_totals make either harmless: races by the letter
+ * of C11, harmless by design, and so left out of ThreadSanitizer's checks
+ * (CG_RACY_READ), they and nothing else. */
+static CG_RACY_READ void cg_totals_read_selfs(const struct cg_self *selfs, uint32_t n, uint64_t *cost)
+{
+    for (uint32_t i = 0; i < n; i++)
+        cost[i] = selfs[i].cost;
+}
+
+static CG_RACY_READ void cg_totals_read_runs(const struct cg_arc *arcs, uint32_t n, uint64_t *runs)
+{
+    for (uint32_t i = 0; i < n; i++)
+        runs[i] = arcs[i].runs;
+}
+
+struct frame_view {
+    uint32_t arc, self, skip;
+    uint64_t t_enter, t_last;
+};
+
+/* Each field once: the thread may be rewriting a frame above its depth (a
+ * call that ended, another entered), and a field read twice could give
+ * two calls' values. */
+static CG_RACY_READ void cg_totals_read_frame(const struct cg_frame *f, struct frame_view *v)
+{
+    v->arc = __atomic_load_n(&f->arc, __ATOMIC_RELAXED);
+    v->t_enter = __atomic_load_n(&f->t_enter, __ATOMIC_RELAXED);
+    v->skip = __atomic_load_n(&f->skip, __ATOMIC_RELAXED);
+    v->self = __atomic_load_n(&f->self, __ATOMIC_RELAXED);
+    v->t_last = __atomic_load_n(&f->t_last, __ATOMIC_RELAXED);
+}
+
 int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
 {
     uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
@@ -497,15 +533,17 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     if (totals_fit(t, narcs, nselfs))
         return -1;
     /* Of a thread that runs meanwhile, self costs are read first, then the
-     * arcs, then the frames: a call that ends between two of these reads has
-     * its time in this part on the inclusive side or in none (then in the
-     * next part), rarely on the self side alone. */
-    for (uint32_t i = 0; i < nselfs; i++)
-        t->cost[i] = selfs[i].cost;
+     * arcs (each one's time before its count), then the frames, in the
+     * reverse of the order a call's exit writes them (cg_costs_pop): a call
+     * that ends meanwhile is found in its frame or in its count, or in
+     * neither (this reading is one short, the next makes it up), never in
+     * both, and its time is never in its frame and its arc at once. The
+     * acquire loads keep the reads in that order. */
+    cg_totals_read_selfs(selfs, nselfs, t->cost);
+    cg_totals_read_runs(arcs, narcs, t->runs);
     for (uint32_t i = 0; i < narcs; i++) {
-        t->count[i] = arcs[i].count;
-        t->incl[i] = arcs[i].incl;
-        t->runs[i] = arcs[i].runs;
+        t->incl[i] = __atomic_load_n(&arcs[i].incl, __ATOMIC_ACQUIRE);
+        t->count[i] = __atomic_load_n(&arcs[i].count, __ATOMIC_ACQUIRE);
     }
     /* The time is taken before the frames are read: a frame still there
      * ends later than that, so a call in progress is never charged more
@@ -520,16 +558,17 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
      * callee and closed theirs when they called it. */
     uint32_t running = 0;
     for (uint32_t i = 0; i < depth; i++) {
-        const struct cg_frame *f = &frames[i];
-        if (f->arc >= narcs || now < f->t_enter)
+        struct frame_view f;
+        cg_totals_read_frame(&frames[i], &f);
+        if (f.arc >= narcs || now < f.t_enter)
             continue; /* entered after `now`, or a torn read of a frame being pushed */
-        if (!f->skip) { /* a call left out is no call: its time is its caller's self */
-            t->count[f->arc]++;
-            t->incl[f->arc] += now - f->t_enter;
+        if (!f.skip) { /* a call left out is no call: its time is its caller's self */
+            t->count[f.arc]++;
+            t->incl[f.arc] += now - f.t_enter;
             running++;
         }
-        if (i == depth - 1 && f->self < nselfs && now >= f->t_last)
-            t->cost[f->self] += now - f->t_last;
+        if (i == depth - 1 && f.self < nselfs && now >= f.t_last)
+            t->cost[f.self] += now - f.t_last;
     }
     t->depth = running;
     t->lost = c->lost;

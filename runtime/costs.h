@@ -386,19 +386,28 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
         now = f->t_last; /* see cg_costs_enter */
     if (now != f->t_last)
         c->selfs[f->self].cost += now - f->t_last;
-    if (cg_likely(!f->skip)) {
-        a->count++;
-        a->incl += now - f->t_enter;
-        /* 0 when off: never equal to a count just incremented */
-        if (cg_unlikely(a->count == c->throttle_n))
-            cg_throttle_check(c, f->arc);
-    }
     uint32_t d = c->depth - 1;
-    __atomic_store_n(&c->depth, d, __ATOMIC_RELEASE);
+    /* The caller resumes: its running segment starts now, before it is the
+     * top frame again for a dump reading meanwhile. */
     if (cg_likely(d > 0)) {
         struct cg_frame *p = &c->frames[d - 1];
         p->t_last = now;
         p->self = a->ret_self;
+    }
+    /* The frame is unpublished before its call is counted, the count stored
+     * before the time: a dump reading meanwhile (cg_costs_totals: times,
+     * counts, then frames) finds the call in its frame or in its count, or
+     * in neither (a reading one short, which the next makes up), never in
+     * both. A call counted twice would stay so: parts never take back
+     * (cg_totals_raise). */
+    __atomic_store_n(&c->depth, d, __ATOMIC_RELEASE);
+    if (cg_likely(!f->skip)) {
+        uint64_t count = a->count + 1;
+        __atomic_store_n(&a->count, count, __ATOMIC_RELEASE);
+        __atomic_store_n(&a->incl, a->incl + (now - f->t_enter), __ATOMIC_RELEASE);
+        /* 0 when off: never equal to a count just incremented */
+        if (cg_unlikely(count == c->throttle_n))
+            cg_throttle_check(c, f->arc);
     }
 }
 

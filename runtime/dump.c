@@ -86,7 +86,7 @@ static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_totals 
     }
     char comm[64];
     const char *name = t->name;
-    if (!name[0] && !t->finished) {
+    if (!name[0] && !finished(t)) {
         cg_proc_thread_comm(t->tid, comm, sizeof comm);
         name = comm;
     }

@@ -183,14 +183,15 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     CG_CHECK(f->arc < c->narcs && f->self < c->nselfs);
     uint64_t now = cg_fast_now_charge(t, f, sampled);
     struct cg_arc *a = &c->arcs[f->arc];
-    uint64_t count = a->count + 1;
-    a->count = count;
-    a->incl += now - f->t_enter;
-    __atomic_store_n(&c->depth, d - 1, __ATOMIC_RELEASE);
     if (cg_likely(d > 1)) {
         f[-1].t_last = now;
         f[-1].self = a->ret_self;
     }
+    /* unpublished, then counted, then timed: see cg_costs_pop */
+    uint64_t count = a->count + 1;
+    __atomic_store_n(&c->depth, d - 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&a->count, count, __ATOMIC_RELEASE);
+    __atomic_store_n(&a->incl, a->incl + (now - f->t_enter), __ATOMIC_RELEASE);
     /* the check is a call: made outside, by cg_guard_throttle */
     return cg_unlikely(count == c->throttle_n) ? 2 : 1;
 }
