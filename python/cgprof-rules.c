@@ -13,6 +13,12 @@
  *   expand PATTERN PID         "ok PATH": cg_expand_path(); "error" if it
  *                              does not fit
  *   total PATTERN              "ok PATTERN": cg_total_pattern(); "error"
+ *   file PATTERN PID CWD THREAD PART
+ *                              "ok PATH": cg_name_part(), the file of
+ *                              thread THREAD, part PART (0: a run without
+ *                              parts), relative names made absolute
+ *                              against CWD ("" leaves them relative)
+ *   totalfile PATTERN PID CWD  "ok PATH": cg_name_total()
  *   table                      "ok N", then N lines, one per option of the
  *                              runtime's table: field, variable, type,
  *                              default, accepted values, help, tab-separated
@@ -24,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "naming.h"
 #include "options.h"
 
 /* The table's field and type names, as options.inc spells them (the
@@ -138,7 +145,8 @@ static int arity(const char *question)
     static const struct {
         const char *word;
         int args;
-    } questions[] = { { "option", 1 }, { "signal", 1 }, { "expand", 2 }, { "total", 1 }, { "table", 0 } };
+    } questions[] = { { "option", 1 }, { "signal", 1 }, { "expand", 2 }, { "total", 1 }, { "file", 5 },
+                    { "totalfile", 3 },   { "table", 0 } };
     for (unsigned i = 0; i < sizeof questions / sizeof *questions; i++)
         if (strcmp(question, questions[i].word) == 0)
             return questions[i].args;
@@ -170,6 +178,17 @@ int main(int argc, char **argv)
             answer_path(cg_expand_path(pattern, pid, out, sizeof out), out);
         } else if (strcmp(q, "total") == 0) {
             answer_path(cg_total_pattern(argv[++i], out, sizeof out), out);
+        } else if (strcmp(q, "file") == 0 || strcmp(q, "totalfile") == 0) {
+            struct cg_names n = { argv[i + 1], strtol(argv[i + 2], NULL, 10), argv[i + 3] };
+            if (q[0] == 't') {
+                answer_path(cg_name_total(&n, out, sizeof out), out);
+                i += 3;
+            } else {
+                unsigned thread = (unsigned)strtoul(argv[i + 4], NULL, 10);
+                unsigned part = (unsigned)strtoul(argv[i + 5], NULL, 10);
+                answer_path(cg_name_part(&n, thread, part, part != 0, out, sizeof out), out);
+                i += 5;
+            }
         } else {
             answer_table();
         }

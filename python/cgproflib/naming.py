@@ -1,87 +1,91 @@
 """The names of the profile files, as the runtime makes them from the
-CGPROF_OUT pattern and the directory the program started in:
+CGPROF_OUT pattern and the directory the program started in (README,
+"Output files"):
 
     <prefix>.<pid>-<NN>            a run without dumps on demand
     <prefix>.<pid>.<part>-<NN>     each part of a run with dumps
     <prefix>-<NN>, <prefix>.<part>-<NN>   when the pattern names the pid (%p)
-    the total: cg_total_pattern() of the pattern (callgrind.total.<pid>)
+    the total: callgrind.total.<pid> for callgrind.out, and so on
 
-<prefix> is the pattern with %p made the pid and %% a % (cg_expand_path()),
-relative to the start-up directory (runtime/dump.c's file_name(),
-total_path(); runtime/options.c).
-
-The total's pattern is asked from the runtime (cgproflib.rules). Two rules
-stay here, because the launcher must invert them to find the files of any
-pid: the expansion (tests/python/test_naming.py checks it against
-cg_expand_path()) and file_name()'s layout (tests/integration/
-test_launcher.py checks what scan() finds against the files the runtime
-writes).
+No rule of that layout is typed here: every name is asked from the
+runtime's own code (runtime/naming.c, through cgproflib.rules). The
+launcher must also invert the names, to find the files of any pid: it asks
+for the names of sentinel numbers (a pid, a thread, a part that the
+pattern does not contain) and reads where they land.
 """
 
+import functools
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from . import rules
 
 
-def _pieces(pattern: str) -> List[Optional[str]]:
-    """The pattern as cg_expand_path() reads it: runs of text, and None for
-    each %p (the pid)."""
-    pieces: List[Optional[str]] = []
-    text, i = [], 0
-    while i < len(pattern):
-        two = pattern[i:i + 2]
-        if two == "%p":
-            pieces += ["".join(text), None]
-            text = []
-            i += 2
-        elif two == "%%":
-            text.append("%")
-            i += 2
-        else:
-            text.append(pattern[i])
-            i += 1
-    return pieces + ["".join(text)]
+def _sentinels(pattern: str) -> Tuple[int, int, int]:
+    """A pid, a thread and a part whose digits appear nowhere in the
+    pattern, so that where they land in a name is certain."""
+    picked = []
+    for base in (987654321, 97531, 86420):
+        n = base
+        while str(n) in pattern or any(str(n) in str(p) or str(p) in str(n) for p in picked):
+            n += 1111
+        picked.append(n)
+    return picked[0], picked[1], picked[2]
 
 
-def expand(pattern: str, pid: int) -> str:
-    """cg_expand_path(): %p -> pid, %% -> %."""
-    return "".join(str(pid) if p is None else p for p in _pieces(pattern))
-
-
-def names_pid(pattern: str) -> bool:
-    """Whether the files' names leave the pid to the pattern: dump.c and
-    cg_total_pattern() look for "%p" anywhere in it (strstr(), so the "%p"
-    of an escaped "%%p" counts too)."""
-    return "%p" in pattern
-
-
-def directory_names_pid(pattern: str) -> bool:
-    """Whether the directory of the files depends on the pid."""
-    return None in _pieces(os.path.dirname(pattern))
+def _answer(name: Optional[str], pattern: str) -> str:
+    if name is None:
+        raise rules.RulesError("the runtime makes no file name of the pattern %r (too long)" % pattern)
+    return name
 
 
 def directory(pattern: str, pid: int, cwd: str) -> str:
     """The directory of the files of pid; a relative one is taken from cwd,
     the directory the program started in."""
-    d = expand(os.path.dirname(pattern), pid)
-    return os.path.join(cwd, d) if d else cwd
+    name = rules.file_names([(pattern, pid, cwd, 1, 0)])[0]
+    return os.path.dirname(_answer(name, pattern))
 
 
+def directory_names_pid(pattern: str) -> bool:
+    """Whether the directory of the files depends on the pid."""
+    pid, _, _ = _sentinels(pattern)
+    a, b = rules.file_names([(pattern, pid, "/", 1, 0), (pattern, pid + 1, "/", 1, 0)])
+    return os.path.dirname(_answer(a, pattern)) != os.path.dirname(_answer(b, pattern))
+
+
+@functools.lru_cache(maxsize=32)
 def file_regex(pattern: str) -> "re.Pattern[str]":
     """The names (without their directory) of the files the pattern gives,
-    with the groups pid (where the name has it), part, thread."""
-    out, with_pid = [], False
-    for piece in _pieces(os.path.basename(pattern)):
-        if piece is not None:
-            out.append(re.escape(piece))
+    with the groups pid (where the name has it), part, thread; built from
+    the runtime's names of sentinel numbers, and checked against them."""
+    pid, thread, part = _sentinels(pattern)
+    with_part, without = (os.path.basename(_answer(n, pattern)) for n in rules.file_names(
+        [(pattern, pid, "", thread, part), (pattern, pid, "", thread, 0)]))
+    pid_s, part_s, thread_s = str(pid), ".%d" % part, "-%d" % thread
+    out, i, seen_pid = [], 0, False
+    while i < len(with_part):
+        rest = with_part[i:]
+        if rest.startswith(pid_s):
+            out.append("(?P=pid)" if seen_pid else "(?P<pid>[0-9]+)")
+            seen_pid = True
+            i += len(pid_s)
+        elif rest.startswith(part_s):
+            out.append(r"(?:\.(?P<part>[0-9]+))?")
+            i += len(part_s)
+        elif rest == thread_s:
+            out.append(r"-(?P<thread>[0-9]+)")
+            i += len(thread_s)
         else:
-            out.append("(?P=pid)" if with_pid else "(?P<pid>[0-9]+)")
-            with_pid = True
-    if not names_pid(pattern):
-        out.append(r"\.(?P<pid>[0-9]+)")
-    return re.compile("".join(out) + r"(?:\.(?P<part>[0-9]+))?-(?P<thread>[0-9]+)")
+            out.append(re.escape(with_part[i]))
+            i += 1
+    rx = re.compile("".join(out))
+    for name, want in ((with_part, str(part)), (without, None)):
+        m = rx.fullmatch(name)
+        if not m or m.group("part") != want or m.group("thread") != str(thread) or \
+                m.groupdict().get("pid") not in (None, pid_s):
+            raise rules.RulesError("the runtime's file name %r for %r is not understood" % (name, pattern))
+    return rx
 
 
 class ProfileFile(NamedTuple):
@@ -89,6 +93,7 @@ class ProfileFile(NamedTuple):
     part: int            # 0: a run without dumps on demand, whose names have no part
     thread: int
     mtime: int
+    suffix: int          # the length of the name's .<part>-<NN> or -<NN> (run_name)
 
 
 def scan(pattern: str, pid: int, cwd: str) -> Dict[str, ProfileFile]:
@@ -111,22 +116,20 @@ def scan(pattern: str, pid: int, cwd: str) -> Dict[str, ProfileFile]:
         except OSError:
             continue
         file_pid = m.groupdict().get("pid")
+        # the name up to its part, or its thread when it has no part
+        end = m.start("part") - 1 if m.group("part") is not None else m.start("thread") - 1
         found[path] = ProfileFile(None if file_pid is None else int(file_pid), int(m.group("part") or 0),
-                                  int(m.group("thread")), mtime)
+                                  int(m.group("thread")), mtime, len(n) - end)
     return found
 
 
 def run_name(path: str, f: ProfileFile) -> str:
     """The run a file belongs to, the name KCachegrind loads all its parts
     and threads by: the file's name without its .<part> and -<NN>."""
-    return path[:path.rfind(".%d-" % f.part if f.part else "-")]
+    return path[:len(path) - f.suffix]
 
 
 def total_path(pattern: str, pid: int, cwd: str) -> Optional[str]:
     """The file of the total of all threads of pid (CGPROF_TOTAL); None if
     its name would be too long for the runtime."""
-    total = rules.total_patterns([pattern])[0]
-    if total is None:
-        return None
-    name = expand(total, pid)
-    return os.path.join(cwd, name)
+    return rules.total_files([(pattern, pid, cwd)])[0]

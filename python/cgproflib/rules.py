@@ -1,7 +1,8 @@
 """The runtime's own rules, asked from the runtime's own code: cgprof-rules
 (python/cgprof-rules.c, linked with runtime/options.c) answers with
-cg_options_parse(), cg_parse_signal(), cg_expand_path() and
-cg_total_pattern(), so that nothing here re-implements them. It lives next
+cg_options_parse(), cg_parse_signal(), cg_expand_path(),
+cg_total_pattern() and the file names of runtime/naming.c, so that nothing
+here re-implements them. It lives next
 to the package, in cgprof's private directory (build/python in the build
 tree). Each call is one process start, about a millisecond.
 """
@@ -79,6 +80,19 @@ def expansions(patterns: Sequence[Tuple[str, int]]) -> List[Optional[str]]:
     """For each (pattern, pid), the pattern with %p and %% expanded; None
     where it would be too long."""
     return [_path(a) for a in _ask([("expand", p, pid) for p, pid in patterns])]
+
+
+def file_names(questions: Sequence[Tuple[str, int, str, int, int]]) -> List[Optional[str]]:
+    """For each (pattern, pid, cwd, thread, part), the file the runtime
+    writes for that thread and part (part 0: a run without dumps on
+    demand, whose names have no part), made absolute against cwd ("" leaves
+    a relative one relative); None where it would be too long."""
+    return [_path(a) for a in _ask([("file",) + tuple(q) for q in questions])]
+
+
+def total_files(questions: Sequence[Tuple[str, int, str]]) -> List[Optional[str]]:
+    """For each (pattern, pid, cwd), the file of the total of all threads."""
+    return [_path(a) for a in _ask([("totalfile",) + tuple(q) for q in questions])]
 
 
 def option_table() -> List[Tuple[str, ...]]:

@@ -167,7 +167,7 @@ class Runs(unittest.TestCase):
         self.assertIn("cgprof: wrote", p.stderr)       # --verbose: the runtime's own lines
 
     def test_the_files_of_every_kind_of_prefix(self):
-        """What the launcher finds (cgproflib.naming, which inverts dump.c's
+        """What the launcher finds (cgproflib.naming, which inverts naming.c's
         file names) is what the runtime wrote, parts and total included:
         prefixes with the pid or without, twice, after an escaped %, in a
         directory, or only seemingly (%%p)."""

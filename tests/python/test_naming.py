@@ -1,8 +1,9 @@
-"""cgproflib.naming: the expansion of a CGPROF_OUT pattern is the runtime's
-(cg_expand_path(), asked through cgprof-rules), the total's name is the one
-the README gives, and the file names the runtime writes are found, of every
-pid. (tests/integration/test_launcher.py checks the names against files the
-runtime really writes.)"""
+"""cgproflib.naming: the names are the runtime's (runtime/naming.c, asked
+through cgprof-rules), inverted right: the files the runtime names for any
+pid, thread and part are found, with those numbers, and nothing else; the
+total's name is the one the README gives. (tests/integration/
+test_launcher.py checks the names against files the runtime really
+writes.)"""
 
 import os
 import random
@@ -14,23 +15,26 @@ from cgproflib import naming, rules
 
 PATTERNS = ["", "callgrind.out", "%p", "%%", "%%p", "%%%p", "%p%p", "a%", "%", "%x", "p%%%%p", "/tmp/%p/x",
             "dir/prof.%p.cg", "100%/x", "a\\b", "new\nline", "tab\there", os.fsdecode(b"\xff%p\xfe"),
-            "\u00e9t\u00e9-%p"]
+            "\u00e9t\u00e9-%p", "x.1-01", "9%p", "run.%p/x", "a-%p-b.%p"]
 
 
-class Expansion(unittest.TestCase):
-    def test_the_runtimes_expansion(self):
+class Inverted(unittest.TestCase):
+    def test_the_runtimes_names_found_back(self):
         rng = random.Random(5)
-        patterns = PATTERNS + ["".join(rng.choice(["%", "p", "%p", "%%", "/", "x", ".out"]) for _ in range(12))
-                               for _ in range(300)]
-        cases = [(p, pid) for p in patterns for pid in (0, 1, 42, 4194304)]
-        self.assertEqual([naming.expand(p, pid) for p, pid in cases], rules.expansions(cases))
-
-    def test_names_pid_as_the_runtime_tests_it(self):
-        # strstr(pattern, "%p"): the "%p" of an escaped "%%p" counts
-        self.assertTrue(naming.names_pid("prof.%p"))
-        self.assertTrue(naming.names_pid("prof%%p"))
-        self.assertFalse(naming.names_pid("callgrind.out"))
-        self.assertFalse(naming.names_pid("prof%%"))
+        patterns = PATTERNS + ["".join(rng.choice(["%", "p", "%p", "%%", "x", ".out", "-", "1", "."])
+                                       for _ in range(10)) for _ in range(150)]
+        cases = [(p, pid, thread, part) for p in patterns for pid in (1, 42, 4194304)
+                 for thread, part in ((1, 0), (2, 3), (100, 12))]
+        names = rules.file_names([(p, pid, "", thread, part) for p, pid, thread, part in cases])
+        for (pattern, pid, thread, part), name in zip(cases, names):
+            m = naming.file_regex(pattern).fullmatch(os.path.basename(name))
+            self.assertTrue(m, (pattern, name))
+            self.assertEqual(int(m.group("thread")), thread, (pattern, name))
+            self.assertEqual(int(m.group("part") or 0), part, (pattern, name))
+            if m.groupdict().get("pid") is not None:
+                self.assertEqual(int(m.group("pid")), pid, (pattern, name))
+            else:
+                self.assertIn("%p", pattern)  # the pattern places the pid: not in the name then
 
     def test_directory(self):
         self.assertEqual(naming.directory("callgrind.out", 7, "/start"), "/start")
@@ -38,6 +42,7 @@ class Expansion(unittest.TestCase):
         self.assertEqual(naming.directory("/abs/x", 7, "/start"), "/abs")
         self.assertTrue(naming.directory_names_pid("run.%p/x"))
         self.assertFalse(naming.directory_names_pid("run%%p/x.%p"))
+        self.assertFalse(naming.directory_names_pid("callgrind.out"))
 
 
 class FileNames(unittest.TestCase):
@@ -71,6 +76,11 @@ class FileNames(unittest.TestCase):
                           "callgrind.out.11-02": (11, 0, 2)})
         for path, f in found.items():
             self.assertEqual(naming.run_name(path, f), os.path.join(d, "callgrind.out.%d" % f.pid))
+        # the run of a pattern that names the pid: the name up to its part
+        for name in ("p.5.x-01", "p.5.x.2-03"):
+            open(os.path.join(d, name), "w").close()
+        runs = {os.path.basename(p): naming.run_name(p, f) for p, f in naming.scan("p.%p.x", 5, d).items()}
+        self.assertEqual(runs, {"p.5.x-01": os.path.join(d, "p.5.x"), "p.5.x.2-03": os.path.join(d, "p.5.x")})
         self.assertEqual(naming.scan("callgrind.out", 10, os.path.join(d, "missing")), {})
 
     def test_total_path(self):
