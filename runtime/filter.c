@@ -443,7 +443,7 @@ void cg_filter_report_exit(void)
     struct cg_syms *own = NULL;
     if (!names || last_set_n != filter.throttled->n) {
         /* throttled since the last profile was written: name them now */
-        own = cg_syms_open();
+        own = cg_syms_open(NULL); /* the patterns name what is loaded now */
         names = throttled_names(own, &count);
     }
     /* gcc matches these as substrings of a function's name as the language

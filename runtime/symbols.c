@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <link.h>
-#include <pthread.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +70,7 @@ struct modsyms {
 struct cg_syms {
     Dwfl *dwfl;
     Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
+    struct cg_gone *gone_list; /* which they are (NULL: none looked for) */
     struct ptr_map paths; /* raw file name -> absolute path (kept) */
     /* The cache: entries made in blocks, one a lookup, that never move; and
      * pointers to them sorted by address. A dump looks up its addresses
@@ -168,11 +168,12 @@ static const Dwfl_Callbacks callbacks = {
 };
 
 
-struct cg_syms *cg_syms_open(void)
+struct cg_syms *cg_syms_open(struct cg_gone *gone)
 {
     struct cg_syms *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->gone_list = gone;
     s->dwfl = dwfl_begin(&callbacks);
     if (s->dwfl) {
         /* The calling thread's view of the mappings: /proc/<pid>/maps reads
@@ -478,17 +479,6 @@ static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr
  * offline at the address it had (the newest record wins when an address
  * range was used twice). */
 
-struct unloaded {
-    char *path;
-    uintptr_t base, lo, hi; /* load bias; [lo, hi) its segments */
-    uintptr_t *owned;       /* addresses the tables held in [lo, hi) when it went */
-    size_t nowned;
-};
-
-static pthread_mutex_t unloaded_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct unloaded *unloaded;
-static size_t nunloaded, unloaded_cap;
-
 struct find_object {
     uintptr_t base;
     const char *name;
@@ -531,42 +521,6 @@ int cg_syms_object_of(const void *handle, char **path, uintptr_t *bias, uintptr_
     return 0;
 }
 
-static int owns(const struct unloaded *u, uintptr_t addr)
-{
-    size_t lo = 0, hi = u->nowned;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->owned[mid] < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < u->nowned && u->owned[lo] == addr;
-}
-
-void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi, uintptr_t *addrs, size_t n)
-{
-    pthread_mutex_lock(&unloaded_lock);
-    /* Addresses an earlier record owns stay its own. */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        int earlier = 0;
-        for (size_t k = 0; k < nunloaded && !earlier; k++)
-            earlier = owns(&unloaded[k], addrs[i]);
-        if (!earlier)
-            addrs[m++] = addrs[i];
-    }
-    if (CG_GROW(unloaded, unloaded_cap, nunloaded + 1, 16) != 0) {
-        pthread_mutex_unlock(&unloaded_lock);
-        free(path);
-        free(addrs);
-        return;
-    }
-    unloaded[nunloaded] = (struct unloaded){ path, bias, lo, hi, addrs, m };
-    __atomic_store_n(&nunloaded, nunloaded + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&unloaded_lock);
-}
-
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = cg_syms_find_debuginfo,
@@ -577,32 +531,22 @@ static const Dwfl_Callbacks offline_callbacks = {
  * (current: 0), the last object that was there. */
 static Dwfl_Module *gone_module(struct cg_syms *s, uintptr_t addr, int current)
 {
-    if (!__atomic_load_n(&nunloaded, __ATOMIC_ACQUIRE))
-        return NULL; /* nothing ever unloaded: no lock for each address */
-    pthread_mutex_lock(&unloaded_lock);
-    const struct unloaded *u = NULL;
-    for (size_t i = 0; i < nunloaded && !u; i++)
-        if (owns(&unloaded[i], addr))
-            u = &unloaded[i];
-    for (size_t i = nunloaded; !u && !current && i-- > 0;)
-        if (addr >= unloaded[i].lo && addr < unloaded[i].hi)
-            u = &unloaded[i];
-    Dwfl_Module *mod = NULL;
-    if (u) {
-        if (!s->gone)
-            s->gone = dwfl_begin(&offline_callbacks);
-        if (s->gone) {
-            mod = dwfl_addrmodule(s->gone, addr);
-            if (!mod) {
-                dwfl_report_begin_add(s->gone);
-                mod = dwfl_report_elf(s->gone, u->path, u->path, -1, u->base, false);
-                dwfl_report_end(s->gone, NULL, NULL);
-                if (mod && dwfl_addrmodule(s->gone, addr) != mod)
-                    mod = NULL;
-            }
-        }
+    const char *path;
+    uintptr_t base;
+    if (!s->gone_list || !cg_gone_find(s->gone_list, addr, current, &path, &base))
+        return NULL;
+    if (!s->gone)
+        s->gone = dwfl_begin(&offline_callbacks);
+    if (!s->gone)
+        return NULL;
+    Dwfl_Module *mod = dwfl_addrmodule(s->gone, addr);
+    if (!mod) {
+        dwfl_report_begin_add(s->gone);
+        mod = dwfl_report_elf(s->gone, path, path, -1, base, false);
+        dwfl_report_end(s->gone, NULL, NULL);
+        if (mod && dwfl_addrmodule(s->gone, addr) != mod)
+            mod = NULL;
     }
-    pthread_mutex_unlock(&unloaded_lock);
     return mod;
 }
 

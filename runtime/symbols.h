@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gone.h"
+
 /* What the writer needs to know of one run-time address. Strings belong to
  * the session (or are static) and live until cg_syms_close(). */
 struct cg_symbol {
@@ -31,14 +33,10 @@ struct cg_syms;
 /* An object about to be unloaded (dlclose): where it is. Returns 0 and
  * fills path (malloc'd), bias and [lo, hi), or -1 if it is not found. */
 int cg_syms_object_of(const void *dlopen_handle, char **path, uintptr_t *bias, uintptr_t *lo, uintptr_t *hi);
-/* Records that object as gone, with the addresses in its range that the
- * tables held when it went (sorted, owned by the record): those addresses
- * are named from its file by later dumps, whatever is mapped there then. */
-void cg_syms_note_unload(char *path, uintptr_t bias, uintptr_t lo, uintptr_t hi, uintptr_t *addrs, size_t n);
-
-/* Opens a session over the objects mapped now; NULL on failure (the dump
- * then writes raw addresses). */
-struct cg_syms *cg_syms_open(void);
+/* Opens a session over the objects mapped now, and the objects of `gone`
+ * (NULL: none) for addresses of objects unloaded since (gone.h); NULL on
+ * failure (the dump then writes raw addresses). */
+struct cg_syms *cg_syms_open(struct cg_gone *gone);
 void cg_syms_close(struct cg_syms *s);
 
 /* Resolves addrs[0..n) (ascending, each once; cached across calls) into

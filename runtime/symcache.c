@@ -1,6 +1,7 @@
 /* The dumps' symbol session: see symcache.h. */
 #define _GNU_SOURCE
 #include "symcache.h"
+#include "unload.h"
 
 #include <link.h>
 #include <stddef.h>
@@ -26,7 +27,7 @@ struct cg_syms *cg_symcache_session(void)
         syms = NULL;
     }
     if (!syms) {
-        syms = cg_syms_open();
+        syms = cg_syms_open(cg_unload_gone());
         syms_adds = v[0];
         syms_subs = v[1];
     }

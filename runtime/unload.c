@@ -5,8 +5,12 @@
 #include <stdlib.h>
 
 #include "dump.h"
+#include "gone.h"
 #include "symbols.h"
 #include "util.h"
+
+/* The process's objects gone, named by the dumps' symbol sessions. */
+static struct cg_gone gone = CG_GONE_INIT;
 
 struct collect {
     uintptr_t lo, hi; /* the object's range */
@@ -37,5 +41,10 @@ void cg_unload_note(const void *handle)
     for (size_t i = 0; i < c.n; i++)
         if (m == 0 || c.v[m - 1] != c.v[i])
             c.v[m++] = c.v[i];
-    cg_syms_note_unload(path, bias, c.lo, c.hi, c.v, m);
+    cg_gone_add(&gone, path, bias, c.lo, c.hi, c.v, m);
+}
+
+struct cg_gone *cg_unload_gone(void)
+{
+    return &gone;
 }

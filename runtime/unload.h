@@ -4,7 +4,11 @@
 #ifndef CG_UNLOAD_H
 #define CG_UNLOAD_H
 
+#include "gone.h"
+
 /* dlclose(handle) is about to happen. */
 void cg_unload_note(const void *handle);
+/* The objects gone so far (for cg_syms_open). */
+struct cg_gone *cg_unload_gone(void);
 
 #endif

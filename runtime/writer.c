@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* qsort_r */
 #include "writer.h"
 
 #include <stdio.h>
@@ -381,12 +382,16 @@ static int cmp_line(const struct line *a, const struct line *b, const uint32_t *
     return a->synthetic - b->synthetic;
 }
 
-static const struct line *sort_lines;
-static const uint32_t *sort_rank;
+/* qsort_r's context: the writer keeps no state of its own between calls */
+struct line_order {
+    const struct line *lines;
+    const uint32_t *rank;
+};
 
-static int cmp_line_index(const void *pa, const void *pb)
+static int cmp_line_index(const void *pa, const void *pb, void *ctx)
 {
-    return cmp_line(&sort_lines[*(const uint32_t *)pa], &sort_lines[*(const uint32_t *)pb], sort_rank);
+    const struct line_order *o = ctx;
+    return cmp_line(&o->lines[*(const uint32_t *)pa], &o->lines[*(const uint32_t *)pb], o->rank);
 }
 
 /* A function with many lines (a dispatcher calling 50,000 functions from
@@ -436,9 +441,8 @@ static void merge_lines(struct ctx *c, struct rec *r)
             r->lines[j] = x;
         }
     } else if (sort_by_keys(c, r) != 0) {
-        sort_lines = c->lines;
-        sort_rank = c->rank;
-        qsort(r->lines, r->n, sizeof *r->lines, cmp_line_index);
+        struct line_order o = { c->lines, c->rank };
+        qsort_r(r->lines, r->n, sizeof *r->lines, cmp_line_index, &o);
     }
     size_t out = 0;
     for (size_t i = 0; i < r->n; i++) {
