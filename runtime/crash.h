@@ -8,4 +8,11 @@
  * unless CGPROF_CRASH=1. */
 void cg_crash_install(void);
 
+/* With CGPROF_CRASH=1, the calling thread gets an alternate signal stack
+ * (unless it has one), so that a stack overflow can be handled; called by
+ * each thread as it starts, the main thread by the constructor. Its end
+ * unmaps it. Async-signal-safe (syscalls only). */
+void cg_crash_thread_start(void);
+void cg_crash_thread_end(void);
+
 #endif

@@ -18,9 +18,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "compiler.h"
+#include "crash.h"
 #include "dump.h"
 #include "filter.h"
 #include "proc.h"
@@ -62,6 +64,39 @@ CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
     return real_(sig, handler);
 }
 
+/* A program that takes the dump signal itself, synchronously, with the
+ * signal blocked: the service thread, which would otherwise take it, steps
+ * aside first (as for an action of the program's). */
+CG_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+    int (*real_)(const sigset_t *, int *) = cg_real_sigwait();
+    if (!real_)
+        return ENOSYS;
+    cg_service_signal_awaited(set);
+    return real_(set, sig);
+}
+
+CG_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    REAL(sigwaitinfo);
+    cg_service_signal_awaited(set);
+    return real_(set, info);
+}
+
+CG_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+    REAL(sigtimedwait);
+    cg_service_signal_awaited(set);
+    return real_(set, info, timeout);
+}
+
+CG_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    REAL(signalfd);
+    cg_service_signal_awaited(mask);
+    return real_(fd, mask, flags);
+}
+
 /* ---- pthread_create -------------------------------------------------------
  * The new thread's number is taken here, where the order of creation is
  * known, and handed to the thread before it runs the program's function. */
@@ -78,6 +113,7 @@ static CG_NOINSTR void *thread_start(void *p)
     free(p);
     cg_thread_assign_number(s.number);
     cg_thread_watch_exit();
+    cg_crash_thread_start();
     /* A tail call at -O1 and above, so the thread's first function shows as
      * called from libc's start_thread, as it really is, not from here. */
     return s.fn(s.arg);
@@ -133,6 +169,122 @@ CG_EXPORT void *dlopen(const char *file, int mode)
         cg_filter_scan(); /* keeps errno */
     return h;
 }
+
+/* ---- vfork -------------------------------------------------------------------
+ * A vfork() child borrows its parent's memory, the calling thread's tables
+ * and cg_self included, until it execs or ends: whatever instrumented code
+ * it runs meanwhile (a set-up helper before execve) would be counted as the
+ * parent's calls. The child is another process, and its calls are nobody's:
+ * its hooks do nothing (cg_self is the "off" sentinel), and the parent puts
+ * its own cg_self back when it resumes. The exec'd program, preloaded too,
+ * profiles itself.
+ *
+ * vfork cannot be wrapped by a C function: the child returns from the
+ * wrapper and goes on using the stack below its caller's frame, where the
+ * parent's wrapper frame would be when the parent resumes. The wrapper is a
+ * few instructions that keep nothing on the stack across the real vfork:
+ * the return address goes to a per-thread stash (the child only reads it,
+ * the parent takes it), the result comes back in registers. As the
+ * sanitizers' vfork interceptors do. x86-64 only: elsewhere vfork is not
+ * wrapped and a vfork child's instrumented calls count as the parent's
+ * (README, Limitations). */
+#if defined(__x86_64__)
+
+enum { VFORK_NEST = 8 };
+/* initial-exec: the library is loaded with the program (or preloaded), and
+ * the child must not reach __tls_get_addr */
+#define VFORK_TLS __thread __attribute__((tls_model("initial-exec")))
+static VFORK_TLS struct {
+    uintptr_t ret;
+    struct cg_thread *self;
+} vfork_stash[VFORK_NEST];
+static VFORK_TLS unsigned vfork_depth;
+static VFORK_TLS uintptr_t vfork_refused; /* the return address, when vfork is not called */
+
+struct vfork_back {
+    uintptr_t ret; /* %rax */
+    long result;   /* %rdx */
+};
+
+typedef pid_t (*vfork_fn)(void);
+CG_NOINSTR vfork_fn cg_vfork_before(uintptr_t ret);
+CG_NOINSTR struct vfork_back cg_vfork_after(long result);
+CG_NOINSTR uintptr_t cg_vfork_refused(void);
+
+/* Before the real vfork: the real function, or NULL (errno set) when it
+ * cannot be called (none in the process, or vfork children nested deeper
+ * than VFORK_NEST, each a child of the one before). */
+vfork_fn cg_vfork_before(uintptr_t ret)
+{
+    vfork_fn real_ = cg_real_vfork();
+    unsigned d = vfork_depth;
+    if (!real_ || d == VFORK_NEST) {
+        vfork_refused = ret;
+        errno = real_ ? EAGAIN : ENOSYS;
+        return NULL;
+    }
+    vfork_stash[d].ret = ret;
+    vfork_stash[d].self = NULL;
+    vfork_depth = d + 1;
+    return real_;
+}
+
+/* After it, in the child (result 0) and then in the parent. */
+struct vfork_back cg_vfork_after(long result)
+{
+    int saved = errno;
+    unsigned d = vfork_depth - 1;
+    struct vfork_back back = { vfork_stash[d].ret, result };
+    if (result == 0) {
+        vfork_stash[d].self = cg_thread_suspend();
+    } else {
+        if (vfork_stash[d].self) /* the child suspended it */
+            cg_thread_resume(vfork_stash[d].self);
+        vfork_depth = d;
+    }
+    errno = saved;
+    return back;
+}
+
+uintptr_t cg_vfork_refused(void)
+{
+    return vfork_refused;
+}
+
+/* The CFI says where the return address is at each step (in %rdi, then
+ * nowhere an unwinder can find: the end of the stack for a backtrace). */
+__asm__(".text\n"
+        ".globl vfork\n"
+        ".type vfork, @function\n"
+        "vfork:\n"
+        "    .cfi_startproc\n"
+        "    popq %rdi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_register %rip, %rdi\n"
+        "    call cg_vfork_before\n"
+        "    .cfi_undefined %rip\n"
+        "    testq %rax, %rax\n"
+        "    jz 1f\n"
+        "    call *%rax\n"
+        "    movq %rax, %rdi\n"
+        "    call cg_vfork_after\n"
+        "    .cfi_remember_state\n"
+        "    pushq %rax\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_offset %rip, -8\n"
+        "    movq %rdx, %rax\n"
+        "    ret\n"
+        "    .cfi_restore_state\n"
+        "1:  call cg_vfork_refused\n"
+        "    pushq %rax\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_offset %rip, -8\n"
+        "    movq $-1, %rax\n"
+        "    ret\n"
+        "    .cfi_endproc\n"
+        ".size vfork, .-vfork\n");
+
+#endif
 
 /* ---- exec ------------------------------------------------------------------ */
 

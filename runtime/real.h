@@ -20,6 +20,8 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
 #include <unwind.h>
 
 #include "compiler.h"
@@ -51,7 +53,12 @@ typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Ex
       (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))   \
     X(__gcc_personality_v0, RTLD_NEXT, _Unwind_Reason_Code,                                                    \
       (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))   \
-    X(_Unwind_GetCFA, RTLD_DEFAULT, _Unwind_Word, (struct _Unwind_Context *))
+    X(_Unwind_GetCFA, RTLD_DEFAULT, _Unwind_Word, (struct _Unwind_Context *))                                  \
+    X(vfork, RTLD_NEXT, pid_t, (void))                                                                         \
+    X(sigwait, RTLD_NEXT, int, (const sigset_t *, int *))                                                      \
+    X(sigwaitinfo, RTLD_NEXT, int, (const sigset_t *, siginfo_t *))                                            \
+    X(sigtimedwait, RTLD_NEXT, int, (const sigset_t *, siginfo_t *, const struct timespec *))                 \
+    X(signalfd, RTLD_NEXT, int, (int, const sigset_t *, int))
 
 struct cg_real {
 #define CG_REAL_FIELD(name, handle, ret, params) ret(*fn_##name) params;

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <sys/auxv.h>
 
 #include "clock.h"
@@ -40,11 +42,19 @@ static void thread_attached(struct cg_thread *t)
     cg_sample_thread_start(t);
 }
 
+/* Every thread that ends, profiled or not: its alternate signal stack goes,
+ * and the service thread too if it was the program's last. */
+static void thread_gone(void)
+{
+    cg_crash_thread_end();
+    cg_service_thread_gone();
+}
+
 static const struct cg_thread_events thread_events = {
     .attached = thread_attached,
     .stopping = cg_sample_thread_stop,
     .ended = cg_dump_thread_exit,
-    .gone = cg_service_thread_gone,
+    .gone = thread_gone,
 };
 
 /* ---- fork ------------------------------------------------------------------
@@ -80,6 +90,10 @@ static int initialise(void)
     if (getauxval(AT_SECURE))
         return -1;
     cg_options_parse(&cg_opts, environ, report_option, NULL);
+    /* The dump signal's handler before anything slow (the clock's
+     * calibration takes a millisecond): until it is in, the signal ends
+     * the program. */
+    cg_service_install_handler();
     const char *why;
     cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     if (why)
@@ -112,6 +126,8 @@ int cg_runtime_ready(void)
     return rc == 0;
 }
 
+static void on_quick_exit(void);
+
 /* The service thread is started here, never from a hook: a thread's first
  * hook may run inside the program's allocator or a signal handler. */
 __attribute__((constructor)) static void cg_constructor(void)
@@ -127,18 +143,40 @@ __attribute__((constructor)) static void cg_constructor(void)
         cg_filter_scan();
         cg_thread_watch_exit();
         cg_crash_install();
+        cg_crash_thread_start();
+        at_quick_exit(on_quick_exit);
         cg_service_start();
+    } else {
+        cg_service_handler_off();
     }
+}
+
+/* The last dump, once: from exit() or quick_exit(). Not in a vfork() child
+ * that calls exit() instead of _exit(): it runs in its parent's memory, and
+ * the profile is the parent's, to be written by the parent (a real fork's
+ * child has the pid the runtime knows: cg_proc_forked). */
+static void final_dump(const char *trigger)
+{
+    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)
+        return;
+    int saved = errno;
+    if (getpid() == cg_proc_pid()) {
+        cg_dump_final(trigger);
+        cg_filter_report_exit();
+    }
+    errno = saved;
 }
 
 /* Runs from exit() (return from main, exit() anywhere, or the last thread
  * ending) after the program's atexit handlers and its own destructors. */
 __attribute__((destructor)) static void cg_destructor(void)
 {
-    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)
-        return;
-    int saved = errno;
-    cg_dump_final("Program termination");
-    cg_filter_report_exit();
-    errno = saved;
+    final_dump("Program termination");
+}
+
+/* quick_exit() runs no destructor, only the at_quick_exit handlers: ours,
+ * registered by the constructor, runs after the program's. */
+static void on_quick_exit(void)
+{
+    final_dump("Program termination by quick_exit()");
 }

@@ -33,6 +33,16 @@ static int service_stop;
 static pthread_t service_thread;
 static pid_t service_tid;
 static int signal_in_use; /* our handler is installed for cg_opts.signal */
+static int signal_preset;  /* the signal had an action of its own at start-up */
+static int handler_tried;
+/* The service thread takes the dump signal (a program may block it in all
+ * its own threads: a server that waits for SIGTERM with sigwait()) until
+ * the program claims the signal; then it blocks it again, and says so on
+ * `reblocked`, before the program's action is set (cg_service_signal_
+ * claimed), so that the program's handler never runs on this thread. */
+static int reblock;
+static unsigned reblock_posts; /* wakeups posted for it, that are no request */
+static sem_t reblocked;
 
 /* The real sigaction and pthread_create (real.h), resolved once, in the
  * process that loaded the runtime: a forked child restarts the service
@@ -48,13 +58,28 @@ static void on_dump_signal(int sig)
     errno = saved;
 }
 
+/* The dump signal, unblocked on the service thread while it is ours. */
+static void signal_mask(int how)
+{
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, cg_opts.signal);
+    pthread_sigmask(how, &one, NULL);
+}
+
 static void *service(void *arg)
 {
     (void)arg;
     cg_thread_mark_internal();
     __atomic_store_n(&service_tid, gettid(), __ATOMIC_RELEASE);
+    if (__atomic_load_n(&signal_in_use, __ATOMIC_ACQUIRE))
+        signal_mask(SIG_UNBLOCK);
     unsigned shown = 0;
     for (;;) {
+        if (__atomic_exchange_n(&reblock, 0, __ATOMIC_ACQ_REL)) {
+            signal_mask(SIG_BLOCK);
+            sem_post(&reblocked);
+        }
         /* Once a second without a request, the status file follows the
          * number of the program's threads, for cgprof-control's listing. */
         struct timespec ts;
@@ -72,6 +97,10 @@ static void *service(void *arg)
         }
         if (__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE))
             return NULL;
+        unsigned posts = __atomic_load_n(&reblock_posts, __ATOMIC_ACQUIRE);
+        if (posts && __atomic_compare_exchange_n(&reblock_posts, &posts, posts - 1, 0, __ATOMIC_ACQ_REL,
+                                                 __ATOMIC_ACQUIRE))
+            continue; /* a wakeup to block the signal, not a request */
         unsigned n = 1;
         while (sem_trywait(&wakeup) == 0)
             n++;
@@ -132,82 +161,163 @@ void cg_service_thread_gone(void)
 /* Starts the service thread. Returns whether it runs. */
 static int start_thread(void)
 {
-    if (sem_init(&wakeup, 0, 0) != 0)
-        return 0;
     /* The service thread takes no signal of the program's: they must keep
-     * going to the program's own threads. */
+     * going to the program's own threads. (The dump signal, it unblocks
+     * itself.) Started is said before it runs, for cg_service_signal_
+     * claimed's sake. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    __atomic_store_n(&service_started, 1, __ATOMIC_RELEASE);
     int rc = real_create(&service_thread, NULL, service, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
+        __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
         cg_warn("cannot start the thread that serves dump requests (%s); no dumps by signal", strerror(rc));
         return 0;
     }
-    service_started = 1;
     cg_proc_internal_threads_add(1);
     return 1;
 }
 
-void cg_service_start(void)
+/* The launcher (cgprof) blocks the dump signal across the exec, so that a
+ * signal sent before the handler is in cannot end the program; it says so
+ * in _CGPROF_UNBLOCK_SIGNAL (its number), and the signal is unblocked here,
+ * in the thread that loaded the runtime, once the handler is in (or it is
+ * known that there will be none). A pending signal arrives then. The
+ * variable goes: the program's own children start as the program left
+ * them. */
+static void launcher_unblock(void)
 {
-    if (service_started)
+    const char *v = getenv("_CGPROF_UNBLOCK_SIGNAL");
+    if (!v)
         return;
+    char *end;
+    long sig = strtol(v, &end, 10);
+    if (*end == 0 && sig > 0 && sig < NSIG) {
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, (int)sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    }
+    unsetenv("_CGPROF_UNBLOCK_SIGNAL");
+}
+
+void cg_service_install_handler(void)
+{
+    if (handler_tried)
+        return;
+    handler_tried = 1;
     real_sigaction = cg_real_sigaction();
     real_create = cg_real_pthread_create();
-    if (!real_sigaction || !real_create || cg_opts.signal == 0)
+    if (!real_sigaction || !real_create || cg_opts.signal == 0 || sem_init(&wakeup, 0, 0) != 0 ||
+        sem_init(&reblocked, 0, 0) != 0)
         return;
     /* An action already set for the signal (inherited SIG_IGN, another
      * library's handler) is not taken over: step aside as when the program
      * sets one later. */
     struct sigaction cur;
     if (real_sigaction(cg_opts.signal, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) {
-        char name[24];
-        cg_warn("SIG%s already has an action in this process: cgprof leaves it alone and does not dump on it "
-                "(CGPROF_SIGNAL chooses another signal)",
-                cg_signal_name(cg_opts.signal, name, sizeof name));
-        if (!start_thread())
-            return;
-        cg_control_init(0);
-        cg_dump_status();
+        signal_preset = 1;
         return;
     }
-    if (!start_thread())
-        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_dump_signal;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     if (real_sigaction(cg_opts.signal, &sa, NULL) == 0)
-        signal_in_use = 1;
-    cg_control_init(signal_in_use ? cg_opts.signal : 0);
+        __atomic_store_n(&signal_in_use, 1, __ATOMIC_RELEASE);
+}
+
+void cg_service_handler_off(void)
+{
+    if (__atomic_exchange_n(&signal_in_use, 0, __ATOMIC_ACQ_REL)) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        real_sigaction(cg_opts.signal, &dfl, NULL);
+    }
+    launcher_unblock();
+}
+
+void cg_service_start(void)
+{
+    if (service_started)
+        return;
+    cg_service_install_handler();
+    launcher_unblock();
+    if (!real_sigaction || !real_create || cg_opts.signal == 0)
+        return;
+    if (signal_preset) {
+        char name[24];
+        cg_warn("SIG%s already has an action in this process: cgprof leaves it alone and does not dump on it "
+                "(CGPROF_SIGNAL chooses another signal)",
+                cg_signal_name(cg_opts.signal, name, sizeof name));
+    }
+    if (!start_thread())
+        return;
+    int in_use = __atomic_load_n(&signal_in_use, __ATOMIC_ACQUIRE);
+    cg_control_init(in_use ? cg_opts.signal : 0);
     cg_dump_status();
 }
 
-int cg_service_signal_claimed(int sig)
+/* The service thread blocks the signal before the program's action is set
+ * or its wait begins. It does at once unless it is writing a dump: then
+ * the program waits for the dump, a second at most. */
+static void take_signal_back(void)
 {
-    if (!signal_in_use || sig != cg_opts.signal)
+    if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || gettid() == service_tid)
+        return;
+    int saved = errno;
+    __atomic_store_n(&reblock, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&reblock_posts, 1, __ATOMIC_ACQ_REL);
+    sem_post(&wakeup);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 1;
+    while (sem_timedwait(&reblocked, &ts) != 0 && errno == EINTR)
+        ;
+    errno = saved;
+}
+
+static int claim(int sig, const char *how)
+{
+    if (sig != cg_opts.signal || !__atomic_exchange_n(&signal_in_use, 0, __ATOMIC_ACQ_REL))
         return 0;
-    signal_in_use = 0;
+    take_signal_back();
     char name[24];
-    cg_warn("the program sets its own action for SIG%s: cgprof steps aside and no longer dumps on it "
+    cg_warn("the program %s SIG%s: cgprof steps aside and no longer dumps on it "
             "(CGPROF_SIGNAL chooses another signal)",
-            cg_signal_name(sig, name, sizeof name));
+            how, cg_signal_name(sig, name, sizeof name));
     cg_control_set_signal(0);
     return 1;
 }
 
+int cg_service_signal_claimed(int sig)
+{
+    return claim(sig, "sets its own action for");
+}
+
+int cg_service_signal_awaited(const sigset_t *set)
+{
+    if (!set || cg_opts.signal == 0 || sigismember(set, cg_opts.signal) != 1)
+        return 0;
+    return claim(cg_opts.signal, "waits for");
+}
+
 void cg_service_forked(void)
 {
-    int had_service = service_started, had_signal = signal_in_use;
+    int had_service = service_started;
     service_started = 0;
     service_stop = 0;
     service_tid = 0;
-    signal_in_use = 0;
+    reblock = 0;
+    reblock_posts = 0;
+    sem_init(&wakeup, 0, 0);
+    sem_init(&reblocked, 0, 0);
     if (had_service && !cg_dump_finished() && start_thread()) {
-        signal_in_use = had_signal;
         cg_control_init(signal_in_use ? cg_opts.signal : 0);
         cg_dump_status();
     }

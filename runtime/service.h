@@ -3,8 +3,17 @@
 #ifndef CG_SERVICE_H
 #define CG_SERVICE_H
 
-/* From the library constructor: the thread, the dump signal's handler and
- * the control files. */
+#include <signal.h>
+
+/* The dump signal's handler, first thing at start-up (a signal that comes
+ * before it ends the program): from the runtime's initialisation, before
+ * the clock's calibration and the rest. Does nothing if called again. */
+void cg_service_install_handler(void);
+/* The initialisation failed: the handler is taken back (the signal's
+ * default action again). */
+void cg_service_handler_off(void);
+/* From the library constructor: the thread and the control files (and the
+ * handler, if not yet in). */
 void cg_service_start(void);
 /* A thread of the program ended: if it was the last (main having called
  * pthread_exit), the service thread ends first, or the process would never
@@ -13,6 +22,9 @@ void cg_service_thread_gone(void);
 /* The program sets its own action for signal sig: if it is the dump
  * signal, cgprof steps aside (says so once). Returns whether it was. */
 int cg_service_signal_claimed(int sig);
+/* The program waits for the signals of set (sigwait, sigwaitinfo,
+ * sigtimedwait, signalfd): if the dump signal is one of them, the same. */
+int cg_service_signal_awaited(const sigset_t *set);
 /* In a forked child: a service thread of its own (a daemon forks and its
  * child is the server), with its own control files; it inherits the signal
  * handler. */

@@ -75,6 +75,18 @@ int cg_thread_set_name(const char *name)
     return 0;
 }
 
+struct cg_thread *cg_thread_suspend(void)
+{
+    struct cg_thread *t = cg_self;
+    cg_self = &off_sentinel;
+    return t;
+}
+
+void cg_thread_resume(struct cg_thread *saved)
+{
+    cg_self = saved;
+}
+
 void cg_thread_mark_internal(void)
 {
     cg_self = &off_sentinel;
@@ -102,15 +114,29 @@ void cg_thread_release(struct cg_thread *t)
 /* In a forked child only the thread that called fork() exists, with a copy
  * of the parent's tables: it keeps its shadow stack (its returns are real)
  * but counts from zero, and the other threads are forgotten, so nothing is
- * reported twice. Their copied memory stays unused. */
+ * reported twice. Their copied memory stays unused.
+ *
+ * The calls in progress at the fork were counted by the parent: in the
+ * child they are continuations, whose time from the fork counts and whose
+ * call does not. The base (what is taken as already reported) is the
+ * reading just after the tables are zeroed: a count of one for each frame
+ * on the stack and no time, so the child's parts show these arcs with
+ * calls=0 ("Calls continued"), as a dump does for a call that runs across
+ * it. (malloc is usable here: glibc's fork leaves the child's allocator
+ * consistent.) */
 void cg_thread_forked(void)
 {
     struct cg_thread *t = cg_self;
     int real = t && t->costs.frames != NULL;
     if (real) {
-        cg_costs_zero(&t->costs, cg_sampling ? t->vclock : cg_clock_now());
-        cg_totals_free(&t->base);
+        uint64_t now = cg_sampling ? t->vclock : cg_clock_now();
+        cg_costs_zero(&t->costs, now);
         cg_totals_free(&t->paused);
+        if (cg_costs_totals(&t->costs, now, &t->base) != 0) {
+            cg_totals_free(&t->base);
+            cg_warn("out of memory in a forked child: its %u calls in progress at the fork are counted again "
+                    "in its profile", t->costs.depth);
+        }
         t->next = NULL;
         t->tid = (pid_t)syscall(SYS_gettid);
     }

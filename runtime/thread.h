@@ -133,6 +133,13 @@ void cg_thread_assign_number(uint32_t number);
 struct cg_thread *cg_thread_enter_runtime(void);
 void cg_thread_leave_runtime(struct cg_thread *saved);
 
+/* A vfork() child runs on its parent thread's memory, cg_self included:
+ * cg_thread_suspend() makes the calling thread's hooks do nothing and
+ * returns what cg_thread_resume() puts back (in the parent, once the child
+ * has execed or ended). */
+struct cg_thread *cg_thread_suspend(void);
+void cg_thread_resume(struct cg_thread *saved);
+
 /* In a forked child, for the thread that forked: it keeps its stack and
  * counts from zero; the other threads are forgotten. */
 void cg_thread_forked(void);

@@ -247,6 +247,29 @@ def elf_calls_hooks(path, env=None):
     return False
 
 
+def runtime_loads_in(path):
+    """False if the runtime cannot be loaded into the program at path: a
+    static ELF executable (no PT_INTERP: nothing reads LD_PRELOAD) or one
+    that runs set-user-ID or set-group-ID to someone else (the dynamic
+    linker ignores LD_PRELOAD's paths then). True otherwise, and when it
+    cannot be told (a script: its interpreter loads it)."""
+    try:
+        st = os.stat(path)
+        if (st.st_mode & 0o4000 and st.st_uid != os.geteuid()) or (st.st_mode & 0o2000 and st.st_gid != os.getegid()):
+            return False
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return True
+            phoff, = struct.unpack_from("<Q", head, 0x20)
+            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+        return any(struct.unpack_from("<I", table, k * phentsize)[0] == 3 for k in range(phnum))  # PT_INTERP
+    except (OSError, struct.error):
+        return True
+
+
 def which(program, env):
     if "/" in program:
         return program
@@ -379,13 +402,20 @@ def die_like(sig):
 
 
 def main(argv=None):
+    # The signals cgprof forwards to the program are held from here until
+    # the program runs and the forwarding is in place, then forwarded: one
+    # sent to a cgprof that has just started is not lost and does not end
+    # it. The program starts with the mask cgprof was given.
+    original_mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        return _main(sys.argv[1:] if argv is None else argv, original_mask)
     except BrokenPipeError:
         return 1
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, original_mask)
 
 
-def _main(argv):
+def _main(argv, original_mask):
     def say(msg):
         for line in msg.split("\n"):
             sys.stderr.write("%s: %s\n" % (PROG, line))
@@ -436,25 +466,50 @@ def _main(argv):
     cwd = os.getcwd()
     before = {} if naming.directory_names_pid(out) else naming.scan(out, 0, cwd)
 
+    # The dump signal is blocked across the exec and unblocked by the
+    # runtime once its handler is in (_CGPROF_UNBLOCK_SIGNAL): a dump asked
+    # for in the program's first milliseconds, before the runtime's
+    # constructor runs, waits for it instead of ending the program. Not if
+    # the signal was blocked here already: the program gets it blocked, as
+    # it would have.
+    try:
+        dump_signal = signals.number(env.get("CGPROF_SIGNAL") or options.BY_VARIABLE["CGPROF_SIGNAL"].default)
+        if dump_signal < 0:
+            dump_signal = signals.number(options.BY_VARIABLE["CGPROF_SIGNAL"].default)
+    except rules.RulesError as e:
+        say(str(e))
+        return 1
+    blocked = (dump_signal > 0 and dump_signal not in original_mask
+               and runtime_loads_in(which(args.command[0], env)))
+    child_mask = set(original_mask)
+    if blocked:
+        env["_CGPROF_UNBLOCK_SIGNAL"] = str(dump_signal)
+        child_mask.add(dump_signal)
     started = time.time()
     try:
-        child = subprocess.Popen(args.command, env=env)
-    except FileNotFoundError:
-        say("%s: command not found" % args.command[0])
-        return 127
-    except PermissionError:
-        say("%s: permission denied" % args.command[0])
-        return 126
+        child = subprocess.Popen(args.command, env=env,
+                                 preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, child_mask))
     except OSError as e:
+        if isinstance(e, FileNotFoundError):
+            say("%s: command not found" % args.command[0])
+            return 127
+        if isinstance(e, PermissionError):
+            say("%s: permission denied" % args.command[0])
+            return 126
         say("%s: cannot run it: %s" % (args.command[0], e.strerror or e))
         return 126
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGQUIT, signal.SIG_IGN)
     for s in FORWARDED:
         signal.signal(s, lambda sig, _frame: child.send_signal(sig))
+    # the forwarding in place: what was sent to cgprof meanwhile goes to
+    # the program now
+    signal.pthread_sigmask(signal.SIG_SETMASK, original_mask)
     status = child.wait()
+    # The program is gone: a dump asked for now has nothing to dump (it
+    # must not end cgprof while it reports); the others end cgprof.
     for s in FORWARDED:
-        signal.signal(s, signal.SIG_DFL)
+        signal.signal(s, signal.SIG_IGN if s in (signal.SIGUSR1, signal.SIGUSR2) else signal.SIG_DFL)
     if args.quiet:
         return status if status >= 0 else die_like(-status)
 
