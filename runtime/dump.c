@@ -22,6 +22,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned parts;    /* parts written on demand so far */
+static int status_stale; /* a thread's part written since the status file was */
 static int parts_scanned; /* parts of an earlier image of this pid counted */
 static int paused;        /* collection paused (cgprof_collect(false)) */
 static int final_done;    /* the exit dump has run: nothing more */
@@ -269,7 +270,10 @@ void cg_dump_thread_exit(struct cg_thread *t)
         }
         cg_totals_free(&cur);
         cg_thread_release(t);
-        update_status(0);
+        /* The status file is the service thread's to rewrite, within a
+         * second (cg_dump_status_stale): a program that runs thousands of
+         * short threads spent more in rewriting it than in running them. */
+        __atomic_store_n(&status_stale, 1, __ATOMIC_RELEASE);
     }
     leave(self);
     errno = saved;
@@ -337,6 +341,11 @@ void cg_dump_serve(int kind, const char *cmd, unsigned signals)
         update_status(1);
     }
     leave(self);
+}
+
+int cg_dump_status_stale(void)
+{
+    return __atomic_exchange_n(&status_stale, 0, __ATOMIC_ACQ_REL);
 }
 
 void cg_dump_status(void)

@@ -28,6 +28,9 @@ void cg_dump_thread_exit(struct cg_thread *t);
 void cg_dump_serve(int kind, const char *cmd, unsigned signals);
 /* Rewrites the status file (cgprof-control's listing). */
 void cg_dump_status(void);
+/* Whether the status file is behind (a thread ended since it was written);
+ * clears it. */
+int cg_dump_status_stale(void);
 /* Whether the exit dump has run. */
 int cg_dump_finished(void);
 

@@ -88,7 +88,7 @@ static void *service(void *arg)
         if (sem_timedwait(&wakeup, &ts) != 0) {
             if (errno == ETIMEDOUT && !__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE)) {
                 unsigned n = cg_proc_program_threads();
-                if (n != shown) {
+                if (cg_dump_status_stale() || n != shown) {
                     cg_dump_status();
                     shown = n;
                 }
@@ -143,10 +143,17 @@ static int other_threads_alive(void)
     return alive;
 }
 
-/* glibc ends the process when its last thread ends, counting ours. */
+/* glibc ends the process when its last thread ends, counting ours: which
+ * can only happen once the main thread has ended (pthread_exit), and only
+ * then is it worth reading /proc for each thread that ends. */
+static int main_gone;
+
 void cg_service_thread_gone(void)
 {
-    if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || other_threads_alive())
+    if (gettid() == getpid())
+        __atomic_store_n(&main_gone, 1, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&main_gone, __ATOMIC_ACQUIRE) || !__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) ||
+        other_threads_alive())
         return;
     int saved = errno;
     if (!__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL)) {
@@ -315,6 +322,7 @@ void cg_service_forked(void)
     service_tid = 0;
     reblock = 0;
     reblock_posts = 0;
+    main_gone = 0; /* the forking thread is the child's main thread */
     sem_init(&wakeup, 0, 0);
     sem_init(&reblocked, 0, 0);
     if (had_service && !cg_dump_finished() && start_thread()) {
