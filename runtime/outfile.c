@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "util.h"
+
 int cg_out_open(struct cg_out_file *o, const char *path)
 {
     static unsigned counter;
@@ -29,15 +31,8 @@ int cg_out_open(struct cg_out_file *o, const char *path)
 int cg_out_write(void *arg, const char *data, size_t len)
 {
     struct cg_out_file *o = arg;
-    for (size_t off = 0; off < len && !o->err;) {
-        ssize_t w = write(o->fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            o->err = w < 0 ? errno : EIO;
-        else
-            off += (size_t)w;
-    }
+    if (!o->err)
+        o->err = cg_write_all(o->fd, data, len);
     o->bytes += len;
     return o->err;
 }

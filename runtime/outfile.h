@@ -19,7 +19,8 @@ struct cg_out_file {
 /* Creates the temporary file for path. Returns 0 or an errno value. */
 int cg_out_open(struct cg_out_file *o, const char *path);
 /* Appends data (the shape of cg_buf's flush: arg is the cg_out_file).
- * Returns 0 or the first errno value. */
+ * Returns 0 or the first errno value (EFBIG past the file-size limit,
+ * which does not kill the process: cg_write_all). */
 int cg_out_write(void *arg, const char *data, size_t len);
 /* Closes the file and, if all went well (ok), renames it to path; else
  * removes it. Returns 0 or an errno value (ENOMEM when only !ok). */

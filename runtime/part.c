@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "clock.h"
 #include "filter.h"
@@ -55,9 +56,16 @@ int cg_part_end(struct cg_dump *d)
 {
     if (d->failed && !failure_said) {
         failure_said = 1;
-        cg_warn("could not write profile file %s: %s (CGPROF_OUT='%s' sets where they go; "
+        /* EFBIG: the file passed the file-size limit, which is then said
+         * (the program goes on: cg_write_all) */
+        char why[160] = "";
+        struct rlimit rl;
+        if (d->first_errno == EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            snprintf(why, sizeof why, "the file-size limit, RLIMIT_FSIZE or ulimit -f, is %llu bytes; ",
+                     (unsigned long long)rl.rlim_cur);
+        cg_warn("could not write profile file %s: %s (%sCGPROF_OUT='%s' sets where they go; "
                 "no more such messages)",
-                d->first_failure, strerror(d->first_errno), cg_opts.out);
+                d->first_failure, strerror(d->first_errno), why, cg_opts.out);
     }
     cg_exec_ranges_free(&d->exec);
     return d->failed ? -1 : 0;

@@ -4,6 +4,7 @@ paths. Exact counts are known from the programs in tests/progs."""
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import unittest
@@ -525,6 +526,65 @@ class Hostile(ProfileAssertions):
         p = subprocess.run([exe], cwd=out, env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
         self.assertEqual(len([n for n in os.listdir(out) if n.startswith("callgrind.out.")]), 1)
+
+
+def limit_file_size(nbytes, core=None):
+    """A preexec_fn: the program's file-size limit (RLIMIT_FSIZE, `ulimit
+    -f`) set to nbytes; core: its core-file limit too."""
+    def set_limits():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        if core is not None:
+            resource.setrlimit(resource.RLIMIT_CORE, (core, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    return set_limits
+
+
+class FileSizeLimit(ProfileAssertions):
+    """A profile past the file-size limit: the kernel sends the writing
+    thread SIGXFSZ, whose default action killed the program inside the exit
+    dump (status 128+25, its buffered output lost). The write must fail
+    instead, be said once, and the program end as it would have."""
+
+    def assert_failed_cleanly(self, run, limit):
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertRegex(lines[0], r"could not write profile file %s/callgrind\.out\.\d+-01: File too large"
+                         % re.escape(run.directory))
+        self.assertIn("limit, RLIMIT_FSIZE or ulimit -f, is %d bytes" % limit, lines[0])
+        self.assertEqual(os.listdir(run.directory), [], "no file is left, whole, half or temporary")
+
+    def test_past_the_limit(self):
+        plain = run_preloaded(self, [cgtest.example("basic")], preload=False)
+        self.assertEqual(plain.returncode, 0)
+        # 0: nothing can be written (the control status file at start-up
+        # neither); 512: less than the profile (about 1.6 kB)
+        for limit in (0, 512):
+            with self.subTest(limit=limit):
+                if limit == 0 and cgtest.WRAPPER:
+                    self.skipTest("valgrind itself writes files at start-up: a limit of 0 kills it")
+                run = run_preloaded(self, [cgtest.example("basic")], preexec_fn=limit_file_size(limit))
+                self.assertEqual(run.returncode, plain.returncode, run.stderr)
+                self.assertEqual(run.stdout, plain.stdout, "the program's buffered output, flushed at exit")
+                self.assertIn("fib(20)=6765", run.stdout)
+                self.assert_failed_cleanly(run, limit)
+
+    def test_within_the_limit(self):
+        run = run_preloaded(self, [cgtest.example("basic")], preexec_fn=limit_file_size(1 << 20))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        self.assertIn("fib(20)=6765", run.stdout)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        self.assertEqual(len(os.listdir(run.directory)), 2, "the thread's file and the total")
+
+    def test_crash_copy_past_the_limit(self):
+        """CGPROF_CRASH=1: the copy that writes the crashed process's
+        profile (crash.c) was killed, its temporary file left behind."""
+        argv = [prog("crasher"), "segv"]
+        plain = run_preloaded(self, argv, preload=False, preexec_fn=limit_file_size(512, core=0))
+        run = run_preloaded(self, argv, env={"CGPROF_CRASH": "1"}, preexec_fn=limit_file_size(512, core=0))
+        self.assertEqual(run.returncode, plain.returncode, "the same crash")
+        self.assertEqual(run.stdout, plain.stdout)
+        self.assert_failed_cleanly(run, 512)
 
 
 def first_function_start(lib):
