@@ -115,6 +115,39 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
     return nd;
 }
 
+/* Temporaries that dead runs of this prefix left in its directory (a
+ * process killed while writing: outfile.h), removed once per process,
+ * before its first file: by then the directory is known to be the one the
+ * files go to, and a program that never writes never reads it. */
+static int leftovers_cleaned;
+
+static void leftover_removed(void *ctx, const char *name, long pid)
+{
+    if (cg_opts.verbose)
+        cg_warn("removed %s/%s, a temporary file left by process %ld, which is gone", (const char *)ctx, name,
+                pid);
+}
+
+static void clean_leftovers(const char *path)
+{
+    if (leftovers_cleaned)
+        return;
+    leftovers_cleaned = 1;
+    struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
+    char stems[2][CG_OPT_PATH_MAX];
+    if (cg_name_stems(&names, stems[0], stems[1], sizeof stems[0]) != 0)
+        return;
+    char dir[CG_OPT_PATH_MAX + 128];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = 0; /* "/name": the root */
+    else
+        snprintf(dir, sizeof dir, ".");
+    const char *const s[2] = { stems[0], stems[1] };
+    cg_out_clean(dir, s, 2, leftover_removed, dir);
+}
+
 /* path added to the list of files written, its spaces escaped */
 static void note_file(const char *path)
 {
@@ -179,7 +212,11 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
         if (named != 0) {
             snprintf(path, sizeof path, "%s", cg_opts.out);
             err = ENAMETOOLONG;
-        } else if ((err = cg_out_open(&file, path)) == 0) {
+        } else {
+            clean_leftovers(path);
+            err = cg_out_open(&file, path);
+        }
+        if (!err) {
             /* written in pieces of 256 kB: a 100,000-arc part is 6 MB of
              * text, fresh pages each a fault */
             buf.flush = cg_out_write;

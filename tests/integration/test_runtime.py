@@ -2,6 +2,7 @@
 re-enter the hooks, errno, ways of ending a process, options and output
 paths. Exact counts are known from the programs in tests/progs."""
 
+import fnmatch
 import os
 import re
 import resource
@@ -455,7 +456,7 @@ class Output(ProfileAssertions):
                              env=dict(os.environ, LD_PRELOAD=cgtest.LIB, CGPROF_OUT=os.path.join(d, "cg")))
         target = os.path.join(d, "cg.%d-01" % p.pid)
         os.symlink(victim, target)
-        os.symlink(victim, target + ".tmp.%d.0" % p.pid)
+        os.symlink(victim, os.path.join(d, ".cg.%d-01.cgprof-tmp.%d.0" % (p.pid, p.pid)))  # its temporary
         out, err = p.communicate("go\n", timeout=120)
         self.assertEqual(p.returncode, 0, err)
         with open(victim) as f:
@@ -585,6 +586,72 @@ class FileSizeLimit(ProfileAssertions):
         self.assertEqual(run.returncode, plain.returncode, "the same crash")
         self.assertEqual(run.stdout, plain.stdout)
         self.assert_failed_cleanly(run, 512)
+
+
+class Temporaries(ProfileAssertions):
+    """Each file is written under a temporary name and renamed into place
+    (runtime/outfile.h). A process killed while writing leaves its
+    temporary: no reader may take it for part of a run (KCachegrind loads
+    every file whose name starts with the run's name, callgrind_annotate
+    without a file the first callgrind.out*), and the next run of the
+    prefix removes those whose writer is dead, and only those."""
+
+    def test_temporary_names(self):
+        logdir = cgtest.tempfile.mkdtemp(prefix="cgprof-renames-")
+        self.addCleanup(cgtest.shutil.rmtree, logdir, ignore_errors=True)
+        log = os.path.join(logdir, "renames")
+        shim = os.path.join(os.path.dirname(prog("crasher")), "librenamelog.so")
+        run = run_preloaded(self, [cgtest.example("threads")],
+                            env={"LD_PRELOAD": shim + ":" + cgtest.LIB, "RENAMELOG": log})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        pid = int(re.fullmatch(r"callgrind\.out\.(\d+)-01", os.path.basename(run.files[0])).group(1))
+        with open(log) as f:
+            renames = [line.rstrip("\n").split("\t") for line in f]
+        renames = [(old, new) for old, new in renames if os.path.dirname(new) == run.directory]
+        self.assertEqual(sorted(os.path.basename(new) for _, new in renames), sorted(os.listdir(run.directory)),
+                         "every file is renamed into place")
+        self.assertGreaterEqual(len(renames), 3)
+        for old, new in renames:
+            tmp = os.path.basename(old)
+            for pattern in ("callgrind.out.%d*" % pid, "callgrind.out*", "callgrind.total.%d*" % pid):
+                self.assertFalse(fnmatch.fnmatchcase(tmp, pattern), "%s matches %s" % (tmp, pattern))
+            self.assertEqual(os.path.dirname(old), run.directory, "in the same directory: rename stays atomic")
+            self.assertRegex(tmp, r"^%s\d+$" % re.escape(".%s.cgprof-tmp.%d." % (os.path.basename(new), pid)))
+
+    def test_dead_processes_temporaries_are_removed(self):
+        d = cgtest.tempfile.mkdtemp(prefix="cgprof-leftovers-")
+        self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
+        dead = os.fork()
+        if dead == 0:
+            os._exit(0)
+        os.waitpid(dead, 0)  # reaped: no process has this pid
+        live = os.getpid()
+        removed = [".callgrind.out.%d-01.cgprof-tmp.%d.0" % (dead, dead),
+                   ".callgrind.out.%d.3-02.cgprof-tmp.%d.5" % (dead, dead),
+                   ".callgrind.total.%d.cgprof-tmp.%d.2" % (dead, dead)]
+        kept = [".callgrind.out.%d-01.cgprof-tmp.%d.0" % (live, live),  # a live process of the same prefix
+                ".callgrind.out.%d-01.cgprof-tmp.%d" % (dead, dead),    # not the pattern: one number
+                ".callgrind.out.%d-01.tmp.%d.0" % (dead, dead),         # another marker
+                "callgrind.out.%d-01.cgprof-tmp.%d.0" % (dead, dead),   # no dot
+                ".other.out.%d-01.cgprof-tmp.%d.0" % (dead, dead)]      # another prefix's
+        for name in removed + kept:
+            with open(os.path.join(d, name), "w") as f:
+                f.write("# callgrind format\nevents: ns\nfn=main\n1 1000000\n")
+        link = ".callgrind.out.%d-02.cgprof-tmp.%d.1" % (dead, dead)  # not a file the runtime makes
+        os.symlink("/nonexistent", os.path.join(d, link))
+        run = run_preloaded(self, [cgtest.example("basic")], out_prefix=os.path.join(d, "callgrind.out"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stderr, "")
+        names = set(os.listdir(d))
+        for name in removed:
+            self.assertNotIn(name, names)
+        for name in kept + [link]:
+            self.assertIn(name, names)
+        own = sorted(n for n in names - set(kept + [link]))
+        self.assertEqual(len(own), 2, own)
+        self.assertRegex(own[0], r"^callgrind\.out\.\d+-01$")
+        self.assertRegex(own[1], r"^callgrind\.total\.\d+$")
+        self.assert_valid(reader.load(os.path.join(d, own[0]), strict=True))
 
 
 def first_function_start(lib):
