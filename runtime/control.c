@@ -124,9 +124,11 @@ static void write_status(void)
     unlink(tmp); /* a leftover of a process with the same pid */
     int fd = b.failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
-        ssize_t w = write(fd, b.data, b.len);
+        /* cg_write_all: the file-size limit (ulimit -f 0) fails the write
+         * instead of killing the program at start-up */
+        int err = cg_write_all(fd, b.data, b.len);
         close(fd);
-        if (w != (ssize_t)b.len || rename(tmp, path) != 0)
+        if (err || rename(tmp, path) != 0)
             unlink(tmp);
     }
     cg_buf_free(&b);

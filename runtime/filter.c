@@ -463,7 +463,7 @@ void cg_filter_report_exit(void)
         cg_buf_putn(&b, names[i], len);
     }
     if (listed && !b.failed) {
-        /* longer than cg_warn's line: written whole, with write(2) like it */
+        /* longer than cg_warn's line: written whole, as cg_warn writes (cg_write_all) */
         struct cg_buf m;
         cg_buf_init(&m);
         cg_buf_printf(&m,
@@ -473,14 +473,8 @@ void cg_filter_report_exit(void)
                       unlisted ? " (some cannot be listed there: see the profiles' desc: Throttled)" : "");
         cg_buf_putn(&m, b.data, b.len);
         cg_buf_putc(&m, '\n');
-        for (size_t off = 0; !m.failed && off < m.len;) {
-            ssize_t w = write(STDERR_FILENO, m.data + off, m.len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            off += (size_t)w;
-        }
+        if (!m.failed)
+            cg_write_all(STDERR_FILENO, m.data, m.len);
         cg_buf_free(&m);
     }
     cg_buf_free(&b);

@@ -51,6 +51,28 @@ int cg_name_total(const struct cg_names *n, char *dst, size_t size)
     return absolute(n, name, dst, size);
 }
 
+/* The file name of pattern (with ".%p" added when it has no %p, as the
+ * names add the pid) up to its first %: the same in every pid's names. */
+static int stem(const char *pattern, char *dst, size_t size)
+{
+    char run[CG_OPT_PATH_MAX + 8];
+    int n = snprintf(run, sizeof run, strstr(pattern, "%p") ? "%s" : "%s.%%p", pattern);
+    if (n < 0 || (size_t)n >= sizeof run)
+        return -1;
+    const char *slash = strrchr(run, '/');
+    const char *base = slash ? slash + 1 : run;
+    int len = snprintf(dst, size, "%.*s", (int)strcspn(base, "%"), base);
+    return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
+int cg_name_stems(const struct cg_names *n, char *parts, char *total, size_t size)
+{
+    char pattern[CG_OPT_PATH_MAX + 16];
+    if (stem(n->out, parts, size) != 0 || cg_total_pattern(n->out, pattern, sizeof pattern) != 0)
+        return -1;
+    return stem(pattern, total, size);
+}
+
 unsigned cg_name_last_part(const struct cg_names *n)
 {
     char prefix[CG_OPT_PATH_MAX + 64];

@@ -23,6 +23,13 @@ int cg_name_part(const struct cg_names *n, unsigned thread, unsigned part, int p
                  size_t size);
 /* The total's file (cg_total_pattern of the prefix, made absolute). */
 int cg_name_total(const struct cg_names *n, char *dst, size_t size);
+/* What the file names of every run of the pattern start with, whatever
+ * its pid: the parts' (the prefix's file name up to its first %, with the
+ * "." before the pid when the pattern has no %p) and the total's, the
+ * same of cg_total_pattern's. They tell the temporaries of this prefix's
+ * files (outfile.h) from those of other prefixes in the directory.
+ * Returns 0, or -1 when one does not fit size. */
+int cg_name_stems(const struct cg_names *n, char *parts, char *total, size_t size);
 /* The highest part number of the files already in the prefix's directory
  * under this pid (0 when none): a program started by exec() in this
  * process has the pid of the image that ran before it, and may have

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "clock.h"
 #include "filter.h"
@@ -55,9 +56,16 @@ int cg_part_end(struct cg_dump *d)
 {
     if (d->failed && !failure_said) {
         failure_said = 1;
-        cg_warn("could not write profile file %s: %s (CGPROF_OUT='%s' sets where they go; "
+        /* EFBIG: the file passed the file-size limit, which is then said
+         * (the program goes on: cg_write_all) */
+        char why[160] = "";
+        struct rlimit rl;
+        if (d->first_errno == EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            snprintf(why, sizeof why, "the file-size limit, RLIMIT_FSIZE or ulimit -f, is %llu bytes; ",
+                     (unsigned long long)rl.rlim_cur);
+        cg_warn("could not write profile file %s: %s (%sCGPROF_OUT='%s' sets where they go; "
                 "no more such messages)",
-                d->first_failure, strerror(d->first_errno), cg_opts.out);
+                d->first_failure, strerror(d->first_errno), why, cg_opts.out);
     }
     cg_exec_ranges_free(&d->exec);
     return d->failed ? -1 : 0;
@@ -105,6 +113,39 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
     if (d->paused)
         snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
     return nd;
+}
+
+/* Temporaries that dead runs of this prefix left in its directory (a
+ * process killed while writing: outfile.h), removed once per process,
+ * before its first file: by then the directory is known to be the one the
+ * files go to, and a program that never writes never reads it. */
+static int leftovers_cleaned;
+
+static void leftover_removed(void *ctx, const char *name, long pid)
+{
+    if (cg_opts.verbose)
+        cg_warn("removed %s/%s, a temporary file left by process %ld, which is gone", (const char *)ctx, name,
+                pid);
+}
+
+static void clean_leftovers(const char *path)
+{
+    if (leftovers_cleaned)
+        return;
+    leftovers_cleaned = 1;
+    struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
+    char stems[2][CG_OPT_PATH_MAX];
+    if (cg_name_stems(&names, stems[0], stems[1], sizeof stems[0]) != 0)
+        return;
+    char dir[CG_OPT_PATH_MAX + 128];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = 0; /* "/name": the root */
+    else
+        snprintf(dir, sizeof dir, ".");
+    const char *const s[2] = { stems[0], stems[1] };
+    cg_out_clean(dir, s, 2, leftover_removed, dir);
 }
 
 /* path added to the list of files written, its spaces escaped */
@@ -171,7 +212,11 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
         if (named != 0) {
             snprintf(path, sizeof path, "%s", cg_opts.out);
             err = ENAMETOOLONG;
-        } else if ((err = cg_out_open(&file, path)) == 0) {
+        } else {
+            clean_leftovers(path);
+            err = cg_out_open(&file, path);
+        }
+        if (!err) {
             /* written in pieces of 256 kB: a 100,000-arc part is 6 MB of
              * text, fresh pages each a fault */
             buf.flush = cg_out_write;

@@ -7,10 +7,10 @@
  * summed as they are made, not read back from their files: those may have
  * been moved or removed meanwhile, and re-reading would need a parser. Its
  * name (cg_total_pattern) keeps it out of what KCachegrind loads together
- * for the run (<run>.* and <run>-*: libcore/tracedata.cpp,
- * TraceData::load), where it would count everything twice; and out of
- * callgrind.out.* for the default prefix, which is how KCachegrind picks a
- * run in a directory and how scripts glob Callgrind's files. */
+ * for the run (<run>*: libcore/tracedata.cpp, TraceData::load), where it
+ * would count everything twice; and out of callgrind.out* for the default
+ * prefix, which is what KCachegrind loads from a directory and how scripts
+ * glob Callgrind's files. */
 #include "total.h"
 
 #include <errno.h>

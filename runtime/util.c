@@ -1,10 +1,47 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+int cg_write_all(int fd, const void *data, size_t len)
+{
+    int saved = errno;
+    /* SIGXFSZ goes to the thread that wrote (the kernel's send_sig to the
+     * current task, not to the process): blocked here, it stays pending on
+     * this thread and no other thread of the program can take it. */
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    int blocked = pthread_sigmask(SIG_BLOCK, &xfsz, &old) == 0;
+    /* A SIGXFSZ pending before our write is the program's: not ours to take */
+    int theirs = !blocked || (sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ));
+    int err = 0;
+    for (size_t off = 0; off < len && !err;) {
+        ssize_t w = write(fd, (const char *)data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            err = w < 0 ? errno : EIO;
+        else
+            off += (size_t)w;
+    }
+    if (err == EFBIG && !theirs) {
+        /* Take back the signal our write raised, so that it is neither
+         * delivered when the mask is restored nor left pending. */
+        struct timespec zero = { 0, 0 };
+        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    if (blocked)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return err;
+}
 
 void cg_warn(const char *fmt, ...)
 {
@@ -19,14 +56,8 @@ void cg_warn(const char *fmt, ...)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(STDERR_FILENO, line + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    /* stderr may be a file past the file-size limit: cg_write_all */
+    cg_write_all(STDERR_FILENO, line, len);
     errno = saved;
 }
 

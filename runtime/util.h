@@ -14,6 +14,18 @@
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cg_warn_once_nomem(void);
 
+/* Writes all of data to fd (short writes continued, EINTR retried). Returns
+ * 0 or the errno value of the failure (EIO for a write of nothing).
+ * Passing the file-size limit (RLIMIT_FSIZE, `ulimit -f`) fails with EFBIG
+ * instead of killing the process: the kernel sends the writing thread
+ * SIGXFSZ, whose default action ends the whole process with a core; it is
+ * blocked in this thread while writing and the one our write raised is
+ * taken back. The program's own action for SIGXFSZ is never touched. A
+ * SIGXFSZ that was already pending for this thread (the program's own) is
+ * left pending: ours merges into it, as standard signals do. errno is
+ * preserved. */
+int cg_write_all(int fd, const void *data, size_t len);
+
 /* dlsym() for a function: ISO C has no cast from void * to a function
  * pointer, POSIX guarantees the representation is the same. */
 #define CG_DLSYM_FN(dst, handle, name)                                                                      \

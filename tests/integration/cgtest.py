@@ -60,9 +60,10 @@ class Run:
         return [reader.load(f, strict=strict) for f in self.files]
 
 
-def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None):
+def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None, preexec_fn=None):
     """Runs argv in a fresh directory (removed after the test) with the
-    runtime preloaded; returns a Run with the profile files it wrote."""
+    runtime preloaded; returns a Run with the profile files it wrote.
+    preexec_fn: run in the child before the program (resource limits)."""
     directory = tempfile.mkdtemp(prefix="cgprof-test-")
     testcase.addCleanup(shutil.rmtree, directory, ignore_errors=True)
     e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") or k in ("CGPROF_LIB",)}
@@ -74,7 +75,7 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefi
     if env:
         e.update(env)
     p = subprocess.run(wrapped(argv) if preload else argv, cwd=cwd or directory, env=e, capture_output=True,
-                       text=True, timeout=timeout * (20 if WRAPPER else 1))
+                       text=True, timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
     files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
     return Run(p.returncode, p.stdout, p.stderr, directory, files)
 

@@ -2,8 +2,10 @@
 re-enter the hooks, errno, ways of ending a process, options and output
 paths. Exact counts are known from the programs in tests/progs."""
 
+import fnmatch
 import os
 import re
+import resource
 import signal
 import subprocess
 import unittest
@@ -457,7 +459,7 @@ class Output(ProfileAssertions):
                              env=dict(os.environ, LD_PRELOAD=cgtest.LIB, CGPROF_OUT=os.path.join(d, "cg")))
         target = os.path.join(d, "cg.%d-01" % p.pid)
         os.symlink(victim, target)
-        os.symlink(victim, target + ".tmp.%d.0" % p.pid)
+        os.symlink(victim, os.path.join(d, ".cg.%d-01.cgprof-tmp.%d.0" % (p.pid, p.pid)))  # its temporary
         out, err = p.communicate("go\n", timeout=120)
         self.assertEqual(p.returncode, 0, err)
         with open(victim) as f:
@@ -528,6 +530,131 @@ class Hostile(ProfileAssertions):
         p = subprocess.run([exe], cwd=out, env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
         self.assertEqual(len([n for n in os.listdir(out) if n.startswith("callgrind.out.")]), 1)
+
+
+def limit_file_size(nbytes, core=None):
+    """A preexec_fn: the program's file-size limit (RLIMIT_FSIZE, `ulimit
+    -f`) set to nbytes; core: its core-file limit too."""
+    def set_limits():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        if core is not None:
+            resource.setrlimit(resource.RLIMIT_CORE, (core, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    return set_limits
+
+
+class FileSizeLimit(ProfileAssertions):
+    """A profile past the file-size limit: the kernel sends the writing
+    thread SIGXFSZ, whose default action killed the program inside the exit
+    dump (status 128+25, its buffered output lost). The write must fail
+    instead, be said once, and the program end as it would have."""
+
+    def assert_failed_cleanly(self, run, limit):
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertRegex(lines[0], r"could not write profile file %s/callgrind\.out\.\d+-01: File too large"
+                         % re.escape(run.directory))
+        self.assertIn("limit, RLIMIT_FSIZE or ulimit -f, is %d bytes" % limit, lines[0])
+        self.assertEqual(os.listdir(run.directory), [], "no file is left, whole, half or temporary")
+
+    def test_past_the_limit(self):
+        plain = run_preloaded(self, [cgtest.example("basic")], preload=False)
+        self.assertEqual(plain.returncode, 0)
+        # 0: nothing can be written (the control status file at start-up
+        # neither); 512: less than the profile (about 1.6 kB)
+        for limit in (0, 512):
+            with self.subTest(limit=limit):
+                if limit == 0 and cgtest.WRAPPER:
+                    self.skipTest("valgrind itself writes files at start-up: a limit of 0 kills it")
+                run = run_preloaded(self, [cgtest.example("basic")], preexec_fn=limit_file_size(limit))
+                self.assertEqual(run.returncode, plain.returncode, run.stderr)
+                self.assertEqual(run.stdout, plain.stdout, "the program's buffered output, flushed at exit")
+                self.assertIn("fib(20)=6765", run.stdout)
+                self.assert_failed_cleanly(run, limit)
+
+    def test_within_the_limit(self):
+        run = run_preloaded(self, [cgtest.example("basic")], preexec_fn=limit_file_size(1 << 20))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        self.assertIn("fib(20)=6765", run.stdout)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        self.assertEqual(len(os.listdir(run.directory)), 2, "the thread's file and the total")
+
+    def test_crash_copy_past_the_limit(self):
+        """CGPROF_CRASH=1: the copy that writes the crashed process's
+        profile (crash.c) was killed, its temporary file left behind."""
+        argv = [prog("crasher"), "segv"]
+        plain = run_preloaded(self, argv, preload=False, preexec_fn=limit_file_size(512, core=0))
+        run = run_preloaded(self, argv, env={"CGPROF_CRASH": "1"}, preexec_fn=limit_file_size(512, core=0))
+        self.assertEqual(run.returncode, plain.returncode, "the same crash")
+        self.assertEqual(run.stdout, plain.stdout)
+        self.assert_failed_cleanly(run, 512)
+
+
+class Temporaries(ProfileAssertions):
+    """Each file is written under a temporary name and renamed into place
+    (runtime/outfile.h). A process killed while writing leaves its
+    temporary: no reader may take it for part of a run (KCachegrind loads
+    every file whose name starts with the run's name, callgrind_annotate
+    without a file the first callgrind.out*), and the next run of the
+    prefix removes those whose writer is dead, and only those."""
+
+    def test_temporary_names(self):
+        logdir = cgtest.tempfile.mkdtemp(prefix="cgprof-renames-")
+        self.addCleanup(cgtest.shutil.rmtree, logdir, ignore_errors=True)
+        log = os.path.join(logdir, "renames")
+        shim = os.path.join(os.path.dirname(prog("crasher")), "librenamelog.so")
+        run = run_preloaded(self, [cgtest.example("threads")],
+                            env={"LD_PRELOAD": shim + ":" + cgtest.LIB, "RENAMELOG": log})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        pid = int(re.fullmatch(r"callgrind\.out\.(\d+)-01", os.path.basename(run.files[0])).group(1))
+        with open(log) as f:
+            renames = [line.rstrip("\n").split("\t") for line in f]
+        renames = [(old, new) for old, new in renames if os.path.dirname(new) == run.directory]
+        self.assertEqual(sorted(os.path.basename(new) for _, new in renames), sorted(os.listdir(run.directory)),
+                         "every file is renamed into place")
+        self.assertGreaterEqual(len(renames), 3)
+        for old, new in renames:
+            tmp = os.path.basename(old)
+            for pattern in ("callgrind.out.%d*" % pid, "callgrind.out*", "callgrind.total.%d*" % pid):
+                self.assertFalse(fnmatch.fnmatchcase(tmp, pattern), "%s matches %s" % (tmp, pattern))
+            self.assertEqual(os.path.dirname(old), run.directory, "in the same directory: rename stays atomic")
+            self.assertRegex(tmp, r"^%s\d+$" % re.escape(".%s.cgprof-tmp.%d." % (os.path.basename(new), pid)))
+
+    def test_dead_processes_temporaries_are_removed(self):
+        d = cgtest.tempfile.mkdtemp(prefix="cgprof-leftovers-")
+        self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
+        dead = os.fork()
+        if dead == 0:
+            os._exit(0)
+        os.waitpid(dead, 0)  # reaped: no process has this pid
+        live = os.getpid()
+        removed = [".callgrind.out.%d-01.cgprof-tmp.%d.0" % (dead, dead),
+                   ".callgrind.out.%d.3-02.cgprof-tmp.%d.5" % (dead, dead),
+                   ".callgrind.total.%d.cgprof-tmp.%d.2" % (dead, dead)]
+        kept = [".callgrind.out.%d-01.cgprof-tmp.%d.0" % (live, live),  # a live process of the same prefix
+                ".callgrind.out.%d-01.cgprof-tmp.%d" % (dead, dead),    # not the pattern: one number
+                ".callgrind.out.%d-01.tmp.%d.0" % (dead, dead),         # another marker
+                "callgrind.out.%d-01.cgprof-tmp.%d.0" % (dead, dead),   # no dot
+                ".other.out.%d-01.cgprof-tmp.%d.0" % (dead, dead)]      # another prefix's
+        for name in removed + kept:
+            with open(os.path.join(d, name), "w") as f:
+                f.write("# callgrind format\nevents: ns\nfn=main\n1 1000000\n")
+        link = ".callgrind.out.%d-02.cgprof-tmp.%d.1" % (dead, dead)  # not a file the runtime makes
+        os.symlink("/nonexistent", os.path.join(d, link))
+        run = run_preloaded(self, [cgtest.example("basic")], out_prefix=os.path.join(d, "callgrind.out"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stderr, "")
+        names = set(os.listdir(d))
+        for name in removed:
+            self.assertNotIn(name, names)
+        for name in kept + [link]:
+            self.assertIn(name, names)
+        own = sorted(n for n in names - set(kept + [link]))
+        self.assertEqual(len(own), 2, own)
+        self.assertRegex(own[0], r"^callgrind\.out\.\d+-01$")
+        self.assertRegex(own[1], r"^callgrind\.total\.\d+$")
+        self.assert_valid(reader.load(os.path.join(d, own[0]), strict=True))
 
 
 def first_function_start(lib):

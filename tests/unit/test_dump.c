@@ -690,8 +690,8 @@ static void test_unwritable_directory_gives_one_message(void **state)
  * numbers its parts after files already named like parts of this pid: see
  * the next test):
  *   dump 2: a regular file at its path, and links at its first 8 temporary
- *           names (outfile.c: <path>.tmp.<tid>.<count>; one file written
- *           so far, so the count is at 1)
+ *           names (outfile.h: <dir>/.<name>.cgprof-tmp.<pid>.<count>; one
+ *           file written so far, so the count is at 1)
  *   dump 3: a symbolic link at its path
  *   dump 4: a directory at its path (cannot be replaced: a failure)
  *   dump 5: a directory too (no second message)
@@ -714,7 +714,7 @@ static void planted_scenario(void *arg)
     FILE *f = fopen(path, "w");
     REQUIRE(f && fputs("planted\n", f) >= 0 && fclose(f) == 0);
     for (int k = 1; k <= 8; k++) {
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%d", path, (long)gettid(), k);
+        snprintf(tmp, sizeof tmp, "%s/.cg.out.%ld.2-01.cgprof-tmp.%ld.%d", dir, pid, pid, k);
         REQUIRE(symlink(target, tmp) == 0);
     }
     sim_at(&s, 20);
@@ -758,10 +758,12 @@ static void test_planted_files_and_links(void **state)
     /* the links at the temporary names stay as they were, not followed;
      * the directories stay empty; no temporary file is left */
     snprintf(expected, sizeof expected,
-             "cg.out.%ld.1-01 cg.out.%ld.2-01 cg.out.%ld.2-01.tmp.%ld.1 cg.out.%ld.2-01.tmp.%ld.2 "
-             "cg.out.%ld.2-01.tmp.%ld.3 cg.out.%ld.2-01.tmp.%ld.4 cg.out.%ld.2-01.tmp.%ld.5 "
-             "cg.out.%ld.2-01.tmp.%ld.6 cg.out.%ld.2-01.tmp.%ld.7 cg.out.%ld.2-01.tmp.%ld.8 cg.out.%ld.3-01 "
-             "cg.out.%ld.4-01 cg.out.%ld.5-01 cg.out.%ld.6-01 target",
+             ".cg.out.%ld.2-01.cgprof-tmp.%ld.1 .cg.out.%ld.2-01.cgprof-tmp.%ld.2 "
+             ".cg.out.%ld.2-01.cgprof-tmp.%ld.3 .cg.out.%ld.2-01.cgprof-tmp.%ld.4 "
+             ".cg.out.%ld.2-01.cgprof-tmp.%ld.5 .cg.out.%ld.2-01.cgprof-tmp.%ld.6 "
+             ".cg.out.%ld.2-01.cgprof-tmp.%ld.7 .cg.out.%ld.2-01.cgprof-tmp.%ld.8 "
+             "cg.out.%ld.1-01 cg.out.%ld.2-01 cg.out.%ld.3-01 cg.out.%ld.4-01 cg.out.%ld.5-01 cg.out.%ld.6-01 "
+             "target",
              p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p, p);
     assert_listing(expected);
     char *t = read_text(target);
@@ -770,7 +772,7 @@ static void test_planted_files_and_links(void **state)
     free(t);
     for (int k = 1; k <= 8; k++) {
         char link[800], to[800];
-        snprintf(link, sizeof link, "%s.tmp.%ld.%d", part_path(pid, 2, 1), p, k);
+        snprintf(link, sizeof link, "%s/.cg.out.%ld.2-01.cgprof-tmp.%ld.%d", dir, p, p, k);
         ssize_t n = readlink(link, to, sizeof to - 1);
         assert_true(n > 0);
         to[n] = 0;

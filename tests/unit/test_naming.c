@@ -176,6 +176,49 @@ static void test_too_long(void **state)
     assert_string_equal(out + 1023, ".1-01");
 }
 
+/* ---- what every run's names start with -------------------------------------------- */
+
+/* The stems, and that every name of the pattern, for any pid, thread and
+ * part, starts with one of them (the parts' and the total's). */
+static void assert_stems(const char *out, const char *parts, const char *total)
+{
+    struct cg_names n = { out, PID, "/s" };
+    char p[CG_OPT_PATH_MAX], t[CG_OPT_PATH_MAX];
+    assert_int_equal(cg_name_stems(&n, p, t, sizeof p), 0);
+    assert_string_equal(p, parts);
+    assert_string_equal(t, total);
+    static const long pids[] = { 1, 7, 4242, 4194304 };
+    for (unsigned i = 0; i < sizeof pids / sizeof pids[0]; i++) {
+        struct cg_names m = { out, pids[i], "/s" };
+        char name[CG_OPT_PATH_MAX + 64];
+        for (int in_name = 0; in_name < 2; in_name++) {
+            assert_int_equal(cg_name_part(&m, 3, 12, in_name, name, sizeof name), 0);
+            assert_true(strncmp(strrchr(name, '/') + 1, parts, strlen(parts)) == 0);
+        }
+        assert_int_equal(cg_name_total(&m, name, sizeof name), 0);
+        assert_true(strncmp(strrchr(name, '/') + 1, total, strlen(total)) == 0);
+    }
+}
+
+static void test_stems(void **state)
+{
+    (void)state;
+    assert_stems("callgrind.out", "callgrind.out.", "callgrind.total.");
+    assert_stems("/abs/myapp.out", "myapp.out.", "myapp.total.");
+    assert_stems("/tmp/prof", "prof.", "prof.total.");
+    assert_stems("prof-%p.cg", "prof-", "prof-total.");
+    /* %p in the directory: the file name has none */
+    assert_stems("/tmp/%p/prof", "prof", "total.prof");
+    /* a name that is all pid: every name starts with "" */
+    assert_stems("/tmp/%p", "", "total.");
+    /* %% is a % in the names: the stem stops before it */
+    assert_stems("100%%-%p", "100", "100");
+    assert_stems("a%%b", "a", "a");
+    char dst[8], other[8];
+    struct cg_names n = { "callgrind.out", PID, "" };
+    assert_int_equal(cg_name_stems(&n, dst, other, sizeof dst), -1);
+}
+
 /* ---- the parts already written under this pid ------------------------------------ */
 
 static char tmpdir[64];
@@ -272,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_part_names),
         cmocka_unit_test(test_total_names),
         cmocka_unit_test(test_too_long),
+        cmocka_unit_test(test_stems),
         cmocka_unit_test(test_last_part),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
