@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +35,9 @@ int cg_write_all(int fd, const void *data, size_t len)
         /* Take back the signal our write raised, so that it is neither
          * delivered when the mask is restored nor left pending. */
         struct timespec zero = { 0, 0 };
-        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
+        /* The system call itself: libcgprof.so exports a sigtimedwait of
+         * its own (interpose.c), which is the program's. */
+        while (syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &zero, (size_t)(_NSIG / 8)) < 0 && errno == EINTR)
             ;
     }
     if (blocked)
