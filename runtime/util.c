@@ -336,12 +336,18 @@ static uintptr_t key_at(const char *p)
 
 int cg_sort_keyed(void *v, size_t n, size_t size)
 {
-    char *tmp = malloc(n ? n * size : 1);
-    if (!tmp)
-        return -1;
     /* LSD, 11 bits a pass; the passes over bits that are the same in every
      * key (the high bits of addresses in one process) are skipped. */
     enum { BITS = 11, BUCKETS = 1 << BITS };
+    /* The counts (16 kB) with the copy, not on the stack: a dump sorts,
+     * and the crash copy's dump may run on a small alternate signal
+     * stack. */
+    if (n > (SIZE_MAX - sizeof(size_t) * BUCKETS) / size)
+        return -1;
+    size_t *count = malloc(sizeof(size_t) * BUCKETS + n * size);
+    if (!count)
+        return -1;
+    char *tmp = (char *)(count + BUCKETS);
     uintptr_t all_or = 0, all_and = ~(uintptr_t)0;
     for (size_t i = 0; i < n; i++) {
         uintptr_t k = key_at((const char *)v + i * size);
@@ -352,7 +358,7 @@ int cg_sort_keyed(void *v, size_t n, size_t size)
     for (unsigned shift = 0; shift < 8 * sizeof(uintptr_t); shift += BITS) {
         if ((((all_or ^ all_and) >> shift) & (BUCKETS - 1)) == 0)
             continue;
-        size_t count[BUCKETS] = { 0 };
+        memset(count, 0, sizeof(size_t) * BUCKETS);
         for (size_t i = 0; i < n; i++)
             count[(key_at(src + i * size) >> shift) & (BUCKETS - 1)]++;
         size_t sum = 0;
@@ -378,7 +384,7 @@ int cg_sort_keyed(void *v, size_t n, size_t size)
     }
     if (src != v)
         memcpy(v, src, n * size);
-    free(tmp);
+    free(count);
     return 0;
 }
 
