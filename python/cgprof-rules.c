@@ -7,7 +7,12 @@
  * One line of answer per question, in order:
  *
  *   option CGPROF_NAME=VALUE   "ok", or "refused WHY": the verdict of
- *                              cg_options_parse() on that variable alone
+ *                              cg_options_parse() on that variable alone,
+ *                              a relative CGPROF_OUT taken from this
+ *                              process's working directory (the program's,
+ *                              when the launcher runs it)
+ *   quote VALUE                "ok QUOTED": cg_quote(), VALUE as the
+ *                              runtime's messages show it, whole
  *   signal NAME                cg_parse_signal(): the number, 0 for none,
  *                              -1 for a name the runtime refuses
  *   expand PATTERN PID         "ok PATH": cg_expand_path(); "error" if it
@@ -29,9 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "naming.h"
 #include "options.h"
+#include "util.h"
 
 /* The table's field and type names, as options.inc spells them (the
  * runtime's own table keeps neither): the compiler's reading of the file,
@@ -61,56 +68,43 @@ static void put_escaped(const char *s)
     }
 }
 
-static const struct cg_option_info *option_named(const char *name, size_t len)
+/* The reason alone, as cg_options_parse() gives it with its message (the
+ * whole message for a variable it does not know). */
+static void keep_reason(void *ctx, const char *msg, const char *why)
 {
-    for (unsigned i = 0; i < cg_option_count; i++)
-        if (strlen(cg_option_table[i].variable) == len && strncmp(cg_option_table[i].variable, name, len) == 0)
-            return &cg_option_table[i];
-    return NULL;
+    (void)msg;
+    snprintf(ctx, 1024, "%s", why);
 }
 
-static void keep_message(void *ctx, const char *msg)
-{
-    snprintf(ctx, 1024, "%s", msg);
-}
-
-/* cg_options_parse() says why it refuses a value inside a sentence:
- * "NAME='VALUE' is ignored: WHY; accepted: ACCEPTED; using the default
- * 'DEFAULT'" (VALUE cut at 80 bytes). WHY is what lies between that head
- * and tail; a message of another shape (a variable it does not know) is
- * answered whole. */
 static void answer_option(char *assignment)
 {
-    char msg[1024] = "";
+    char reason[1024] = "";
     char *env[] = { assignment, NULL };
-    struct cg_options o;
-    if (cg_options_parse(&o, env, keep_message, msg) == 0) {
+    static struct cg_options o; /* 20 kB */
+    char cwd[CG_OPT_PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = 0; /* as the runtime's start-up (proc.c) */
+    if (cg_options_parse(&o, env, cwd, keep_reason, reason) == 0) {
         puts("ok");
         return;
     }
-    const char *eq = strchr(assignment, '=');
-    const struct cg_option_info *info = eq ? option_named(assignment, (size_t)(eq - assignment)) : NULL;
-    const char *why = msg;
-    size_t why_len = strlen(msg);
-    if (info) {
-        const char *value = eq + 1;
-        size_t vlen = strlen(value);
-        char head[256], tail[1024];
-        int hn = snprintf(head, sizeof head, "%s='%.*s%s' is ignored: ", info->variable, (int)(vlen > 80 ? 80 : vlen),
-                          value, vlen > 80 ? "..." : "");
-        int tn = snprintf(tail, sizeof tail, "; accepted: %s; using the default '%s'", info->accepted, info->def);
-        size_t mlen = strlen(msg);
-        if (hn > 0 && tn > 0 && mlen >= (size_t)hn + (size_t)tn && strncmp(msg, head, (size_t)hn) == 0 &&
-            strcmp(msg + mlen - (size_t)tn, tail) == 0) {
-            why = msg + hn;
-            why_len = mlen - (size_t)hn - (size_t)tn;
-        }
-    }
-    char reason[1024];
-    snprintf(reason, sizeof reason, "%.*s", (int)why_len, why);
     fputs("refused ", stdout);
     put_escaped(reason);
     putchar('\n');
+}
+
+static void answer_quote(const char *value)
+{
+    size_t len = strlen(value), size = 4 * len + CG_QUOTE_MIN;
+    char *q = malloc(size);
+    if (!q) {
+        puts("error");
+        return;
+    }
+    fputs("ok ", stdout);
+    put_escaped(cg_quote(q, size, value, len));
+    putchar('\n');
+    free(q);
 }
 
 static void answer_path(int rc, const char *path)
@@ -145,8 +139,8 @@ static int arity(const char *question)
     static const struct {
         const char *word;
         int args;
-    } questions[] = { { "option", 1 }, { "signal", 1 }, { "expand", 2 }, { "total", 1 }, { "file", 5 },
-                    { "totalfile", 3 },   { "table", 0 } };
+    } questions[] = { { "option", 1 }, { "quote", 1 },     { "signal", 1 }, { "expand", 2 }, { "total", 1 },
+                      { "file", 5 },   { "totalfile", 3 }, { "table", 0 } };
     for (unsigned i = 0; i < sizeof questions / sizeof *questions; i++)
         if (strcmp(question, questions[i].word) == 0)
             return questions[i].args;
@@ -170,6 +164,8 @@ int main(int argc, char **argv)
         const char *q = argv[i];
         if (strcmp(q, "option") == 0) {
             answer_option(argv[++i]);
+        } else if (strcmp(q, "quote") == 0) {
+            answer_quote(argv[++i]);
         } else if (strcmp(q, "signal") == 0) {
             printf("%d\n", cg_parse_signal(argv[++i]));
         } else if (strcmp(q, "expand") == 0) {

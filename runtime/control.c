@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,16 +54,24 @@ static int dir_usable(const char *d, const char **why)
 void cg_control_init(int sig)
 {
     dump_signal = sig;
+    if (cg_opts.control_dir_refused) {
+        /* said at start-up; not replaced by the default, which is not
+         * where the user said */
+        SET_ENABLED(0);
+        return;
+    }
     if (cg_opts.control_dir[0])
         snprintf(dir, sizeof dir, "%s", cg_opts.control_dir);
     else
         snprintf(dir, sizeof dir, "/tmp/cgprof-%ld", (long)geteuid());
     const char *why = NULL;
     SET_ENABLED(dir_usable(dir, &why));
-    if (!ENABLED())
+    if (!ENABLED()) {
+        char shown[400];
         cg_warn("control directory %s is not used: %s; cgprof-control cannot reach this process "
                 "(CGPROF_CONTROL_DIR chooses another)",
-                dir, why);
+                CG_QUOTE(shown, dir), why);
+    }
 }
 
 static unsigned last_threads, last_parts;
@@ -109,10 +118,17 @@ static void write_status(void)
     unsigned threads = last_threads, parts = last_parts;
     int collecting = last_collecting;
     const char *last = last_last;
-    char path[CG_OPT_PATH_MAX + 64], tmp[CG_OPT_PATH_MAX + 64], sig[24], suffix[48];
-    path_of(path, sizeof path, "status");
+    /* The two paths on the heap: this runs in dump paths and in the
+     * program's own sigaction(), on stacks of any size; the content is
+     * malloc'd anyway. */
+    enum { PATH_SIZE = CG_OPT_PATH_MAX + 64 };
+    char *path = malloc(2 * PATH_SIZE), sig[24], suffix[48];
+    if (!path)
+        return;
+    char *tmp = path + PATH_SIZE;
+    path_of(path, PATH_SIZE, "status");
     snprintf(suffix, sizeof suffix, "status.tmp.%ld", (long)gettid());
-    path_of(tmp, sizeof tmp, suffix);
+    path_of(tmp, PATH_SIZE, suffix);
     struct cg_buf b;
     cg_buf_init(&b);
     cg_buf_printf(&b,
@@ -132,6 +148,7 @@ static void write_status(void)
             unlink(tmp);
     }
     cg_buf_free(&b);
+    free(path);
 }
 
 int cg_control_take_command(char *arg, size_t size)

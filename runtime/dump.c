@@ -173,7 +173,7 @@ void cg_dump_exec(const char *what)
     struct cg_thread *self;
     enter(&self);
     if (!final_done) {
-        char trigger[CG_OPT_PATH_MAX + 32];
+        static char trigger[CG_OPT_PATH_MAX + 32]; /* under the lock; a path is not kept on the stack */
         snprintf(trigger, sizeof trigger, "Exec of %s", what ? what : "?");
         dump_all(trigger, 0);
         /* The image goes: its total too (a new image with the runtime

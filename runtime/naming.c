@@ -8,29 +8,40 @@
 
 #include "options.h"
 
-/* name made absolute against the start-up directory */
-static int absolute(const struct cg_names *n, const char *name, char *dst, size_t size)
+/* The start-up directory and a '/' in front of a relative name (as the
+ * pattern's first byte says: a %p or %% does not expand to a '/'), into
+ * dst; *len: their length. The names are built in the caller's buffer, with
+ * no copy on the stack: they are made in dump paths, whose stack may be
+ * small (the crash copy's alternate signal stack). */
+static int dir_part(const struct cg_names *n, char *dst, size_t size, size_t *len)
 {
-    const char *dir = name[0] == '/' || !n->cwd[0] ? "" : n->cwd;
-    int len = snprintf(dst, size, "%s%s%s", dir, *dir ? "/" : "", name);
-    return len < 0 || (size_t)len >= size ? -1 : 0;
+    *len = 0;
+    if (size == 0)
+        return -1;
+    dst[0] = 0;
+    if (n->out[0] == '/' || !n->cwd[0])
+        return 0;
+    int w = snprintf(dst, size, "%s/", n->cwd);
+    if (w < 0 || (size_t)w >= size)
+        return -1;
+    *len = (size_t)w;
+    return 0;
 }
 
 int cg_name_prefix(const struct cg_names *n, char *dst, size_t size, int *with_pid)
 {
-    char prefix[CG_OPT_PATH_MAX];
-    if (cg_expand_path(n->out, n->pid, prefix, sizeof prefix) != 0)
-        return -1;
+    size_t len;
     *with_pid = strstr(n->out, "%p") != NULL;
-    return absolute(n, prefix, dst, size);
+    if (dir_part(n, dst, size, &len) != 0)
+        return -1;
+    return cg_expand_path(n->out, n->pid, dst + len, size - len);
 }
 
 int cg_name_part(const struct cg_names *n, unsigned thread, unsigned part, int part_in_name, char *dst,
                  size_t size)
 {
-    char prefix[CG_OPT_PATH_MAX + 64];
     int with_pid;
-    if (cg_name_prefix(n, prefix, sizeof prefix, &with_pid) != 0)
+    if (cg_name_prefix(n, dst, size, &with_pid) != 0)
         return -1;
     char pid[24] = "";
     if (!with_pid)
@@ -38,17 +49,17 @@ int cg_name_part(const struct cg_names *n, unsigned thread, unsigned part, int p
     char p[24] = "";
     if (part_in_name)
         snprintf(p, sizeof p, ".%u", part);
-    int len = snprintf(dst, size, "%s%s%s-%02u", prefix, pid, p, thread);
-    return len < 0 || (size_t)len >= size ? -1 : 0;
+    size_t at = strlen(dst);
+    int len = snprintf(dst + at, size - at, "%s%s-%02u", pid, p, thread);
+    return len < 0 || (size_t)len >= size - at ? -1 : 0;
 }
 
 int cg_name_total(const struct cg_names *n, char *dst, size_t size)
 {
-    char pattern[CG_OPT_PATH_MAX + 16], name[CG_OPT_PATH_MAX + 64];
-    if (cg_total_pattern(n->out, pattern, sizeof pattern) != 0 ||
-        cg_expand_path(pattern, n->pid, name, sizeof name) != 0)
+    size_t len;
+    if (dir_part(n, dst, size, &len) != 0)
         return -1;
-    return absolute(n, name, dst, size);
+    return cg_total_expanded(n->out, n->pid, dst + len, size - len);
 }
 
 /* The file name of pattern (with ".%p" added when it has no %p, as the
@@ -83,23 +94,27 @@ unsigned cg_name_last_part(const struct cg_names *n)
     if (!slash)
         return 0;
     *slash = 0;
-    char base[CG_OPT_PATH_MAX + 64];
-    if (with_pid)
-        snprintf(base, sizeof base, "%s.", slash + 1);
-    else
-        snprintf(base, sizeof base, "%s.%ld.", slash + 1, n->pid);
+    /* The files of this pid: <name>.<part>-<NN>, with <name> the prefix's
+     * file name and ".<pid>" when it does not name the pid already. */
+    const char *name = slash + 1;
+    size_t nlen = strlen(name);
+    char pid[24] = "";
+    if (!with_pid)
+        snprintf(pid, sizeof pid, ".%ld", n->pid);
+    size_t plen = strlen(pid);
     DIR *d = opendir(*prefix ? prefix : "/");
     if (!d)
         return 0;
     unsigned last = 0;
-    size_t blen = strlen(base);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, base, blen) != 0)
+        const char *s = e->d_name;
+        if (strncmp(s, name, nlen) != 0 || strncmp(s + nlen, pid, plen) != 0 || s[nlen + plen] != '.')
             continue;
+        s += nlen + plen + 1;
         char *end;
-        unsigned long part = strtoul(e->d_name + blen, &end, 10);
-        if (end != e->d_name + blen && *end == '-' && part > last && part < 1000000)
+        unsigned long part = strtoul(s, &end, 10);
+        if (end != s && *end == '-' && part > last && part < 1000000)
             last = (unsigned)part;
     }
     closedir(d);

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "compiler.h"
+#include "util.h"
 
 const struct cg_option_info cg_option_table[] = {
 #define CG_OPTION(field, var, type, def, accepted, help) { var, CG_OPT_##type, def, accepted, help },
@@ -49,32 +50,99 @@ static int parse_bool(const char *v)
     return -1;
 }
 
+/* Why a path the runtime opens files under is too long for the system, or
+ * NULL (why is written into why, size bytes). The whole name, a relative
+ * one made absolute against cwd as naming.c does, with path_suffix more
+ * bytes, must be below PATH_MAX; each component must fit NAME_MAX, the
+ * last one with name_suffix more bytes. With pct, v is a CGPROF_OUT
+ * pattern: a %p counts as the longest pid, "%%" as one byte. what: "its
+ * files'" or "the control files'", for the messages. */
+static const char *length_problem(const char *v, int pct, const char *cwd, size_t name_suffix, size_t path_suffix,
+                                  const char *what, char *why, size_t size)
+{
+    size_t total = 0, last = 0, longest_dir = 0;
+    int with_pid = 0;
+    for (const char *p = v; *p; p++) {
+        size_t add = 1;
+        if (*p == '/') {
+            if (last > longest_dir)
+                longest_dir = last;
+            last = 0;
+            total++;
+            continue;
+        }
+        if (pct && p[0] == '%' && (p[1] == 'p' || p[1] == '%')) {
+            with_pid |= p[1] == 'p';
+            add = p[1] == 'p' ? CG_OPT_PID_DIGITS : 1;
+            p++;
+        }
+        last += add;
+        total += add;
+    }
+    const char *pid_note = with_pid ? " (each %p counted as 10 digits)" : "";
+    if (name_suffix == 0 && last > longest_dir) /* the last one names a directory too */
+        longest_dir = last;
+    if (longest_dir > CG_OPT_NAME_MAX) {
+        snprintf(why, size,
+                 "it has a directory name of %zu bytes%s, over the system's limit of %d bytes for one name "
+                 "(NAME_MAX)",
+                 longest_dir, pid_note, CG_OPT_NAME_MAX);
+        return why;
+    }
+    if (last + name_suffix > CG_OPT_NAME_MAX) {
+        snprintf(why, size,
+                 "its last name is %zu bytes long%s: with the up to %zu bytes the runtime adds to it "
+                 "(.<pid>.<part>-<thread> and a temporary suffix), %s names would pass the system's limit of "
+                 "%d bytes for one name (NAME_MAX): at most %zu",
+                 last, pid_note, name_suffix, what, CG_OPT_NAME_MAX, (size_t)CG_OPT_NAME_MAX - name_suffix);
+        return why;
+    }
+    size_t dir = v[0] != '/' && cwd && cwd[0] ? strlen(cwd) + 1 : 0;
+    if (dir + total + path_suffix > CG_OPT_PATH_MAX - 1) {
+        char from[96] = "";
+        if (dir)
+            snprintf(from, sizeof from, " and taken from a working directory of %zu bytes", dir - 1);
+        snprintf(why, size,
+                 "it is %zu bytes long%s%s: with %sthe up to %zu bytes the runtime adds, %s full names would be up "
+                 "to %zu bytes, over the system's limit of %d (PATH_MAX, %d with the final NUL)",
+                 total, pid_note, from, dir ? "a '/' between them and " : "", path_suffix, what,
+                 dir + total + path_suffix, CG_OPT_PATH_MAX - 1, CG_OPT_PATH_MAX);
+        return why;
+    }
+    return NULL;
+}
+
 /* Why a PATH value is refused, or NULL. */
-static const char *path_problem(const char *v)
+static const char *path_problem(const char *v, const char *cwd, char *why, size_t size)
 {
     if (!*v)
         return "it is empty";
-    /* Its expansion (each %p becomes a pid of up to 20 digits) must fit,
-     * with the .<pid>.<part>-<thread> the file names add. */
-    size_t expanded = 0;
     for (const char *p = v; *p; p++) {
-        if (*p == '\n' || (unsigned char)*p < 0x20)
+        if ((unsigned char)*p < 0x20)
             return "it contains a control character";
         if (*p == '%') {
             if (p[1] != 'p' && p[1] != '%')
                 return "'%' may only be followed by 'p' (the pid) or '%'";
-            expanded += p[1] == 'p' ? 20 : 1;
             p++;
-        } else {
-            expanded++;
         }
     }
-    if (expanded >= CG_OPT_PATH_MAX - 64)
-        return "it is too long";
-    size_t len = strlen(v);
-    if (v[len - 1] == '/')
+    if (v[strlen(v) - 1] == '/')
         return "it names a directory, not a file name prefix";
-    return NULL;
+    return length_problem(v, 1, cwd, CG_OPT_OUT_SUFFIX_MAX, CG_OPT_OUT_SUFFIX_MAX, "its files'", why, size);
+}
+
+/* Why a DIR value is refused, or NULL ("" is the default, decided at run
+ * time). */
+static const char *dir_problem(const char *v, char *why, size_t size)
+{
+    if (!*v)
+        return NULL;
+    if (*v != '/')
+        return "it is not an absolute path";
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            return "it contains a control character";
+    return length_problem(v, 0, NULL, 0, CG_OPT_CONTROL_SUFFIX_MAX, "the control files'", why, size);
 }
 
 int cg_globs_each(const char *globs, int (*fn)(void *ctx, const char *pattern, size_t len), void *ctx)
@@ -236,47 +304,38 @@ static const struct {
 };
 
 /* Stores value (or the default, when value is NULL) into the field. Returns
- * NULL, or the reason the value was refused. */
-static const char *set_option(struct cg_options *o, unsigned idx, const char *value)
+ * NULL, or the reason the value was refused (maybe written into why, size
+ * bytes). */
+static const char *set_option(struct cg_options *o, unsigned idx, const char *value, const char *cwd, char *why,
+                              size_t size)
 {
     const struct cg_option_info *info = &cg_option_table[idx];
     const char *v = value ? value : info->def;
     char *field = (char *)o + fields[idx].offset;
     int n;
     switch (info->type) {
-    case CG_OPT_PATH: {
-        const char *why = path_problem(v);
-        if (why)
-            return why;
-        snprintf(field, fields[idx].size, "%s", v);
+    case CG_OPT_PATH:
+    case CG_OPT_DIR: {
+        const char *bad = info->type == CG_OPT_PATH ? path_problem(v, cwd, why, size) : dir_problem(v, why, size);
+        if (bad)
+            return bad;
+        if (strlen(v) >= fields[idx].size)
+            return "it is too long"; /* cannot be: the checks above are stricter */
+        memcpy(field, v, strlen(v) + 1);
         return NULL;
     }
-    case CG_OPT_DIR:
-        if (!*v) { /* the default: decided at run time */
-            field[0] = 0;
-            return NULL;
-        }
-        if (*v != '/')
-            return "it is not an absolute path";
-        if (strlen(v) >= CG_OPT_PATH_MAX - 64)
-            return "it is too long";
-        for (const char *p = v; *p; p++)
-            if ((unsigned char)*p < 0x20)
-                return "it contains a control character";
-        snprintf(field, fields[idx].size, "%s", v);
-        return NULL;
     case CG_OPT_GLOBS: {
-        const char *why = globs_problem(v);
-        if (why)
-            return why;
+        const char *bad = globs_problem(v);
+        if (bad)
+            return bad;
         snprintf(field, fields[idx].size, "%s", v);
         return NULL;
     }
     case CG_OPT_THRESHOLD: {
         struct cg_threshold th;
-        const char *why = parse_threshold(info->accepted, v, &th);
-        if (why)
-            return why;
+        const char *bad = parse_threshold(info->accepted, v, &th);
+        if (bad)
+            return bad;
         memcpy(field, &th, sizeof th);
         return NULL;
     }
@@ -314,15 +373,18 @@ static const char *set_option(struct cg_options *o, unsigned idx, const char *va
     return NULL;
 }
 
-int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void *ctx, const char *msg),
-                     void *ctx)
+int cg_options_parse(struct cg_options *o, char *const *env, const char *cwd,
+                     void (*report)(void *ctx, const char *msg, const char *why), void *ctx)
 {
     memset(o, 0, sizeof *o);
+    char why_buf[512];
     for (unsigned i = 0; i < cg_option_count; i++)
-        set_option(o, i, NULL);
+        set_option(o, i, NULL, cwd, why_buf, sizeof why_buf);
 
     int problems = 0;
-    char msg[1024];
+    /* The value shown is cut: the message says what is wrong with it, and a
+     * line on a terminal should stay readable. */
+    char msg[1024], shown[160];
     for (char *const *e = env; e && *e; e++) {
         if (strncmp(*e, "CGPROF_", 7) != 0)
             continue;
@@ -335,27 +397,72 @@ int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void
                 strncmp(cg_option_table[i].variable, *e, nlen) == 0)
                 break;
         if (i == cg_option_count) {
-            int len = snprintf(msg, sizeof msg, "%.*s is not a cgprof variable (a typo?); known ones:",
-                               (int)(nlen > 100 ? 100 : nlen), *e);
+            int len = snprintf(msg, sizeof msg, "%s is not a cgprof variable (a typo?); known ones:",
+                               cg_quote(shown, sizeof shown, *e, nlen));
             for (unsigned k = 0; k < cg_option_count && len > 0 && (size_t)len < sizeof msg; k++)
                 len += snprintf(msg + len, sizeof msg - (size_t)len, " %s", cg_option_table[k].variable);
-            report(ctx, msg);
+            report(ctx, msg, msg);
             problems++;
             continue;
         }
-        const char *why = set_option(o, i, value);
+        const char *why = set_option(o, i, value, cwd, why_buf, sizeof why_buf);
         if (why) {
             const struct cg_option_info *info = &cg_option_table[i];
-            size_t vlen = strlen(value);
-            snprintf(msg, sizeof msg, "%s='%.*s%s' is ignored: %s; accepted: %s; using the default '%s'",
-                     info->variable, (int)(vlen > 80 ? 80 : vlen), value, vlen > 80 ? "..." : "", why,
-                     info->accepted, info->def);
-            set_option(o, i, NULL);
-            report(ctx, msg);
+            char instead[160];
+            /* A path refused is not replaced by the default: that would
+             * write where the user did not say. */
+            if (info->type == CG_OPT_PATH) {
+                snprintf(instead, sizeof instead, "no profile is written (the program runs normally)");
+                o->out_refused = 1;
+            } else if (info->type == CG_OPT_DIR) {
+                snprintf(instead, sizeof instead,
+                         "no control files are kept: cgprof-control cannot reach this process (the dump signal "
+                         "still works)");
+                o->control_dir_refused = 1;
+            } else {
+                snprintf(instead, sizeof instead, "using the default '%s'", info->def);
+            }
+            snprintf(msg, sizeof msg, "%s=%s is %s: %s; accepted: %s; %s", info->variable,
+                     cg_quote(shown, sizeof shown, value, strlen(value)),
+                     info->type == CG_OPT_PATH || info->type == CG_OPT_DIR ? "refused" : "ignored", why,
+                     info->accepted, instead);
+            report(ctx, msg, why);
             problems++;
+            if (info->type == CG_OPT_PATH || info->type == CG_OPT_DIR)
+                memset((char *)o + fields[i].offset, 0, fields[i].size);
+            else
+                set_option(o, i, NULL, cwd, why_buf, sizeof why_buf);
         }
     }
     return problems;
+}
+
+/* Appends the expansion of len bytes of pattern (%p -> pid, %% -> %) to
+ * dst at *n. Returns 0, or -1 if it does not fit in size. */
+static int expand_append(const char *pattern, size_t len, long pid, char *dst, unsigned long size, unsigned long *n)
+{
+    for (size_t i = 0; i < len; i++) {
+        char num[24];
+        const char *add = num;
+        size_t alen;
+        if (pattern[i] == '%' && i + 1 < len && pattern[i + 1] == 'p') {
+            alen = (size_t)snprintf(num, sizeof num, "%ld", pid);
+            i++;
+        } else if (pattern[i] == '%' && i + 1 < len && pattern[i + 1] == '%') {
+            add = "%";
+            alen = 1;
+            i++;
+        } else {
+            add = pattern + i;
+            alen = 1;
+        }
+        if (*n + alen >= size)
+            return -1;
+        memcpy(dst + *n, add, alen);
+        *n += alen;
+    }
+    dst[*n] = 0;
+    return 0;
 }
 
 int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
@@ -363,57 +470,53 @@ int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
     if (size == 0)
         return -1;
     unsigned long n = 0;
-    for (const char *p = pattern; *p; p++) {
-        char num[24];
-        const char *add = num;
-        size_t alen;
-        if (p[0] == '%' && p[1] == 'p') {
-            alen = (size_t)snprintf(num, sizeof num, "%ld", pid);
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            add = "%";
-            alen = 1;
-            p++;
-        } else {
-            add = p;
-            alen = 1;
-        }
-        if (n + alen >= size)
-            return -1;
-        memcpy(dst + n, add, alen);
-        n += alen;
-    }
-    dst[n] = 0;
-    return 0;
+    dst[0] = 0;
+    return expand_append(pattern, strlen(pattern), pid, dst, size, &n);
 }
 
-int cg_total_pattern(const char *pattern, char *dst, unsigned long size)
+/* The run's pattern, <pattern> or <pattern>.%p, read where it is: the
+ * total's name is made in dump paths, which keep no copy of a path on the
+ * stack (the crash copy's may be a small alternate signal stack). */
+struct run {
+    const char *pattern, *tail;
+    size_t len, total;
+};
+
+static char run_at(const struct run *r, size_t i)
 {
-    char run[CG_OPT_PATH_MAX + 8];
+    return i < r->len ? r->pattern[i] : i < r->total ? r->tail[i - r->len] : 0;
+}
+
+/* The total's pattern is the run's with run[at, at + cut) replaced by
+ * insert (see options.h). */
+static void total_cut(const char *pattern, struct run *r, size_t *at_out, size_t *cut_out, const char **insert_out)
+{
+    r->pattern = pattern;
+    r->len = strlen(pattern);
     /* Same test as the file names' (naming.c): a pattern with %p names the pid */
-    int n = snprintf(run, sizeof run, strstr(pattern, "%p") ? "%s" : "%s.%%p", pattern);
-    if (n < 0 || (size_t)n >= sizeof run)
-        return -1;
-    const char *slash = strrchr(run, '/');
-    size_t base = slash ? (size_t)(slash + 1 - run) : 0;
+    r->tail = strstr(pattern, "%p") ? "" : ".%p";
+    r->total = r->len + strlen(r->tail);
+    const char *slash = strrchr(pattern, '/'); /* the tail has none */
+    size_t base = slash ? (size_t)(slash + 1 - pattern) : 0;
     size_t at = SIZE_MAX, cut = 0;
     const char *insert = "";
     /* The last ".out" ending a word: not the one inside ".output" */
-    for (size_t i = base; run[i]; i++)
-        if (strncmp(run + i, ".out", 4) == 0 && !isalnum((unsigned char)run[i + 4])) {
+    for (size_t i = base; i + 4 <= r->total; i++)
+        if (run_at(r, i) == '.' && run_at(r, i + 1) == 'o' && run_at(r, i + 2) == 'u' && run_at(r, i + 3) == 't' &&
+            !isalnum((unsigned char)run_at(r, i + 4))) {
             at = i;
             cut = 4;
             insert = ".total";
         }
     if (at == SIZE_MAX) {
         /* The first %p of the file name that is not an escaped "%%p" */
-        for (size_t i = base; run[i]; i++) {
-            if (run[i] == '%' && run[i + 1] == 'p') {
+        for (size_t i = base; i < r->total; i++) {
+            if (run_at(r, i) == '%' && run_at(r, i + 1) == 'p') {
                 at = i;
                 insert = "total.";
                 break;
             }
-            if (run[i] == '%' && run[i + 1] == '%')
+            if (run_at(r, i) == '%' && run_at(r, i + 1) == '%')
                 i++;
         }
     }
@@ -421,6 +524,60 @@ int cg_total_pattern(const char *pattern, char *dst, unsigned long size)
         at = base;
         insert = "total.";
     }
-    n = snprintf(dst, size, "%.*s%s%s", (int)at, run, insert, run + at + cut);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
+    *at_out = at;
+    *cut_out = cut;
+    *insert_out = insert;
+}
+
+/* Appends run[from, to) to dst at *n, expanded (pid >= 0) or as it is.
+ * The pieces of the total's name never split a "%p" or "%%": the cut is
+ * at a '.', a '%' that starts one, or after a '/'. */
+static int run_append(const struct run *r, size_t from, size_t to, long pid, char *dst, unsigned long size,
+                      unsigned long *n)
+{
+    size_t mid = r->len < from ? from : r->len > to ? to : r->len;
+    const char *pieces[2] = { r->pattern + from, r->tail + (mid - r->len) };
+    size_t lens[2] = { mid - from, to - mid };
+    for (int k = 0; k < 2; k++) {
+        if (pid >= 0) {
+            if (expand_append(pieces[k], lens[k], pid, dst, size, n) != 0)
+                return -1;
+        } else {
+            if (*n + lens[k] >= size)
+                return -1;
+            memcpy(dst + *n, pieces[k], lens[k]);
+            *n += lens[k];
+            dst[*n] = 0;
+        }
+    }
+    return 0;
+}
+
+/* The total's pattern (pid < 0) or its expansion for pid. */
+static int total_name(const char *pattern, long pid, char *dst, unsigned long size)
+{
+    if (size == 0)
+        return -1;
+    struct run r;
+    size_t at, cut;
+    const char *insert;
+    total_cut(pattern, &r, &at, &cut, &insert);
+    unsigned long n = 0;
+    dst[0] = 0;
+    size_t ilen = strlen(insert);
+    if (run_append(&r, 0, at, pid, dst, size, &n) != 0 || n + ilen >= size)
+        return -1;
+    memcpy(dst + n, insert, ilen + 1);
+    n += ilen;
+    return run_append(&r, at + cut, r.total, pid, dst, size, &n);
+}
+
+int cg_total_pattern(const char *pattern, char *dst, unsigned long size)
+{
+    return total_name(pattern, -1, dst, size);
+}
+
+int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long size)
+{
+    return total_name(pattern, pid < 0 ? 0 : pid, dst, size);
 }

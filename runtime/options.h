@@ -9,7 +9,25 @@ enum cg_opt_type {
     CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL, CG_OPT_UINT, CG_OPT_GLOBS, CG_OPT_THRESHOLD
 };
 
-#define CG_OPT_PATH_MAX 1024
+/* PATH and DIR values: any path the system takes. PATH_MAX (4096 on
+ * Linux) counts the final NUL: a name of 4095 bytes at most, each of its
+ * components NAME_MAX (255) at most. The checks (options.c) count what the
+ * runtime adds to the value, so that a value accepted at start-up never
+ * fails at exit for its length. */
+#define CG_OPT_PATH_MAX PATH_MAX
+#define CG_OPT_NAME_MAX NAME_MAX
+/* What a %p of CGPROF_OUT becomes, at most: a pid (an int) of 10 digits. */
+#define CG_OPT_PID_DIGITS 10
+/* What the runtime adds to the expanded CGPROF_OUT prefix, at most, all in
+ * its last component: a part file's ".<pid>.<part>-<thread>" (naming.c:
+ * 11 + 11 + 11 bytes with a pid, a part and a thread of 10 digits; the
+ * total's "total." or ".out" made ".total", and ".<pid>", make 17 at most)
+ * and the temporary name it is first written under, ".tmp.<tid>.<count>"
+ * (outfile.c: 5 + 10 + 1 + 10). */
+#define CG_OPT_OUT_SUFFIX_MAX (33 + 26)
+/* What the control files add to CGPROF_CONTROL_DIR: "/<pid>.status.tmp.<tid>"
+ * (control.c; cgprof-control's names are shorter). */
+#define CG_OPT_CONTROL_SUFFIX_MAX (1 + 10 + 12 + 10)
 #define CG_OPT_GLOBS_MAX 4096
 
 /* THRESHOLD: N:T, both 0 for off. */
@@ -40,6 +58,12 @@ struct cg_options {
     struct cg_threshold throttle;       /* THRESHOLD */
     int verbose;               /* BOOL */
     int repair_warning;        /* BOOL */
+    /* A PATH or DIR value refused is not replaced by the default, which
+     * would write elsewhere than where the user said: out_refused, no
+     * profile is written at all (the runtime stays off); control_dir_refused,
+     * no control files are kept. Their fields are then "". */
+    int out_refused;
+    int control_dir_refused;
 };
 
 struct cg_option_info {
@@ -54,11 +78,17 @@ extern const struct cg_option_info cg_option_table[];
 extern const unsigned cg_option_count;
 
 /* Fills *o from the "NAME=value" strings of env (NULL-terminated; only the
- * CGPROF_* ones are looked at). A malformed value keeps the default and a
- * variable cgprof does not know is reported as a likely typo; each problem
- * is one call of report(ctx, message). Returns the number of problems. */
-int cg_options_parse(struct cg_options *o, char *const *env, void (*report)(void *ctx, const char *msg),
-                     void *ctx);
+ * CGPROF_* ones are looked at). A malformed value keeps the default (a
+ * PATH or DIR one: see out_refused) and a variable cgprof does not know is
+ * reported as a likely typo; each problem is one call of report(ctx,
+ * message, why): the message names the variable, shows the value quoted
+ * (cg_quote), says why it is refused, what is accepted and what is done
+ * instead; why is the reason alone (the whole message for a variable
+ * cgprof does not know). cwd: the directory a relative CGPROF_OUT is
+ * resolved against (the start-up directory, whose length counts toward
+ * PATH_MAX), "" or NULL when unknown. Returns the number of problems. */
+int cg_options_parse(struct cg_options *o, char *const *env, const char *cwd,
+                     void (*report)(void *ctx, const char *msg, const char *why), void *ctx);
 
 /* The signal number of a name ("USR1", "SIGUSR1", "RTMIN+2") or number, 0
  * for "none", -1 when it is none of these or cannot serve (SIGKILL, SIGSTOP,
@@ -87,5 +117,8 @@ int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size)
  * (prof-%p -> prof-total.%p); without either, "total." goes in front.
  * Returns 0, or -1 if it does not fit in `size`. */
 int cg_total_pattern(const char *pattern, char *dst, unsigned long size);
+/* cg_total_pattern's pattern expanded for pid (as cg_expand_path would),
+ * made without a copy of either. Returns 0, or -1 if it does not fit. */
+int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long size);
 
 #endif

@@ -31,6 +31,15 @@ static struct cg_buf last_files; /* files of the latest dump, for the status */
  * by the thousand must not print a line each. */
 static int failure_said;
 
+/* The paths of a dump, static rather than on the stack: parts are written
+ * one at a time, under the dump lock or in the crash copy (which has no
+ * other thread), and the crash copy's stack may be a small alternate signal
+ * stack; a path is up to PATH_MAX, its temporary name longer. */
+static char part_path[CG_OPT_PATH_MAX + 128];
+static struct cg_out_file part_file;
+static char first_failure[CG_OPT_PATH_MAX + 64];
+static int first_errno;
+
 void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int part_in_name, int append_files)
 {
     memset(d, 0, sizeof *d);
@@ -57,15 +66,17 @@ int cg_part_end(struct cg_dump *d)
     if (d->failed && !failure_said) {
         failure_said = 1;
         /* EFBIG: the file passed the file-size limit, which is then said
-         * (the program goes on: cg_write_all) */
+         * (the program goes on: cg_write_all). Both values are cut to fit
+         * cg_warn's line: the value is known to the user, the path from
+         * it. */
         char why[160] = "";
         struct rlimit rl;
-        if (d->first_errno == EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        if (first_errno == EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
             snprintf(why, sizeof why, "the file-size limit, RLIMIT_FSIZE or ulimit -f, is %llu bytes; ",
                      (unsigned long long)rl.rlim_cur);
-        cg_warn("could not write profile file %s: %s (%sCGPROF_OUT='%s' sets where they go; "
-                "no more such messages)",
-                d->first_failure, strerror(d->first_errno), why, cg_opts.out);
+        char shown_path[400], shown_out[300];
+        cg_warn("could not write profile file %s: %s (%sCGPROF_OUT=%s sets where they go; no more such messages)",
+                CG_QUOTE(shown_path, first_failure), strerror(first_errno), why, CG_QUOTE(shown_out, cg_opts.out));
     }
     cg_exec_ranges_free(&d->exec);
     return d->failed ? -1 : 0;
@@ -73,9 +84,9 @@ int cg_part_end(struct cg_dump *d)
 
 void cg_part_failed(struct cg_dump *d, const char *what, int err)
 {
-    if (!d->failed++) {
-        snprintf(d->first_failure, sizeof d->first_failure, "%s", what);
-        d->first_errno = err;
+    if (!d->failed++ && !failure_said) {
+        snprintf(first_failure, sizeof first_failure, "%s", what);
+        first_errno = err;
     }
 }
 
@@ -175,10 +186,8 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
     struct cg_symtab_entry *storage = NULL;
     struct cg_buf buf;
     cg_buf_init(&buf);
-    struct cg_out_file file;
-    file.bytes = 0;
-    char path[CG_OPT_PATH_MAX + 128];
-    path[0] = 0;
+    part_file.bytes = 0;
+    part_path[0] = 0;
     int err = ENOMEM;
     /* One session for both: the symbol table points into it, and asking
      * for the session again after the filters' names (which may load
@@ -207,34 +216,38 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             .extra_desc = desc,
         };
         struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
-        int named = own_path ? (snprintf(path, sizeof path, "%s", own_path), 0)
-                             : cg_name_part(&names, number, d->part, d->part_in_name, path, sizeof path);
+        int named = own_path ? (snprintf(part_path, sizeof part_path, "%s", own_path), 0)
+                             : cg_name_part(&names, number, d->part, d->part_in_name, part_path,
+                                            sizeof part_path);
         if (named != 0) {
-            snprintf(path, sizeof path, "%s", cg_opts.out);
+            snprintf(part_path, sizeof part_path, "%s", cg_opts.out);
             err = ENAMETOOLONG;
         } else {
-            clean_leftovers(path);
-            err = cg_out_open(&file, path);
+            clean_leftovers(part_path);
+            err = cg_out_open(&part_file, part_path);
         }
         if (!err) {
             /* written in pieces of 256 kB: a 100,000-arc part is 6 MB of
              * text, fresh pages each a fault */
             buf.flush = cg_out_write;
-            buf.flush_arg = &file;
+            buf.flush_arg = &part_file;
             buf.data = malloc(256 * 1024);
             buf.cap = buf.data ? 256 * 1024 : 0;
             int ok = cg_write_part(&info, &snap, &symtab, &buf) == 0;
             if (ok && buf.len)
-                cg_out_write(&file, buf.data, buf.len);
-            err = cg_out_close(&file, path, ok);
+                cg_out_write(&part_file, buf.data, buf.len);
+            err = cg_out_close(&part_file, part_path, ok);
         }
     }
     if (err) {
-        cg_part_failed(d, path[0] ? path : "(out of memory)", err);
+        cg_part_failed(d, part_path[0] ? part_path : "(out of memory)", err);
     } else {
-        note_file(path);
-        if (cg_opts.verbose)
-            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", path, number, d->part, file.bytes);
+        note_file(part_path);
+        if (cg_opts.verbose) {
+            char shown[600];
+            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", CG_QUOTE(shown, part_path), number, d->part,
+                    part_file.bytes);
+        }
     }
     cg_buf_free(&buf);
     free(storage);

@@ -17,9 +17,8 @@ struct cg_dump {
     unsigned coalesced;  /* signals served by this one dump */
     struct cg_exec_ranges exec;
     char clock_desc[320];
-    unsigned failed;     /* files not written */
-    char first_failure[CG_OPT_PATH_MAX + 64];
-    int first_errno;
+    unsigned failed;     /* files not written (the run's first failure is
+                          * kept by part.c: a path does not go on the stack) */
 };
 
 /* Starts a dump. append_files: the files it writes are added to the

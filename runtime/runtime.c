@@ -28,9 +28,10 @@ extern char **environ;
 enum { INIT_NONE, INIT_RUNNING, INIT_DONE, INIT_OFF };
 static int init_state;
 
-static void report_option(void *ctx, const char *msg)
+static void report_option(void *ctx, const char *msg, const char *why)
 {
     (void)ctx;
+    (void)why;
     cg_warn("%s", msg);
 }
 
@@ -89,7 +90,13 @@ static int initialise(void)
      * environment of an unprivileged user must not be written. */
     if (getauxval(AT_SECURE))
         return -1;
-    cg_options_parse(&cg_opts, environ, report_option, NULL);
+    /* The start-up directory first: a relative CGPROF_OUT's files are named
+     * from it, and its length counts toward the system's limit. */
+    cg_proc_read_identity();
+    cg_options_parse(&cg_opts, environ, cg_proc_cwd(), report_option, NULL);
+    /* Refused (and said): no file anywhere else, the program left alone. */
+    if (cg_opts.out_refused)
+        return -1;
     /* The dump signal's handler before anything slow (the clock's
      * calibration takes a millisecond): until it is in, the signal ends
      * the program. */
@@ -99,7 +106,6 @@ static int initialise(void)
     if (why)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
     cg_filter_init();
-    cg_proc_read_identity();
     if (cg_thread_init(&thread_events) != 0 || pthread_atfork(fork_prepare, fork_parent, fork_child) != 0 ||
         cg_sample_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry) != 0) {
         cg_warn("cannot set up thread and fork handling; not profiling");

@@ -60,14 +60,15 @@ void cg_total_write(struct cg_dump *d, unsigned running, uint64_t running_depth)
     unsigned threads = total_ended + running;
     uint64_t unfinished = total_unfinished + running_depth;
     total.snap.depth = (uint32_t)(unfinished > UINT32_MAX ? UINT32_MAX : unfinished);
-    char name[160], path[CG_OPT_PATH_MAX + 128];
+    /* static: written under the dump lock or in the crash copy, whose
+     * stack may be small (see part.c) */
+    static char path[CG_OPT_PATH_MAX + 128];
+    char name[160];
     snprintf(name, sizeof name, "total of %u thread%s, %u part%s summed (CGPROF_TOTAL)", threads,
              threads == 1 ? "" : "s", total.threads, total.threads == 1 ? "" : "s");
     struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
     if (cg_name_total(&names, path, sizeof path) != 0) {
-        char what[CG_OPT_PATH_MAX + 16];
-        snprintf(what, sizeof what, "%s (the total)", cg_opts.out);
-        cg_part_failed(d, what, ENAMETOOLONG);
+        cg_part_failed(d, cg_opts.out, ENAMETOOLONG); /* cannot be: the length is checked at start-up */
         return;
     }
     cg_part_write(d, 0, name, &total.snap, path);

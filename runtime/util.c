@@ -64,6 +64,105 @@ void cg_warn(const char *fmt, ...)
     errno = saved;
 }
 
+/* The length of the valid UTF-8 character of 2 to 4 bytes at s (n bytes
+ * left), or 0: no overlong form, no surrogate, nothing above U+10FFFF
+ * (RFC 3629, section 4). */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0;
+        else if (c == 0xed)
+            hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+/* The text that stands for the unit at s (n bytes left) in a quoted value,
+ * into unit (at least 4 bytes, not terminated); *used: the bytes of s it
+ * stands for. Returns its length. */
+static size_t quote_unit(const unsigned char *s, size_t n, char *unit, size_t *used)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char c = s[0];
+    *used = 1;
+    const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : c == '\\' ? "\\\\"
+                      : c == '"' ? "\\\"" : NULL;
+    if (esc) {
+        memcpy(unit, esc, 2);
+        return 2;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+        unit[0] = (char)c;
+        return 1;
+    }
+    size_t len = c >= 0x80 ? utf8_char(s, n) : 0;
+    if (len) {
+        memcpy(unit, s, len);
+        *used = len;
+        return len;
+    }
+    unit[0] = '\\';
+    unit[1] = 'x';
+    unit[2] = hex[c >> 4];
+    unit[3] = hex[c & 15];
+    return 4;
+}
+
+const char *cg_quote(char *dst, size_t size, const char *s, size_t len)
+{
+    if (size == 0)
+        return dst;
+    const unsigned char *u = (const unsigned char *)s;
+    char unit[4];
+    size_t used, whole = 2;
+    for (size_t i = 0; i < len; i += used)
+        whole += quote_unit(u + i, len - i, unit, &used);
+    /* Room for the units: all of them when they fit, else what fits
+     * before the closing quote, the "..." and the NUL. */
+    size_t room = whole + 1 <= size ? whole - 1 : size >= CG_QUOTE_MIN ? size - 5 : 0;
+    if (room == 0) { /* not even "" and "...": what fits of them */
+        snprintf(dst, size, "%s", "\"\"...");
+        return dst;
+    }
+    size_t at = 0, i = 0;
+    dst[at++] = '"';
+    while (i < len) {
+        size_t n = quote_unit(u + i, len - i, unit, &used);
+        if (at + n > room)
+            break;
+        memcpy(dst + at, unit, n);
+        at += n;
+        i += used;
+    }
+    dst[at++] = '"';
+    if (i < len) {
+        memcpy(dst + at, "...", 3);
+        at += 3;
+    }
+    dst[at] = 0;
+    return dst;
+}
+
 void cg_warn_once_nomem(void)
 {
     static int said;
@@ -271,12 +370,18 @@ static uintptr_t key_at(const char *p)
 
 int cg_sort_keyed(void *v, size_t n, size_t size)
 {
-    char *tmp = malloc(n ? n * size : 1);
-    if (!tmp)
-        return -1;
     /* LSD, 11 bits a pass; the passes over bits that are the same in every
      * key (the high bits of addresses in one process) are skipped. */
     enum { BITS = 11, BUCKETS = 1 << BITS };
+    /* The counts (16 kB) with the copy, not on the stack: a dump sorts,
+     * and the crash copy's dump may run on a small alternate signal
+     * stack. */
+    if (n > (SIZE_MAX - sizeof(size_t) * BUCKETS) / size)
+        return -1;
+    size_t *count = malloc(sizeof(size_t) * BUCKETS + n * size);
+    if (!count)
+        return -1;
+    char *tmp = (char *)(count + BUCKETS);
     uintptr_t all_or = 0, all_and = ~(uintptr_t)0;
     for (size_t i = 0; i < n; i++) {
         uintptr_t k = key_at((const char *)v + i * size);
@@ -287,7 +392,7 @@ int cg_sort_keyed(void *v, size_t n, size_t size)
     for (unsigned shift = 0; shift < 8 * sizeof(uintptr_t); shift += BITS) {
         if ((((all_or ^ all_and) >> shift) & (BUCKETS - 1)) == 0)
             continue;
-        size_t count[BUCKETS] = { 0 };
+        memset(count, 0, sizeof(size_t) * BUCKETS);
         for (size_t i = 0; i < n; i++)
             count[(key_at(src + i * size) >> shift) & (BUCKETS - 1)]++;
         size_t sum = 0;
@@ -313,7 +418,7 @@ int cg_sort_keyed(void *v, size_t n, size_t size)
     }
     if (src != v)
         memcpy(v, src, n * size);
-    free(tmp);
+    free(count);
     return 0;
 }
 

@@ -25,6 +25,23 @@ void cg_warn_once_nomem(void);
  * left pending: ours merges into it, as standard signals do. errno is
  * preserved. */
 int cg_write_all(int fd, const void *data, size_t len);
+/* A value given by the user (a variable's value, a path, a file name), as
+ * a message shows it: between double quotes, with a backslash, a quote and
+ * the bytes that could end the line or pass for something else escaped as C
+ * writes them (\n, \t, \r, \\, \", and \xNN for the other bytes below
+ * 0x20, for 0x7f and for every byte that is not part of valid UTF-8); valid
+ * multibyte UTF-8 is kept as it is. So a value can never make a second line
+ * that passes for a message of cgprof's own, nor send raw bytes to the
+ * terminal. Written into dst (size bytes, always NUL-terminated), len bytes
+ * of s; what does not fit is cut before a whole escape or UTF-8 character
+ * and marked by "..." after the closing quote ("abc"...). No allocation,
+ * no lock: messages are printed from constrained places (a thread's end,
+ * the crash copy). dst should hold at least CG_QUOTE_MIN bytes. Returns
+ * dst. */
+const char *cg_quote(char *dst, size_t size, const char *s, size_t len);
+#define CG_QUOTE_MIN 6 /* "" and "..." and the NUL */
+/* cg_quote of a NUL-terminated string into an array. */
+#define CG_QUOTE(array, s) cg_quote((array), sizeof(array), (s), strlen(s))
 
 /* dlsym() for a function: ISO C has no cast from void * to a function
  * pointer, POSIX guarantees the representation is the same. */

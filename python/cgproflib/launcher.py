@@ -12,6 +12,14 @@ run anyway) is a usage error before anything runs.
 Python, not shell: the report reads the Callgrind files with the format
 reader the tests use (cgproflib.reader), and signals and exit statuses are
 handled exactly with subprocess. Standard library only.
+
+What the user gave (option values, the program's name, paths, the names of
+the files written, which come from CGPROF_OUT) is never printed raw: a
+newline in it would make a line that passes for one of cgprof's, and other
+control bytes reach the terminal. Error messages show it as the runtime's
+messages do (cg_quote(), asked through cgproflib.rules: between double
+quotes, escaped); the report shows a name as it is when that quoting would
+only add the quotes, else quoted.
 """
 
 import difflib
@@ -44,6 +52,22 @@ USAGE = "usage: cgprof [options] [--] program [args...]"
 
 class UsageError(Exception):
     """A bad command line: exit status 2, before the program runs."""
+
+
+def quoted(*values):
+    """Each value as the runtime's messages show one (cg_quote()), in one
+    question to the runtime; Python's repr, never the raw text, if the
+    helper cannot answer (its own error is reported where it matters)."""
+    try:
+        return rules.quoted(values)
+    except rules.RulesError:
+        return [repr(v) for v in values]
+
+
+def shown(values):
+    """For the report: each value as it is when quoting would only add the
+    quotes, else quoted."""
+    return [v if q == '"%s"' % v else q for v, q in zip(values, quoted(*values))]
 
 
 # ---- the command line --------------------------------------------------------
@@ -100,7 +124,7 @@ def parse_args(argv):
         error = e
     for (opt, value), why in zip(given, options.refusals(given)):
         if why:
-            raise UsageError("--%s=%s: %s; accepted: %s" % (opt.name, value, why, opt.accepted))
+            raise UsageError("--%s=%s: %s; accepted: %s" % (opt.name, quoted(value)[0], why, opt.accepted))
     if error:
         raise error
     a.settings = {opt.variable: value for opt, value in given}
@@ -127,13 +151,13 @@ def _scan(argv, a, given):
         if not arg.startswith("-") or arg == "-":
             break
         if not arg.startswith("--"):
-            raise UsageError("unknown option %s (cgprof --help lists them)" % arg)
+            raise UsageError("unknown option %s (cgprof --help lists them)" % quoted(arg)[0])
         name, eq, value = arg[2:].partition("=")
         opt = options.BY_NAME.get(name)
         if name not in ("lib", "top") and opt is None:
             near = difflib.get_close_matches(name, list(options.BY_NAME) + list(LAUNCHER_OWN), 1)
-            raise UsageError("unknown option --%s%s (cgprof --help lists them)" %
-                             (name, "; did you mean --%s?" % near[0] if near else ""))
+            raise UsageError("unknown option %s%s (cgprof --help lists them)" %
+                             (quoted("--" + name)[0], "; did you mean --%s?" % near[0] if near else ""))
         if not eq:
             if opt is not None and opt.type == "BOOL":
                 value = "1"   # never takes the next argument: it may be the program
@@ -147,7 +171,7 @@ def _scan(argv, a, given):
             a.lib = value
         elif name == "top":
             if not re.fullmatch(r"[0-9]+", value):
-                raise UsageError("--top=%s: accepted: a number of functions, 0 or more" % value)
+                raise UsageError("--top=%s: accepted: a number of functions, 0 or more" % quoted(value)[0])
             a.top = int(value)
         else:
             given.append((opt, value))
@@ -167,7 +191,7 @@ def runtime_candidates():
 def find_runtime(explicit):
     if explicit:
         if not os.path.isfile(explicit):
-            raise UsageError("--lib=%s: no such file" % explicit)
+            raise UsageError("--lib=%s: no such file" % quoted(explicit)[0])
         return os.path.abspath(explicit)
     for candidate in runtime_candidates():
         if os.path.isfile(candidate):
@@ -358,7 +382,7 @@ def report_repairs(say, paths):
 def report_summary(say, paths, top):
     funcs, total, bad = summarize(paths)
     for path, why in bad:
-        say("cannot read %s: %s" % (path, why))
+        say("cannot read %s: %s" % (quoted(path)[0], why))
     if top == 0 or not funcs:
         return
     threads = len(paths) - len(bad)
@@ -443,7 +467,7 @@ def _main(argv, original_mask):
             ((RUNTIME,) + tuple(os.path.normpath(c) for c in runtime_candidates())))
         return 1
     if re.search(r"[\s:]", lib):
-        say("%s: the dynamic linker cannot preload a path with a space or a colon in it" % lib)
+        say("%s: the dynamic linker cannot preload a path with a space or a colon in it" % quoted(lib)[0])
         return 1
 
     env = dict(os.environ)
@@ -452,17 +476,24 @@ def _main(argv, original_mask):
     if not args.quiet:
         # the summary says it, once, for all the files
         env.setdefault("CGPROF_REPAIR_WARNING", "0")
-    # The prefix the runtime will use: a value it refuses (from the
-    # environment; the command line's were judged already) leaves it the
-    # default.
+    # The prefix the runtime will use. One it refuses is not replaced by
+    # the default: it writes no profile at all. The command line's were
+    # judged already; one from the environment is judged here, before the
+    # run, which would be for nothing.
     out_option = options.BY_VARIABLE["CGPROF_OUT"]
     out = env.get("CGPROF_OUT")
     try:
-        if out is None or (out_option.variable not in args.settings and options.refusals([(out_option, out)])[0]):
-            out = out_option.default
+        why = None if out is None or out_option.variable in args.settings else \
+            options.refusals([(out_option, out)])[0]
     except rules.RulesError as e:
         say(str(e))
         return 1
+    if why:
+        say("%s=%s in the environment: %s; accepted: %s; the runtime would write no profile" %
+            (out_option.variable, quoted(out)[0], why, out_option.accepted))
+        return 2
+    if out is None:
+        out = out_option.default
     cwd = os.getcwd()
     before = {} if naming.directory_names_pid(out) else naming.scan(out, 0, cwd)
 
@@ -491,12 +522,12 @@ def _main(argv, original_mask):
                                  preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, child_mask))
     except OSError as e:
         if isinstance(e, FileNotFoundError):
-            say("%s: command not found" % args.command[0])
+            say("%s: command not found" % quoted(args.command[0])[0])
             return 127
         if isinstance(e, PermissionError):
-            say("%s: permission denied" % args.command[0])
+            say("%s: permission denied" % quoted(args.command[0])[0])
             return 126
-        say("%s: cannot run it: %s" % (args.command[0], e.strerror or e))
+        say("%s: cannot run it: %s" % (quoted(args.command[0])[0], e.strerror or e))
         return 126
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGQUIT, signal.SIG_IGN)
@@ -515,10 +546,11 @@ def _main(argv, original_mask):
 
     pid = child.pid
     seconds = time.time() - started
+    program, = shown([args.command[0]])
     if status >= 0:
-        say("%s (pid %d) exited with status %d after %.2f s" % (args.command[0], pid, status, seconds))
+        say("%s (pid %d) exited with status %d after %.2f s" % (program, pid, status, seconds))
     else:
-        say("%s (pid %d) was killed by %s after %.2f s" % (args.command[0], pid, signals.name(-status), seconds))
+        say("%s (pid %d) was killed by %s after %.2f s" % (program, pid, signals.name(-status), seconds))
 
     after = naming.scan(out, pid, cwd)
     new = {p: v for p, v in after.items() if before.get(p) != v}
@@ -531,17 +563,7 @@ def _main(argv, original_mask):
         if mine:
             say("%d file%s written:" % (len(mine), "" if len(mine) == 1 else "s"))
         listed = mine[:MAX_LISTED_FILES]
-        for p in listed:
-            say("  " + os.path.relpath(p) if not os.path.relpath(p).startswith("..") else "  " + p)
-        if len(mine) > len(listed):
-            say("  ... and %d more" % (len(mine) - len(listed)))
-        if others:
-            pids = sorted({new[p].pid for p in others})
-            say("%d file%s written by %d other process%s (children?): pid%s %s" %
-                (len(others), "" if len(others) == 1 else "s", len(pids), "" if len(pids) == 1 else "es",
-                 "" if len(pids) == 1 else "s", " ".join(map(str, pids[:10])) + (" ..." if len(pids) > 10 else "")))
-        report_summary(say, files, args.top)
-        report_repairs(say, files)
+        names = [os.path.relpath(p) if not os.path.relpath(p).startswith("..") else p for p in listed]
         first = os.path.relpath(files[0])
         run = naming.run_name(first, new[files[0]])
         try:
@@ -551,8 +573,25 @@ def _main(argv, original_mask):
             total = None
         if total and os.path.exists(total):
             # callgrind_annotate reads one part: the total is the whole program
-            say("the total of all threads: %s" % os.path.relpath(total))
             first = os.path.relpath(total)
+        else:
+            total = None
+        # every name shown, in one question
+        names = shown(names + [run, first])
+        run, first = names[-2:]
+        for name in names[:-2]:
+            say("  " + name)
+        if len(mine) > len(listed):
+            say("  ... and %d more" % (len(mine) - len(listed)))
+        if others:
+            pids = sorted({new[p].pid for p in others})
+            say("%d file%s written by %d other process%s (children?): pid%s %s" %
+                (len(others), "" if len(others) == 1 else "s", len(pids), "" if len(pids) == 1 else "es",
+                 "" if len(pids) == 1 else "s", " ".join(map(str, pids[:10])) + (" ..." if len(pids) > 10 else "")))
+        report_summary(say, files, args.top)
+        report_repairs(say, files)
+        if total:
+            say("the total of all threads: %s" % first)
         say("open them with: kcachegrind %s   or: callgrind_annotate --inclusive=yes %s" %
             (run, first))
     elif status < 0:
@@ -562,10 +601,10 @@ def _main(argv, original_mask):
         hooks = elf_calls_hooks(which(args.command[0], env), env)
         if hooks:
             say("no profile was written, though %s is instrumented: it ended without exit() (_exit()?), "
-                "or the files could not be written (see the runtime's message above)" % args.command[0])
+                "or the files could not be written (see the runtime's message above)" % program)
         else:
             say("%s is not instrumented: it made no call to __cyg_profile_func_enter, so there is nothing "
-                "to profile." % args.command[0])
+                "to profile." % program)
             say("Rebuild it (and the libraries you want to see) with %s, e.g." % INSTRUMENT_FLAGS)
             say("  gcc -O2 %s -o prog prog.c       (or: $(pkg-config --cflags cgprof))" % INSTRUMENT_FLAGS)
     return status if status >= 0 else die_like(-status)

@@ -1,6 +1,6 @@
 """The runtime's own rules, asked from the runtime's own code: cgprof-rules
 (python/cgprof-rules.c, linked with runtime/options.c) answers with
-cg_options_parse(), cg_parse_signal(), cg_expand_path(),
+cg_options_parse(), cg_quote(), cg_parse_signal(), cg_expand_path(),
 cg_total_pattern() and the file names of runtime/naming.c, so that nothing
 here re-implements them. It lives next
 to the package, in cgprof's private directory (build/python in the build
@@ -58,6 +58,16 @@ def refusals(assignments: Sequence[Tuple[str, str]]) -> List[Optional[str]]:
     else its reason for refusing it, in its own words."""
     answers = _ask([("option", "%s=%s" % a) for a in assignments])
     return [None if a == "ok" else a[len("refused "):] for a in answers]
+
+
+def quoted(values: Sequence[str]) -> List[str]:
+    """Each value as the runtime's messages show a value (cg_quote(), whole):
+    between double quotes, with control bytes, backslash, quote and bytes
+    that are not UTF-8 escaped as C writes them."""
+    answers = _ask([("quote", v) for v in values])
+    if not all(a.startswith("ok ") for a in answers):
+        raise RulesError("%s could not quote a value" % HELPER)
+    return [a[len("ok "):] for a in answers]
 
 
 def signal_numbers(names: Sequence[str]) -> List[int]:

@@ -3,7 +3,8 @@
  * The input is cut at NUL or newline into up to 32 "NAME=value" strings;
  * every other one is given the CGPROF_ prefix, so that both the known
  * variables and typos are reached. Checks: no crash or sanitizer report,
- * every message is one line of bounded length naming a CGPROF_ variable,
+ * every message is one line of bounded length naming a CGPROF_ variable
+ * with no control byte (values are quoted),
  * and the result always holds values the parser itself accepts. */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,12 +15,16 @@
 
 static int messages;
 
-static void report(void *ctx, const char *msg)
+static void report(void *ctx, const char *msg, const char *why)
 {
     (void)ctx;
     size_t n = strlen(msg);
-    if (n == 0 || n >= 1024 || strchr(msg, '\n') || !strstr(msg, "CGPROF_"))
+    if (n == 0 || n >= 1024 || !strstr(msg, "CGPROF_") || !why || !strstr(msg, why))
         abort();
+    /* the values it shows are quoted: no control byte gets through */
+    for (const char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            abort();
     messages++;
 }
 
@@ -54,15 +59,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     env[n] = NULL;
     messages = 0;
     struct cg_options o;
-    int problems = cg_options_parse(&o, env, report, NULL);
+    int problems = cg_options_parse(&o, env, "/tmp", report, NULL);
     if (problems != messages)
         abort();
     /* what was kept must be usable */
-    if (!o.out[0] || strlen(o.out) >= sizeof o.out || (o.clock < 0 || o.clock > 2) || o.signal < 0 ||
+    if (!o.out[0] != !!o.out_refused || strlen(o.out) >= sizeof o.out || (o.clock < 0 || o.clock > 2) || o.signal < 0 ||
         (o.verbose != 0 && o.verbose != 1))
         abort();
     char path[CG_OPT_PATH_MAX + 64];
-    if (cg_expand_path(o.out, 123456, path, sizeof path) != 0)
+    if (!o.out_refused && cg_expand_path(o.out, 123456, path, sizeof path) != 0)
         abort();
     cg_expand_path(buf, 42, path, 16); /* any pattern, small buffer: must not overflow */
     char name[24];

@@ -129,7 +129,7 @@ class Installed(unittest.TestCase):
         p = subprocess.run([os.path.join(bindir, "cgprof"), "--time=sometimes", "true"], cwd=self.dir, env=env,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual((p.returncode, p.stderr),
-                         (2, "cgprof: --time=sometimes: it is not one of the accepted values; accepted: exact|sample\n"))
+                         (2, "cgprof: --time=\"sometimes\": it is not one of the accepted values; accepted: exact|sample\n"))
         p = subprocess.run([os.path.join(bindir, "cgprof"), "sh", "-c", 'echo "$LD_PRELOAD"'], cwd=self.dir, env=env,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -227,7 +227,7 @@ class Installed(unittest.TestCase):
         before = glob.glob(os.path.join(self.dir, "callgrind.out.*"))
         p = self.launch(["--time=sometimes", example("basic")])
         self.assertEqual(p.returncode, 2)
-        self.assertIn("--time=sometimes: it is not one of the accepted values; accepted: exact|sample", p.stderr)
+        self.assertIn('--time="sometimes": it is not one of the accepted values; accepted: exact|sample', p.stderr)
         self.assertEqual(glob.glob(os.path.join(self.dir, "callgrind.out.*")), before)   # not run
 
 

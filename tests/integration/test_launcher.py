@@ -232,34 +232,90 @@ class Runs(unittest.TestCase):
         self.assertEqual(p.stdout, "--top=3|--bogus|--|")
         p = self.launch(["--", "--not-an-option"])
         self.assertEqual(p.returncode, 127, p.stderr)   # the program, not an option
-        self.assertIn("--not-an-option: command not found", p.stderr)
+        self.assertIn('"--not-an-option": command not found', p.stderr)
 
     def test_bad_options_exit_2_before_running(self):
         marker = os.path.join(self.dir, "ran")
         cmd = ["sh", "-c", "touch " + marker]
+        long_name = os.path.join(self.dir, "p" * 200)
+        too_long = ("/" + "d" * 200) * 20 + "/" + "p" * 30   # 4051 bytes, 4110 with what the runtime adds
         cases = [
-            (["--bogus"], "unknown option --bogus"),
+            (["--bogus"], 'unknown option "--bogus"'),
             (["--sigal=USR2"], "did you mean --signal?"),
-            (["-x"], "unknown option -x"),
-            (["--clock=rdtsc"], "--clock=rdtsc: it is not one of the accepted values; accepted: auto|tsc|monotonic"),
-            (["--crash=maybe"], "--crash=maybe: it is not a boolean; accepted: 0|1|no|yes|off|on|false|true"),
-            (["--sample-hz=5"], "--sample-hz=5: it is out of range; accepted: an integer from 10 to 100000"),
-            (["--sample-hz", "lots"], "--sample-hz=lots: it is not a decimal integer"),
-            (["--signal=KILL"], "--signal=KILL: it is not a signal that can ask for dumps"),
-            (["--sample-signal=SEGV"], "--sample-signal=SEGV: it is not a signal"),
-            (["--out=dir/"], "--out=dir/: it names a directory"),
-            (["--control-dir=rel"], "--control-dir=rel: it is not an absolute path"),
-            (["--top=many"], "--top=many"),
+            (["-x"], 'unknown option "-x"'),
+            (["--clock=rdtsc"], '--clock="rdtsc": it is not one of the accepted values; accepted: auto|tsc|monotonic'),
+            (["--crash=maybe"], '--crash="maybe": it is not a boolean; accepted: 0|1|no|yes|off|on|false|true'),
+            (["--sample-hz=5"], '--sample-hz="5": it is out of range; accepted: an integer from 10 to 100000'),
+            (["--sample-hz", "lots"], '--sample-hz="lots": it is not a decimal integer'),
+            (["--signal=KILL"], '--signal="KILL": it is not a signal that can ask for dumps'),
+            (["--sample-signal=SEGV"], '--sample-signal="SEGV": it is not a signal'),
+            (["--out=dir/"], '--out="dir/": it names a directory'),
+            (["--control-dir=rel"], '--control-dir="rel": it is not an absolute path'),
+            (["--top=many"], '--top="many"'),
+            # the runtime's limits, in its words (options.c through cgprof-rules)
+            (["--out=" + long_name], '--out="%s": its last name is 200 bytes long' % long_name),
+            (["--out=" + too_long], '--out="/ddd'),
+            (["--out=" + too_long], "it is 4051 bytes long: with the up to 59 bytes the runtime adds, its files' "
+                                    "full names would be up to 4110 bytes, over the system's limit of 4095"),
+            (["--control-dir=" + too_long + "q" * 15], "it is 4066 bytes long: with the up to 33 bytes the "
+                                                        "runtime adds, the control files' full names would be up "
+                                                        "to 4099 bytes"),
+            # a value shown escaped, on its message's one line
+            (["--clock=tsc\ncgprof: fine\x01"], '--clock="tsc\\ncgprof: fine\\x01": it is not one of'),
         ]
         for args, message in cases:
             p = self.launch(args + cmd)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(message, p.stderr, args)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
             self.assertFalse(os.path.exists(marker), args)
         for args, message in [(["--out"], "--out needs a value"), ([], "no program given")]:
             p = self.launch(args)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn(message, p.stderr)
+
+    def test_prefix_refused_in_the_environment(self):
+        """A CGPROF_OUT from the environment that the runtime refuses (it
+        would write no profile at all) stops the launcher before the run,
+        in the runtime's words."""
+        marker = os.path.join(self.dir, "ran")
+        for value, why in (("x" * 197, "its last name is 197 bytes long"), ("out/", "it names a directory")):
+            p = self.launch(["sh", "-c", "touch " + marker], env=clean_env(CGPROF_OUT=value))
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn('CGPROF_OUT="%s" in the environment: %s' % (value, why), p.stderr)
+            self.assertFalse(os.path.exists(marker))
+        # the command line's wins, and is judged instead
+        p = self.launch(["--out=prof", "--top=0", example("basic")], env=clean_env(CGPROF_OUT="x" * 197))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(self.files("prof.*")), 2)
+
+    def test_long_prefix(self):
+        """A prefix of about 3000 bytes, in a tree the test makes: written
+        there, listed, and the names the report shows are the runtime's."""
+        deep = self.dir
+        while len(deep) < 2950:
+            deep = os.path.join(deep, "d" * min(200, 2950 - len(deep) - 1))
+        os.makedirs(deep)
+        p = self.launch(["--out=" + os.path.join(deep, "prof"), "--top=1", example("basic")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = sorted(os.listdir(deep))
+        self.assertEqual(len(names), 2, names)
+        report = self.report(p.stderr)
+        rel = os.path.relpath(os.path.join(deep, names[0]), self.dir)
+        self.assertIn("  " + rel, report)
+        self.assertIn("the total of all threads: " + os.path.relpath(os.path.join(deep, names[1]), self.dir), report)
+
+    def test_names_shown_escaped(self):
+        """A file name with a byte that is not UTF-8, or a DEL (CGPROF_OUT
+        refuses control bytes below 0x20), is shown quoted and escaped in
+        the report; the program's name too."""
+        prefix = os.fsdecode(b"caf\xe9\x7f")
+        p = subprocess.run([LAUNCHER, "--out=" + prefix, "--top=0", example("basic")], cwd=self.dir, env=clean_env(),
+                           capture_output=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, rb'cgprof:   "caf\\xe9\\x7f\.\d+-01"\n')
+        self.assertRegex(p.stderr, rb'the total of all threads: "caf\\xe9\\x7f\.total\.\d+"\n')
+        self.assertEqual([c for c in p.stderr if c < 0x20 and c != 0x0a or c >= 0x7f], [])
 
     def test_not_instrumented(self):
         src = os.path.join(self.dir, "plain.c")

@@ -248,6 +248,43 @@ class Crash(ProfileAssertions):
         self.assertEqual(run.files, [])
 
 
+class StackUse(ProfileAssertions):
+    """A dump runs on the stack of whoever asks for it: a thread calling
+    cgprof_dump(), a thread writing its last part as it ends (the program's
+    threads may have small stacks), and the crash copy, on the signal
+    handler's stack, which may be a small alternate signal stack. None
+    keeps a path (up to PATH_MAX) on the stack: each stays under 16 kB, the
+    crash copy on a 64 kB alternate stack included (tests/progs/stackuse.c
+    paints the stacks and measures)."""
+
+    LIMIT = 16 * 1024
+
+    @staticmethod
+    def usage(stdout):
+        return {m.group(1): int(m.group(2)) for m in re.finditer(r"^stack: (\S+) (\d+)$", stdout, re.M)}
+
+    @unittest.skipIf(cgtest.WRAPPER, "valgrind runs the program's stacks its own way")
+    def test_dump_paths_keep_off_the_stack(self):
+        run = run_preloaded(self, [prog("stackuse"), "threads"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        used = self.usage(run.stdout)
+        # what glibc puts on a thread's stack itself (its descriptor, the
+        # static TLS) is there in each: the idle thread's
+        for what in ("dump", "thread-exit"):
+            self.assertLess(used[what] - used["idle"], self.LIMIT, used)
+        self.assertEqual(len(run.files), 5, run.files)   # 2 parts of the dump, the thread's, main's
+
+    @unittest.skipIf(cgtest.WRAPPER, "valgrind runs the program's stacks its own way")
+    def test_crash_copy_on_a_small_alternate_stack(self):
+        run = run_preloaded(self, [prog("stackuse"), "crash"], env={"CGPROF_CRASH": "1"})
+        self.assertEqual(run.returncode, -signal.SIGSEGV, run.stderr)
+        used = self.usage(run.stdout)
+        self.assertLess(used["crash"], self.LIMIT, used)   # the kernel's signal frame included
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        self.assertEqual(prof.call_counts()[("crash", "crash")], 3)
+
+
 class Plugins(ProfileAssertions):
     def test_unloaded_and_reloaded_elsewhere(self):
         """A plugin loaded, used, unloaded, loaded again at another address
@@ -439,11 +476,118 @@ class Output(ProfileAssertions):
         lines = cgtest.stderr_lines(run.stderr)
         self.assertEqual(len(lines), 3, run.stderr)
         joined = "\n".join(lines)
-        self.assertIn("CGPROF_CLOCK='sundial'", joined)
+        self.assertIn('CGPROF_CLOCK="sundial"', joined)
         self.assertIn("auto|tsc|monotonic", joined)
-        self.assertIn("CGPROF_OUTT is not a cgprof variable", joined)
-        self.assertIn("CGPROF_VERBOSE='maybe'", joined)
+        self.assertIn('"CGPROF_OUTT" is not a cgprof variable', joined)
+        self.assertIn('CGPROF_VERBOSE="maybe"', joined)
         self.assertEqual(len(run.files), 1, "the defaults are used")
+
+    def test_values_shown_escaped_on_one_line(self):
+        """A refused value with a newline (and what would pass for a message
+        after it), a control byte and bytes that are not UTF-8 is shown on
+        the one line of its message, quoted and escaped; valid UTF-8 is
+        kept. So is a variable's name."""
+        value = b"tsc\ncgprof: all good\x1b[2J\xff\xc3 caf\xc3\xa9"
+        env = {k: v for k, v in os.environb.items() if not k.startswith(b"CGPROF_") and k != b"LD_PRELOAD"}
+        env.update({b"LD_PRELOAD": os.fsencode(cgtest.LIB), b"CGPROF_CLOCK": value})
+        d = cgtest.tempfile.mkdtemp(prefix="cgprof-test-")
+        self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
+        p = subprocess.run(cgtest.wrapped([cgtest.example("basic")]), cwd=d, env=env, capture_output=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"fib(20)=6765", p.stdout)
+        lines = [l for l in p.stderr.split(b"\n") if l]
+        if cgtest.WRAPPER:
+            lines = [l for l in dict.fromkeys(lines) if l.startswith(b"cgprof:")]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertTrue(p.stderr.endswith(b"\n"))
+        self.assertTrue(lines[0].startswith(b'cgprof: CGPROF_CLOCK="tsc\\ncgprof: all good\\x1b[2J\\xff\\xc3 '
+                                            b'caf\xc3\xa9" is ignored: '), lines[0])
+        self.assertEqual([c for c in lines[0] if c < 0x20 or c == 0x7f], [])
+        lines[0].decode("utf-8")  # valid UTF-8 now
+        self.assertEqual(len([n for n in os.listdir(d) if n.startswith("callgrind.out.")]), 1)
+        # a variable's name, too
+        del env[b"CGPROF_CLOCK"]
+        env[b"CGPROF_\x01OUT\nX"] = b"1"
+        p = subprocess.run(cgtest.wrapped([cgtest.example("basic")]), cwd=d, env=env, capture_output=True,
+                           timeout=300)
+        lines = [l for l in p.stderr.split(b"\n") if l]
+        if cgtest.WRAPPER:
+            lines = [l for l in dict.fromkeys(lines) if l.startswith(b"cgprof:")]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertTrue(lines[0].startswith(b'cgprof: "CGPROF_\\x01OUT\\nX" is not a cgprof variable'), lines[0])
+
+    def deep_tree(self, length, name_len=200):
+        """A directory made for the test whose path is `length` bytes long,
+        of names of up to name_len bytes (removed after the test)."""
+        top = cgtest.tempfile.mkdtemp(prefix="cgprof-deep-")
+        self.addCleanup(cgtest.shutil.rmtree, top, ignore_errors=True)
+        path = top
+        while len(path) < length:
+            n = min(name_len, length - len(path) - 1)
+            self.assertGreater(n, 0)
+            path = os.path.join(path, "d" * n)
+        self.assertEqual(len(path), length)
+        os.makedirs(path)
+        return top, path
+
+    def all_files(self, *dirs):
+        return sorted(os.path.join(r, f) for d in dirs for r, _, fs in os.walk(d) for f in fs)
+
+    def test_long_prefix_in_a_deep_tree(self):
+        """A prefix of about 3000 bytes (far past the 960 refused before):
+        the files go there, named as for any prefix."""
+        top, deep = self.deep_tree(2990)
+        prefix = os.path.join(deep, "prof")
+        run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": prefix, "CGPROF_VERBOSE": "1"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        names = sorted(os.listdir(deep))
+        self.assertEqual(len(names), 2, names)
+        self.assertRegex(names[0], r"^prof\.\d+-01$")
+        self.assertRegex(names[1], r"^prof\.total\.\d+$")
+        self.assertEqual(names[1], "prof.total." + names[0][len("prof."):-len("-01")])
+        self.assertEqual(os.listdir(run.directory), [], "nothing in the working directory")
+        (prof,) = [reader.load(os.path.join(deep, names[0]), strict=True)]
+        self.assertEqual(prof.violations, [])
+        # --verbose names them, each line cut to a readable length
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 2, run.stderr)
+        self.assertTrue(all(l.startswith('cgprof: wrote "' + top) and '"...' in l for l in lines), lines)
+
+    def assert_refused_at_start(self, prefix, why, watched):
+        """CGPROF_OUT=prefix is refused at start-up with one message naming
+        it and why, and no file is written anywhere: not where it said,
+        nor in the working directory instead; the program runs as
+        without cgprof."""
+        plain = run_preloaded(self, [cgtest.example("basic")], preload=False)
+        run = run_preloaded(self, [cgtest.example("basic")], env={"CGPROF_OUT": prefix})
+        self.assertEqual((run.returncode, run.stdout), (plain.returncode, plain.stdout), run.stderr)
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertTrue(lines[0].startswith('cgprof: CGPROF_OUT="%s' % prefix[:100]), lines[0])
+        for w in why:
+            self.assertIn(w, lines[0])
+        self.assertIn("no profile is written", lines[0])
+        self.assertEqual(self.all_files(run.directory, *watched), [])
+
+    def test_prefix_whose_names_would_pass_path_max(self):
+        # the prefix itself (4040 bytes) is a path the system takes; the
+        # names with .<pid>-01 and the temporary suffix would not be
+        top, deep = self.deep_tree(4040 - len("/prof"))
+        prefix = deep + "/prof"
+        self.assertEqual(len(prefix), 4040)
+        self.assert_refused_at_start(prefix, ["it is 4040 bytes long", "up to 4099 bytes",
+                                              "limit of 4095 (PATH_MAX"], [top])
+
+    def test_prefix_whose_last_name_is_too_long(self):
+        # a file of that name could be made, not one with the suffixes
+        top, deep = self.deep_tree(100)
+        prefix = os.path.join(deep, "p" * 200)
+        with open(prefix, "w"):
+            pass
+        os.unlink(prefix)
+        self.assert_refused_at_start(prefix, ["its last name is 200 bytes long", "NAME_MAX", "at most 196"],
+                                     [top])
 
     def test_symlink_at_output_path_is_replaced_not_followed(self):
         victim = os.path.join(cgtest.tempfile.mkdtemp(prefix="cgprof-victim-"), "victim")

@@ -11,13 +11,26 @@ from cgproflib.options import OPTIONS
 
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
+def relative_of_length(n):
+    """A relative path of n bytes: names of 150 bytes, the last of 1 to 151."""
+    dirs = max(0, (n - 1) // 151)
+    return ("d" * 150 + "/") * dirs + "x" * (n - 151 * dirs)
+
+
 # Values each type of option is tried with: the accepted and refused ones of
 # options.c's rules, and their edges.
 COMMON = ["", " ", "x", "-1", "0", "1", "+1", "1x", "0x10", "none", "None", "\u017fig", "\u0130", "yes\n"]
 BY_TYPE = {
-    "PATH": ["callgrind.out", "/tmp/p.%p", "p.%%", "p%", "p%x", "dir/", "a\tb", "%p/x", "x" * 960, "x" * 959,
-             "%p" * 47, "%p" * 48, "\u00e9t\u00e9"],
-    "DIR": ["/tmp", "tmp", "/" + "d" * 958, "/" + "d" * 959, "/a\x01b", "/"],
+    # the edges of NAME_MAX (a name, less the 59 bytes the runtime adds,
+    # a %p counted as 10 digits) and of PATH_MAX (4095 bytes with those 59;
+    # a relative one with this process's working directory)
+    "PATH": ["callgrind.out", "/tmp/p.%p", "p.%%", "p%", "p%x", "dir/", "a\tb", "%p/x", "x" * 196, "x" * 197,
+             "%p" * 19 + "x" * 6, "%p" * 19 + "x" * 7, "/" + "d" * 255 + "/x", "/" + "d" * 256 + "/x",
+             ("/" + "d" * 200) * 20 + "/" + "x" * 15, ("/" + "d" * 200) * 20 + "/" + "x" * 16,
+             ("d" * 200 + "/") * 19 + "x", "\u00e9t\u00e9", "\udcff"] + [
+                 relative_of_length(4095 - 59 - len(os.getcwd()) - 1 + k) for k in (0, 1)],
+    "DIR": ["/tmp", "tmp", ("/" + "d" * 200) * 20 + "/" + "d" * 41, ("/" + "d" * 200) * 20 + "/" + "d" * 42,
+            "/" + "d" * 255, "/" + "d" * 256, "/a\x01b", "/"],
     "ENUM": [],   # filled from each option's accepted values
     "BOOL": ["no", "YES", "Off", "on", "true", "FALSE", "2", "y", "\u017f"],
     "SIGNAL": ["USR1", "usr2", "SIGUSR2", "sigusr1", "SIG", "SIGSIG", "10", "010", "0", "65", "64", "RTMIN", "rtmin+3",
@@ -77,12 +90,15 @@ class SameRulesAsTheRuntime(unittest.TestCase):
                 values.append(o.default)
             cases += [(o, v) for v in values]
         verdicts = rules.refusals([(o.variable, v) for o, v in cases])
-        for (o, v), why in zip(cases, verdicts):
+        shown = rules.quoted([v for _, v in cases])
+        for (o, v), why, q in zip(cases, verdicts, shown):
             with self.subTest(option=o.variable, value=v):
                 try:
                     args = launcher.parse_args(["--%s=%s" % (o.name, v), "true"])
                 except launcher.UsageError as e:
-                    self.assertEqual(str(e), "--%s=%s: %s; accepted: %s" % (o.name, v, why, o.accepted))
+                    # the value as the runtime's message shows it
+                    self.assertEqual(str(e), "--%s=%s: %s; accepted: %s" % (o.name, q, why, o.accepted))
+                    self.assertNotIn("\n", str(e))
                 else:
                     self.assertIsNone(why)
                     self.assertEqual(args.settings, {o.variable: v})
@@ -96,13 +112,13 @@ class SameRulesAsTheRuntime(unittest.TestCase):
     def test_the_first_refused_value_is_the_error(self):
         # as if each value were judged where it stands: before a later
         # error of the command line, after an earlier one
-        with self.assertRaisesRegex(launcher.UsageError, "^--clock=x: "):
+        with self.assertRaisesRegex(launcher.UsageError, '^--clock="x": '):
             launcher.parse_args(["--clock=x", "--bogus", "true"])
-        with self.assertRaisesRegex(launcher.UsageError, "^--clock=x: "):
+        with self.assertRaisesRegex(launcher.UsageError, '^--clock="x": '):
             launcher.parse_args(["--clock=x", "--time=y", "true"])
-        with self.assertRaisesRegex(launcher.UsageError, "^--clock=x: "):
+        with self.assertRaisesRegex(launcher.UsageError, '^--clock="x": '):
             launcher.parse_args(["--clock=x", "--help"])
-        with self.assertRaisesRegex(launcher.UsageError, "^unknown option --bogus"):
+        with self.assertRaisesRegex(launcher.UsageError, '^unknown option "--bogus"'):
             launcher.parse_args(["--bogus", "--clock=x", "true"])
         self.assertEqual(launcher.parse_args(["--help", "--clock=x"]).action, "help")
 

@@ -14,6 +14,14 @@ class Rules(unittest.TestCase):
         for text in ("a\\b", "a\\nb", "new\nline", "tab\there", "\\", os.fsdecode(b"\xff\x01")):
             self.assertEqual(rules.expansions([(text, 1)]), [text])
 
+    def test_values_quoted_as_the_runtime_shows_them(self):
+        # cg_quote(), whole: control bytes, backslash, quote and bytes that
+        # are not UTF-8 escaped, valid UTF-8 kept
+        self.assertEqual(rules.quoted(["tsc\ncgprof: x", "a\\b\"c", "\t\x01\x7f", "caf\u00e9",
+                                       os.fsdecode(b"\xff\xc3"), "x" * 5000]),
+                         ['"tsc\\ncgprof: x"', '"a\\\\b\\"c"', '"\\t\\x01\\x7f"', '"caf\u00e9"',
+                          '"\\xff\\xc3"', '"%s"' % ("x" * 5000)])
+
     def test_a_helper_that_cannot_run(self):
         helper = rules.HELPER
         self.addCleanup(setattr, rules, "HELPER", helper)

@@ -232,9 +232,10 @@ static PT_UNUSED pid_t run_child(void (*scenario)(void *), void *arg, const char
 
 /* ---- the runtime, set up as runtime.c's initialise() does ------------------ */
 
-static PT_UNUSED void report_option(void *ctx, const char *msg)
+static PT_UNUSED void report_option(void *ctx, const char *msg, const char *why)
 {
     (void)ctx;
+    (void)why;
     cg_warn("%s", msg);
 }
 
@@ -264,7 +265,7 @@ static PT_UNUSED const struct cg_thread_events test_events = {
 static PT_UNUSED void runtime_init(const char *const *env)
 {
     cg_real_resolve();
-    cg_options_parse(&cg_opts, (char *const *)env, report_option, NULL);
+    cg_options_parse(&cg_opts, (char *const *)env, NULL, report_option, NULL);
     const char *why = NULL;
     cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     cg_filter_init();

@@ -762,9 +762,10 @@ static void test_final(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
-static void report(void *ctx, const char *msg)
+static void report(void *ctx, const char *msg, const char *why)
 {
     (void)ctx;
+    (void)why;
     fprintf(stderr, "option: %s\n", msg);
 }
 
@@ -783,7 +784,7 @@ int main(void)
     snprintf(ctl, sizeof ctl, "CGPROF_CONTROL_DIR=%s", ctl_dir);
     char sig[] = "CGPROF_SIGNAL=USR2", time[] = "CGPROF_TIME=sample";
     char *env[] = { out, ctl, sig, time, NULL };
-    if (cg_options_parse(&cg_opts, env, report, NULL) != 0)
+    if (cg_options_parse(&cg_opts, env, NULL, report, NULL) != 0)
         return 1;
     cg_proc_read_identity();
     /* the runtime's events (runtime.c) but the timer: the clocks are the

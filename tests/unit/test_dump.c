@@ -676,8 +676,8 @@ static void test_unwritable_directory_gives_one_message(void **state)
     char expected[2048];
     /* the first file of the first dump: the newest thread's */
     snprintf(expected, sizeof expected,
-             "cgprof: could not write profile file %s/cg.out.%ld.1-02: No such file or directory "
-             "(CGPROF_OUT='%s/cg.out' sets where they go; no more such messages)\n",
+             "cgprof: could not write profile file \"%s/cg.out.%ld.1-02\": No such file or directory "
+             "(CGPROF_OUT=\"%s/cg.out\" sets where they go; no more such messages)\n",
              dir, (long)pid, dir);
     assert_string_equal(err, expected);
     free(err);
@@ -749,8 +749,8 @@ static void test_planted_files_and_links(void **state)
     assert_non_null(err);
     char expected[4096];
     snprintf(expected, sizeof expected,
-             "cgprof: could not write profile file %s/cg.out.%ld.4-01: Is a directory "
-             "(CGPROF_OUT='%s/cg.out' sets where they go; no more such messages)\n",
+             "cgprof: could not write profile file \"%s/cg.out.%ld.4-01\": Is a directory "
+             "(CGPROF_OUT=\"%s/cg.out\" sets where they go; no more such messages)\n",
              dir, p, dir);
     assert_string_equal(err, expected);
     free(err);

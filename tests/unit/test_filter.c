@@ -378,9 +378,10 @@ static void test_filter_desc_lines(void **state)
 
 /* The variable's problem said once, on stderr, by cg_options_parse's
  * report (runtime.c prints it with cg_warn), and no filter. */
-static void count_report(void *ctx, const char *msg)
+static void count_report(void *ctx, const char *msg, const char *why)
 {
     (void)msg;
+    (void)why;
     ++*(int *)ctx;
 }
 
@@ -390,7 +391,7 @@ static void malformed_scenario(void *arg)
     const char *env[] = { arg, NULL };
     struct cg_options o;
     int reports = 0;
-    REQUIRE(cg_options_parse(&o, (char *const *)env, count_report, &reports) == 1 && reports == 1);
+    REQUIRE(cg_options_parse(&o, (char *const *)env, NULL, count_report, &reports) == 1 && reports == 1);
     REQUIRE(o.skip[0] == 0 && o.skip_object[0] == 0 && o.skip_file[0] == 0 && o.throttle.n == 0);
     struct sim s;
     start(&s, arg, NULL);
@@ -417,25 +418,25 @@ static void test_malformed_values(void **state)
 {
     (void)state;
     malformed_case("bad-skip", "CGPROF_SKIP=cgft_helper,,cgft_log_a",
-                   "cgprof: CGPROF_SKIP='cgft_helper,,cgft_log_a' is ignored: it has an empty pattern (two commas "
+                   "cgprof: CGPROF_SKIP=\"cgft_helper,,cgft_log_a\" is ignored: it has an empty pattern (two commas "
                    "in a row, or one at an end); accepted: function names or globs, comma-separated; using the "
                    "default ''\n");
     malformed_case("bad-object", "CGPROF_SKIP_OBJECT=*/test_filter,",
-                   "cgprof: CGPROF_SKIP_OBJECT='*/test_filter,' is ignored: it has an empty pattern (two commas in "
+                   "cgprof: CGPROF_SKIP_OBJECT=\"*/test_filter,\" is ignored: it has an empty pattern (two commas in "
                    "a row, or one at an end); accepted: globs on object paths, comma-separated; using the default "
                    "''\n");
     malformed_case("bad-file", "CGPROF_SKIP_FILE=,*/vendor/*",
-                   "cgprof: CGPROF_SKIP_FILE=',*/vendor/*' is ignored: it has an empty pattern (two commas in a "
+                   "cgprof: CGPROF_SKIP_FILE=\",*/vendor/*\" is ignored: it has an empty pattern (two commas in a "
                    "row, or one at an end); accepted: globs on source file paths, comma-separated; using the "
                    "default ''\n");
     malformed_case("bad-throttle", "CGPROF_THROTTLE=100",
-                   "cgprof: CGPROF_THROTTLE='100' is ignored: it is not off or two decimal integers N:T; accepted: "
+                   "cgprof: CGPROF_THROTTLE=\"100\" is ignored: it is not off or two decimal integers N:T; accepted: "
                    "off, or N:T with N from 1 to 4000000000 and T from 1 to 1000000000; using the default 'off'\n");
     malformed_case("bad-throttle-range", "CGPROF_THROTTLE=5:0",
-                   "cgprof: CGPROF_THROTTLE='5:0' is ignored: it is out of range; accepted: off, or N:T with N from "
+                   "cgprof: CGPROF_THROTTLE=\"5:0\" is ignored: it is out of range; accepted: off, or N:T with N from "
                    "1 to 4000000000 and T from 1 to 1000000000; using the default 'off'\n");
     malformed_case("bad-throttle-text", "CGPROF_THROTTLE=3:10ns",
-                   "cgprof: CGPROF_THROTTLE='3:10ns' is ignored: it is not off or two decimal integers N:T; "
+                   "cgprof: CGPROF_THROTTLE=\"3:10ns\" is ignored: it is not off or two decimal integers N:T; "
                    "accepted: off, or N:T with N from 1 to 4000000000 and T from 1 to 1000000000; using the "
                    "default 'off'\n");
 }

@@ -130,7 +130,7 @@ static void test_parts_add_up_under_load(void **state)
     static char out[300];
     snprintf(out, sizeof out, "CGPROF_OUT=%s/h", dir);
     char *env[] = { out, NULL };
-    cg_options_parse(&cg_opts, env, NULL, NULL);
+    cg_options_parse(&cg_opts, env, NULL, NULL, NULL);
     const char *why;
     cg_clock_init(CG_CLOCK_MONOTONIC, &why);
     cg_filter_init();

@@ -159,21 +159,24 @@ static void test_too_long(void **state)
     assert_string_equal(dst, "/start/cg");
     assert_int_equal(cg_name_prefix(&rel, dst, 9, &with_pid), -1);
 
-    /* a pattern whose expansion passes CG_OPT_PATH_MAX: 1020 bytes, then
-     * %p (4 digits) makes 1024, which with its NUL does not fit */
-    char big[CG_OPT_PATH_MAX + 8], out[CG_OPT_PATH_MAX + 200];
-    memset(big, 'a', 1020);
+    /* no limit of their own (the prefix's length is checked at start-up,
+     * options.c): the names of a 4000-byte pattern, %p expanded, are made
+     * in the caller's buffer, whose size is the only bound */
+    static char big[4100], out[CG_OPT_PATH_MAX + 200];
+    memset(big, 'a', 4000);
     big[0] = '/';
-    strcpy(big + 1020, "%p");
+    strcpy(big + 4000, "%p");
     struct cg_names huge = { big, PID, "" };
-    assert_int_equal(cg_name_prefix(&huge, out, sizeof out, &with_pid), -1);
-    assert_int_equal(cg_name_part(&huge, 1, 1, 1, out, sizeof out), -1);
-    /* 1019 bytes and the pid: 1023, fits */
-    strcpy(big + 1019, "%p");
     assert_int_equal(cg_name_prefix(&huge, out, sizeof out, &with_pid), 0);
-    assert_int_equal(strlen(out), 1023);
+    assert_int_equal(strlen(out), 4004);
+    assert_int_equal(cg_name_prefix(&huge, out, 4005, &with_pid), 0);
+    assert_int_equal(cg_name_prefix(&huge, out, 4004, &with_pid), -1);
     assert_int_equal(cg_name_part(&huge, 1, 1, 1, out, sizeof out), 0);
-    assert_string_equal(out + 1023, ".1-01");
+    assert_string_equal(out + 4004, ".1-01");
+    assert_int_equal(cg_name_part(&huge, 1, 1, 1, out, 4010), 0);
+    assert_int_equal(cg_name_part(&huge, 1, 1, 1, out, 4009), -1);
+    assert_int_equal(cg_name_total(&huge, out, sizeof out), 0);
+    assert_int_equal(strncmp(out + 3990, "aaaaaaaaaatotal.4242", 21), 0);
 }
 
 /* ---- what every run's names start with -------------------------------------------- */

@@ -11,34 +11,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include <errno.h>
+#include <unistd.h>
 
-/* Every message the parser reports, kept for inspection. */
+#include "naming.h"
+#include "options.h"
+#include "outfile.h"
+
+/* Every message the parser reports, and its reason alone, kept for
+ * inspection. */
 struct reports {
     unsigned n;
     char msg[8][1100];
+    char why[8][1100];
 };
 
-static void collect(void *ctx, const char *msg)
+static void collect(void *ctx, const char *msg, const char *why)
 {
     struct reports *r = ctx;
-    if (r->n < 8)
+    if (r->n < 8) {
         snprintf(r->msg[r->n], sizeof r->msg[r->n], "%s", msg);
+        snprintf(r->why[r->n], sizeof r->why[r->n], "%s", why);
+        /* the reason is the message's own words */
+        assert_non_null(strstr(msg, why));
+    }
     r->n++;
 }
 
-/* Parses a NULL-terminated list of "NAME=value" strings. */
-static int parse(struct cg_options *o, struct reports *r, const char *const *env)
+/* Parses a NULL-terminated list of "NAME=value" strings, a relative
+ * CGPROF_OUT taken from cwd (NULL: unknown). */
+static int parse_in(struct cg_options *o, struct reports *r, const char *cwd, const char *const *env)
 {
     memset(r, 0, sizeof *r);
     memset(o, 0x5a, sizeof *o); /* the parser must set every field */
     /* environ is char **, but the parser does not write to it */
-    return cg_options_parse(o, (char *const *)env, collect, r);
+    return cg_options_parse(o, (char *const *)env, cwd, collect, r);
 }
 
-static void assert_defaults(const struct cg_options *o)
+static int parse(struct cg_options *o, struct reports *r, const char *const *env)
 {
-    assert_string_equal(o->out, "callgrind.out");
+    return parse_in(o, r, NULL, env);
+}
+
+/* Every option at its default but CGPROF_OUT. */
+static void assert_defaults_but_out(const struct cg_options *o)
+{
     assert_int_equal(o->clock, 0); /* auto */
     assert_int_equal(o->verbose, 0);
     assert_string_equal(o->skip, "");
@@ -47,6 +64,24 @@ static void assert_defaults(const struct cg_options *o)
     assert_int_equal(o->throttle.n, 0);
     assert_int_equal(o->throttle.t, 0);
     assert_int_equal(o->total, 1);
+    assert_string_equal(o->control_dir, "");
+    assert_int_equal(o->control_dir_refused, 0);
+}
+
+static void assert_defaults(const struct cg_options *o)
+{
+    assert_string_equal(o->out, "callgrind.out");
+    assert_int_equal(o->out_refused, 0);
+    assert_defaults_but_out(o);
+}
+
+/* CGPROF_OUT refused: not replaced by the default (no file is written
+ * anywhere), everything else at its default. */
+static void assert_out_refused(const struct cg_options *o)
+{
+    assert_string_equal(o->out, "");
+    assert_int_equal(o->out_refused, 1);
+    assert_defaults_but_out(o);
 }
 
 /* Exactly one problem reported, and its message contains each of the
@@ -192,8 +227,9 @@ static void test_out_empty_refused(void **state)
     struct reports r;
     const char *env[] = { "CGPROF_OUT=", NULL };
     int rc = parse(&o, &r, env);
-    assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", "callgrind.out", NULL);
-    assert_defaults(&o);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT=\"\" is refused: it is empty", "accepted: a file name prefix",
+                                 "no profile is written", NULL);
+    assert_out_refused(&o);
 }
 
 static void test_out_without_equals_refused(void **state)
@@ -204,7 +240,7 @@ static void test_out_without_equals_refused(void **state)
     const char *env[] = { "CGPROF_OUT", NULL };
     int rc = parse(&o, &r, env);
     assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", NULL);
-    assert_defaults(&o);
+    assert_out_refused(&o);
 }
 
 static void test_out_overlong_refused(void **state)
@@ -218,28 +254,32 @@ static void test_out_overlong_refused(void **state)
     struct reports r;
     const char *env[] = { var, NULL };
     int rc = parse(&o, &r, env);
-    assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", NULL);
-    assert_defaults(&o);
-    /* The message quotes the first 80 characters of the value, then "...". */
-    char quoted[100] = "='";
-    memset(quoted + 2, 'a', 80);
-    memcpy(quoted + 82, "...'", 5);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT", "accepted: a file name prefix", "1001 bytes", "NAME_MAX",
+                                 NULL);
+    assert_out_refused(&o);
+    /* The message quotes the value's first 154 bytes, then says it is cut. */
+    char quoted[200] = "=\"";
+    memset(quoted + 2, 'a', 154);
+    memcpy(quoted + 156, "\"... is refused", 16);
     assert_non_null(strstr(r.msg[0], quoted));
-    assert_true(strlen(r.msg[0]) < 400);
+    assert_true(strlen(r.msg[0]) < 800);
 }
 
 static void test_out_control_character_refused(void **state)
 {
     (void)state;
     static const char *const bad[] = { "CGPROF_OUT=/tmp/a\nb", "CGPROF_OUT=/tmp/a\tb", "CGPROF_OUT=/tmp/\x01" };
+    /* shown escaped, on one line */
+    static const char *const shown[] = { "CGPROF_OUT=\"/tmp/a\\nb\"", "CGPROF_OUT=\"/tmp/a\\tb\"",
+                                         "CGPROF_OUT=\"/tmp/\\x01\"" };
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct cg_options o;
         struct reports r;
         const char *env[] = { bad[i], NULL };
         int rc = parse(&o, &r, env);
         assert_one_report_containing(rc, &r, "CGPROF_OUT", "control character", "accepted: a file name prefix",
-                                     NULL);
-        assert_defaults(&o);
+                                     shown[i], NULL);
+        assert_out_refused(&o);
     }
 }
 
@@ -253,7 +293,7 @@ static void test_out_percent_other_than_p_refused(void **state)
         const char *env[] = { bad[i], NULL };
         int rc = parse(&o, &r, env);
         assert_one_report_containing(rc, &r, "CGPROF_OUT", "'%'", "accepted: a file name prefix", NULL);
-        assert_defaults(&o);
+        assert_out_refused(&o);
     }
 }
 
@@ -265,7 +305,7 @@ static void test_out_trailing_slash_refused(void **state)
     const char *env[] = { "CGPROF_OUT=/tmp/profiles/", NULL };
     int rc = parse(&o, &r, env);
     assert_one_report_containing(rc, &r, "CGPROF_OUT", "directory", "accepted: a file name prefix", NULL);
-    assert_defaults(&o);
+    assert_out_refused(&o);
 }
 
 static void test_clock_unknown_value_refused(void **state)
@@ -275,7 +315,9 @@ static void test_clock_unknown_value_refused(void **state)
     struct reports r;
     const char *env[] = { "CGPROF_CLOCK=fast", NULL };
     int rc = parse(&o, &r, env);
-    assert_one_report_containing(rc, &r, "CGPROF_CLOCK", "'fast'", "auto|tsc|monotonic", NULL);
+    assert_one_report_containing(rc, &r, "CGPROF_CLOCK=\"fast\" is ignored: it is not one of the accepted values",
+                                 "auto|tsc|monotonic", "using the default 'auto'", NULL);
+    assert_string_equal(r.why[0], "it is not one of the accepted values");
     assert_defaults(&o);
 }
 
@@ -316,7 +358,7 @@ static void test_verbose_maybe_refused(void **state)
     struct reports r;
     const char *env[] = { "CGPROF_VERBOSE=maybe", NULL };
     int rc = parse(&o, &r, env);
-    assert_one_report_containing(rc, &r, "CGPROF_VERBOSE", "'maybe'", "accepted: 0|1", NULL);
+    assert_one_report_containing(rc, &r, "CGPROF_VERBOSE=\"maybe\"", "accepted: 0|1", NULL);
     assert_defaults(&o);
 }
 
@@ -372,8 +414,9 @@ static void test_unknown_variable_reported_as_typo(void **state)
     struct reports r;
     const char *env[] = { "CGPROF_OUTT=/tmp/x", NULL };
     int rc = parse(&o, &r, env);
-    assert_one_report_containing(rc, &r, "CGPROF_OUTT", "typo", "CGPROF_OUT", "CGPROF_CLOCK", "CGPROF_VERBOSE",
-                                 NULL);
+    assert_one_report_containing(rc, &r, "\"CGPROF_OUTT\" is not a cgprof variable", "typo", "CGPROF_OUT",
+                                 "CGPROF_CLOCK", "CGPROF_VERBOSE", NULL);
+    assert_string_equal(r.why[0], r.msg[0]);
     /* The variable is named without its value. */
     assert_null(strstr(r.msg[0], "/tmp/x"));
     assert_defaults(&o);
@@ -388,7 +431,7 @@ static void test_problems_are_counted(void **state)
                     "CGPROF_COLOR=1", NULL };
     assert_int_equal(parse(&o, &r, env), 5);
     assert_int_equal(r.n, 5);
-    assert_defaults(&o);
+    assert_out_refused(&o);
     assert_non_null(strstr(r.msg[0], "CGPROF_OUTT"));
     assert_non_null(strstr(r.msg[1], "CGPROF_CLOCK"));
     assert_non_null(strstr(r.msg[2], "CGPROF_VERBOSE"));
@@ -719,8 +762,193 @@ static void test_out_too_long_once_expanded_refused(void **state)
     struct reports r;
     const char *env[] = { value, NULL };
     assert_int_equal(parse(&o, &r, env), 1);
-    assert_string_equal(o.out, "callgrind.out");
-    assert_non_null(strstr(r.msg[0], "too long"));
+    assert_out_refused(&o);
+    /* 60 pids of 10 digits in one name */
+    assert_non_null(strstr(r.msg[0], "its last name is 600 bytes long (each %p counted as 10 digits)"));
+}
+
+/* ---- the lengths of CGPROF_OUT and CGPROF_CONTROL_DIR ----------------------
+ * Any path the system takes: a name of PATH_MAX - 1 bytes (4095), each
+ * component NAME_MAX (255), counting what the runtime adds to the prefix
+ * (the file names' ".<pid>.<part>-<NN>" and the temporary name's suffix:
+ * CG_OPT_OUT_SUFFIX_MAX) and, for a relative prefix, the working directory
+ * it is taken from. A value refused is refused at start-up: not replaced
+ * by the default, no file anywhere. */
+
+/* "NAME=" then a path of `len` bytes: `absolute` ('/' first), components of
+ * `comp` bytes ('d') separated by '/', the last one `last` bytes ('f'). */
+static char *long_path(const char *name, int absolute, size_t len, size_t comp, size_t last)
+{
+    size_t n = strlen(name);
+    char *v = malloc(n + len + 1);
+    assert_non_null(v);
+    memcpy(v, name, n);
+    char *p = v + n, *end = v + n + len;
+    if (absolute)
+        *p++ = '/';
+    assert_true((size_t)(end - p) >= last);
+    char *last_at = end - last;
+    while (p < last_at) {
+        /* a component, shortened to leave room for its '/' */
+        size_t c = (size_t)(last_at - p) - 1;
+        if (c > comp)
+            c = comp;
+        if (c == 0) { /* one byte left: a shorter previous component would do; not needed here */
+            fail_msg("long_path: cannot lay out %zu bytes", len);
+        }
+        memset(p, 'd', c);
+        p += c;
+        *p++ = '/';
+    }
+    assert_ptr_equal(p, last_at);
+    memset(p, 'f', last);
+    *end = 0;
+    return v;
+}
+
+static void test_out_limits_of_one_name(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    size_t most = CG_OPT_NAME_MAX - CG_OPT_OUT_SUFFIX_MAX; /* 196 */
+    assert_int_equal(most, 196);
+    char *ok = long_path("CGPROF_OUT=", 1, 1 + most, 200, most);
+    const char *env[] = { ok, NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_string_equal(o.out, ok + 11);
+    char *bad = long_path("CGPROF_OUT=", 1, 2 + most, 200, most + 1);
+    const char *env2[] = { bad, NULL };
+    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/fff", "is refused",
+                                 "its last name is 197 bytes long", "up to 59 bytes the runtime adds",
+                                 "limit of 255 bytes for one name (NAME_MAX): at most 196", "no profile is written",
+                                 NULL);
+    assert_out_refused(&o);
+    /* a %p counts as the longest pid, 10 digits */
+    char withpid[300];
+    snprintf(withpid, sizeof withpid, "CGPROF_OUT=/tmp/%0*d%%p", (int)most - 10, 0);
+    const char *env3[] = { withpid, NULL };
+    assert_int_equal(parse(&o, &r, env3), 0);
+    snprintf(withpid, sizeof withpid, "CGPROF_OUT=/tmp/%0*d%%p", (int)most - 9, 0);
+    assert_one_report_containing(parse(&o, &r, env3), &r, "197 bytes long (each %p counted as 10 digits)", NULL);
+    /* a directory's name: NAME_MAX itself */
+    char *dir_ok = long_path("CGPROF_OUT=", 1, 1 + 255 + 1 + 1, 255, 1);
+    const char *env4[] = { dir_ok, NULL };
+    assert_int_equal(parse(&o, &r, env4), 0);
+    char *dir_bad = long_path("CGPROF_OUT=", 1, 1 + 256 + 1 + 1, 256, 1);
+    const char *env5[] = { dir_bad, NULL };
+    assert_one_report_containing(parse(&o, &r, env5), &r, "a directory name of 256 bytes",
+                                 "limit of 255 bytes for one name (NAME_MAX)", NULL);
+    assert_out_refused(&o);
+    free(ok);
+    free(bad);
+    free(dir_ok);
+    free(dir_bad);
+}
+
+static void test_out_limits_of_the_whole_name(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    size_t most = CG_OPT_PATH_MAX - 1 - CG_OPT_OUT_SUFFIX_MAX; /* 4036 */
+    assert_int_equal(most, 4036);
+    char *ok = long_path("CGPROF_OUT=", 1, most, 250, 100);
+    const char *env[] = { ok, NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_string_equal(o.out, ok + 11);
+    char *bad = long_path("CGPROF_OUT=", 1, most + 1, 250, 100);
+    const char *env2[] = { bad, NULL };
+    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/ddd", "it is 4037 bytes long",
+                                 "up to 59 bytes the runtime adds", "would be up to 4096 bytes",
+                                 "limit of 4095 (PATH_MAX, 4096 with the final NUL)", "no profile is written", NULL);
+    assert_out_refused(&o);
+    /* relative: the working directory and its '/' count */
+    char cwd[1001];
+    memset(cwd, 'w', 1000);
+    cwd[0] = '/';
+    cwd[1000] = 0;
+    char *rel_ok = long_path("CGPROF_OUT=", 0, most - 1001, 250, 100);
+    char *rel_bad = long_path("CGPROF_OUT=", 0, most - 1000, 250, 100);
+    const char *env3[] = { rel_ok, NULL }, *env4[] = { rel_bad, NULL };
+    assert_int_equal(parse_in(&o, &r, cwd, env3), 0);
+    assert_one_report_containing(parse_in(&o, &r, cwd, env4), &r,
+                                 "it is 3036 bytes long and taken from a working directory of 1000 bytes: with a "
+                                 "'/' between them and the up to 59 bytes the runtime adds",
+                                 "would be up to 4096 bytes", NULL);
+    assert_out_refused(&o);
+    /* the same without a known working directory: short enough */
+    assert_int_equal(parse_in(&o, &r, "", env4), 0);
+    free(ok);
+    free(bad);
+    free(rel_ok);
+    free(rel_bad);
+}
+
+/* The names the runtime makes of a prefix accepted at the limits fit
+ * them: naming.c's longest suffix (pid, part and thread of 10 digits) and
+ * outfile.c's temporary one are within CG_OPT_OUT_SUFFIX_MAX. */
+static void test_out_suffix_bound_covers_the_names(void **state)
+{
+    (void)state;
+    const char *patterns[] = { "p", "p.out", "p-%p", "%p/p", "p.output" };
+    for (unsigned i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
+        struct cg_names n = { patterns[i], 2147483647L, "" };
+        char prefix[64], name[128], total[128];
+        int with_pid;
+        assert_int_equal(cg_name_prefix(&n, prefix, sizeof prefix, &with_pid), 0);
+        assert_int_equal(cg_name_part(&n, 4294967295u, 4294967295u, 1, name, sizeof name), 0);
+        assert_int_equal(cg_name_total(&n, total, sizeof total), 0);
+        size_t longest = strlen(name) > strlen(total) ? strlen(name) : strlen(total);
+        /* the pattern's %p counted as 10 digits, as the checks count it */
+        assert_true(longest - strlen(prefix) <= 33);
+    }
+    /* outfile.c's ".tmp.<tid>.<count>": 5 + 10 + 1 + 10 at most */
+    char dir[] = "/tmp/cgprof-options-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/x", dir);
+    struct cg_out_file f;
+    assert_int_equal(cg_out_open(&f, path), 0);
+    assert_int_equal(strncmp(f.tmp, path, strlen(path)), 0);
+    assert_int_equal(strncmp(f.tmp + strlen(path), ".tmp.", 5), 0);
+    assert_true(strlen(f.tmp) - strlen(path) <= 26);
+    assert_int_equal(cg_out_close(&f, path, 0), ENOMEM);
+    assert_int_equal(rmdir(dir), 0);
+    assert_int_equal(33 + 26, CG_OPT_OUT_SUFFIX_MAX);
+}
+
+static void test_control_dir_limits(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    size_t most = CG_OPT_PATH_MAX - 1 - CG_OPT_CONTROL_SUFFIX_MAX; /* 4062 */
+    assert_int_equal(most, 4062);
+    char *ok = long_path("CGPROF_CONTROL_DIR=", 1, most, 255, 100);
+    const char *env[] = { ok, NULL };
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_string_equal(o.control_dir, ok + 19);
+    assert_int_equal(o.control_dir_refused, 0);
+    char *bad = long_path("CGPROF_CONTROL_DIR=", 1, most + 1, 255, 100);
+    char *bad_name = long_path("CGPROF_CONTROL_DIR=", 1, 1 + 256, 256, 256);
+    const char *const *envs[] = { (const char *[]){ bad, NULL }, (const char *[]){ bad_name, NULL },
+                                  (const char *[]){ "CGPROF_CONTROL_DIR=rel", NULL } };
+    const char *why[] = { "it is 4063 bytes long: with the up to 33 bytes the runtime adds, the control files' full",
+                          "it has a directory name of 256 bytes, over the system's limit of 255",
+                          "not an absolute path" };
+    for (unsigned i = 0; i < 3; i++) {
+        assert_one_report_containing(parse(&o, &r, envs[i]), &r, "CGPROF_CONTROL_DIR=\"", "is refused", why[i],
+                                     "no control files are kept", NULL);
+        /* not the default directory instead: none */
+        assert_string_equal(o.control_dir, "");
+        assert_int_equal(o.control_dir_refused, 1);
+        assert_string_equal(o.out, "callgrind.out");
+        assert_int_equal(o.out_refused, 0);
+    }
+    free(ok);
+    free(bad);
+    free(bad_name);
 }
 
 static void test_signal_names_and_numbers(void **state)
@@ -794,6 +1022,10 @@ int main(void)
         cmocka_unit_test(test_total_off_and_refused),
         cmocka_unit_test(test_total_name),
         cmocka_unit_test(test_total_name_too_long),
+        cmocka_unit_test(test_out_limits_of_one_name),
+        cmocka_unit_test(test_out_limits_of_the_whole_name),
+        cmocka_unit_test(test_out_suffix_bound_covers_the_names),
+        cmocka_unit_test(test_control_dir_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -468,9 +468,10 @@ static void no_gone(void)
 {
 }
 
-static void report(void *ctx, const char *msg)
+static void report(void *ctx, const char *msg, const char *why)
 {
     (void)ctx;
+    (void)why;
     fprintf(stderr, "option: %s\n", msg);
 }
 
@@ -480,7 +481,7 @@ int main(void)
      * test's to start */
     char time[] = "CGPROF_TIME=sample", hz[] = "CGPROF_SAMPLE_HZ=10", sig[] = "CGPROF_SAMPLE_SIGNAL=USR2";
     char *env[] = { time, hz, sig, NULL };
-    if (cg_options_parse(&cg_opts, env, report, NULL) != 0)
+    if (cg_options_parse(&cg_opts, env, NULL, report, NULL) != 0)
         return 1;
     sample_sig = cg_opts.sample_signal;
     if (sample_sig != SIGUSR2)

@@ -746,9 +746,10 @@ static void test_fork(void **state)
     assert_list(main_t, NULL);
 }
 
-static void report(void *ctx, const char *msg)
+static void report(void *ctx, const char *msg, const char *why)
 {
     (void)ctx;
+    (void)why;
     fprintf(stderr, "option: %s\n", msg);
 }
 
@@ -757,7 +758,7 @@ int main(void)
     /* runtime.c's initialisation, the minimum of it */
     static char out[] = "CGPROF_OUT=/nonexistent/cg";
     char *env[] = { out, NULL };
-    if (cg_options_parse(&cg_opts, env, report, NULL) != 0)
+    if (cg_options_parse(&cg_opts, env, NULL, report, NULL) != 0)
         return 1;
     cg_proc_read_identity();
     if (cg_thread_init(&test_events) != 0)

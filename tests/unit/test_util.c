@@ -1,5 +1,5 @@
-/* Unit tests of util.c: lexical path normalisation and the cg_buf text
- * buffer the writer builds profiles in. */
+/* Unit tests of util.c: lexical path normalisation, the quoting of values
+ * in messages, and the cg_buf text buffer the writer builds profiles in. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +94,134 @@ static void test_normalise_names_with_dots_are_components(void **state)
     (void)state;
     /* "..." and ".hidden" are ordinary names, not "." or "..". */
     ASSERT_NORMALISED("/a/.../b/.hidden/../c", "/a/.../b/c");
+}
+
+/* ---- cg_quote --------------------------------------------------------------- */
+
+/* The whole quoted form of len bytes of s. */
+static const char *quoted(const char *s, size_t len)
+{
+    static char buf[1024];
+    memset(buf, '#', sizeof buf);
+    return cg_quote(buf, sizeof buf, s, len);
+}
+#define Q(lit) quoted((lit), sizeof(lit) - 1)
+
+static void test_quote_plain_text(void **state)
+{
+    (void)state;
+    assert_string_equal(Q(""), "\"\"");
+    assert_string_equal(Q("tsc"), "\"tsc\"");
+    assert_string_equal(Q("/tmp/a b/it's %p"), "\"/tmp/a b/it's %p\"");
+}
+
+static void test_quote_escapes_what_could_end_the_line(void **state)
+{
+    (void)state;
+    assert_string_equal(Q("tsc\ncgprof: fake"), "\"tsc\\ncgprof: fake\"");
+    assert_string_equal(Q("a\tb\rc"), "\"a\\tb\\rc\"");
+    assert_string_equal(Q("back\\slash \"quote\""), "\"back\\\\slash \\\"quote\\\"\"");
+    assert_string_equal(Q("\x01\x1b[31m\x7f"), "\"\\x01\\x1b[31m\\x7f\"");
+    assert_string_equal(Q("a\0b"), "\"a\\x00b\""); /* len bytes, a NUL among them */
+    assert_string_equal(quoted("abc", 2), "\"ab\"");
+}
+
+static void test_quote_keeps_valid_utf8(void **state)
+{
+    (void)state;
+    assert_string_equal(Q("caf\xc3\xa9"), "\"caf\xc3\xa9\"");                 /* U+00E9 */
+    assert_string_equal(Q("\xe2\x82\xac 5"), "\"\xe2\x82\xac 5\"");           /* U+20AC */
+    assert_string_equal(Q("\xf0\x9d\x84\x9e"), "\"\xf0\x9d\x84\x9e\"");       /* U+1D11E */
+    assert_string_equal(Q("\xef\xbf\xbd\xf4\x8f\xbf\xbf"), "\"\xef\xbf\xbd\xf4\x8f\xbf\xbf\""); /* U+FFFD, U+10FFFF */
+}
+
+static void test_quote_escapes_invalid_utf8(void **state)
+{
+    (void)state;
+    assert_string_equal(Q("\xff\xfe"), "\"\\xff\\xfe\"");
+    assert_string_equal(Q("a\x80z"), "\"a\\x80z\"");                      /* a lone continuation byte */
+    assert_string_equal(Q("\xc0\xaf"), "\"\\xc0\\xaf\"");                  /* overlong '/' */
+    assert_string_equal(Q("\xe0\x80\xaf"), "\"\\xe0\\x80\\xaf\"");          /* overlong, 3 bytes */
+    assert_string_equal(Q("\xed\xa0\x80"), "\"\\xed\\xa0\\x80\"");          /* a surrogate */
+    assert_string_equal(Q("\xf4\x90\x80\x80"), "\"\\xf4\\x90\\x80\\x80\""); /* past U+10FFFF */
+    assert_string_equal(Q("\xe2\x82"), "\"\\xe2\\x82\"");                  /* cut at the end */
+    assert_string_equal(Q("\xe2\x82x\xc3\xa9"), "\"\\xe2\\x82x\xc3\xa9\""); /* cut, then a valid one */
+}
+
+/* Every size from 0 up: the result fits, is terminated, is the whole form
+ * when it fits, else its head (whole escapes and characters only) then
+ * "..., and nothing is written past size. */
+static void test_quote_cuts_whole_units_only(void **state)
+{
+    (void)state;
+    static const char value[] = "a\xe2\x82\xac\n\xf0\x9d\x84\x9e\xff\"b\xc3\xa9";
+    const char *full = "\"a\xe2\x82\xac\\n\xf0\x9d\x84\x9e\\xff\\\"b\xc3\xa9\"";
+    /* the boundaries of its units in the quoted form, after the opening quote */
+    static const size_t ends[] = { 1, 2, 5, 7, 11, 15, 17, 18, 20 };
+    size_t whole = strlen(full);
+    for (size_t size = 0; size <= whole + 2; size++) {
+        char buf[64];
+        memset(buf, '#', sizeof buf);
+        cg_quote(buf, size, value, sizeof value - 1);
+        for (size_t k = size; k < sizeof buf; k++)
+            assert_int_equal(buf[k], '#');
+        if (size == 0)
+            continue;
+        size_t len = strlen(buf);
+        assert_true(len < size);
+        if (size > whole) {
+            assert_string_equal(buf, full);
+            continue;
+        }
+        if (size < CG_QUOTE_MIN)
+            continue; /* below the documented minimum: only terminated */
+        assert_true(len >= 4);
+        assert_string_equal(buf + len - 4, "\"...");
+        size_t head = len - 4;
+        assert_memory_equal(buf, full, head);
+        int at_boundary = 0;
+        for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++)
+            at_boundary |= head == ends[k];
+        assert_true(at_boundary);
+        /* as much as fits: the next unit would not */
+        for (size_t k = 0; k + 1 < sizeof ends / sizeof ends[0]; k++)
+            if (ends[k] == head)
+                assert_true(ends[k + 1] + 5 > size);
+    }
+}
+
+static void test_quote_cut_at_a_multibyte_boundary(void **state)
+{
+    (void)state;
+    /* "ab" and three U+20AC (3 bytes each), cut: "\"ab", the first one, and
+     * "\"..." take 1 + 2 + 3 + 4 + 1 = 11 bytes; in 10 or 9 the character
+     * is left out, not split */
+    static const char euros[] = "ab\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac";
+    char buf[16];
+    cg_quote(buf, 11, euros, sizeof euros - 1);
+    assert_string_equal(buf, "\"ab\xe2\x82\xac\"...");
+    cg_quote(buf, 10, euros, sizeof euros - 1);
+    assert_string_equal(buf, "\"ab\"...");
+    cg_quote(buf, 9, euros, sizeof euros - 1);
+    assert_string_equal(buf, "\"ab\"...");
+    cg_quote(buf, 13, euros, sizeof euros - 1); /* two need 14 with "\"... */
+    assert_string_equal(buf, "\"ab\xe2\x82\xac\"...");
+    cg_quote(buf, 14, euros, sizeof euros - 1); /* the whole form: 13 and the NUL */
+    assert_string_equal(buf, "\"ab\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\"");
+    /* nor an escape */
+    cg_quote(buf, 8, "a\\bcdef", 7);
+    assert_string_equal(buf, "\"a\"...");
+    cg_quote(buf, 9, "a\\bcdef", 7);
+    assert_string_equal(buf, "\"a\\\\\"...");
+    /* the whole form in exactly its size */
+    cg_quote(buf, 7, "abcd", 4);
+    assert_string_equal(buf, "\"abcd\"");
+    cg_quote(buf, 7, "abcdef", 6);
+    assert_string_equal(buf, "\"a\"...");
+    cg_quote(buf, CG_QUOTE_MIN, "abcdef", 6); /* the least that says it was cut */
+    assert_string_equal(buf, "\"\"...");
+    char small[8];
+    assert_string_equal(CG_QUOTE(small, "abcdefgh"), "\"ab\"...");
 }
 
 /* ---- cg_buf --------------------------------------------------------------- */
@@ -413,6 +541,12 @@ int main(void)
         cmocka_unit_test(test_normalise_already_normal_unchanged),
         cmocka_unit_test(test_normalise_trailing_slash_dropped),
         cmocka_unit_test(test_normalise_names_with_dots_are_components),
+        cmocka_unit_test(test_quote_plain_text),
+        cmocka_unit_test(test_quote_escapes_what_could_end_the_line),
+        cmocka_unit_test(test_quote_keeps_valid_utf8),
+        cmocka_unit_test(test_quote_escapes_invalid_utf8),
+        cmocka_unit_test(test_quote_cuts_whole_units_only),
+        cmocka_unit_test(test_quote_cut_at_a_multibyte_boundary),
         cmocka_unit_test(test_buf_starts_empty),
         cmocka_unit_test(test_buf_put_appends_and_terminates),
         cmocka_unit_test(test_buf_printf_formats),
