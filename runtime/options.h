@@ -22,9 +22,10 @@ enum cg_opt_type {
  * its last component: a part file's ".<pid>.<part>-<thread>" (naming.c:
  * 11 + 11 + 11 bytes with a pid, a part and a thread of 10 digits; the
  * total's "total." or ".out" made ".total", and ".<pid>", make 17 at most)
- * and the temporary name it is first written under, ".tmp.<tid>.<count>"
- * (outfile.c: 5 + 10 + 1 + 10). */
-#define CG_OPT_OUT_SUFFIX_MAX (33 + 26)
+ * and the temporary name it is first written under, ".<name>.cgprof-tmp.
+ * <pid>.<count>" (outfile.c: 1 + 12 + 10 + 1 + 10; cut to NAME_MAX by
+ * outfile.c, but counted in the whole path). */
+#define CG_OPT_OUT_SUFFIX_MAX (33 + 34)
 /* What the control files add to CGPROF_CONTROL_DIR: "/<pid>.status.tmp.<tid>"
  * (control.c; cgprof-control's names are shorter). */
 #define CG_OPT_CONTROL_SUFFIX_MAX (1 + 10 + 12 + 10)

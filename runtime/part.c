@@ -145,10 +145,12 @@ static void clean_leftovers(const char *path)
         return;
     leftovers_cleaned = 1;
     struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
-    char stems[2][CG_OPT_PATH_MAX];
+    /* static, as part_path: under the dump lock, and off the stack of a
+     * dump (which may be a crash's, on an alternate signal stack) */
+    static char stems[2][CG_OPT_PATH_MAX];
     if (cg_name_stems(&names, stems[0], stems[1], sizeof stems[0]) != 0)
         return;
-    char dir[CG_OPT_PATH_MAX + 128];
+    static char dir[CG_OPT_PATH_MAX + 128];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash)

@@ -576,7 +576,7 @@ class Output(ProfileAssertions):
         top, deep = self.deep_tree(4040 - len("/prof"))
         prefix = deep + "/prof"
         self.assertEqual(len(prefix), 4040)
-        self.assert_refused_at_start(prefix, ["it is 4040 bytes long", "up to 4099 bytes",
+        self.assert_refused_at_start(prefix, ["it is 4040 bytes long", "up to 4107 bytes",
                                               "limit of 4095 (PATH_MAX"], [top])
 
     def test_prefix_whose_last_name_is_too_long(self):
@@ -586,7 +586,7 @@ class Output(ProfileAssertions):
         with open(prefix, "w"):
             pass
         os.unlink(prefix)
-        self.assert_refused_at_start(prefix, ["its last name is 200 bytes long", "NAME_MAX", "at most 196"],
+        self.assert_refused_at_start(prefix, ["its last name is 200 bytes long", "NAME_MAX", "at most 188"],
                                      [top])
 
     def test_symlink_at_output_path_is_replaced_not_followed(self):
@@ -695,7 +695,7 @@ class FileSizeLimit(ProfileAssertions):
     def assert_failed_cleanly(self, run, limit):
         lines = cgtest.stderr_lines(run.stderr)
         self.assertEqual(len(lines), 1, run.stderr)
-        self.assertRegex(lines[0], r"could not write profile file %s/callgrind\.out\.\d+-01: File too large"
+        self.assertRegex(lines[0], r"could not write profile file \"%s/callgrind\.out\.\d+-01\": File too large"
                          % re.escape(run.directory))
         self.assertIn("limit, RLIMIT_FSIZE or ulimit -f, is %d bytes" % limit, lines[0])
         self.assertEqual(os.listdir(run.directory), [], "no file is left, whole, half or temporary")

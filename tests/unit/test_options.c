@@ -811,8 +811,8 @@ static void test_out_limits_of_one_name(void **state)
     (void)state;
     struct cg_options o;
     struct reports r;
-    size_t most = CG_OPT_NAME_MAX - CG_OPT_OUT_SUFFIX_MAX; /* 196 */
-    assert_int_equal(most, 196);
+    size_t most = CG_OPT_NAME_MAX - CG_OPT_OUT_SUFFIX_MAX; /* 188 */
+    assert_int_equal(most, 188);
     char *ok = long_path("CGPROF_OUT=", 1, 1 + most, 200, most);
     const char *env[] = { ok, NULL };
     assert_int_equal(parse(&o, &r, env), 0);
@@ -820,8 +820,8 @@ static void test_out_limits_of_one_name(void **state)
     char *bad = long_path("CGPROF_OUT=", 1, 2 + most, 200, most + 1);
     const char *env2[] = { bad, NULL };
     assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/fff", "is refused",
-                                 "its last name is 197 bytes long", "up to 59 bytes the runtime adds",
-                                 "limit of 255 bytes for one name (NAME_MAX): at most 196", "no profile is written",
+                                 "its last name is 189 bytes long", "up to 67 bytes the runtime adds",
+                                 "limit of 255 bytes for one name (NAME_MAX): at most 188", "no profile is written",
                                  NULL);
     assert_out_refused(&o);
     /* a %p counts as the longest pid, 10 digits */
@@ -830,7 +830,7 @@ static void test_out_limits_of_one_name(void **state)
     const char *env3[] = { withpid, NULL };
     assert_int_equal(parse(&o, &r, env3), 0);
     snprintf(withpid, sizeof withpid, "CGPROF_OUT=/tmp/%0*d%%p", (int)most - 9, 0);
-    assert_one_report_containing(parse(&o, &r, env3), &r, "197 bytes long (each %p counted as 10 digits)", NULL);
+    assert_one_report_containing(parse(&o, &r, env3), &r, "189 bytes long (each %p counted as 10 digits)", NULL);
     /* a directory's name: NAME_MAX itself */
     char *dir_ok = long_path("CGPROF_OUT=", 1, 1 + 255 + 1 + 1, 255, 1);
     const char *env4[] = { dir_ok, NULL };
@@ -851,16 +851,16 @@ static void test_out_limits_of_the_whole_name(void **state)
     (void)state;
     struct cg_options o;
     struct reports r;
-    size_t most = CG_OPT_PATH_MAX - 1 - CG_OPT_OUT_SUFFIX_MAX; /* 4036 */
-    assert_int_equal(most, 4036);
+    size_t most = CG_OPT_PATH_MAX - 1 - CG_OPT_OUT_SUFFIX_MAX; /* 4028 */
+    assert_int_equal(most, 4028);
     char *ok = long_path("CGPROF_OUT=", 1, most, 250, 100);
     const char *env[] = { ok, NULL };
     assert_int_equal(parse(&o, &r, env), 0);
     assert_string_equal(o.out, ok + 11);
     char *bad = long_path("CGPROF_OUT=", 1, most + 1, 250, 100);
     const char *env2[] = { bad, NULL };
-    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/ddd", "it is 4037 bytes long",
-                                 "up to 59 bytes the runtime adds", "would be up to 4096 bytes",
+    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/ddd", "it is 4029 bytes long",
+                                 "up to 67 bytes the runtime adds", "would be up to 4096 bytes",
                                  "limit of 4095 (PATH_MAX, 4096 with the final NUL)", "no profile is written", NULL);
     assert_out_refused(&o);
     /* relative: the working directory and its '/' count */
@@ -873,8 +873,8 @@ static void test_out_limits_of_the_whole_name(void **state)
     const char *env3[] = { rel_ok, NULL }, *env4[] = { rel_bad, NULL };
     assert_int_equal(parse_in(&o, &r, cwd, env3), 0);
     assert_one_report_containing(parse_in(&o, &r, cwd, env4), &r,
-                                 "it is 3036 bytes long and taken from a working directory of 1000 bytes: with a "
-                                 "'/' between them and the up to 59 bytes the runtime adds",
+                                 "it is 3028 bytes long and taken from a working directory of 1000 bytes: with a "
+                                 "'/' between them and the up to 67 bytes the runtime adds",
                                  "would be up to 4096 bytes", NULL);
     assert_out_refused(&o);
     /* the same without a known working directory: short enough */
@@ -903,19 +903,20 @@ static void test_out_suffix_bound_covers_the_names(void **state)
         /* the pattern's %p counted as 10 digits, as the checks count it */
         assert_true(longest - strlen(prefix) <= 33);
     }
-    /* outfile.c's ".tmp.<tid>.<count>": 5 + 10 + 1 + 10 at most */
+    /* outfile.c's temporary "<dir>/.<name>.cgprof-tmp.<pid>.<count>": 1 + 12 +
+     * 10 + 1 + 10 at most more than the final name */
     char dir[] = "/tmp/cgprof-options-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof path, "%s/x", dir);
     struct cg_out_file f;
     assert_int_equal(cg_out_open(&f, path), 0);
-    assert_int_equal(strncmp(f.tmp, path, strlen(path)), 0);
-    assert_int_equal(strncmp(f.tmp + strlen(path), ".tmp.", 5), 0);
-    assert_true(strlen(f.tmp) - strlen(path) <= 26);
+    assert_int_equal(strncmp(f.tmp, dir, strlen(dir)), 0);
+    assert_int_equal(strncmp(f.tmp + strlen(dir), "/.x.cgprof-tmp.", 15), 0);
+    assert_true(strlen(f.tmp) - strlen(path) <= 34);
     assert_int_equal(cg_out_close(&f, path, 0), ENOMEM);
     assert_int_equal(rmdir(dir), 0);
-    assert_int_equal(33 + 26, CG_OPT_OUT_SUFFIX_MAX);
+    assert_int_equal(33 + 34, CG_OPT_OUT_SUFFIX_MAX);
 }
 
 static void test_control_dir_limits(void **state)
