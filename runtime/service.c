@@ -39,9 +39,10 @@ static int handler_tried;
  * its own threads: a server that waits for SIGTERM with sigwait()) until
  * the program claims the signal; then it blocks it again, and says so on
  * `reblocked`, before the program's action is set (cg_service_signal_
- * claimed), so that the program's handler never runs on this thread. */
-static int reblock;
-static unsigned reblock_posts; /* wakeups posted for it, that are no request */
+ * claimed), so that the program's handler never runs on this thread. Each
+ * such request is a wakeup of its own, counted in reblock_posts: a wakeup
+ * that is no dump request. */
+static unsigned reblock_posts;
 static sem_t reblocked;
 
 /* The real sigaction and pthread_create (real.h), resolved once, in the
@@ -58,12 +59,12 @@ static void on_dump_signal(int sig)
     errno = saved;
 }
 
-/* The dump signal, unblocked on the service thread while it is ours. */
-static void signal_mask(int how)
+/* Blocks or unblocks one signal in the calling thread. */
+static void signal_mask(int how, int sig)
 {
     sigset_t one;
     sigemptyset(&one);
-    sigaddset(&one, cg_opts.signal);
+    sigaddset(&one, sig);
     pthread_sigmask(how, &one, NULL);
 }
 
@@ -72,14 +73,11 @@ static void *service(void *arg)
     (void)arg;
     cg_thread_mark_internal();
     __atomic_store_n(&service_tid, gettid(), __ATOMIC_RELEASE);
+    /* the dump signal, while it is ours */
     if (__atomic_load_n(&signal_in_use, __ATOMIC_ACQUIRE))
-        signal_mask(SIG_UNBLOCK);
+        signal_mask(SIG_UNBLOCK, cg_opts.signal);
     unsigned shown = 0;
     for (;;) {
-        if (__atomic_exchange_n(&reblock, 0, __ATOMIC_ACQ_REL)) {
-            signal_mask(SIG_BLOCK);
-            sem_post(&reblocked);
-        }
         /* Once a second without a request, the status file follows the
          * number of the program's threads, for cgprof-control's listing. */
         struct timespec ts;
@@ -99,8 +97,12 @@ static void *service(void *arg)
             return NULL;
         unsigned posts = __atomic_load_n(&reblock_posts, __ATOMIC_ACQUIRE);
         if (posts && __atomic_compare_exchange_n(&reblock_posts, &posts, posts - 1, 0, __ATOMIC_ACQ_REL,
-                                                 __ATOMIC_ACQUIRE))
-            continue; /* a wakeup to block the signal, not a request */
+                                                 __ATOMIC_ACQUIRE)) {
+            /* a wakeup to block the signal again, not a request */
+            signal_mask(SIG_BLOCK, cg_opts.signal);
+            sem_post(&reblocked);
+            continue;
+        }
         unsigned n = 1;
         while (sem_trywait(&wakeup) == 0)
             n++;
@@ -201,12 +203,8 @@ static void launcher_unblock(void)
         return;
     char *end;
     long sig = strtol(v, &end, 10);
-    if (*end == 0 && sig > 0 && sig < NSIG) {
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, (int)sig);
-        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    }
+    if (*end == 0 && sig > 0 && sig < NSIG)
+        signal_mask(SIG_UNBLOCK, (int)sig);
     unsetenv("_CGPROF_UNBLOCK_SIGNAL");
 }
 
@@ -278,7 +276,6 @@ static void take_signal_back(void)
     if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || gettid() == service_tid)
         return;
     int saved = errno;
-    __atomic_store_n(&reblock, 1, __ATOMIC_RELEASE);
     __atomic_fetch_add(&reblock_posts, 1, __ATOMIC_ACQ_REL);
     sem_post(&wakeup);
     struct timespec ts;
@@ -320,7 +317,6 @@ void cg_service_forked(void)
     service_started = 0;
     service_stop = 0;
     service_tid = 0;
-    reblock = 0;
     reblock_posts = 0;
     main_gone = 0; /* the forking thread is the child's main thread */
     sem_init(&wakeup, 0, 0);
