@@ -67,7 +67,7 @@ int cg_name_total(const struct cg_names *n, char *dst, size_t size)
 static int stem(const char *pattern, char *dst, size_t size)
 {
     char run[CG_OPT_PATH_MAX + 8];
-    int n = snprintf(run, sizeof run, strstr(pattern, "%p") ? "%s" : "%s.%%p", pattern);
+    int n = snprintf(run, sizeof run, "%s%s", pattern, cg_run_tail(pattern));
     if (n < 0 || (size_t)n >= sizeof run)
         return -1;
     const char *slash = strrchr(run, '/');

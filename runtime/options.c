@@ -493,8 +493,7 @@ static void total_cut(const char *pattern, struct run *r, size_t *at_out, size_t
 {
     r->pattern = pattern;
     r->len = strlen(pattern);
-    /* Same test as the file names' (naming.c): a pattern with %p names the pid */
-    r->tail = strstr(pattern, "%p") ? "" : ".%p";
+    r->tail = cg_run_tail(pattern);
     r->total = r->len + strlen(r->tail);
     const char *slash = strrchr(pattern, '/'); /* the tail has none */
     size_t base = slash ? (size_t)(slash + 1 - pattern) : 0;

@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <string.h>
 
 enum cg_opt_type {
     CG_OPT_PATH, CG_OPT_DIR, CG_OPT_ENUM, CG_OPT_BOOL, CG_OPT_SIGNAL, CG_OPT_UINT, CG_OPT_GLOBS, CG_OPT_THRESHOLD
@@ -106,6 +107,14 @@ int cg_globs_each(const char *globs, int (*fn)(void *ctx, const char *pattern, s
 /* Expands a PATH option: %p -> pid, %% -> %. Returns 0, or -1 if it does not
  * fit in `size`. */
 int cg_expand_path(const char *pattern, long pid, char *dst, unsigned long size);
+
+/* What follows a CGPROF_OUT pattern in its run's name: nothing when the
+ * pattern names the pid, else ".%p" (the files of a run are <pattern>.<pid>
+ * ...). The one test of it, for the names (naming.c) and the total's. */
+static inline const char *cg_run_tail(const char *pattern)
+{
+    return strstr(pattern, "%p") ? "" : ".%p";
+}
 
 /* The pattern (as cg_expand_path takes) of the file that sums all threads
  * of a run, from a CGPROF_OUT pattern whose per-thread files are
