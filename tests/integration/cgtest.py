@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from cgproflib import reader
@@ -78,6 +79,44 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefi
                        text=True, timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
     files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
     return Run(p.returncode, p.stdout, p.stderr, directory, files)
+
+
+class Started:
+    """A preloaded program running in the background in a temp directory,
+    with a control directory of its own (env: its environment, for
+    cgprof-control)."""
+
+    def __init__(self, test, argv, env=None):
+        self.dir = tempfile.mkdtemp(prefix="cgprof-dump-")
+        test.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
+        e.update(LD_PRELOAD=LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
+        e.update(env or {})
+        self.env = e
+        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        test.addCleanup(self.kill)
+        self.status = os.path.join(self.dir, "ctl", "%d.status" % self.p.pid)
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+    def wait_ready(self, timeout=10):
+        """Until the runtime's service is up (its status file exists)."""
+        end = time.monotonic() + timeout
+        while not os.path.exists(self.status):
+            if time.monotonic() > end or self.p.poll() is not None:
+                raise AssertionError("the runtime did not start its service")
+            time.sleep(0.01)
+
+    def files(self):
+        return sorted(glob.glob(os.path.join(self.dir, "callgrind.out.*")))
+
+    def finish(self, timeout=120):
+        out, err = self.p.communicate(timeout=timeout)
+        return self.p.returncode, out, err
 
 
 def valgrind_calls(testcase, argv, timeout=600):

@@ -12,7 +12,7 @@ import unittest
 
 import cgtest
 from cgproflib import reader
-from cgtest import ProfileAssertions, example, prog, run_preloaded
+from cgtest import ProfileAssertions, Started, example, prog, run_preloaded
 
 PART_RE = re.compile(r"callgrind\.out\.(\d+)(?:\.(\d+))?-(\d\d)$")
 
@@ -34,43 +34,6 @@ def add_counts(total, counts):
     for k, v in counts.items():
         total[k] = total.get(k, 0) + v
     return total
-
-
-class Started:
-    """A preloaded program running in the background in a temp directory."""
-
-    def __init__(self, test, argv, env=None):
-        import shutil
-        import tempfile
-        self.dir = tempfile.mkdtemp(prefix="cgprof-dump-")
-        test.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
-        e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
-        e.update(LD_PRELOAD=cgtest.LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
-        e.update(env or {})
-        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True)
-        test.addCleanup(self.kill)
-        self.status = os.path.join(self.dir, "ctl", "%d.status" % self.p.pid)
-
-    def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-
-    def wait_ready(self, timeout=10):
-        """Until the runtime's service is up (its status file exists)."""
-        end = time.monotonic() + timeout
-        while not os.path.exists(self.status):
-            if time.monotonic() > end or self.p.poll() is not None:
-                raise AssertionError("the runtime did not start its service")
-            time.sleep(0.01)
-
-    def files(self):
-        return sorted(glob.glob(os.path.join(self.dir, "callgrind.out.*")))
-
-    def finish(self, timeout=120):
-        out, err = self.p.communicate(timeout=timeout)
-        return self.p.returncode, out, err
 
 
 class Api(ProfileAssertions):

@@ -19,7 +19,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cgtest  # noqa: E402
-from cgtest import ProfileAssertions, prog, run_preloaded  # noqa: E402
+from cgtest import ProfileAssertions, Started, prog, run_preloaded  # noqa: E402
 
 from cgproflib import reader  # noqa: E402
 
@@ -155,42 +155,23 @@ class StackOverflow(ProfileAssertions):
         self.overflow("thread")
 
 
-class Started:
-    def __init__(self, test, argv, env=None):
-        self.dir = tempfile.mkdtemp(prefix="cgprof-hz-")
-        test.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
-        e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
-        e.update(LD_PRELOAD=cgtest.LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
-        e.update(env or {})
-        self.env = e
-        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True)
-        test.addCleanup(self.kill)
-        line = self.p.stdout.readline()
-        test.assertEqual(line, "hazards: ready\n")
-        status = os.path.join(self.dir, "ctl", "%d.status" % self.p.pid)
-        end = time.monotonic() + 30
-        while not os.path.exists(status):
-            test.assertLess(time.monotonic(), end, "the runtime did not start its service")
-            time.sleep(0.01)
+def started(test, argv):
+    """The program of argv, once it says it is ready and the runtime's
+    service is up."""
+    run = Started(test, argv)
+    test.assertEqual(run.p.stdout.readline(), "hazards: ready\n")
+    run.wait_ready(30)
+    return run
 
-    def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
 
-    def files(self):
-        return sorted(glob.glob(os.path.join(self.dir, "callgrind.out.*")))
-
-    def finish(self):
-        self.p.send_signal(signal.SIGTERM)
-        out, err = self.p.communicate(timeout=120)
-        return self.p.returncode, out, err
+def finish(run):
+    run.p.send_signal(signal.SIGTERM)
+    return run.finish()
 
 
 class BlockedSignals(ProfileAssertions):
     def test_dump_reaches_a_program_that_blocks_every_signal(self):
-        run = Started(self, [HAZARDS, "sigwait"])
+        run = started(self, [HAZARDS, "sigwait"])
         # cgprof-control -d waits for the dump's files
         c = subprocess.run([CONTROL, "-d", str(run.p.pid)], env=run.env, capture_output=True, text=True,
                            timeout=60)
@@ -202,7 +183,7 @@ class BlockedSignals(ProfileAssertions):
         while len(run.files()) < 4:
             self.assertLess(time.monotonic(), end, "no dump on SIGUSR1: %s" % run.files())
             time.sleep(0.02)
-        rc, out, err = run.finish()
+        rc, out, err = finish(run)
         self.assertEqual(rc, 0, err)
         self.assertEqual(err, "")
         worked = int(re.search(r"work (\d+)", out).group(1))
@@ -216,11 +197,11 @@ class BlockedSignals(ProfileAssertions):
         self.assertEqual(into(counts, "worker"), 1)
 
     def test_program_that_waits_for_the_signal_gets_it(self):
-        run = Started(self, [HAZARDS, "waitusr1"])
+        run = started(self, [HAZARDS, "waitusr1"])
         for _ in range(3):
             os.kill(run.p.pid, signal.SIGUSR1)
             time.sleep(0.05)
-        rc, out, err = run.finish()
+        rc, out, err = finish(run)
         self.assertEqual(rc, 0, err)
         self.assertIn("hazards: SIGUSR1 3\n", out)
         self.assertEqual(cgtest.stderr_lines(err), [
