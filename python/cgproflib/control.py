@@ -51,49 +51,69 @@ usage: cgprof-control [-h] [--version] [--timeout S]
                       [-d [REASON] | --dump[=REASON] | -z | -i on|off | [-b] [-e [EVENTS]] [-s]]
                       [PID | PROGRAM]..."""
 
-HELP = USAGE + """
+# What --help and the man page (scripts/gen_cgprof.py control-man) say, in
+# one place: paragraphs of flowing text, and the options with theirs.
+DESCRIPTION = ("Looks at and controls programs running with libcgprof.so preloaded, as callgrind_control does "
+               "for programs run by Callgrind.")
+TARGETS = ("Targets: a PID, or a PROGRAM's name, matched against the first word of each process's command: "
+           "the whole of it, its last component, or its last components (\"server\", \"examples/server\" and "
+           "\"./server\" name ./examples/server). No target: every process of yours that has the runtime and "
+           "its status in the control directory. The pid of the cgprof launcher stands for the program it runs "
+           "(said on stderr), so `cgprof ./server &` then `cgprof-control -d $!` works.")
+OPTIONS = [
+    ("(no option)", "List the processes: pid, threads, parts dumped so far, collecting, dump signal, command."),
+    ("-d, --dump [REASON]", "Write a part now, wait until it is on disk, and print the files written, one per "
+                            "line (their names carry the pid). REASON goes in \"desc: Trigger:\" (default "
+                            "\"cgprof-control\"). A REASON right after -d is taken as the reason unless it is a "
+                            "number, as callgrind_control takes it: -d -- NAME dumps program NAME with the default "
+                            "reason."),
+    ("--dump=REASON", "The same."),
+    ("-z, --zero", "Zero the costs collected so far, without writing."),
+    ("-i, --instr on|off", "Resume (on) or pause (off) collection; also --instr=on."),
+    ("-b, --back", "Each thread's stack of calls in progress, innermost first, as callgrind_control -b shows "
+                   "it, with names: [level] function (calls of it from that caller since the last dump or zero, "
+                   "this one included); \"at FILE:LINE\" is the call the frame is making, \"in FILE:LINE\" "
+                   "where the innermost function begins. With -e, how long each call has run so far. The "
+                   "threads keep running: a frame that changed while it was read is marked *; of a stack "
+                   "deeper than 128, the 96 innermost and 32 outermost frames are shown."),
+    ("-e [EVENTS]", "Each thread's costs since the last dump or zero (what the next part would hold), as "
+                    "callgrind_control -e shows them: EVENTS, comma-separated, among ns (time) and calls "
+                    "(default: both)."),
+    ("-s, --stat", "Counters: threads, calls since the start, the memory of the tables, parts written and "
+                   "requests served, repairs (see the README, \"Repairs\"); one line per thread."),
+    ("--timeout S", "Seconds to wait for each program to handle a request (default 30)."),
+    ("--version", "Print cgprof's version."),
+    ("-h, --help", "This text."),
+]
+NOTES = ("-b, -e and -s go together; -d, -z and -i go alone. The control directory is $CGPROF_CONTROL_DIR, else "
+         "/tmp/cgprof-<uid>; the program must have been started with the same one. A request is sent with the "
+         "signal the program's status file names (SIGUSR1 unless CGPROF_SIGNAL says otherwise); "
+         "docs/control-protocol.md is the protocol.")
+EXIT = ("Exit status: 0 done, 1 failed for at least one process (a message on stderr for each; the others are "
+        "done), 2 usage error.")
 
-Looks at and controls programs running with libcgprof.so preloaded, as
-callgrind_control does for programs run by Callgrind.
 
-Targets: a PID, or a PROGRAM's name (matched against the first word of each
-process's command: the whole of it, its last component, or its last
-components: "server", "examples/server", "./server"); none: every process of
-yours that has the runtime. The pid of the cgprof launcher stands for the
-program it runs (said on stderr).
+def _fill(text: str, width: int, indent: str = "", first: str = "") -> list:
+    """Words of text in lines of at most width (textwrap's job, without
+    its import: this command starts in milliseconds)."""
+    lines, line = [], first
+    for word in text.split():
+        if len(line) + 1 + len(word) > width and line.strip():
+            lines.append(line)
+            line = indent
+        line += ("" if not line.strip() else " ") + word
+    lines.append(line)
+    return lines
 
-  (no option)          list the processes: pid, threads, parts dumped so far,
-                       collecting, dump signal, command
-  -d, --dump [REASON]  write a part now and print the files written, one per
-                       line (REASON goes in "desc: Trigger:", default
-                       "cgprof-control"; a REASON right after -d is taken as
-                       the reason unless it is a number: -d -- NAME dumps
-                       program NAME with the default reason)
-  --dump=REASON        the same
-  -z, --zero           zero the costs collected so far, without writing
-  -i, --instr on|off   resume (on) or pause (off) collection; also --instr=on
-  -b, --back           each thread's stack of calls in progress, innermost
-                       first: [level] function (calls of that function from
-                       that caller since the last dump or zero, this one
-                       included); "at FILE:LINE" is the call the frame is
-                       making, "in FILE:LINE" where the innermost function
-                       begins; with -e, how long each call has run so far
-  -e [EVENTS]          each thread's costs since the last dump or zero (what
-                       the next part holds): EVENTS, comma-separated, among
-                       ns (time) and calls (default: both)
-  -s, --stat           counters: threads, calls since the start, memory of
-                       the tables, parts and requests, repairs; per thread
-  --timeout S          seconds to wait for each program to handle a request
-                       (default 30)
-  --version            cgprof's version
-  -h, --help           this text
 
--b, -e and -s go together; -d, -z, -i go alone. The control directory is
-$CGPROF_CONTROL_DIR, else /tmp/cgprof-<uid>; the program must have been
-started with the same one. A request is sent with the signal the program's
-status file names (SIGUSR1 unless CGPROF_SIGNAL says otherwise). Exit
-status: 0 done, 1 failed for at least one process (a message on stderr for
-each; the others are done), 2 usage error."""
+def help_text() -> str:
+    out = [USAGE, ""] + _fill(DESCRIPTION, 79) + [""] + _fill(TARGETS, 79) + [""]
+    for opt, text in OPTIONS:
+        if len(opt) < 20:
+            out += _fill(text, 79, " " * 23, "  %-20s" % opt)
+        else:
+            out += ["  " + opt] + _fill(text, 79, " " * 23, " " * 23)
+    return "\n".join(out + [""] + _fill(NOTES, 79) + [""] + _fill(EXIT, 79))
 
 
 class ControlError(Exception):
@@ -614,11 +634,14 @@ def format_listing(procs: list) -> str:
 
 class Target:
     """A process to act on: its pid, and why it was chosen when it was not
-    named by its own pid (the launcher's pid stood for it)."""
+    named by its own pid (the launcher's pid stood for it); by_pid: named
+    by a pid (its own or its launcher's), not found by a name or as one of
+    all."""
 
-    def __init__(self, pid: int, note: str | None = None):
+    def __init__(self, pid: int, note: str | None = None, by_pid: bool = True):
         self.pid = pid
         self.note = note
+        self.by_pid = by_pid
 
 
 def check_pid(pid: int) -> None:
@@ -643,7 +666,9 @@ def pid_targets(pid: int) -> list:
     """The process(es) a pid stands for: itself when it has the runtime;
     for the cgprof launcher's pid, the program(s) it runs."""
     try:
-        if not has_runtime(pid) and is_launcher(process_argv(pid)):
+        if has_runtime(pid):
+            return [Target(pid)]
+        if is_launcher(process_argv(pid)):
             kids = profiled_descendants(pid)
             if kids:
                 return [Target(k, "process %d is the cgprof launcher: acting on its program, process %d (%s)"
@@ -651,9 +676,9 @@ def pid_targets(pid: int) -> list:
             raise ControlError("process %d is the cgprof launcher, but no program under it has %s loaded "
                                "(yet, or any more)" % (pid, RUNTIME_NAME))
     except (ProcessLookupError, PermissionError):
-        pass                # check_pid says it
-    check_pid(pid)
-    return [Target(pid)]
+        pass
+    check_pid(pid)          # says why not
+    return [Target(pid)]    # (it came to have the runtime meanwhile)
 
 
 def resolve_targets(names: list, procs: list) -> list:
@@ -661,14 +686,14 @@ def resolve_targets(names: list, procs: list) -> list:
     in order, each once; all of procs (the processes with the runtime)
     when there is none. ControlError for a target that stands for none."""
     if not names:
-        return [Target(p.pid) for p in procs]
+        return [Target(p.pid, by_pid=False) for p in procs]
     out: list = []
     seen: set = set()
     for name in names:
         if name.isdigit():
             found = pid_targets(int(name))
         else:
-            found = [Target(p.pid) for p in procs
+            found = [Target(p.pid, by_pid=False) for p in procs
                      if name_matches(name, (process_argv(p.pid) or p.cmd.split(" ", 1))[0])]
             if not found:
                 raise ControlError("no process named %r has %s loaded" % (name, RUNTIME_NAME))
@@ -1224,7 +1249,7 @@ def main(argv: list | None = None, out=None, err=None, env: dict | None = None) 
         print(USAGE, file=err)
         return 2
     if args.action == "help":
-        print(HELP, file=out)
+        print(help_text(), file=out)
         return 0
     if args.action == "version":
         from ._generated import VERSION
@@ -1276,25 +1301,24 @@ def _listing(args: Args, out, err, env) -> int:
 
 def _targets(args: Args, cdir: ControlDir, err) -> list:
     """The processes to act on, each noted on stderr when a launcher's pid
-    stood for it; with no target, every one whose status is in this control
-    directory (the others are said to be left alone)."""
+    stood for it. Those found by a name or as all (no target) whose status
+    is not in this control directory are left alone, and said to be: they
+    run with another CGPROF_CONTROL_DIR (another user's tests, say)."""
     if args.pid is not None:
         targets = pid_targets(args.pid)
     else:
         procs = list_processes(cdir, clean=False)
-        if args.targets:
-            targets = resolve_targets(args.targets, procs)
-        else:
-            targets = []
-            for p in procs:
-                if p.status is None:
-                    print("%s: process %d has the runtime but %s: left alone (started with another "
-                          "CGPROF_CONTROL_DIR?)" % (PROG, p.pid, p.problem), file=err)
-                else:
-                    targets.append(Target(p.pid))
-            if not targets:
-                raise ControlError("no running process has %s loaded%s" % (
-                    RUNTIME_NAME, " with its status in %s" % cdir.path if procs else ""))
+        with_status = {p.pid for p in procs if p.status is not None}
+        targets = []
+        for t in resolve_targets(args.targets, procs):
+            if t.by_pid or t.pid in with_status:
+                targets.append(t)
+            else:
+                print("%s: process %d has the runtime but no %s: left alone (started with another "
+                      "CGPROF_CONTROL_DIR?)" % (PROG, t.pid, cdir.file(status_name(t.pid))), file=err)
+        if not targets:
+            raise ControlError("no running process has %s loaded%s" % (
+                RUNTIME_NAME, " with its status in %s" % cdir.path if procs else ""))
     for t in targets:
         if t.note:
             print("%s: %s" % (PROG, t.note), file=err)

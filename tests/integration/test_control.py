@@ -606,9 +606,38 @@ class Usage(ControlTestCase):
             self.assertTrue(p.stderr.startswith("cgprof-control: "), p.stderr)
 
     def test_executable(self):
+        """Run by the build's interpreter, by its path, without the site
+        (no pyenv shim, no .pth files: tens of ms each), and without
+        compiling the package: its bytecode is in the build tree, checked
+        against the sources."""
         self.assertTrue(os.access(SCRIPT, os.X_OK))
         with open(SCRIPT) as f:
-            self.assertEqual(f.readline(), "#!/usr/bin/env python3\n")
+            m = re.fullmatch(r"#!(/\S+) -S\n", f.readline())
+        self.assertTrue(m)
+        interpreter = m.group(1)
+        self.assertTrue(os.access(interpreter, os.X_OK), interpreter)
+        p = subprocess.run([interpreter, "-S", "-v", SCRIPT, "--help"], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        pkg = os.path.join(cgtest.BUILD_DIR, "python", "cgproflib")
+        for module in ("__init__", "control"):
+            self.assertRegex(p.stderr, r"# %s matches %s\n" % (
+                re.escape(os.path.join(pkg, "__pycache__", module + ".")) + r"[\w-]+\.pyc",
+                re.escape(os.path.join(pkg, module + ".py"))))
+        self.assertNotIn("cgproflib", "".join(l for l in p.stderr.splitlines(True) if "code object from" in l
+                                              and ".py'" in l))
+
+    def test_interpreter_line(self):
+        """The #! line falls back on env(1) where the interpreter's path
+        cannot go in one."""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("gen_cgprof", os.path.join(cgtest.SOURCE_DIR, "scripts",
+                                                                                 "gen_cgprof.py"))
+        gen = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gen)
+        self.assertEqual(gen.interpreter_line("/usr/bin/python3"), "#!/usr/bin/python3 -S")
+        for bad in ("python3", "/opt/my python/bin/python3", "/" + "x" * 130):
+            self.assertEqual(gen.interpreter_line(bad), "#!/usr/bin/env python3", bad)
 
 
 # ---------------------------------------------------------------------------
