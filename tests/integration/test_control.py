@@ -590,6 +590,21 @@ class Usage(ControlTestCase):
                     "-e [EVENTS]", "-s, --stat", "--timeout S", "--version", "PID | PROGRAM", "launcher"):
             self.assertIn(opt, text)
 
+    def test_man_page(self):
+        """cgprof-control(1) says what --help says: every option, with its
+        text."""
+        from cgproflib import control as c
+        page = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control.1")
+        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, MANWIDTH="2000"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = " ".join(p.stdout.replace("\u2010", "-").split())
+        for opt, what in c.OPTIONS:
+            self.assertIn(opt, text)
+            self.assertIn(" ".join(what.split()), text)
+        for part in (c.TARGETS, c.NOTES):
+            self.assertIn(" ".join(part.split()), text)
+
     def test_version(self):
         p = self.control("--version")
         self.assertEqual(p.returncode, 0, p.stderr)
