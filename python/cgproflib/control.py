@@ -21,11 +21,12 @@ exclusive flock on <dir>/<pid>.lock. <dir> is $CGPROF_CONTROL_DIR, else
 not writable by group or others (as the runtime checks it).
 
 The `cgprof-control` command is an entry point of this module
-(scripts/command.in). Standard library only, and little of it: the command
-starts in a few milliseconds, most of `cgprof-control -d`'s time (`re`,
-`subprocess` and the signal module's enums are imported only on the paths
-that need them; annotations are never evaluated, so `typing` is not
-imported at all).
+(scripts/command.in). Standard library only, and little of it: the
+interpreter's own start is most of what `cgprof-control -d` costs, and the
+imports add a couple of milliseconds to it (`subprocess`, through rules,
+and the signal module's enums are imported only on the paths that need
+them; annotations are never evaluated, so `typing` is not imported at
+all).
 """
 
 from __future__ import annotations
