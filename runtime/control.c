@@ -111,6 +111,23 @@ void cg_control_status(unsigned threads, unsigned parts, int collecting, const c
     write_status();
 }
 
+/* Writes b's text to path through tmp (a name of this thread's in the same
+ * directory) and rename: a reader sees the old file or the new one, never
+ * half of one. Nothing when b failed (out of memory). */
+static void write_atomically(const char *path, const char *tmp, const struct cg_buf *b)
+{
+    unlink(tmp); /* a leftover of a process with the same pid */
+    int fd = b->failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        /* cg_write_all: the file-size limit (ulimit -f 0) fails the write
+         * instead of killing the program at start-up */
+        int err = cg_write_all(fd, b->data, b->len);
+        close(fd);
+        if (err || rename(tmp, path) != 0)
+            unlink(tmp);
+    }
+}
+
 static void write_status(void)
 {
     if (!ENABLED())
@@ -131,22 +148,40 @@ static void write_status(void)
     path_of(tmp, PATH_SIZE, suffix);
     struct cg_buf b;
     cg_buf_init(&b);
+    /* signo: the number, so that the control need not read the name;
+     * commands: what this runtime understands (the control asks no
+     * question a runtime would take for a plain signal) */
     cg_buf_printf(&b,
-                  "pid: %ld\ncmd: %s\nsignal: %s\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\nhandled: %s\n"
-                  "last: %s\n",
+                  "pid: %ld\ncmd: %s\nsignal: %s\nsigno: %d\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\n"
+                  "handled: %s\ncommands: dump zero collect stacks counters\nlast: %s\n",
                   (long)getpid(), cg_proc_cmdline(),
-                  dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", threads, parts,
+                  dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", dump_signal, threads, parts,
                   collecting ? "on" : "off", done, handled_id, last);
-    unlink(tmp); /* a leftover of a process with the same pid */
-    int fd = b.failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        /* cg_write_all: the file-size limit (ulimit -f 0) fails the write
-         * instead of killing the program at start-up */
-        int err = cg_write_all(fd, b.data, b.len);
-        close(fd);
-        if (err || rename(tmp, path) != 0)
-            unlink(tmp);
-    }
+    write_atomically(path, tmp, &b);
+    cg_buf_free(&b);
+    free(path);
+}
+
+void cg_control_reply(const struct cg_buf *body)
+{
+    if (!ENABLED())
+        return;
+    enum { PATH_SIZE = CG_OPT_PATH_MAX + 64 };
+    char *path = malloc(2 * PATH_SIZE), suffix[48];
+    if (!path)
+        return;
+    char *tmp = path + PATH_SIZE;
+    path_of(path, PATH_SIZE, "reply");
+    snprintf(suffix, sizeof suffix, "reply.tmp.%ld", (long)gettid());
+    path_of(tmp, PATH_SIZE, suffix);
+    struct cg_buf b;
+    cg_buf_init(&b);
+    cg_buf_printf(&b, "id: %s\n", pending_id);
+    if (body->data)
+        cg_buf_putn(&b, body->data, body->len);
+    if (body->failed)
+        b.failed = 1;
+    write_atomically(path, tmp, &b);
     cg_buf_free(&b);
     free(path);
 }
@@ -188,6 +223,10 @@ int cg_control_take_command(char *arg, size_t size)
         return CG_CONTROL_COLLECT_ON;
     if (strcmp(line, "collect off") == 0)
         return CG_CONTROL_COLLECT_OFF;
+    if (strcmp(line, "stacks") == 0)
+        return CG_CONTROL_STACKS;
+    if (strcmp(line, "counters") == 0)
+        return CG_CONTROL_COUNTERS;
     if (strncmp(line, "dump", 4) == 0 && (line[4] == 0 || line[4] == ' ')) {
         const char *r = line[4] ? line + 5 : "";
         snprintf(arg, size, "%s", r);
@@ -202,6 +241,8 @@ void cg_control_remove(void)
         return;
     char path[CG_OPT_PATH_MAX + 64];
     path_of(path, sizeof path, "status");
+    unlink(path);
+    path_of(path, sizeof path, "reply"); /* an answer no control came for */
     unlink(path);
     SET_ENABLED(0);
 }

@@ -4,7 +4,17 @@
 
 #include <stddef.h>
 
-enum { CG_CONTROL_NONE, CG_CONTROL_DUMP, CG_CONTROL_ZERO, CG_CONTROL_COLLECT_ON, CG_CONTROL_COLLECT_OFF };
+#include "util.h"
+
+enum {
+    CG_CONTROL_NONE,
+    CG_CONTROL_DUMP,
+    CG_CONTROL_ZERO,
+    CG_CONTROL_COLLECT_ON,
+    CG_CONTROL_COLLECT_OFF,
+    CG_CONTROL_STACKS,   /* a question: the answer goes in the reply file */
+    CG_CONTROL_COUNTERS,
+};
 
 /* Finds (or creates) the control directory; sig: the dump signal, 0 none. */
 void cg_control_init(int sig);
@@ -14,6 +24,9 @@ void cg_control_status(unsigned threads, unsigned parts, int collecting, const c
 /* Takes <dir>/<pid>.cmd if there is one: returns its kind (CG_CONTROL_NONE
  * when absent) and, for a dump, its reason in arg. */
 int cg_control_take_command(char *arg, size_t size);
+/* Writes <dir>/<pid>.reply: the id of the command being handled, then
+ * body (the answer to a question), atomically. */
+void cg_control_reply(const struct cg_buf *body);
 /* Removes the status file (process exit). */
 void cg_control_remove(void);
 /* In a forked child: the files are the parent's. */

@@ -12,6 +12,7 @@
 
 #include "control.h"
 #include "costs.h"
+#include "inspect.h"
 #include "naming.h"
 #include "part.h"
 #include "proc.h"
@@ -254,7 +255,10 @@ void cg_dump_thread_exit(struct cg_thread *t)
         memset(&cur, 0, sizeof cur);
         if (cg_opts.thread_exit == CG_THREAD_EXIT_MERGE) {
             struct cg_snapshot snap;
-            if (current_totals(t, &cur) == 0 && cg_totals_part(&t->costs, &cur, &t->base, &snap) == 0) {
+            int rc = current_totals(t, &cur);
+            if (rc == 0)
+                cg_inspect_thread_ended(&cur);
+            if (rc == 0 && cg_totals_part(&t->costs, &cur, &t->base, &snap) == 0) {
                 if (cg_ended_add(&snap) != 0)
                     cg_warn("out of memory: the profile of thread %u is lost", t->number);
                 cg_total_add(&snap, finished(t));
@@ -264,8 +268,10 @@ void cg_dump_thread_exit(struct cg_thread *t)
             scan_earlier_parts();
             struct cg_dump d;
             begin(&d, "Thread exit", parts + 1, parts > 0, 0);
-            if (current_totals(t, &cur) == 0)
+            if (current_totals(t, &cur) == 0) {
+                cg_inspect_thread_ended(&cur);
                 write_part(&d, t, &cur);
+            }
             cg_part_end(&d);
         }
         cg_totals_free(&cur);
@@ -313,6 +319,20 @@ void cg_dump_crash(const char *trigger)
     dump_last(trigger);
 }
 
+/* The answer to a question (cgprof-control -b, -e, -s), in the reply file
+ * before the status says the request was handled. */
+static void reply(int kind)
+{
+    struct cg_buf b;
+    cg_buf_init(&b);
+    if (kind == CG_CONTROL_STACKS)
+        cg_inspect_stacks(&b);
+    else
+        cg_inspect_counters(&b, paused);
+    cg_control_reply(&b);
+    cg_buf_free(&b);
+}
+
 void cg_dump_serve(int kind, const char *cmd, unsigned signals)
 {
     char trigger[600];
@@ -320,6 +340,10 @@ void cg_dump_serve(int kind, const char *cmd, unsigned signals)
     enter(&self);
     if (!final_done) {
         switch (kind) {
+        case CG_CONTROL_STACKS:
+        case CG_CONTROL_COUNTERS:
+            reply(kind);
+            break;
         case CG_CONTROL_ZERO:
             zero_locked();
             break;
@@ -425,6 +449,7 @@ void cg_dump_forked(void)
     paused = 0;
     cg_symcache_forked();
     cg_total_forked();
+    cg_inspect_forked();
     cg_part_forked();
     cg_control_forget();
 }

@@ -79,6 +79,13 @@ const struct cg_snapshot *cg_total_snapshot(void)
     return &total.snap;
 }
 
+void cg_total_repairs(uint64_t out[3])
+{
+    out[0] = run_left;
+    out[1] = run_unmatched;
+    out[2] = run_lost;
+}
+
 void cg_total_warn_repairs(void)
 {
     if (!cg_opts.repair_warning || (!run_left && !run_unmatched && !run_lost))

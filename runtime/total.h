@@ -20,6 +20,9 @@ void cg_total_add(struct cg_snapshot *part, int finished);
 void cg_total_write(struct cg_dump *d, unsigned running, uint64_t running_depth);
 /* The total so far (empty unless CGPROF_TOTAL=1). */
 const struct cg_snapshot *cg_total_snapshot(void);
+/* The repairs in the parts written so far: frames left without exit,
+ * unmatched exits, calls lost (out[0..2]). */
+void cg_total_repairs(uint64_t out[3]);
 /* The end of the run: one warning line when a part held a repair. */
 void cg_total_warn_repairs(void);
 

@@ -11,6 +11,14 @@ source tree: meson runs this with python/ on PYTHONPATH):
     gen_cgprof.py command TEMPLATE OUT --module M --bindir B --pkgdir P
         the command OUT: TEMPLATE made an entry point of cgproflib.M, the
         package being installed in P
+    gen_cgprof.py control-man OUT --version V
+        the man page cgprof-control.1, from the texts of its --help
+        (cgproflib.control)
+    gen_cgprof.py bytecode STAMP MODULE.py...
+        the modules' bytecode, in their __pycache__ (checked against the
+        source's hash, not its time), then STAMP: the commands start
+        without compiling them, even where bytecode is never written
+        (PYTHONDONTWRITEBYTECODE, a directory not the user's)
 
 A table entry that cannot be read fails the build.
 """
@@ -37,11 +45,28 @@ def make_module(options: List[Option], version: str) -> str:
 
 # ---- the commands ------------------------------------------------------------
 
-def make_command(template: str, command: str, module: str, bindir: str, pkgdir: str) -> str:
+def interpreter_line(executable: str) -> str:
+    """The commands' #! line: the interpreter the build runs (this one), by
+    its path, with -S (no site: the package is standard library only, and
+    the site's .pth files took 40 ms of a 50 ms start-up here); through
+    env(1) as before when that path cannot go in a #! line (not absolute,
+    a blank in it, longer than old kernels read). `#!/usr/bin/env python3`
+    alone was most of `cgprof-control -d`'s time where python3 is a pyenv
+    shim: a dozen bash processes before the interpreter starts."""
+    line = "#!%s -S" % executable
+    if not os.path.isabs(executable) or any(c.isspace() for c in executable) or len(line) > 127:
+        return "#!/usr/bin/env python3"
+    return line
+
+
+def make_command(template: str, command: str, module: str, bindir: str, pkgdir: str,
+                 executable: str = sys.executable) -> str:
     """An entry point of the package: TEMPLATE with the command's name, its
-    module and where the package is installed, relative to bindir."""
+    module, where the package is installed, relative to bindir, and the
+    interpreter."""
     subst = {"@COMMAND@": command, "@MODULE@": module,
-             "@PKGDIR_FROM_BINDIR@": json.dumps(os.path.relpath(pkgdir, bindir))}
+             "@PKGDIR_FROM_BINDIR@": json.dumps(os.path.relpath(pkgdir, bindir)),
+             "@INTERPRETER_LINE@": interpreter_line(executable)}
     for key, value in subst.items():
         if key not in template:
             raise TableError("the command template has no " + key)
@@ -118,6 +143,72 @@ def make_man(options: List[Option], version: str) -> str:
     return "\n".join(out)
 
 
+def make_control_man(version: str) -> str:
+    """cgprof-control(1): the same texts as its --help (cgproflib.control)."""
+    from cgproflib import control
+
+    def opt(text: str) -> str:
+        # "-d, --dump [REASON]": the option words bold, the values italic
+        words = []
+        for w in text.split(" "):
+            bare = w.strip(",[]|.")
+            if bare.startswith("-") or bare in ("on", "off"):
+                words.append(w.replace(bare, "\\fB%s\\fR" % _roff(bare)))
+            elif bare:
+                words.append(w.replace(bare, "\\fI%s\\fR" % _roff(bare)))
+            else:
+                words.append(w)
+        return " ".join(words)
+
+    out = [
+        '.TH CGPROF-CONTROL 1 "" "cgprof %s" "User Commands"' % version,
+        ".SH NAME",
+        "cgprof\\-control \\- look at and control programs running with the cgprof runtime",
+        ".SH SYNOPSIS",
+        ".B cgprof\\-control",
+        "[\\fB\\-d\\fR [\\fIREASON\\fR] | \\fB\\-z\\fR | \\fB\\-i on\\fR|\\fBoff\\fR | [\\fB\\-b\\fR] "
+        "[\\fB\\-e\\fR [\\fIEVENTS\\fR]] [\\fB\\-s\\fR]] [\\fB\\-\\-timeout\\fR \\fIS\\fR] "
+        "[\\fIPID\\fR | \\fIPROGRAM\\fR]...",
+        ".SH DESCRIPTION",
+        _roff(control.DESCRIPTION),
+        ".PP",
+        _roff(control.TARGETS),
+        ".SH OPTIONS",
+    ]
+    for flag, text in control.OPTIONS:
+        out += [".TP", opt(flag) if not flag.startswith("(") else _roff(flag), _roff(text)]
+    out += [
+        ".SH NOTES",
+        _roff(control.NOTES),
+        ".SH EXIT STATUS",
+        _roff(control.EXIT[len("Exit status: "):]),
+        ".SH FILES",
+        _roff("$CGPROF_CONTROL_DIR or /tmp/cgprof-<uid>: <pid>.status (the runtime's), <pid>.cmd (a request), "
+              "<pid>.reply (an answer to -b, -e, -s), <pid>.lock (one request at a time)."),
+        ".SH EXAMPLES",
+        ".nf",
+        _roff("cgprof ./server &\n"
+              "cgprof-control                      # the processes with the runtime\n"
+              "cgprof-control -d warm-up $!        # a part now ($!: the launcher, for its program)\n"
+              "cgprof-control -b server            # every thread's stack, by program name\n"
+              "cgprof-control -e -s                # costs and counters of every process\n"
+              "cgprof-control -z server; sleep 10; cgprof-control -d ten-seconds server"),
+        ".fi",
+        ".SH SEE ALSO",
+        "cgprof(1), callgrind_control(1), callgrind_annotate(1), kcachegrind(1)",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def compile_bytecode(modules: List[str]) -> None:
+    import importlib.util
+    import py_compile
+    for path in modules:
+        py_compile.compile(path, cfile=importlib.util.cache_from_source(path), doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+
+
 def _write(path: str, text: str, mode: int) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -134,6 +225,12 @@ def main(argv=None) -> int:
         p.add_argument("source", metavar="OPTIONS_INC")
         p.add_argument("out")
         p.add_argument("--version", required=True)
+    p = sub.add_parser("control-man")
+    p.add_argument("out")
+    p.add_argument("--version", required=True)
+    p = sub.add_parser("bytecode")
+    p.add_argument("out", metavar="STAMP")
+    p.add_argument("modules", nargs="+")
     p = sub.add_parser("command")
     p.add_argument("source", metavar="TEMPLATE")
     p.add_argument("out")
@@ -141,6 +238,13 @@ def main(argv=None) -> int:
     p.add_argument("--bindir", required=True)
     p.add_argument("--pkgdir", required=True)
     args = ap.parse_args(argv)
+    if args.what == "control-man":
+        _write(args.out, make_control_man(args.version), 0o644)
+        return 0
+    if args.what == "bytecode":
+        compile_bytecode(args.modules)
+        _write(args.out, "".join(m + "\n" for m in args.modules), 0o644)
+        return 0
     try:
         if args.what == "command":
             with open(args.source, encoding="utf-8") as f:

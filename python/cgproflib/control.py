@@ -1,69 +1,120 @@
 """cgprof-control: look at and control programs running with libcgprof.so
 preloaded, in the spirit of Valgrind's callgrind_control.
 
-    cgprof-control                  list the processes that have the runtime loaded
-    cgprof-control PID              the same line for one process
-    cgprof-control -d [REASON] PID  dump a part now, print the files written
-    cgprof-control -z PID           zero the costs
-    cgprof-control -i on|off PID    resume / pause collection
+    cgprof-control [TARGET...]            list the processes with the runtime
+    cgprof-control -d [REASON] [TARGET...]  dump a part now, print the files
+    cgprof-control -z [TARGET...]         zero the costs
+    cgprof-control -i on|off [TARGET...]  resume / pause collection
+    cgprof-control -b [-e] [TARGET...]    each thread's stack, innermost first
+    cgprof-control -e [EVENTS] [TARGET...] each thread's costs so far
+    cgprof-control -s [TARGET...]         counters: calls, memory, parts, repairs
+
+A TARGET is a pid or a program's name; none: every process of the user that
+has the runtime. The pid of the `cgprof` launcher stands for its program.
 
 It talks to the runtime as docs/control-protocol.md says: it reads
 <dir>/<pid>.status, writes <dir>/<pid>.cmd, sends the dump signal named in
-the status file and waits for the status file's "done" count to move, all
-under an exclusive flock on <dir>/<pid>.lock. <dir> is $CGPROF_CONTROL_DIR,
-else /tmp/cgprof-<uid>, used only if it is a real directory owned by the
-user and not writable by group or others (as the runtime checks it).
+the status file and waits for the status file to say it handled the
+command (a question's answer is then in <dir>/<pid>.reply), all under an
+exclusive flock on <dir>/<pid>.lock. <dir> is $CGPROF_CONTROL_DIR, else
+/tmp/cgprof-<uid>, used only if it is a real directory owned by the user and
+not writable by group or others (as the runtime checks it).
 
 The `cgprof-control` command is an entry point of this module
-(scripts/command.in). Standard library only.
+(scripts/command.in). Standard library only, and little of it: the
+interpreter's own start is most of what `cgprof-control -d` costs, and the
+imports add a couple of milliseconds to it (`subprocess`, through rules,
+and the signal module's enums are imported only on the paths that need
+them; annotations are never evaluated, so `typing` is not imported at
+all).
 """
+
+from __future__ import annotations
 
 import errno
 import fcntl
-import math
 import os
-import re
-import signal
 import stat
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, TextIO
-
-from . import rules, signals
 
 PROG = "cgprof-control"
 RUNTIME_NAME = "libcgprof.so"
-POLL_INTERVAL = 0.02      # seconds between two looks at the status file
+POLL_INTERVAL = 0.02      # seconds: the longest wait between two looks at the status file
+POLL_FIRST = 0.001        # and the first: a small program's dump takes a few ms
 DEFAULT_TIMEOUT = 30.0    # seconds to wait for a request to be handled
 DEFAULT_REASON = "cgprof-control"
 MAX_REASON = 200          # bytes; the runtime reads one line of up to 511 bytes
+EVENTS = ("ns", "calls")  # what -e shows: time (the files' event) and calls
 
 USAGE = """\
-usage: cgprof-control [-h] [--timeout S] [-d [REASON] | --dump[=REASON] | -z | -i on|off] [PID]"""
+usage: cgprof-control [-h] [--version] [--timeout S]
+                      [-d [REASON] | --dump[=REASON] | -z | -i on|off | [-b] [-e [EVENTS]] [-s]]
+                      [PID | PROGRAM]..."""
 
-HELP = USAGE + """
+# What --help and the man page (scripts/gen_cgprof.py control-man) say, in
+# one place: paragraphs of flowing text, and the options with theirs.
+DESCRIPTION = ("Looks at and controls programs running with libcgprof.so preloaded, as callgrind_control does "
+               "for programs run by Callgrind.")
+TARGETS = ("Targets: a PID, or a PROGRAM's name, matched against the first word of each process's command: "
+           "the whole of it, its last component, or its last components (\"server\", \"examples/server\" and "
+           "\"./server\" name ./examples/server). No target: every process of yours that has the runtime and "
+           "its status in the control directory. The pid of the cgprof launcher stands for the program it runs "
+           "(said on stderr), so `cgprof ./server &` then `cgprof-control -d $!` works.")
+OPTIONS = [
+    ("(no option)", "List the processes: pid, threads, parts dumped so far, collecting, dump signal, command."),
+    ("-d, --dump [REASON]", "Write a part now, wait until it is on disk, and print the files written, one per "
+                            "line (their names carry the pid). REASON goes in \"desc: Trigger:\" (default "
+                            "\"cgprof-control\"). A REASON right after -d is taken as the reason unless it is a "
+                            "number, as callgrind_control takes it: -d -- NAME dumps program NAME with the default "
+                            "reason."),
+    ("--dump=REASON", "The same."),
+    ("-z, --zero", "Zero the costs collected so far, without writing."),
+    ("-i, --instr on|off", "Resume (on) or pause (off) collection; also --instr=on."),
+    ("-b, --back", "Each thread's stack of calls in progress, innermost first, as callgrind_control -b shows "
+                   "it, with names: [level] function (calls of it from that caller since the last dump or zero, "
+                   "this one included); \"at FILE:LINE\" is the call the frame is making, \"in FILE:LINE\" "
+                   "where the innermost function begins. With -e, how long each call has run so far. The "
+                   "threads keep running: a frame that changed while it was read is marked *; of a stack "
+                   "deeper than 128, the 96 innermost and 32 outermost frames are shown."),
+    ("-e [EVENTS]", "Each thread's costs since the last dump or zero (what the next part would hold), as "
+                    "callgrind_control -e shows them: EVENTS, comma-separated, among ns (time) and calls "
+                    "(default: both)."),
+    ("-s, --stat", "Counters: threads, calls since the start, the memory of the tables, parts written and "
+                   "requests served, repairs (see the README, \"Repairs\"); one line per thread."),
+    ("--timeout S", "Seconds to wait for each program to handle a request (default 30)."),
+    ("--version", "Print cgprof's version."),
+    ("-h, --help", "This text."),
+]
+NOTES = ("-b, -e and -s go together; -d, -z and -i go alone. The control directory is $CGPROF_CONTROL_DIR, else "
+         "/tmp/cgprof-<uid>; the program must have been started with the same one. A request is sent with the "
+         "signal the program's status file names (SIGUSR1 unless CGPROF_SIGNAL says otherwise); "
+         "docs/control-protocol.md is the protocol.")
+EXIT = ("Exit status: 0 done, 1 failed for at least one process (a message on stderr for each; the others are "
+        "done), 2 usage error.")
 
-Controls programs running with libcgprof.so preloaded.
 
-  (no argument)        list the processes of this user that have the runtime
-                       loaded: pid, threads, parts dumped so far, collecting,
-                       dump signal, command
-  PID                  the same line for one process
-  -d, --dump [REASON]  write a part now (REASON goes in "desc: Trigger:",
-                       default "cgprof-control"); prints the files written,
-                       one per line
-  --dump=REASON        the same
-  -z, --zero           zero the costs collected so far, without writing
-  -i, --instr on|off   resume (on) or pause (off) collection; also --instr=on
-  --timeout S          seconds to wait for the program to handle the request
-                       (default 30)
-  -h, --help           this text
+def _fill(text: str, width: int, indent: str = "", first: str = "") -> list:
+    """Words of text in lines of at most width (textwrap's job, without
+    its import: this command starts in milliseconds)."""
+    lines, line = [], first
+    for word in text.split():
+        if len(line) + 1 + len(word) > width and line.strip():
+            lines.append(line)
+            line = indent
+        line += ("" if not line.strip() else " ") + word
+    lines.append(line)
+    return lines
 
-The control directory is $CGPROF_CONTROL_DIR, else /tmp/cgprof-<uid>; the
-program must have been started with the same one. A request is sent with the
-signal the program's status file names (SIGUSR1 unless CGPROF_SIGNAL says
-otherwise). Exit status: 0 done, 1 failed (message on stderr), 2 usage error."""
+
+def help_text() -> str:
+    out = [USAGE, ""] + _fill(DESCRIPTION, 79) + [""] + _fill(TARGETS, 79) + [""]
+    for opt, text in OPTIONS:
+        if len(opt) < 20:
+            out += _fill(text, 79, " " * 23, "  %-20s" % opt)
+        else:
+            out += ["  " + opt] + _fill(text, 79, " " * 23, " " * 23)
+    return "\n".join(out + [""] + _fill(NOTES, 79) + [""] + _fill(EXIT, 79))
 
 
 class ControlError(Exception):
@@ -81,7 +132,7 @@ class UsageError(Exception):
 # ---------------------------------------------------------------------------
 # The control directory
 
-def control_dir_path(env: Optional[Dict[str, str]] = None, uid: Optional[int] = None) -> str:
+def control_dir_path(env: dict | None = None, uid: int | None = None) -> str:
     """$CGPROF_CONTROL_DIR if set (and not empty), else /tmp/cgprof-<uid>."""
     env = os.environ if env is None else env
     path = env.get("CGPROF_CONTROL_DIR")
@@ -147,7 +198,7 @@ class ControlDir:
         except FileNotFoundError:
             return False
 
-    def read_file(self, name: str) -> Optional[str]:
+    def read_file(self, name: str) -> str | None:
         """The text of a regular file of ours, None if there is none; a file
         that is not a regular file owned by the user is an error."""
         try:
@@ -193,11 +244,11 @@ class ControlDir:
         os.close(fd)
         os.rename(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
 
-    def names(self) -> List[str]:
+    def names(self) -> list:
         return os.listdir(self.fd)
 
 
-def find_control_dir(env: Optional[Dict[str, str]] = None, uid: Optional[int] = None) -> ControlDir:
+def find_control_dir(env: dict | None = None, uid: int | None = None) -> ControlDir:
     """Opens and checks the control directory (see control_dir_path).
     Raises NoControlDir if it does not exist, ControlError if it is not safe
     to use (the runtime does not use such a directory either)."""
@@ -225,31 +276,62 @@ def find_control_dir(env: Optional[Dict[str, str]] = None, uid: Optional[int] = 
 # ---------------------------------------------------------------------------
 # The status file
 
-@dataclass
 class Status:
-    pid: int
-    cmd: str
-    signal: str
-    threads: int
-    parts: int
-    collecting: str
-    done: int
-    last: List[str] = field(default_factory=list)
-    fields: Dict[str, str] = field(default_factory=dict)   # every key, as written
+    """A status file, parsed (parse_status): its required keys as
+    attributes, every key as written in fields."""
+
+    def __init__(self, pid: int, cmd: str, signal: str, threads: int, parts: int, collecting: str, done: int,
+                 last: list | None = None, fields: dict | None = None):
+        self.pid = pid
+        self.cmd = cmd
+        self.signal = signal
+        self.threads = threads
+        self.parts = parts
+        self.collecting = collecting
+        self.done = done
+        self.last = [] if last is None else last
+        self.fields = {} if fields is None else fields
+
+    def __repr__(self):
+        return "Status(%r)" % self.__dict__
+
+    def __eq__(self, other):
+        return isinstance(other, Status) and self.__dict__ == other.__dict__
+
+    def understands(self, command: str) -> bool:
+        """Whether the runtime that wrote it takes command (a runtime that
+        does not say: dump, zero and collect, which every one took)."""
+        said = self.fields.get("commands")
+        return command in (said.split() if said is not None else ("dump", "zero", "collect"))
 
 
-_ESCAPE_RE = re.compile(r"\\x([0-9a-fA-F]{2})")
+def unescape(word: str) -> str:
+    """A word of the status or reply files: \\xHH stands for that byte (a
+    space, a newline, a backslash...)."""
+    if "\\x" not in word:
+        return word
+    out = []
+    i = 0
+    while i < len(word):
+        if word.startswith("\\x", i) and i + 4 <= len(word):
+            try:
+                out.append(chr(int(word[i + 2:i + 4], 16)))
+                i += 4
+                continue
+            except ValueError:
+                pass
+        out.append(word[i])
+        i += 1
+    return "".join(out)
 
 
-def unescape_path(word: str) -> str:
-    """A path of the last: line: \\x20 (any \\xHH) stands for that byte."""
-    return _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), word)
+unescape_path = unescape
 
 
 def parse_status(text: str, where: str = "status file") -> Status:
     """Parses the lines "key: value" of a status file; raises ControlError
     if a required key is missing or malformed."""
-    fields: Dict[str, str] = {}
+    fields: dict = {}
     for line in text.splitlines():
         if not line.strip():
             continue
@@ -277,7 +359,7 @@ def parse_status(text: str, where: str = "status file") -> Status:
         parts=number("parts"),
         collecting=fields["collecting"],
         done=number("done"),
-        last=[unescape_path(w) for w in fields.get("last", "").split(" ") if w],
+        last=[unescape(w) for w in fields.get("last", "").split(" ") if w],
         fields=fields,
     )
 
@@ -286,7 +368,7 @@ def status_name(pid: int) -> str:
     return "%d.status" % pid
 
 
-def read_status(cdir: ControlDir, pid: int) -> Optional[Status]:
+def read_status(cdir: ControlDir, pid: int) -> Status | None:
     """The status file of pid, None if there is none. Raises ControlError if
     it is malformed, not a regular file of the user, or about another pid."""
     text = cdir.read_file(status_name(pid))
@@ -299,11 +381,12 @@ def read_status(cdir: ControlDir, pid: int) -> Optional[Status]:
     return st
 
 
-def signal_number(name: str) -> Optional[int]:
+def signal_number(name: str) -> int | None:
     """The signal a status file names (the runtime writes it with
     cg_signal_name(): "USR1", "RTMIN+2", "10"), as the runtime reads it;
     None for "none". Raises ControlError for a name the runtime would not
     take as its dump signal."""
+    from . import rules, signals  # a process start: only for a runtime that writes no signo:
     try:
         number = signals.number(name)
     except rules.RulesError as e:
@@ -311,6 +394,17 @@ def signal_number(name: str) -> Optional[int]:
     if number < 0:
         raise ControlError("the status file names %r as the dump signal: not a signal that can ask for dumps" % name)
     return number or None
+
+
+def status_signal(status: Status) -> int | None:
+    """The dump signal of a status: its signo: (the runtime's number; 0 for
+    none), else its name, read as the runtime reads it."""
+    if status.signal == "none":
+        return None
+    signo = status.fields.get("signo", "")
+    if signo.isdigit() and 0 < int(signo) < 128:
+        return int(signo)
+    return signal_number(status.signal)
 
 
 # ---------------------------------------------------------------------------
@@ -358,45 +452,125 @@ def has_runtime(pid: int) -> bool:
     return maps_mention_runtime(text)
 
 
-def process_command(pid: int) -> str:
+def process_argv(pid: int) -> list:
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             raw = f.read()
     except OSError:
-        return ""
-    return " ".join(a.decode("utf-8", errors="replace") for a in raw.rstrip(b"\0").split(b"\0") if a)
+        return []
+    return [a.decode("utf-8", errors="replace") for a in raw.rstrip(b"\0").split(b"\0") if a]
 
 
-@dataclass
-class ProcessInfo:
-    pid: int
-    cmd: str
-    status: Optional[Status]
-    problem: Optional[str] = None   # why there is no status, if there is none
+def process_command(pid: int) -> str:
+    return " ".join(process_argv(pid))
 
 
-_CONTROL_FILE_RE = re.compile(r"(\d+)\.(status|cmd|lock)(\.tmp.*)?")
+def name_matches(name: str, program: str) -> bool:
+    """Whether a target NAME names program (the first word of a command, as
+    callgrind_control matches its runs): the whole of it, or its last path
+    components ("server" and "examples/server" name
+    /build/examples/server)."""
+    name = name.rstrip("/")
+    if not name or not program:
+        return False
+    if program == name:
+        return True
+    if name.startswith("./"):
+        name = name[2:]
+    return program.endswith("/" + name) or program == name
 
 
-def remove_stale(cdir: ControlDir, alive=process_alive) -> List[int]:
-    """Removes the control files (status, cmd, lock and their temporary
-    files) of pids that are gone; returns the pids whose status was removed."""
-    gone = []
-    dead: Dict[int, bool] = {}
-    for name in sorted(cdir.names()):
-        m = _CONTROL_FILE_RE.fullmatch(name)
-        if not m:
+def is_launcher(argv: list) -> bool:
+    """Whether a command line is the cgprof launcher's: a Python
+    interpreter running a script named cgprof."""
+    if len(argv) < 2 or not os.path.basename(argv[0]).startswith("python"):
+        return False
+    for word in argv[1:]:
+        if word.startswith("-"):
+            continue        # the interpreter's options (the command's shebang gives -S)
+        return os.path.basename(word) == "cgprof"
+    return False
+
+
+def children_map() -> dict:
+    """{pid: [child pids]} of every process, from /proc/<pid>/stat."""
+    kids: dict = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
             continue
-        pid = int(m.group(1))
+        try:
+            with open("/proc/%s/stat" % d, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2:].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            kids.setdefault(int(fields[1]), []).append(int(d))
+    return kids
+
+
+def profiled_descendants(pid: int) -> list:
+    """The processes under pid that have the runtime, nearest first: the
+    search does not go below one that has it (its children are its own)."""
+    kids = children_map()
+    found, todo, seen = [], list(kids.get(pid, [])), set()
+    while todo:
+        p = todo.pop(0)
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            if has_runtime(p):
+                found.append(p)
+                continue
+        except (ProcessLookupError, PermissionError, OSError):
+            continue
+        todo.extend(kids.get(p, []))
+    return sorted(found)
+
+
+class ProcessInfo:
+    def __init__(self, pid: int, cmd: str, status: Status | None, problem: str | None = None):
+        self.pid = pid
+        self.cmd = cmd
+        self.status = status
+        self.problem = problem   # why there is no status, if there is none
+
+    def __repr__(self):
+        return "ProcessInfo(%r)" % self.__dict__
+
+
+def _is_control_file(name: str) -> int:
+    """The pid of a control file (<pid>.status, .cmd, .lock, .reply and
+    their temporaries, <pid>.<kind>.tmp...), 0 for any other name."""
+    pid, dot, rest = name.partition(".")
+    if not dot or not pid.isdigit():
+        return 0
+    for kind in ("status", "cmd", "lock", "reply"):
+        if rest == kind or rest.startswith(kind + ".tmp"):
+            return int(pid)
+    return 0
+
+
+def remove_stale(cdir: ControlDir, alive=process_alive) -> list:
+    """Removes the control files (status, cmd, lock, reply and their
+    temporary files) of pids that are gone; returns the pids whose status
+    was removed."""
+    gone = []
+    dead: dict = {}
+    for name in sorted(cdir.names()):
+        pid = _is_control_file(name)
+        if not pid:
+            continue
         if pid not in dead:
-            dead[pid] = pid > 0 and not alive(pid)
+            dead[pid] = not alive(pid)
         if dead[pid] and cdir.remove(name) and name == status_name(pid):
             gone.append(pid)
     return gone
 
 
-def list_processes(cdir: Optional[ControlDir], cdir_problem: Optional[str] = None,
-                   clean: bool = True, pids: Optional[Sequence[int]] = None) -> List[ProcessInfo]:
+def list_processes(cdir: ControlDir | None, cdir_problem: str | None = None,
+                   clean: bool = True, pids: list | None = None) -> list:
     """The running processes of the user that have the runtime loaded, with
     their status when the control directory has it. cdir None: no usable
     control directory, cdir_problem says why. clean: remove the status files
@@ -440,10 +614,10 @@ def list_processes(cdir: Optional[ControlDir], cdir_problem: Optional[str] = Non
 
 def printable(text: str) -> str:
     """text on one line: control characters (a newline in an argument) as \\xHH."""
-    return re.sub(r"[\x00-\x1f\x7f]", lambda m: "\\x%02x" % ord(m.group()), text)
+    return "".join("\\x%02x" % ord(c) if ord(c) < 0x20 or c == "\x7f" else c for c in text)
 
 
-def format_listing(procs: Sequence[ProcessInfo]) -> str:
+def format_listing(procs: list) -> str:
     lines = ["%-8s %7s %5s  %-10s  %-7s %s" % ("PID", "THREADS", "PARTS", "COLLECTING", "SIGNAL", "COMMAND")]
     for p in procs:
         if p.status is not None:
@@ -454,6 +628,81 @@ def format_listing(procs: Sequence[ProcessInfo]) -> str:
             lines.append("%-8d %7s %5s  %-10s  %-7s %s   (control files unavailable: %s)"
                          % (p.pid, "-", "-", "-", "-", printable(p.cmd), printable(p.problem or "")))
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Targets: pids and program names
+
+class Target:
+    """A process to act on: its pid, and why it was chosen when it was not
+    named by its own pid (the launcher's pid stood for it); by_pid: named
+    by a pid (its own or its launcher's), not found by a name or as one of
+    all."""
+
+    def __init__(self, pid: int, note: str | None = None, by_pid: bool = True):
+        self.pid = pid
+        self.note = note
+        self.by_pid = by_pid
+
+
+def check_pid(pid: int) -> None:
+    """ControlError unless pid runs, is the user's and has the runtime."""
+    try:
+        if has_runtime(pid):
+            return
+        why = "process %d does not have %s loaded" % (pid, RUNTIME_NAME)
+    except ProcessLookupError:
+        raise ControlError("no process %d (it is gone)" % pid)
+    except PermissionError:
+        raise ControlError("cannot read /proc/%d/maps: permission denied (another user's process?)" % pid)
+    kids = profiled_descendants(pid)
+    if kids:
+        why += " (process%s %s under it: give %s)" % (
+            "es" if len(kids) > 1 else "", ", ".join(str(k) for k in kids), "one of those" if len(kids) > 1
+            else "that pid")
+    raise ControlError(why)
+
+
+def pid_targets(pid: int) -> list:
+    """The process(es) a pid stands for: itself when it has the runtime;
+    for the cgprof launcher's pid, the program(s) it runs."""
+    try:
+        if has_runtime(pid):
+            return [Target(pid)]
+        if is_launcher(process_argv(pid)):
+            kids = profiled_descendants(pid)
+            if kids:
+                return [Target(k, "process %d is the cgprof launcher: acting on its program, process %d (%s)"
+                               % (pid, k, printable(process_command(k)) or "?")) for k in kids]
+            raise ControlError("process %d is the cgprof launcher, but no program under it has %s loaded "
+                               "(yet, or any more)" % (pid, RUNTIME_NAME))
+    except (ProcessLookupError, PermissionError):
+        pass
+    check_pid(pid)          # says why not
+    return [Target(pid)]    # (it came to have the runtime meanwhile)
+
+
+def resolve_targets(names: list, procs: list) -> list:
+    """The processes the command line's targets (pids and names) stand for,
+    in order, each once; all of procs (the processes with the runtime)
+    when there is none. ControlError for a target that stands for none."""
+    if not names:
+        return [Target(p.pid, by_pid=False) for p in procs]
+    out: list = []
+    seen: set = set()
+    for name in names:
+        if name.isdigit():
+            found = pid_targets(int(name))
+        else:
+            found = [Target(p.pid, by_pid=False) for p in procs
+                     if name_matches(name, (process_argv(p.pid) or p.cmd.split(" ", 1))[0])]
+            if not found:
+                raise ControlError("no process named %r has %s loaded" % (name, RUNTIME_NAME))
+        for t in found:
+            if t.pid not in seen:
+                seen.add(t.pid)
+                out.append(t)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -474,19 +723,29 @@ def check_target(cdir: ControlDir, pid: int) -> Status:
         raise ControlError("process %d has the runtime loaded but no status file %s: cannot know "
                            "its dump signal (was it started with another CGPROF_CONTROL_DIR?)"
                            % (pid, cdir.file(status_name(pid))))
-    if signal_number(status.signal) is None:
+    if status_signal(status) is None:
         raise ControlError("process %d has no dump signal (signal: none): it cannot be controlled" % pid)
     return status
 
 
 class _Signaller:
     """Sends signals to one process; through a pidfd where the system has
-    them, so a pid reused after the checks is never signalled."""
+    them, so a pid reused after the checks is never signalled. (_signal:
+    the signal module without the enums its Python part builds, a quarter
+    of this command's start-up.)"""
 
     def __init__(self, pid: int):
         self.pid = pid
         self.fd = -1
-        if hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal"):
+        try:
+            from _signal import pidfd_send_signal
+        except ImportError:
+            try:
+                from signal import pidfd_send_signal
+            except ImportError:
+                pidfd_send_signal = None
+        self._send = pidfd_send_signal
+        if pidfd_send_signal is not None and hasattr(os, "pidfd_open"):
             try:
                 self.fd = os.pidfd_open(pid)
             except ProcessLookupError:
@@ -497,7 +756,7 @@ class _Signaller:
     def send(self, sig: int) -> None:
         try:
             if self.fd >= 0:
-                signal.pidfd_send_signal(self.fd, sig)
+                self._send(self.fd, sig)
             else:
                 os.kill(self.pid, sig)
         except ProcessLookupError:
@@ -511,14 +770,15 @@ class _Signaller:
             self.fd = -1
 
 
-def command_line(kind: str, arg: Optional[str] = None) -> str:
-    """The line of the cmd file: dump <reason> | zero | collect on|off."""
+def command_line(kind: str, arg: str | None = None) -> str:
+    """The line of the cmd file: dump <reason> | zero | collect on|off |
+    stacks | counters."""
     if kind == "dump":
         reason = DEFAULT_REASON if arg is None else arg
         check_reason(reason)
         return "dump " + reason
-    if kind == "zero":
-        return "zero"
+    if kind in ("zero", "stacks", "counters"):
+        return kind
     if kind == "collect":
         if arg not in ("on", "off"):
             raise UsageError("collection is 'on' or 'off', not %r" % (arg,))
@@ -535,6 +795,21 @@ def check_reason(reason: str) -> None:
         raise UsageError("the dump reason is longer than %d bytes" % MAX_REASON)
 
 
+class _Poll:
+    """The waits between two looks at something the program will change:
+    a tenth of the time waited so far, from POLL_FIRST up to `longest`, so
+    that an answer is seen at most 10% (and 1 ms) after it comes, without
+    reading the status file a thousand times a second for a dump of
+    seconds."""
+
+    def __init__(self, longest: float):
+        self.start = time.monotonic()
+        self.longest = longest
+
+    def sleep(self) -> None:
+        time.sleep(min(self.longest, max(POLL_FIRST, (time.monotonic() - self.start) / 10)))
+
+
 def _lock(cdir: ControlDir, pid: int, deadline: float, poll: float) -> int:
     name = "%d.lock" % pid
     try:
@@ -545,6 +820,7 @@ def _lock(cdir: ControlDir, pid: int, deadline: float, poll: float) -> int:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != cdir.uid:
             raise ControlError("%s is not a regular file of yours: not used" % cdir.file(name))
+        waits = _Poll(poll)
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -553,7 +829,7 @@ def _lock(cdir: ControlDir, pid: int, deadline: float, poll: float) -> int:
                 if time.monotonic() >= deadline:
                     raise ControlError("timed out: another control holds %s (a request to %d is in "
                                        "progress)" % (cdir.file(name), pid))
-                time.sleep(poll)
+                waits.sleep()
     except BaseException:
         os.close(fd)
         raise
@@ -567,17 +843,49 @@ def send_request(cdir: ControlDir, pid: int, line: str, timeout: float = DEFAULT
     status: for done to move and the cmd file to be taken), all under the
     flock on <pid>.lock. Returns (status before, status after); raises
     ControlError on any failure, after removing the cmd file it wrote."""
+    before, after, _ = _send(cdir, pid, line, timeout, poll)
+    return before, after
+
+
+def ask(cdir: ControlDir, pid: int, question: str, timeout: float = DEFAULT_TIMEOUT,
+        poll: float = POLL_INTERVAL):
+    """Asks pid a question ("stacks", "counters") as send_request asks for
+    a request; returns (status after, the reply's text after its id line):
+    <pid>.reply, read and removed under the lock. ControlError for a
+    runtime that does not say it understands the question."""
+    _, after, reply = _send(cdir, pid, question, timeout, poll, question)
+    return after, reply
+
+
+def _send(cdir: ControlDir, pid: int, line: str, timeout: float, poll: float, question: str | None = None):
     deadline = time.monotonic() + timeout
     sender = _Signaller(pid)            # first: the checks below are about this process
     try:
-        check_target(cdir, pid)
+        status = check_target(cdir, pid)
+        word = line.split(" ", 1)[0]
+        if not status.understands(word):
+            raise ControlError("process %d runs an older cgprof runtime, which cannot answer '%s' (its status "
+                               "lists: %s)" % (pid, word, status.fields.get("commands", "dump zero collect")))
         lock_fd = _lock(cdir, pid, deadline, poll)
         try:
-            return _request_locked(cdir, pid, line, sender, deadline, poll)
+            before, after = _request_locked(cdir, pid, line, sender, deadline, poll)
+            return before, after, _take_reply(cdir, pid, after) if question else None
         finally:
             os.close(lock_fd)           # releases the flock
     finally:
         sender.close()
+
+
+def _take_reply(cdir: ControlDir, pid: int, after: Status) -> str:
+    name = "%d.reply" % pid
+    text = cdir.read_file(name)
+    cdir.remove(name)
+    if text is None:
+        raise ControlError("process %d handled the request but wrote no answer (%s)" % (pid, cdir.file(name)))
+    first, _, rest = text.partition("\n")
+    if first != "id: " + after.fields.get("handled", ""):
+        raise ControlError("%s answers another request (%s)" % (cdir.file(name), first))
+    return rest
 
 
 def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, deadline: float, poll: float):
@@ -587,7 +895,7 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
         if not process_alive(pid):
             raise ControlError("no process %d (it is gone)" % pid)
         raise ControlError("the status file of %d disappeared (is it exiting?)" % pid)
-    sig = signal_number(before.signal)
+    sig = status_signal(before)
     if sig is None:
         raise ControlError("process %d has no dump signal (signal: none): it cannot be controlled" % pid)
     # The request's id: the runtime echoes the id of the last command it
@@ -598,8 +906,9 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
     taken = False
     try:
         sender.send(sig)
+        waits = _Poll(poll)
         while True:
-            time.sleep(poll)
+            waits.sleep()
             try:
                 now = read_status(cdir, pid)
             except ControlError:
@@ -629,25 +938,230 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
 
 
 # ---------------------------------------------------------------------------
+# The answers to -b, -e, -s (docs/control-protocol.md, "Replies")
+
+def _pairs(text: str) -> dict:
+    """The key=value words of a reply line."""
+    out = {}
+    for word in text.split(" "):
+        key, eq, value = word.partition("=")
+        if eq:
+            out[key] = "" if value == "-" else unescape(value)
+    return out
+
+
+def _num(d: dict, key: str) -> int:
+    v = d.get(key, "")
+    return int(v) if v.isdigit() else 0
+
+
+class Frame:
+    def __init__(self, words: dict):
+        self.level = _num(words, "level")
+        self.calls = _num(words, "calls")
+        self.ns = _num(words, "ns")
+        self.function = words.get("function", "") or words.get("fn", "?")
+        self.flags = [f for f in words.get("flags", "").split(",") if f]
+        self.at = words.get("at")
+        self.defined = words.get("def")
+        self.object = words.get("object")
+
+
+class Thread:
+    def __init__(self, words: dict):
+        self.number = _num(words, "number")
+        self.tid = _num(words, "tid")
+        self.name = words.get("name", "")
+        self.words = words
+        self.frames: list = []
+        self.omitted: list = []      # (after the frame at this index, how many)
+
+
+def parse_stacks(text: str) -> list:
+    """The threads of a stacks reply, by thread number, each with its frames
+    innermost first."""
+    threads = []
+    for line in text.splitlines():
+        key, _, rest = line.partition(": ")
+        if key == "thread":
+            threads.append(Thread(_pairs(rest)))
+        elif key == "frame" and threads:
+            threads[-1].frames.append(Frame(_pairs(rest)))
+        elif key == "omitted" and threads and rest.strip().isdigit():
+            threads[-1].omitted.append((len(threads[-1].frames), int(rest)))
+    return sorted(threads, key=lambda t: t.number)
+
+
+def parse_counters(text: str) -> tuple:
+    """({key: value} of the process's lines, [Thread] by number)."""
+    process, threads = {}, []
+    for line in text.splitlines():
+        key, _, rest = line.partition(": ")
+        if key == "thread":
+            threads.append(Thread(_pairs(rest)))
+        elif key:
+            process[key] = rest
+    return process, sorted(threads, key=lambda t: t.number)
+
+
+def commas(n: int) -> str:
+    return "{:,}".format(n)
+
+
+def duration(ns: int) -> str:
+    """ns as a person reads a duration: 850 ns, 12.3 us, 4.56 ms, 7.89 s."""
+    if ns >= 1e9:
+        return "%.2f s" % (ns / 1e9)
+    if ns >= 1e6:
+        return "%.2f ms" % (ns / 1e6)
+    if ns >= 1e3:
+        return "%.1f us" % (ns / 1e3)
+    return "%d ns" % ns
+
+
+def size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return "%.1f %s" % (n / scale, unit)
+    return "%d bytes" % n
+
+
+def thread_title(t: Thread) -> str:
+    name = (' "%s"' % printable(t.name)) if t.name else ""
+    return "Thread %d%s (tid %d)" % (t.number, name, t.tid)
+
+
+def format_stacks(threads: list, times: bool) -> str:
+    """-b: each thread's stack as callgrind_control -b shows one, with the
+    places of the calls; times (-e): how long each call has run."""
+    out = []
+    for t in threads:
+        depth = _num(t.words, "depth")
+        moved = _num(t.words, "moved")
+        head = "  %s: %s in progress, innermost first" % (thread_title(t), "no call" if not depth
+                                                           else "1 call" if depth == 1 else "%s calls" % commas(depth))
+        if moved:
+            head += " (%d of the frames shown changed while being read: marked *)" % moved
+        out.append(head)
+        gaps = dict(t.omitted)
+        width = max((len(duration(f.ns)) for f in t.frames), default=0)
+        for i, f in enumerate(t.frames):
+            if i in gaps:
+                out.append("         ... %s frames not shown ..." % commas(gaps[i]))
+            where = ""
+            if f.at:
+                where = "  at " + printable(f.at)
+            elif f.defined:
+                where = "  in " + printable(f.defined)
+            elif f.object:
+                where = "  in " + printable(f.object)
+            notes = []
+            if "inlined" in f.flags:
+                notes.append("inlined")
+            if "skipped" in f.flags:
+                notes.append("left out by CGPROF_SKIP")
+            note = (" [%s]" % ", ".join(notes)) if notes else ""
+            mark = "*" if "moved" in f.flags else " "
+            took = ("%*s  " % (width, duration(f.ns))) if times else ""
+            out.append("  %s[%2d]  %s%s (%s x)%s%s" % (mark, f.level, took, printable(f.function), commas(f.calls),
+                                                      note, where))
+        out.append("")
+    if not threads:
+        out.append("  (no thread has made a call yet)")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def format_events(threads: list, events: list, paused: bool) -> str:
+    """-e: each thread's costs since the last dump or zero, as
+    callgrind_control -e shows its per-thread totals."""
+    cols = {"ns": ("ns", "ns_part"), "calls": ("calls", "calls_part")}
+    rows = [[commas(_num(t.words, cols[e][1])) for e in events] for t in threads]
+    widths = [max([len(e)] + [len(r[i]) for r in rows]) for i, e in enumerate(events)]
+    out = ["  Totals since the last dump or zero%s:" % (" (collection paused: up to the pause)" if paused else ""),
+           "        " + " ".join("%*s" % (w, e) for w, e in zip(widths, events))]
+    for t, r in zip(threads, rows):
+        out.append("   Th%3d " % t.number + " ".join("%*s" % (w, v) for w, v in zip(widths, r)))
+    return "\n".join(out) + "\n\n"
+
+
+def format_stat(status: Status, process: dict, threads: list) -> str:
+    """-s: the process's counters, then one line per thread."""
+    def pnum(key):
+        v = process.get(key, "")
+        return int(v) if v.isdigit() else 0
+
+    repairs = _pairs(process.get("repairs", ""))
+    left, unmatched, lost = (_num(repairs, k) for k in ("left", "unmatched", "lost"))
+    said = []
+    if left:
+        said.append("%s frame%s left without exit" % (commas(left), "" if left == 1 else "s"))
+    if unmatched:
+        said.append("%s exit%s that matched no frame" % (commas(unmatched), "" if unmatched == 1 else "s"))
+    if lost:
+        said.append("%s call%s not recorded" % (commas(lost), "" if lost == 1 else "s"))
+    numbers = " ".join(str(t.number) for t in threads)
+    out = [
+        "  Threads: %d running, %d of them profiled (numbers %s); %d profiled thread%s ended"
+        % (status.threads, pnum("profiled"), numbers or "-", pnum("ended"), "" if pnum("ended") == 1 else "s"),
+        "  Events collected: %s (time: %s)" % (process.get("events", "ns"), process.get("time", "?")),
+        "  Collecting: %s" % status.collecting,
+        "  Calls: %s since the start (running threads and those that ended)" % commas(pnum("calls")),
+        "  Parts written: %d; requests served: %d" % (status.parts, status.done),
+        "  Memory: %s in the threads' tables, %s kept by the dumps" % (size(pnum("tables")), size(pnum("state"))),
+        "  Repairs: %s" % ("; ".join(said) if said else "none") + " (in the parts written and the next one)",
+        "",
+    ]
+    rows = [("Th", "tid", "calls", "depth", "arcs", "tables", "repairs", "name")]
+    for t in threads:
+        w = t.words
+        rows.append(("%d" % t.number, "%d" % t.tid, commas(_num(w, "calls")), "%d" % _num(w, "depth"),
+                     commas(_num(w, "arcs")), size(_num(w, "tables")),
+                     commas(sum(_num(w, k) for k in ("left", "unmatched", "lost"))), printable(t.name)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        out.append("   " + " ".join("%*s" % (wd, v) for wd, v in zip(widths, r[:-1])) + "  " + r[-1])
+    return "\n".join(out) + "\n\n"
+
+
+# ---------------------------------------------------------------------------
 # Command line
 
-@dataclass
 class Args:
-    action: Optional[str] = None      # None (list), "dump", "zero", "collect", "help"
-    arg: Optional[str] = None         # the reason, or on/off
-    pid: Optional[int] = None
-    timeout: float = DEFAULT_TIMEOUT
+    def __init__(self, action: str | None = None, arg: str | None = None, targets: list | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
+        self.action = action      # None (list), "dump", "zero", "collect", "query", "help", "version"
+        self.arg = arg            # the reason, or on/off
+        self.targets = [] if targets is None else targets
+        self.timeout = timeout
+        self.back = False         # -b
+        self.events: list | None = None   # -e: the events shown
+        self.stat = False         # -s
+
+    @property
+    def pid(self) -> int | None:
+        """The one target, when it is a pid (the command's old form)."""
+        if len(self.targets) == 1 and self.targets[0].isdigit():
+            return int(self.targets[0])
+        return None
 
 
-def parse_args(argv: Sequence[str]) -> Args:
+def _event_list(word: str) -> list | None:
+    """The events of -e's argument, None if it is no list of them (then it
+    is a target)."""
+    names = word.split(",")
+    return names if all(n in EVENTS for n in names) else None
+
+
+def parse_args(argv: list) -> Args:
     a = Args()
-    positionals = []                  # (index in argv, text)
-    after_dump = -1                   # index of the argument right after -d/--dump
+    positionals = []                  # text of the targets
     i = 0
+    after_dump = False                # the argument right after -d may be its reason
 
     def set_action(kind: str, opt: str) -> None:
-        if a.action is not None:
-            raise UsageError("%s: only one of -d, -z, -i at a time" % opt)
+        if a.action is not None and not (a.action == kind == "query"):
+            raise UsageError("%s: only one of -d, -z, -i, or -b/-e/-s, at a time" % opt)
         a.action = kind
 
     def value(opt: str) -> str:
@@ -659,14 +1173,17 @@ def parse_args(argv: Sequence[str]) -> Args:
 
     while i < len(argv):
         arg = argv[i]
+        reason_here, after_dump = after_dump, False
         if arg in ("-h", "--help"):
             return Args(action="help")
+        if arg == "--version":
+            return Args(action="version")
         if arg == "--":
-            positionals += [(j, argv[j]) for j in range(i + 1, len(argv))]
+            positionals += argv[i + 1:]
             break
         if arg in ("-d", "--dump"):
             set_action("dump", arg)
-            after_dump = i + 1
+            after_dump = True
         elif arg.startswith("--dump="):
             set_action("dump", "--dump")
             a.arg = arg[len("--dump="):]
@@ -679,39 +1196,50 @@ def parse_args(argv: Sequence[str]) -> Args:
             a.arg = arg[len("--instr="):] if arg.startswith("--instr=") else value(arg)
             if a.arg not in ("on", "off"):
                 raise UsageError("%s takes 'on' or 'off', not %r" % (arg.split("=")[0], a.arg))
+        elif arg in ("-b", "--back"):
+            set_action("query", arg)
+            a.back = True
+        elif arg in ("-s", "--stat"):
+            set_action("query", arg)
+            a.stat = True
+        elif arg == "-e":
+            # -e [EVENTS]: the next argument is the list when every word of
+            # it is an event's name (else it is a target)
+            set_action("query", "-e")
+            a.events = list(EVENTS)
+            if i + 1 < len(argv) and _event_list(argv[i + 1]) is not None:
+                i += 1
+                a.events = _event_list(argv[i])
         elif arg == "--timeout" or arg.startswith("--timeout="):
             v = arg[len("--timeout="):] if arg.startswith("--timeout=") else value(arg)
             try:
                 a.timeout = float(v)
             except ValueError:
                 raise UsageError("--timeout takes a number of seconds, not %r" % v)
-            if not math.isfinite(a.timeout) or a.timeout <= 0:
+            if not (0 < a.timeout < float("inf")):
                 raise UsageError("--timeout takes a number of seconds > 0, not %r" % v)
         elif arg.startswith("-") and arg != "-":
             raise UsageError("unknown option %s" % arg)
+        elif reason_here and a.arg is None and not arg.isdigit():
+            a.arg = arg                 # -d REASON, as callgrind_control takes it
         else:
-            positionals.append((i, arg))
+            positionals.append(arg)
         i += 1
 
-    # -d REASON PID: the argument right after -d is the reason when a PID follows
-    if a.action == "dump" and a.arg is None and len(positionals) == 2 and positionals[0][0] == after_dump:
-        a.arg = positionals.pop(0)[1]
-    if len(positionals) > 1:
-        raise UsageError("too many arguments: %s" % " ".join(p for _, p in positionals))
-    if positionals:
-        text = positionals[0][1]
-        if not text.isdigit() or int(text) <= 0:
+    for text in positionals:
+        if not text:
+            raise UsageError("an empty target: give a PID or a program's name")
+        if text.isdigit() and int(text) <= 0:
             raise UsageError("PID must be a process id, not %r" % text)
-        a.pid = int(text)
-    elif a.action is not None:
-        raise UsageError("%s needs a PID" % {"dump": "-d", "zero": "-z", "collect": "-i"}[a.action])
+        if text.startswith("-"):
+            raise UsageError("PID must be a process id, not %r" % text)
+    a.targets = positionals
     if a.action == "dump" and a.arg is not None:
         check_reason(a.arg)
     return a
 
 
-def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
-         env: Optional[Dict[str, str]] = None) -> int:
+def main(argv: list | None = None, out=None, err=None, env: dict | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -722,7 +1250,11 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
         print(USAGE, file=err)
         return 2
     if args.action == "help":
-        print(HELP, file=out)
+        print(help_text(), file=out)
+        return 0
+    if args.action == "version":
+        from ._generated import VERSION
+        print("%s (cgprof) %s" % (PROG, VERSION), file=out)
         return 0
     try:
         return _run(args, out, err, env)
@@ -738,54 +1270,127 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
         return 130
 
 
-def _run(args: Args, out: TextIO, err: TextIO, env: Optional[Dict[str, str]]) -> int:
-    if args.action is None:
-        cdir, problem = None, None
-        try:
-            cdir = find_control_dir(env)
-        except NoControlDir as e:
-            problem = str(e)
-        try:
-            procs = list_processes(cdir, problem, pids=None if args.pid is None else [args.pid])
-        finally:
-            if cdir is not None:
-                cdir.close()
-        if args.pid is not None and not procs:
-            try:
-                if not has_runtime(args.pid):
-                    raise ControlError("process %d does not have %s loaded" % (args.pid, RUNTIME_NAME))
-                raise ControlError("process %d is another user's" % args.pid)
-            except ProcessLookupError:
-                raise ControlError("no process %d (it is gone)" % args.pid)
-            except PermissionError:
-                raise ControlError("cannot read /proc/%d/maps: permission denied" % args.pid)
-        if not procs:
-            print("%s: no running process has %s loaded" % (PROG, RUNTIME_NAME), file=err)
-            return 0
-        out.write(format_listing(procs))
-        return 0
-
+def _listing(args: Args, out, err, env) -> int:
+    cdir, problem = None, None
     try:
         cdir = find_control_dir(env)
     except NoControlDir as e:
-        raise ControlError("%s: cannot control process %d" % (e, args.pid))
+        problem = str(e)
+    try:
+        if args.pid is not None:
+            targets = pid_targets(args.pid)
+            for t in targets:
+                if t.note:
+                    print("%s: %s" % (PROG, t.note), file=err)
+            procs = list_processes(cdir, problem, pids=[t.pid for t in targets])
+            if not procs:
+                raise ControlError("process %d is another user's" % args.pid)
+        else:
+            procs = list_processes(cdir, problem)
+            if args.targets:
+                chosen = {t.pid for t in resolve_targets(args.targets, procs)}
+                procs = [p for p in procs if p.pid in chosen]
+    finally:
+        if cdir is not None:
+            cdir.close()
+    if not procs:
+        print("%s: no running process has %s loaded" % (PROG, RUNTIME_NAME), file=err)
+        return 0
+    out.write(format_listing(procs))
+    return 0
+
+
+def _targets(args: Args, cdir: ControlDir, err) -> list:
+    """The processes to act on, each noted on stderr when a launcher's pid
+    stood for it. Those found by a name or as all (no target) whose status
+    is not in this control directory are left alone, and said to be: they
+    run with another CGPROF_CONTROL_DIR (another user's tests, say)."""
+    if args.pid is not None:
+        targets = pid_targets(args.pid)
+    else:
+        procs = list_processes(cdir, clean=False)
+        with_status = {p.pid for p in procs if p.status is not None}
+        targets = []
+        for t in resolve_targets(args.targets, procs):
+            if t.by_pid or t.pid in with_status:
+                targets.append(t)
+            else:
+                print("%s: process %d has the runtime but no %s: left alone (started with another "
+                      "CGPROF_CONTROL_DIR?)" % (PROG, t.pid, cdir.file(status_name(t.pid))), file=err)
+        if not targets:
+            raise ControlError("no running process has %s loaded%s" % (
+                RUNTIME_NAME, " with its status in %s" % cdir.path if procs else ""))
+    for t in targets:
+        if t.note:
+            print("%s: %s" % (PROG, t.note), file=err)
+    return targets
+
+
+def _run(args: Args, out, err, env) -> int:
+    if args.action is None:
+        return _listing(args, out, err, env)
+    try:
+        cdir = find_control_dir(env)
+    except NoControlDir as e:
+        if args.pid is not None:
+            raise ControlError("%s: cannot control process %d" % (e, args.pid))
+        raise
+    failed = 0
     with cdir:
-        line = command_line(args.action, args.arg)
-        before, after = send_request(cdir, args.pid, line, args.timeout)
+        targets = _targets(args, cdir, err)
+        for t in targets:
+            try:
+                failed += _act(args, cdir, t.pid, out, err)
+            except ControlError as e:
+                print("%s: %s" % (PROG, e), file=err)
+                failed += 1
+            out.flush()
+    return 1 if failed else 0
+
+
+def _act(args: Args, cdir: ControlDir, pid: int, out, err) -> int:
+    """Does what args say to process pid; returns 1 if it failed (said on
+    err), 0 if done."""
+    if args.action == "query":
+        return _query(args, cdir, pid, out)
+    before, after = send_request(cdir, pid, command_line(args.action, args.arg), args.timeout)
     if args.action == "dump":
         for path in after.last:
             print(path, file=out)
         if after.parts <= before.parts:
-            print("%s: process %d handled the dump but wrote no new part" % (PROG, args.pid), file=err)
+            print("%s: process %d handled the dump but wrote no new part" % (PROG, pid), file=err)
             return 1
         return 0
     if args.action == "zero":
-        print("process %d: costs zeroed" % args.pid, file=out)
+        print("process %d: costs zeroed" % pid, file=out)
         return 0
     if after.collecting != args.arg:
         print("%s: process %d handled the request but says 'collecting: %s'"
-              % (PROG, args.pid, after.collecting), file=err)
+              % (PROG, pid, after.collecting), file=err)
         return 1
-    print("process %d: collection %s" % (args.pid, "resumed (on)" if args.arg == "on" else "paused (off)"),
+    print("process %d: collection %s" % (pid, "resumed (on)" if args.arg == "on" else "paused (off)"),
           file=out)
+    return 0
+
+
+def _query(args: Args, cdir: ControlDir, pid: int, out) -> int:
+    """-b, -e, -s: the answers first, then one block, headed by the
+    process as callgrind_control heads it."""
+    stacks = counters = None
+    status = None
+    if args.back:
+        status, text = ask(cdir, pid, "stacks", args.timeout)
+        stacks = parse_stacks(text)
+    if args.events is not None or args.stat:
+        status, text = ask(cdir, pid, "counters", args.timeout)
+        counters = parse_counters(text)
+    cmd = printable(process_command(pid) or status.cmd)
+    block = ["PID %d: %s\n" % (pid, cmd)]
+    if args.stat:
+        block.append(format_stat(status, *counters))
+    if args.events is not None:
+        block.append(format_events(counters[1], args.events, status.collecting == "off"))
+    if stacks is not None:
+        block.append(format_stacks(stacks, args.events is not None))
+    out.write("".join(block))
     return 0

@@ -11,7 +11,10 @@ Two kinds of tests:
   -i, the lock, timeouts, refusals and usage errors;
 - against the REAL runtime, examples/server run with libcgprof.so preloaded:
   parts dumped while it runs and the final part at exit. Those need the
-  runtime's side of the protocol.
+  runtime's side of the protocol;
+- the questions (-b, -e, -s) and the targets (names, none, the launcher's
+  pid) against tests/progs/parked, whose threads park at known stacks after
+  known calls, so that what the control shows of it is known exactly.
 """
 
 import fcntl
@@ -28,7 +31,7 @@ import unittest
 
 import cgtest
 from cgproflib import control, reader
-from cgtest import example
+from cgtest import example, prog
 
 SCRIPT = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
 
@@ -543,6 +546,20 @@ class Requests(ControlTestCase):
         with open(target) as f:
             self.assertEqual(f.read(), "keep\n")
 
+    def test_older_runtime_is_not_asked(self):
+        """A runtime whose status lists no "commands:" (one from before -b,
+        -e and -s) would take a question for a plain signal, a dump: it is
+        not asked."""
+        fake = Fake(self, self.cdir)
+        for args in (["-b", fake.pid], ["-e", fake.pid], ["-s", fake.pid]):
+            p = self.control(*args)
+            self.assertEqual(p.returncode, 1, args)
+            self.assertIn("process %d runs an older cgprof runtime, which cannot answer" % fake.pid, p.stderr)
+            self.assertEqual(p.stdout, "")
+        time.sleep(0.1)
+        self.assertEqual(fake.log(), [], "no signal was sent")
+        self.assertEqual(self.status(fake.pid).done, 0)
+
     def test_send_request_function(self):
         fake = Fake(self, self.cdir)
         with control.find_control_dir(self.env) as cdir:
@@ -566,9 +583,36 @@ class Usage(ControlTestCase):
             self.assertIn("-d, --dump", p.stdout)
             self.assertEqual(p.stderr, "")
 
+    def test_help_says_it_all(self):
+        """Every option the command takes is in its --help."""
+        text = self.control("--help").stdout
+        for opt in ("-d, --dump [REASON]", "--dump=REASON", "-z, --zero", "-i, --instr on|off", "-b, --back",
+                    "-e [EVENTS]", "-s, --stat", "--timeout S", "--version", "PID | PROGRAM", "launcher"):
+            self.assertIn(opt, text)
+
+    def test_man_page(self):
+        """cgprof-control(1) says what --help says: every option, with its
+        text."""
+        from cgproflib import control as c
+        page = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control.1")
+        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, MANWIDTH="2000"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = " ".join(p.stdout.replace("\u2010", "-").split())
+        for opt, what in c.OPTIONS:
+            self.assertIn(opt, text)
+            self.assertIn(" ".join(what.split()), text)
+        for part in (c.TARGETS, c.NOTES):
+            self.assertIn(" ".join(part.split()), text)
+
+    def test_version(self):
+        p = self.control("--version")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"^cgprof-control \(cgprof\) \d+\.\d+\.\d+\n$")
+
     def test_usage_errors(self):
-        for args in (["-d"], ["-z"], ["-i", "on"], ["-i", "maybe", "1"], ["-z", "-d", "1"],
-                     ["--bogus"], ["-z", "pid"], ["1", "2"], ["-d", "a", "b", "c"],
+        for args in (["-i", "on", "-z"], ["-i", "maybe", "1"], ["-z", "-d", "1"], ["-b", "-z", "1"],
+                     ["-s", "-d"], ["--bogus"], ["-z", ""], ["-z", "0"],
                      ["--timeout", "-1", "-z", "1"], ["--dump=", "1"]):
             p = self.control(*args)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
@@ -577,9 +621,38 @@ class Usage(ControlTestCase):
             self.assertTrue(p.stderr.startswith("cgprof-control: "), p.stderr)
 
     def test_executable(self):
+        """Run by the build's interpreter, by its path, without the site
+        (no pyenv shim, no .pth files: tens of ms each), and without
+        compiling the package: its bytecode is in the build tree, checked
+        against the sources."""
         self.assertTrue(os.access(SCRIPT, os.X_OK))
         with open(SCRIPT) as f:
-            self.assertEqual(f.readline(), "#!/usr/bin/env python3\n")
+            m = re.fullmatch(r"#!(/\S+) -S\n", f.readline())
+        self.assertTrue(m)
+        interpreter = m.group(1)
+        self.assertTrue(os.access(interpreter, os.X_OK), interpreter)
+        p = subprocess.run([interpreter, "-S", "-v", SCRIPT, "--help"], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        pkg = os.path.join(cgtest.BUILD_DIR, "python", "cgproflib")
+        for module in ("__init__", "control"):
+            self.assertRegex(p.stderr, r"# %s matches %s\n" % (
+                re.escape(os.path.join(pkg, "__pycache__", module + ".")) + r"[\w-]+\.pyc",
+                re.escape(os.path.join(pkg, module + ".py"))))
+        self.assertNotIn("cgproflib", "".join(l for l in p.stderr.splitlines(True) if "code object from" in l
+                                              and ".py'" in l))
+
+    def test_interpreter_line(self):
+        """The #! line falls back on env(1) where the interpreter's path
+        cannot go in one."""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("gen_cgprof", os.path.join(cgtest.SOURCE_DIR, "scripts",
+                                                                                 "gen_cgprof.py"))
+        gen = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gen)
+        self.assertEqual(gen.interpreter_line("/usr/bin/python3"), "#!/usr/bin/python3 -S")
+        for bad in ("python3", "/opt/my python/bin/python3", "/" + "x" * 130):
+            self.assertEqual(gen.interpreter_line(bad), "#!/usr/bin/env python3", bad)
 
 
 # ---------------------------------------------------------------------------
@@ -758,6 +831,316 @@ class RealRuntime(ControlTestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(p.stdout.splitlines()), 5, p.stdout)
         self.finish(proc)
+
+
+# ---------------------------------------------------------------------------
+# -b, -e, -s and the targets: tests/progs/parked
+
+PARKED_SRC = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "parked.c")
+
+
+def parked_line(mark):
+    """The line of parked.c that holds the comment /* mark */."""
+    with open(PARKED_SRC) as f:
+        for n, line in enumerate(f, 1):
+            if "/* %s */" % mark in line:
+                return n
+    raise AssertionError("no /* %s */ in %s" % (mark, PARKED_SRC))
+
+
+class Parked:
+    """tests/progs/parked running with the runtime preloaded (through the
+    launcher with launcher=True), its threads parked; it ends when its
+    stdin is closed (finish)."""
+
+    def __init__(self, test, depth=None, launcher=False, cwd=None):
+        self.dir = cwd or tempfile.mkdtemp(prefix="cgprof-parked-", dir=test.tmp)
+        os.makedirs(self.dir, exist_ok=True)
+        argv = [prog("parked")] + ([str(depth)] if depth else [])
+        env = dict(test.env)
+        if launcher:
+            argv = [os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")] + argv
+        else:
+            env["LD_PRELOAD"] = cgtest.LIB
+        self.proc = subprocess.Popen(argv, cwd=self.dir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        test.addCleanup(self.finish)
+        line = self.proc.stdout.readline()
+        test.assertEqual(line, "parked\n", "parked did not park: " + (self.proc.stderr.read()
+                                                                       if self.proc.poll() is not None else ""))
+        self.launcher_pid = self.proc.pid if launcher else None
+        self.pid = self.proc.pid
+        if launcher:
+            kids = [int(k) for k in open("/proc/%d/task/%d/children" % (self.pid, self.pid)).read().split()]
+            test.assertEqual(len(kids), 1)
+            self.pid = kids[0]
+        status = os.path.join(test.cdir, "%d.status" % self.pid)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(status):
+            test.assertLess(time.monotonic(), deadline, "no status file " + status)
+            time.sleep(0.01)
+        # tids in the order the threads were made: main, the runtime's
+        # service thread, worker a, worker b ("beta" to /proc), the helpers
+        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
+        with open("/proc/%d/task/%d/comm" % (self.pid, tids[3])) as f:
+            test.assertEqual(f.read(), "beta\n")
+        self.a_tid, self.b_tid = tids[2], tids[3]
+        self.err = None
+
+    def finish(self):
+        """Ends it (its stdin closed); returns its exit status and stderr."""
+        if self.err is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc.stdout.close()
+            self.err = self.proc.stderr.read()
+            self.proc.stderr.close()
+        return self.proc.returncode, self.err
+
+
+class Questions(ControlTestCase):
+    """-b, -e, -s against a running program whose stacks and calls are
+    known."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(prog("parked")):
+            self.skipTest("tests/progs/parked is not built")
+
+    def test_backtrace(self):
+        """-b: every thread's stack, innermost first, with the functions'
+        names, the calls in progress' places (at the call) and where the
+        innermost function begins, the thread's number, name and tid."""
+        p = Parked(self)
+        r = self.control("-b", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        src = os.path.realpath(PARKED_SRC)
+        at = lambda mark: "at %s:%d" % (src, parked_line("CALL:" + mark))  # noqa: E731
+        park = parked_line("DEF:park")
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "PID %d: %s" % (p.pid, prog("parked")))
+        # the main thread's tid is the pid; the workers', the next two
+        main_tid, a_tid, b_tid = p.pid, p.a_tid, p.b_tid
+        expected_threads = [
+            ('Thread 1 "parked" (tid %d): 2 calls in progress, innermost first' % main_tid,
+             ["park (1 x)", "main (1 x)  " + at("main-park")]),
+            ('Thread 2 "alpha" (tid %d): 5 calls in progress, innermost first' % a_tid,
+             ["park (1 x)", "level3 (1 x)  " + at("level3-park"), "level2 (1 x)  " + at("level2-level3"),
+              "level1 (1 x)  " + at("level1-level2"), "worker_a (1 x)  " + at("worker_a-level1")]),
+            ('Thread 3 "beta" (tid %d): 12 calls in progress, innermost first' % b_tid,
+             ["park (1 x)", "recurse (1 x)  " + at("recurse-park")] + ["recurse (1 x)  " + at("recurse-recurse")] * 9
+             + ["worker_b (1 x)  " + at("worker_b-recurse")]),
+        ]
+        blocks = "\n".join(lines[1:]).strip("\n").split("\n\n")
+        self.assertEqual(len(blocks), 3, r.stdout)
+        for block, (head, frames) in zip(blocks, expected_threads):
+            got = block.split("\n")
+            self.assertEqual(got[0], "  " + head)
+            self.assertEqual(len(got) - 1, len(frames), block)
+            for level, (line, want) in enumerate(zip(got[1:], frames)):
+                if level == 0:
+                    # the innermost: where its function begins (its first
+                    # line, or the brace that follows it)
+                    self.assertIn(line, ["   [ 0]  park (1 x)  in %s:%d" % (src, n) for n in (park, park + 1)])
+                else:
+                    self.assertEqual(line, "   [%2d]  %s" % (level, want))
+
+    def test_backtrace_with_times(self):
+        """-b -e: how long each call in progress has run, outermost longest,
+        next to the threads' totals."""
+        p = Parked(self)
+        time.sleep(0.2)
+        r = self.control("-b", "-e", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        frames = re.findall(r"^   \[ ?(\d+)\]  +([\d.]+) (ns|us|ms|s)  (\w+) \(", r.stdout, re.M)
+        self.assertEqual(len(frames), 2 + 5 + 12, r.stdout)
+        scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+        for level, value, unit, fn in frames:
+            self.assertGreaterEqual(float(value) * scale[unit], 0.2e9, (level, fn))
+        self.assertIn("  Totals since the last dump or zero:", r.stdout)
+
+    def test_deep_stack_is_cut(self):
+        """A recursion 100,000 deep: its 32 outermost and 96 innermost
+        frames, the rest counted."""
+        p = Parked(self, depth=100000)
+        r = self.control("-b", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        block = r.stdout.split("\n\n")[2]
+        lines = block.splitlines()
+        self.assertIn('Thread 3 "beta"', lines[0])
+        self.assertIn("100,002 calls in progress", lines[0])
+        self.assertEqual(lines[1][:12], "   [ 0]  par")
+        self.assertEqual(lines[96], "   [95]  recurse (1 x)  at %s:%d" % (os.path.realpath(PARKED_SRC),
+                                                                           parked_line("CALL:recurse-recurse")))
+        self.assertEqual(lines[97], "         ... 99,874 frames not shown ...")
+        self.assertTrue(lines[98].startswith("   [99970]  recurse (1 x)"), lines[98])
+        self.assertTrue(lines[-1].startswith("   [100001]  worker_b (1 x)"), lines[-1])
+        self.assertEqual(len(lines), 1 + 96 + 1 + 32)
+
+    def test_events(self):
+        """-e: each thread's calls and time since the last dump or zero,
+        exact for the calls; none after a zeroing (the threads are parked)."""
+        p = Parked(self)
+        r = self.control("-e", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "PID %d: %s" % (p.pid, prog("parked")))
+        self.assertEqual(lines[1], "  Totals since the last dump or zero:")
+        self.assertEqual(lines[2].split(), ["ns", "calls"])
+        rows = [l.split() for l in lines[3:] if l.strip()]
+        self.assertEqual([(r[0], r[1], r[3]) for r in rows], [("Th", "1", "104"), ("Th", "2", "55"), ("Th", "3", "12")])
+        for r_ in rows:
+            self.assertGreater(int(r_[2].replace(",", "")), 0)
+        # one event
+        r = self.control("-e", "calls", p.pid)
+        self.assertEqual([l.split() for l in r.stdout.splitlines()[2:] if l.strip()],
+                         [["calls"], ["Th", "1", "104"], ["Th", "2", "55"], ["Th", "3", "12"]])
+        # zeroed: nothing since (the calls in progress were counted before)
+        self.assertEqual(self.control("-z", p.pid).returncode, 0)
+        r = self.control("-e", "calls", p.pid)
+        self.assertEqual([l.split() for l in r.stdout.splitlines()[2:] if l.strip()],
+                         [["calls"], ["Th", "1", "0"], ["Th", "2", "0"], ["Th", "3", "0"]])
+        # the files say the same: the exit part has no new call
+        code, err = p.finish()
+        self.assertEqual(code, 0, err)
+
+    def test_stat(self):
+        """-s: the process's counters and a line per thread."""
+        p = Parked(self)
+        self.assertEqual(self.control("-d", "one", p.pid).returncode, 0)
+        r = self.control("-s", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout
+        self.assertIn("  Threads: ", out)
+        self.assertIn(" running, 3 of them profiled (numbers 1 2 3); 0 profiled threads ended\n", out)
+        self.assertIn("  Events collected: ns (time: exact)\n", out)
+        self.assertIn("  Collecting: on\n", out)
+        self.assertIn("  Calls: 171 since the start (running threads and those that ended)\n", out)
+        self.assertIn("  Parts written: 1; requests served: 2\n", out)
+        self.assertIn("  Repairs: none (in the parts written and the next one)\n", out)
+        m = re.search(r"  Memory: ([\d.]+) kB in the threads' tables, ([\d.]+) (kB|bytes) kept by the dumps", out)
+        self.assertTrue(m, out)
+        self.assertGreaterEqual(float(m.group(1)), 3 * 64)   # three threads' first arrays
+        rows = [l.split() for l in out.splitlines() if re.match(r"^ +\d+ +\d+ ", l)]
+        self.assertEqual([(r_[0], r_[1], r_[2], r_[3], r_[-1]) for r_ in rows],
+                         [("1", str(p.pid), "104", "2", "parked"), ("2", str(p.a_tid), "55", "5", "alpha"),
+                          ("3", str(p.b_tid), "12", "12", "beta")])
+        # collection paused: said
+        self.assertEqual(self.control("-i", "off", p.pid).returncode, 0)
+        self.assertIn("  Collecting: off\n", self.control("-s", p.pid).stdout)
+
+    def test_questions_leave_no_file(self):
+        """The answers are taken from the control directory: only the
+        status and the lock stay; the run's files are the exit's."""
+        p = Parked(self)
+        for args in (["-b"], ["-e"], ["-s"], ["-b", "-e", "-s"]):
+            self.assertEqual(self.control(*(args + [p.pid])).returncode, 0, args)
+        self.assertEqual(sorted(os.listdir(self.cdir)), ["%d.lock" % p.pid, "%d.status" % p.pid])
+        self.assertEqual([f for f in os.listdir(p.dir) if f.startswith("callgrind")], [])
+        code, err = p.finish()
+        self.assertEqual(code, 0, err)
+        self.assertEqual(sorted(f for f in os.listdir(p.dir) if f.startswith("callgrind.out")),
+                         ["callgrind.out.%d-%02d" % (p.pid, n) for n in (1, 2, 3)])
+
+
+class Targets(ControlTestCase):
+    """Targets as callgrind_control takes them: pids, program names, none;
+    and the launcher's pid for its program."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(prog("parked")):
+            self.skipTest("tests/progs/parked is not built")
+
+    def pids_in(self, text):
+        return sorted(int(m) for m in re.findall(r"^PID (\d+): ", text, re.M))
+
+    def test_by_name(self):
+        one, two = Parked(self), Parked(self)
+        for name in ("parked", "progs/parked", prog("parked")):
+            r = self.control("-s", name)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.pids_in(r.stdout), sorted([one.pid, two.pid]), name)
+        r = self.control("-z", "parked")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(r.stdout.splitlines()),
+                         sorted("process %d: costs zeroed" % p for p in (one.pid, two.pid)))
+        # listed by name
+        r = self.control("parked")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(int(l.split()[0]) for l in r.stdout.splitlines()[1:]), sorted([one.pid, two.pid]))
+        # a name and a pid of the same process: once
+        r = self.control("-s", "parked", one.pid)
+        self.assertEqual(self.pids_in(r.stdout), sorted([one.pid, two.pid]))
+
+    def test_unknown_name(self):
+        Parked(self)
+        for args in (["-d", "--", "nosuchprogram"], ["-s", "nosuchprogram"], ["nosuchprogram"], ["-s", "arked"]):
+            r = self.control(*args)
+            self.assertEqual(r.returncode, 1, args)
+            self.assertIn("no process named '%s' has libcgprof.so loaded" % args[-1], r.stderr)
+            self.assertEqual(r.stdout, "")
+
+    def test_no_target_is_every_process(self):
+        """No target: every process with its status in the control
+        directory; -d prints the files of each (their names carry the pid),
+        -b heads each process's threads with its pid."""
+        one, two = Parked(self), Parked(self)
+        r = self.control("-d", "all")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        files = r.stdout.splitlines()
+        self.assertEqual(sorted(files), sorted(
+            os.path.join(os.path.realpath(p.dir), "callgrind.out.%d.1-%02d" % (p.pid, n))
+            for p in (one, two) for n in (1, 2, 3)))
+        for f in files:
+            self.assertEqual(reader.load(f, strict=True).desc_value("Trigger"), "cgprof-control: all")
+        r = self.control("-b")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.pids_in(r.stdout), sorted([one.pid, two.pid]))
+        r = self.control("-i", "off")
+        self.assertEqual(sorted(r.stdout.splitlines()),
+                         sorted("process %d: collection paused (off)" % p for p in (one.pid, two.pid)))
+
+    def test_no_target_and_no_process(self):
+        r = self.control("-d")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no running process has libcgprof.so loaded", r.stderr)
+        r = self.control()
+        self.assertEqual(r.returncode, 0)
+
+    def test_launcher_pid(self):
+        """The pid of the cgprof launcher ($! after `cgprof prog &`) stands
+        for its program, and the control says so."""
+        p = Parked(self, launcher=True)
+        self.assertNotEqual(p.launcher_pid, p.pid)
+        note = ("cgprof-control: process %d is the cgprof launcher: acting on its program, process %d (%s)\n"
+                % (p.launcher_pid, p.pid, prog("parked")))
+        r = self.control(p.launcher_pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, note)
+        self.assertEqual([int(l.split()[0]) for l in r.stdout.splitlines()[1:]], [p.pid])
+        r = self.control("-d", "via launcher", p.launcher_pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, note)
+        self.assertEqual(sorted(os.path.basename(f) for f in r.stdout.splitlines()),
+                         ["callgrind.out.%d.1-%02d" % (p.pid, n) for n in (1, 2, 3)])
+        r = self.control("-b", p.launcher_pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.pids_in(r.stdout), [p.pid])
+
+    def test_parent_pid_points_at_the_program(self):
+        """Another process's pid that has no runtime but a program with it
+        under it (this test, its parent): refused, the program's pid named."""
+        p = Parked(self)
+        r = self.control("-d", os.getpid())
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, "cgprof-control: process %d does not have libcgprof.so loaded (process %d under "
+                                   "it: give that pid)\n" % (os.getpid(), p.pid))
 
 
 def load_strict(path):

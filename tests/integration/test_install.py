@@ -91,7 +91,8 @@ class Installed(unittest.TestCase):
 
     def test_files_installed(self):
         for path in (os.path.join(self.libdir, "libcgprof.so"), os.path.join(self.includedir, "cgprof.h"),
-                     os.path.join(self.pcdir, "cgprof.pc"), os.path.join(self.mandir, "man1", "cgprof.1")):
+                     os.path.join(self.pcdir, "cgprof.pc"), os.path.join(self.mandir, "man1", "cgprof.1"),
+                     os.path.join(self.mandir, "man1", "cgprof-control.1")):
             self.assertTrue(os.path.isfile(path), path)
         for cmd in ("cgprof", "cgprof-control", "callgrind_check"):
             path = os.path.join(self.bindir, cmd)
@@ -99,6 +100,21 @@ class Installed(unittest.TestCase):
         p = subprocess.run([os.path.join(self.bindir, "callgrind_check"), "--help"], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_control_man_page(self):
+        """`man cgprof-control` reads: the page installed, every option of
+        the command's --help in it."""
+        page = os.path.join(self.mandir, "man1", "cgprof-control.1")
+        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, MANWIDTH="100"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("cgprof-control - look at and control programs running with the cgprof runtime", p.stdout)
+        helptext = subprocess.run([os.path.join(self.bindir, "cgprof-control"), "--help"], capture_output=True,
+                                  text=True, timeout=60).stdout
+        for opt in ("-d, --dump [REASON]", "-z, --zero", "-i, --instr on|off", "-b, --back", "-e [EVENTS]",
+                    "-s, --stat", "--timeout S"):
+            self.assertIn(opt, helptext)
+            self.assertIn(opt, p.stdout)
 
     def test_package_installed(self):
         """cgproflib and the helper it asks the runtime's rules from, in

@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,9 +375,9 @@ static void test_init_and_status(void **state)
     char *s = read_status();
     char expected[8192];
     snprintf(expected, sizeof expected,
-             "pid: %ld\ncmd: %s\nsignal: USR2\nthreads: 7\nparts: 3\ncollecting: off\ndone: 0\nhandled: \n"
-             "last: /x/a /y/b\n",
-             (long)getpid(), cg_proc_cmdline());
+             "pid: %ld\ncmd: %s\nsignal: USR2\nsigno: %d\nthreads: 7\nparts: 3\ncollecting: off\ndone: 0\n"
+             "handled: \ncommands: dump zero collect stacks counters\nlast: /x/a /y/b\n",
+             (long)getpid(), cg_proc_cmdline(), SIGUSR2);
     assert_string_equal(s, expected);
     free(s);
     /* the command line is the process's own */
@@ -430,6 +431,9 @@ static void test_take_command(void **state)
         { "collect on\nid: 1-ae\n", CG_CONTROL_COLLECT_ON, "" },
         { "collect off\nid: 1-af\n", CG_CONTROL_COLLECT_OFF, "" },
         { "collect off", CG_CONTROL_COLLECT_OFF, "" }, /* no id, no newline */
+        { "stacks\nid: 1-b3\n", CG_CONTROL_STACKS, "" },
+        { "counters\nid: 1-b4\n", CG_CONTROL_COUNTERS, "" },
+        { "stacks now\nid: 1-b5\n", CG_CONTROL_NONE, "" },
         { "dumpster\nid: 1-b0\n", CG_CONTROL_NONE, "" },
         { "collect\nid: 1-b1\n", CG_CONTROL_NONE, "" },
         { "zero please\nid: 1-b2\n", CG_CONTROL_NONE, "" },
@@ -725,6 +729,145 @@ static void test_collect(void **state)
     free(s);
 }
 
+/* ---- questions: stacks and counters (cgprof-control -b, -e, -s) -------------------- */
+
+static void reply_path(char *dst, size_t size)
+{
+    snprintf(dst, size, "%s/%ld.reply", ctl_dir, (long)getpid());
+}
+
+/* Asks `question` as cgprof-control does and returns the reply file's
+ * text (removed, as the control removes it), after checking that the
+ * status says it was handled, with the id, and that nothing was written. */
+static char *ask(const char *question, const char *id)
+{
+    char cmd[128], path[256];
+    unsigned outs = count_files(out_dir);
+    char *s = read_status();
+    unsigned done = (unsigned)strtoul(field(s, "done"), NULL, 10);
+    char parts[32];
+    snprintf(parts, sizeof parts, "%s", field(s, "parts"));
+    free(s);
+    snprintf(cmd, sizeof cmd, "%s\nid: %s\n", question, id);
+    write_command(cmd);
+    serve(1);
+    assert_false(command_file_exists());
+    assert_int_equal(count_files(out_dir), outs); /* a question writes no part */
+    s = read_status();
+    char done_now[32];
+    snprintf(done_now, sizeof done_now, "%u", done + 1);
+    ASSERT_FIELD(s, "done", done_now);
+    ASSERT_FIELD(s, "handled", id);
+    ASSERT_FIELD(s, "parts", parts);
+    free(s);
+    reply_path(path, sizeof path);
+    char *text = read_text(path);
+    assert_non_null(text);
+    assert_int_equal(unlink(path), 0);
+    if (getenv("CGPROF_TEST_SHOW"))
+        printf("---- %s\n%s", question, text);
+    /* the first line names the request it answers */
+    char first[128];
+    snprintf(first, sizeof first, "id: %s\n", id);
+    assert_memory_equal(text, first, strlen(first));
+    return text;
+}
+
+/* The reply's line that starts with `start`, in a static buffer. */
+static const char *line_of(const char *text, const char *start)
+{
+    static char line[1024];
+    const char *l = strstr(text, start);
+    if (!l)
+        fail_msg("no line \"%s\" in:\n%s", start, text);
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(l, "\n"), l);
+    return line;
+}
+
+/* /proc's name of a thread, escaped as a reply writes it (no space in
+ * the test program's name) */
+static void comm_of(pid_t tid, char *dst, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/comm", (long)tid);
+    char *c = read_text(path);
+    assert_non_null(c);
+    snprintf(dst, size, "%.*s", (int)strcspn(c, "\n"), c);
+    free(c);
+}
+
+static void test_questions(void **state)
+{
+    (void)state;
+    /* zeroed at 430; then F three times (430-490) and F entered at 500,
+     * still running; the main thread's clock at 520 (the worker's at 40,
+     * WMAIN running since 0, G called twice) */
+    write_command("zero\nid: 42-0010\n");
+    serve(1);
+    calls_of_f(3);
+    enter(&main_t->costs, F, MAIN + 0x10, STACK_TOP - 64, now_main + 10);
+    now_main = main_t->vclock = 520;
+
+    char c1[64], c2[64], expected[512];
+    comm_of(main_t->tid, c1, sizeof c1);
+    comm_of(worker_t->tid, c2, sizeof c2);
+
+    /* each thread's stack, innermost first: F has run 20 ns, called 3 times
+     * since the zeroing and now a fourth; MAIN 520 ns, once; the names are
+     * addresses (nothing is mapped at them) */
+    char *text = ask("stacks", "42-0011");
+    snprintf(expected, sizeof expected, "thread: number=1 tid=%ld depth=2 shown=2 moved=0 name=%s\n"
+             "frame: level=0 fn=0x2000 calls=4 ns=20 flags=- function=0x2000\n"
+             "frame: level=1 fn=0x1000 calls=1 ns=520 flags=- function=0x1000\n",
+             (long)main_t->tid, c1);
+    assert_non_null(strstr(text, expected));
+    snprintf(expected, sizeof expected, "thread: number=2 tid=%ld depth=1 shown=1 moved=0 name=%s\n"
+             "frame: level=0 fn=0x5000 calls=1 ns=40 flags=- function=0x5000\n",
+             (long)worker_t->tid, c2);
+    assert_non_null(strstr(text, expected));
+    free(text);
+
+    /* the counters: calls since the start (MAIN, F 18 times before, 3 and
+     * one running since), since the zeroing, time alike */
+    text = ask("counters", "42-0012");
+    assert_string_equal(line_of(text, "events: "), "events: ns");
+    assert_string_equal(line_of(text, "time: "), "time: sample");
+    assert_string_equal(line_of(text, "profiled: "), "profiled: 2");
+    assert_string_equal(line_of(text, "ended: "), "ended: 0");
+    assert_string_equal(line_of(text, "calls: "), "calls: 26");
+    assert_string_equal(line_of(text, "repairs: "), "repairs: left=0 unmatched=0 lost=0");
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "thread: number=1 ");
+    const char *l = line_of(text, prefix);
+    assert_non_null(strstr(l, " depth=2 calls=23 calls_part=4 ns=520 ns_part=90 arcs=2 selfs="));
+    assert_non_null(strstr(l, " left=0 unmatched=0 lost=0 jumped=0 name="));
+    l = line_of(text, "thread: number=2 ");
+    assert_non_null(strstr(l, " depth=1 calls=3 calls_part=0 ns=40 ns_part=0 arcs=2 selfs="));
+    /* the tables' memory: what they map, at least their first arrays */
+    const char *tables = strstr(line_of(text, "thread: number=1 "), " tables=");
+    assert_non_null(tables);
+    assert_true(strtoull(tables + 8, NULL, 10) >= 1024 * (sizeof(struct cg_frame) + sizeof(struct cg_arc)));
+    free(text);
+
+    /* a deep stack: 200 recursive calls of F on top; the outermost 32 and
+     * the innermost 96 are shown, the 74 between them counted */
+    uintptr_t sp = STACK_TOP - 128;
+    for (unsigned i = 0; i < 200; i++, sp -= 64)
+        enter(&main_t->costs, F, F + 0x20, sp, now_main + i);
+    text = ask("stacks", "42-0013");
+    snprintf(expected, sizeof expected, "thread: number=1 tid=%ld depth=202 shown=128 moved=0 name=", (long)main_t->tid);
+    assert_non_null(strstr(text, expected));
+    assert_non_null(strstr(text, "frame: level=95 fn=0x2000 "));
+    assert_non_null(strstr(text, "\nomitted: 74\nframe: level=170 fn=0x2000 "));
+    assert_non_null(strstr(text, "frame: level=201 fn=0x1000 calls=1 ns=520 flags=- function=0x1000\n"));
+    assert_null(strstr(text, "frame: level=96 "));
+    assert_null(strstr(text, "frame: level=169 "));
+    free(text);
+    for (unsigned i = 0; i < 201; i++)
+        cg_costs_exit(&main_t->costs, F, now_main);
+    assert_int_equal(main_t->costs.depth, 1);
+}
+
 static int worker_joined;
 
 static void test_final(void **state)
@@ -818,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_signal),
         cmocka_unit_test(test_zero),
         cmocka_unit_test(test_collect),
+        cmocka_unit_test(test_questions),
         cmocka_unit_test(test_final),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
