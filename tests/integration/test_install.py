@@ -320,6 +320,56 @@ class Installed(unittest.TestCase):
         self.assertEqual(glob.glob(os.path.join(self.dir, "callgrind.out.*")), before)   # not run
 
 
+def post_install():
+    """scripts/post-install as a module (its name has no .py)."""
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(cgtest.SOURCE_DIR, "scripts", "post-install")
+    loader = importlib.machinery.SourceFileLoader("post_install", path)
+    spec = importlib.util.spec_from_loader("post_install", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class PostInstall(unittest.TestCase):
+    """What the install does and says, for the directories it cannot be
+    tried in (the system's): ldconfig run as root into a directory the
+    dynamic linker searches, said to run otherwise; /etc/ld.so.conf read
+    with its include lines."""
+
+    def setUp(self):
+        self.m = post_install()
+        self.dir = tempfile.mkdtemp(prefix="cgprof-postinst-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+
+    def test_ld_so_conf_includes(self):
+        conf = os.path.join(self.dir, "ld.so.conf")
+        os.mkdir(os.path.join(self.dir, "ld.so.conf.d"))
+        with open(conf, "w") as f:
+            f.write("# comment\n/opt/a/lib\ninclude ld.so.conf.d/*.conf\n")
+        with open(os.path.join(self.dir, "ld.so.conf.d", "x.conf"), "w") as f:
+            f.write("/usr/local/lib/  # trailing\ninclude %s\n" % conf)   # a loop, followed once
+        self.assertEqual(self.m.ld_so_conf_dirs(conf), ["/opt/a/lib", "/usr/local/lib"])
+
+    def test_usr_local_as_root_and_not(self):
+        pc_dirs = ["/usr/local/lib/pkgconfig"]
+        self.assertEqual(self.m.messages("/usr/local/lib", ["/usr/local/lib"], pc_dirs, True, "/sbin/ldconfig"),
+                         [("cgprof: ran ldconfig: programs linked with -lcgprof find /usr/local/lib/libcgprof.so",
+                           ["/sbin/ldconfig"])])
+        self.assertEqual(self.m.messages("/usr/local/lib", ["/usr/local/lib"], pc_dirs, False, "/sbin/ldconfig"),
+                         [("cgprof: run ldconfig as root (sudo ldconfig): until then, a program linked with "
+                           "-lcgprof without pkg-config's flags does not find /usr/local/lib/libcgprof.so", None)])
+
+    def test_other_prefix(self):
+        self.assertEqual(self.m.messages("/opt/cg/lib", ["/usr/local/lib"], ["/usr/lib/pkgconfig"], True, "ldconfig"),
+                         [("cgprof: /opt/cg/lib is not a directory the dynamic linker searches: programs linked with "
+                           "$(pkg-config --libs cgprof) find libcgprof.so through the rpath it gives; others need "
+                           "LD_LIBRARY_PATH=/opt/cg/lib", None),
+                          ("cgprof: pkg-config does not look in /opt/cg/lib/pkgconfig: "
+                           "export PKG_CONFIG_PATH=/opt/cg/lib/pkgconfig", None)])
+
+
 PREFIX_LINE = "prefix=/usr/local"
 
 
