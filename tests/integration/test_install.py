@@ -404,15 +404,11 @@ class ReadmeInstall(unittest.TestCase):
                          % (p.stdout[-4000:], p.stderr[-4000:]))
         libdir = os.path.join(prefix, "lib")
 
-        # setup and install said what the system does not know
+        # setup said what the system does not know (install says it on the
+        # terminal, which this test has not: PostInstall checks its lines)
         self.assertRegex(p.stdout, r"\n  Install\n    ldconfig       : not needed: %s is not searched by the dynamic "
                          r"linker; pkg-config's -lcgprof comes with an rpath\n    PKG_CONFIG_PATH: export "
                          r"PKG_CONFIG_PATH=%s/pkgconfig\n" % (re.escape(libdir), re.escape(libdir)))
-        self.assertIn("cgprof: %s is not a directory the dynamic linker searches: programs linked with "
-                      "$(pkg-config --libs cgprof) find libcgprof.so through the rpath it gives; others need "
-                      "LD_LIBRARY_PATH=%s\n" % (libdir, libdir), p.stdout)
-        self.assertIn("cgprof: pkg-config does not look in %s/pkgconfig: export PKG_CONFIG_PATH=%s/pkgconfig\n"
-                      % (libdir, libdir), p.stdout)
         # and built nothing of the test suite
         build = os.path.join(src, "build-install")
         self.assertTrue(os.path.isfile(os.path.join(build, "runtime", "libcgprof.so")))
