@@ -1,13 +1,17 @@
 /* Writing parts: see part.h. A part is written in pieces of 256 kB to a
  * temporary file renamed into place (outfile.h), with the symbols of its
  * addresses from the dumps' session (symcache.h). */
+#define _GNU_SOURCE
 #include "part.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "filter.h"
@@ -39,6 +43,10 @@ static char part_path[CG_OPT_PATH_MAX + 128];
 static struct cg_out_file part_file;
 static char first_failure[CG_OPT_PATH_MAX + 64];
 static int first_errno;
+/* What the start-up check found wrong with the files' directory (0: it
+ * looked writable), said then: the same failure at the end of the run is
+ * not said again. */
+static int startup_errno;
 
 void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int part_in_name, int append_files)
 {
@@ -63,6 +71,8 @@ void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int pa
 
 int cg_part_end(struct cg_dump *d)
 {
+    if (d->failed && !failure_said && startup_errno && first_errno == startup_errno)
+        failure_said = 1; /* said at start-up, before the run */
     if (d->failed && !failure_said) {
         failure_said = 1;
         /* EFBIG: the file passed the file-size limit, which is then said
@@ -159,6 +169,51 @@ static void clean_leftovers(const char *path)
         snprintf(dir, sizeof dir, ".");
     const char *const s[2] = { stems[0], stems[1] };
     cg_out_clean(dir, s, 2, leftover_removed, dir);
+}
+
+void cg_part_check_dir(void)
+{
+    struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
+    static char dir[CG_OPT_PATH_MAX + 128];
+    int with_pid;
+    if (cg_name_prefix(&names, dir, sizeof dir, &with_pid) != 0)
+        return; /* too long: refused at start-up already */
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = 0; /* "/name": the root */
+    else
+        snprintf(dir, sizeof dir, ".");
+    /* An unnamed file (O_TMPFILE) is what open() would say of a real one,
+     * permissions, read-only file systems and file systems that refuse
+     * files (sysfs) alike, and leaves no name behind. Where the file
+     * system has no O_TMPFILE, the permissions of the effective ids. */
+    struct stat st;
+    const char *why = NULL;
+    if (stat(dir, &st) != 0) {
+        startup_errno = errno;
+    } else if (!S_ISDIR(st.st_mode)) {
+        startup_errno = ENOTDIR;
+    } else {
+        int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            close(fd);
+        else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+            startup_errno = errno;
+        else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+            startup_errno = errno;
+    }
+    if (!startup_errno)
+        return;
+    if (startup_errno == ENOENT)
+        why = "no such directory";
+    else if (startup_errno == ENOTDIR)
+        why = "not a directory";
+    else
+        why = strerror(startup_errno);
+    char shown_dir[400], shown_out[300];
+    cg_warn("cannot write profile files in %s: %s (checked at the first call: the files are written at exit "
+            "and on dumps, and fail unless it is fixed by then; CGPROF_OUT=%s sets where they go)",
+            CG_QUOTE(shown_dir, dir), why, CG_QUOTE(shown_out, cg_opts.out));
 }
 
 /* path added to the list of files written, its spaces escaped */

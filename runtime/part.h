@@ -37,6 +37,13 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
  * said if it is the first failure. */
 void cg_part_failed(struct cg_dump *d, const char *what, int err);
 
+/* At the process's first hook: says once (naming the directory, why, and
+ * CGPROF_OUT) when the files' directory does not exist or cannot be
+ * written, rather than after the whole run; the same failure at the end is
+ * not said again. System calls and cg_warn only: it may run in a signal
+ * handler. */
+void cg_part_check_dir(void);
+
 /* The files written by the latest dump, separated by spaces (spaces in
  * names as \x20), for the status file. */
 const char *cg_part_files(void);

@@ -16,6 +16,8 @@
 #include "dump.h"
 #include "filter.h"
 #include "hooks.h"
+#include "options.h"
+#include "part.h"
 #include "proc.h"
 #include "real.h"
 #include "sample.h"
@@ -41,6 +43,14 @@ static void thread_attached(struct cg_thread *t)
 {
     cg_filter_attach(&t->costs);
     cg_sample_thread_start(t);
+    /* An output directory that cannot take the files is said now, rather
+     * than after the whole run: at the process's first hook, not in the
+     * constructor, so that the processes that run no hook (a shell, mkdir
+     * making that very directory: the runtime is preloaded into all of
+     * them) stay silent. Syscalls only (part.h), once per process. */
+    static int dir_checked;
+    if (!__atomic_exchange_n(&dir_checked, 1, __ATOMIC_ACQ_REL))
+        cg_part_check_dir();
 }
 
 /* Every thread that ends, profiled or not: its alternate signal stack goes,
@@ -172,6 +182,15 @@ static void final_dump(const char *trigger)
     if (getpid() == cg_proc_pid()) {
         cg_dump_final(trigger);
         cg_filter_report_exit();
+        /* Preloaded into every process of a build or a shell pipeline, the
+         * runtime meets programs that are not instrumented: silent, unless
+         * asked. */
+        if (cg_opts.verbose && !cg_thread_attached_ever()) {
+            char shown[300];
+            cg_warn("pid %ld, %s: not instrumented, no call to __cyg_profile_func_enter: no profile written "
+                    "(build it with -finstrument-functions: pkg-config --cflags cgprof)",
+                    (long)cg_proc_pid(), CG_QUOTE(shown, cg_proc_cmdline()));
+        }
     }
     errno = saved;
 }

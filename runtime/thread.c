@@ -28,6 +28,9 @@ static struct cg_thread off_sentinel = { .guard = 1 };
 
 static struct cg_thread *registry;
 static uint32_t next_number = 2; /* 1 is the main thread */
+/* Some thread of the process ran a hook (CGPROF_VERBOSE's "not
+ * instrumented" line at exit). */
+static int attached_ever;
 static pthread_key_t exit_key;
 static struct cg_thread_events events;
 
@@ -167,6 +170,7 @@ struct cg_thread *cg_thread_attach(void)
         errno = saved;
         return NULL;
     }
+    __atomic_store_n(&attached_ever, 1, __ATOMIC_RELAXED);
     t->tid = (pid_t)syscall(SYS_gettid);
     if (cg_sampling)
         t->costs.vclock = &t->vclock;
@@ -206,6 +210,11 @@ void cg_thread_leave_runtime(struct cg_thread *saved)
         saved->guard = 0;
     else
         cg_self = saved;
+}
+
+int cg_thread_attached_ever(void)
+{
+    return __atomic_load_n(&attached_ever, __ATOMIC_RELAXED);
 }
 
 uint32_t cg_thread_take_number(void)

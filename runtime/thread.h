@@ -126,6 +126,8 @@ void cg_thread_watch_exit(void);
  * before its first hook. */
 uint32_t cg_thread_take_number(void);
 void cg_thread_assign_number(uint32_t number);
+/* Whether any thread of this process has run a hook since it started. */
+int cg_thread_attached_ever(void);
 
 /* Marks the calling thread as inside the runtime (a dump), so that hooks
  * reached from the dump's own calls are ignored. Returns what to pass to

@@ -73,7 +73,9 @@ def make_man(options: List[Option], version: str) -> str:
               "output is left alone."),
         ".PP",
         _roff("The exit status is the program's; a program killed by a signal kills cgprof with the same "
-              "signal (a shell shows 128+N). A bad option exits with status 2 before the program starts. "
+              "signal (a shell shows 128+N). A bad option, or an output directory that is missing or cannot be "
+              "written, exits with status 2 before the program starts; a program that cannot be started "
+              "exits with a shell's status, 127 (not found) or 126 (not executable). "
               "A program that made no call to __cyg_profile_func_enter is reported as not instrumented."),
         ".SS Static programs",
         _roff("A static program has no dynamic linker to preload the runtime: it must have it linked in, "
@@ -97,6 +99,10 @@ def make_man(options: List[Option], version: str) -> str:
         ("\\-\\-lib=\\fIPATH\\fR", "The runtime to preload (default: the one installed with cgprof, or the "
                                    "build tree's)."),
         ("\\-\\-top=\\fIN\\fR", "How many functions the summary lists (default 10; 0: none)."),
+        ("\\-\\-children=\\fIsum\\fR|\\fIeach\\fR|\\fInone\\fR",
+         "The files other processes (the program's children) wrote with the same prefix during the run: "
+         "summed with the program's in one summary (sum, the default, which the summary's heading says), "
+         "one summary per process (each), or left out (none)."),
         ("\\-q, \\-\\-quiet", "No report on standard error: only the runtime's own messages."),
         ("\\-\\-version", "Print the version and exit."),
         ("\\-h, \\-\\-help", "Print the options and exit."),

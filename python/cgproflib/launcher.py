@@ -23,6 +23,7 @@ only add the quotes, else quoted.
 """
 
 import difflib
+import errno
 import os
 import re
 import resource
@@ -46,6 +47,9 @@ PRIVATE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTRUMENT_FLAGS = "-finstrument-functions -g -fno-omit-frame-pointer"
 DEFAULT_TOP = 10
 MAX_LISTED_FILES = 20
+# --children: what the summary does with the files of other processes (the
+# program's children) written with the same prefix during the run
+CHILDREN = ("sum", "each", "none")
 
 USAGE = "usage: cgprof [options] [--] program [args...]"
 
@@ -96,6 +100,10 @@ def help_text():
               "  --lib=PATH   the runtime to preload (default: the one installed with cgprof, else the build",
               "               tree's)",
               "  --top=N      how many functions the summary lists (default %d; 0: none)" % DEFAULT_TOP,
+              "  --children=sum|each|none",
+              "               the files other processes wrote with the same prefix during the run (the",
+              "               program's children): summed with the program's in one summary (sum, the",
+              "               default), one summary per process (each), or left out (none)",
               "  -q, --quiet  no report, only the runtime's own messages",
               "  --version    print the version",
               "  -h, --help   this text",
@@ -110,6 +118,7 @@ class Args:
         self.settings = {}   # variable -> value
         self.lib = None
         self.top = DEFAULT_TOP
+        self.children = "sum"
         self.quiet = False
         self.command = []
         self.action = None   # "help" / "version"
@@ -159,7 +168,7 @@ def _scan(argv, a, given):
             raise UsageError("unknown option %s (cgprof --help lists them)" % quoted(arg)[0])
         name, eq, value = arg[2:].partition("=")
         opt = options.BY_NAME.get(name)
-        if name not in ("lib", "top") and opt is None:
+        if name not in ("lib", "top", "children") and opt is None:
             near = difflib.get_close_matches(name, list(options.BY_NAME) + list(LAUNCHER_OWN), 1)
             raise UsageError("unknown option %s%s (cgprof --help lists them)" %
                              (quoted("--" + name)[0], "; did you mean --%s?" % near[0] if near else ""))
@@ -174,6 +183,10 @@ def _scan(argv, a, given):
         i += 1
         if name == "lib":
             a.lib = value
+        elif name == "children":
+            if value not in CHILDREN:
+                raise UsageError("--children=%s: accepted: %s" % (quoted(value)[0], "|".join(CHILDREN)))
+            a.children = value
         elif name == "top":
             if not re.fullmatch(r"[0-9]+", value):
                 raise UsageError("--top=%s: accepted: a number of functions, 0 or more" % quoted(value)[0])
@@ -351,8 +364,8 @@ def static_program(path):
                         hooks = True
                         break
         return StaticProgram(runtime, hooks)
-    except (OSError, struct.error, IndexError, ValueError):
-        return None
+    except (OSError, struct.error, IndexError, ValueError, OverflowError):
+        return None   # not an ELF file this can read: exec() will say
 
 
 def static_refusal(program, static):
@@ -382,6 +395,49 @@ def which(program, env):
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
     return program
+
+
+def exec_failure(program, error, env):
+    """(exit status, message) for a program that could not be started, as a
+    shell says them: 127 when there is nothing to run, 126 when there is
+    something that cannot be run."""
+    if "/" not in program and isinstance(error, FileNotFoundError):
+        here = os.path.join(".", program)
+        hint = "; did you mean %s?" % here if os.path.isfile(here) and os.access(here, os.X_OK) else ""
+        return 127, "command not found" + hint
+    if isinstance(error, FileNotFoundError):
+        path = which(program, env)
+        if os.path.isfile(path):
+            # the file is there: its interpreter (#!) or loader is not
+            return 127, "cannot execute: required file not found (its #! interpreter or its ELF loader)"
+        return 127, "No such file or directory"
+    if isinstance(error, PermissionError) and os.path.isdir(which(program, env)):
+        return 126, "Is a directory"
+    if isinstance(error, PermissionError):
+        return 126, "Permission denied"
+    if error.errno == errno.ENOEXEC:
+        return 126, "cannot execute binary file: Exec format error"
+    return 126, "cannot run it: %s" % (error.strerror or error)
+
+
+def out_dir_problem(directory):
+    """Why the profile files cannot be written in directory, or None: as
+    the runtime checks it at start-up (an unnamed O_TMPFILE file, else the
+    permissions)."""
+    try:
+        if not os.path.isdir(directory):
+            return "not a directory" if os.path.exists(directory) else "no such directory"
+        try:
+            os.close(os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+            return None
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                return e.strerror
+        if not os.access(directory, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+            return "Permission denied"
+    except OSError as e:
+        return e.strerror
+    return None
 
 
 # ---- the summary -------------------------------------------------------------
@@ -459,7 +515,9 @@ def report_repairs(say, paths):
             ", ".join(what))
 
 
-def report_summary(say, paths, top):
+def report_summary(say, paths, top, prefix="", scope=""):
+    """The functions with the most inclusive time summed over the files;
+    prefix and scope say whose files they are when that is not plain."""
     funcs, total, bad = summarize(paths)
     for path, why in bad:
         say("cannot read %s: %s" % (quoted(path)[0], why))
@@ -467,8 +525,8 @@ def report_summary(say, paths, top):
         return
     threads = len(paths) - len(bad)
     ranked = sorted(funcs.items(), key=lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]))[:top]
-    say("top %d functions by inclusive time (%d file%s; %s ms in all threads):" %
-        (len(ranked), threads, "" if threads == 1 else "s", ms(total)))
+    say("%stop %d functions by inclusive time%s (%d file%s; %s ms in all threads):" %
+        (prefix, len(ranked), scope, threads, "" if threads == 1 else "s", ms(total)))
     say("%12s %6s %12s %10s  %s" % ("incl. ms", "%", "self ms", "calls", "function"))
     for (name, obj), (inc, self_, calls, fl) in ranked:
         where = os.path.basename(fl) if fl and fl != "???" else os.path.basename(obj or "")
@@ -590,6 +648,18 @@ def _main(argv, original_mask):
     if out is None:
         out = out_option.default
     cwd = os.getcwd()
+    # The files' directory, checked now rather than after the whole run,
+    # as valgrind refuses an output file it cannot open. Not when the
+    # directory is named after the pid (%p): the program may make it.
+    if not naming.directory_names_pid(out):
+        problem = out_dir_problem(naming.directory(out, 0, cwd))
+        if problem:
+            where = ("--out=%s" % quoted(out)[0] if out_option.variable in args.settings else
+                     "%s=%s" % (out_option.variable, quoted(out)[0]) if "CGPROF_OUT" in os.environ else
+                     "the default prefix %s" % quoted(out)[0])
+            say("cannot write the profile files in %s: %s (from %s); give a directory that exists and can be "
+                "written with --out=DIR/PREFIX" % (quoted(naming.directory(out, 0, cwd))[0], problem, where))
+            return 2
     before = {} if naming.directory_names_pid(out) else naming.scan(out, 0, cwd)
 
     # The dump signal is blocked across the exec and unblocked by the
@@ -616,14 +686,9 @@ def _main(argv, original_mask):
         child = subprocess.Popen(args.command, env=env,
                                  preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, child_mask))
     except OSError as e:
-        if isinstance(e, FileNotFoundError):
-            say("%s: command not found" % quoted(args.command[0])[0])
-            return 127
-        if isinstance(e, PermissionError):
-            say("%s: permission denied" % quoted(args.command[0])[0])
-            return 126
-        say("%s: cannot run it: %s" % (quoted(args.command[0])[0], e.strerror or e))
-        return 126
+        status, why = exec_failure(args.command[0], e, env)
+        say("%s: %s" % (quoted(args.command[0])[0], why))
+        return status
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGQUIT, signal.SIG_IGN)
     for s in FORWARDED:
@@ -654,6 +719,18 @@ def _main(argv, original_mask):
                     key=lambda p: (new[p].pid, new[p].part, new[p].thread, p))
 
     if mine or others:
+        # the processes whose files the summary reads, and how: the sum of
+        # them all, each one, or the program's only
+        pids = sorted({new[p].pid for p in others})
+        if args.children == "none" and mine:
+            groups = [(("", ""), mine)]
+        elif args.children == "each":
+            groups = [(("pid %d%s: " % (q, ", the program" if q == child.pid else ""), ""), files)
+                      for q, files in [(child.pid, mine)] + [(q, [p for p in others if new[p].pid == q])
+                                                             for q in pids] if files]
+        else:
+            n = len(pids) + (1 if mine else 0)
+            groups = [(("", "") if n == 1 else ("", ", summed over %d processes" % n), mine + others)]
         files = mine or others
         if mine:
             say("%d file%s written:" % (len(mine), "" if len(mine) == 1 else "s"))
@@ -679,12 +756,19 @@ def _main(argv, original_mask):
         if len(mine) > len(listed):
             say("  ... and %d more" % (len(mine) - len(listed)))
         if others:
-            pids = sorted({new[p].pid for p in others})
-            say("%d file%s written by %d other process%s (children?): pid%s %s" %
+            say("%d file%s written by %d other process%s (its children, or anything else that wrote with the "
+                "same prefix meanwhile): pid%s %s; %s" %
                 (len(others), "" if len(others) == 1 else "s", len(pids), "" if len(pids) == 1 else "es",
-                 "" if len(pids) == 1 else "s", " ".join(map(str, pids[:10])) + (" ..." if len(pids) > 10 else "")))
-        report_summary(say, files, args.top)
-        report_repairs(say, files)
+                 "" if len(pids) == 1 else "s", " ".join(map(str, pids[:10])) + (" ..." if len(pids) > 10 else ""),
+                 {"sum": "the summary sums them with the program's (--children=each: one summary each; "
+                         "none: the program's only)",
+                  "each": "one summary each (--children=sum: their sum with the program's)",
+                  "none": "the summary leaves them out (--children=sum: their sum with the program's; each: "
+                          "one summary each)" if mine else
+                          "the program wrote none, the summary is theirs"}[args.children]))
+        for (prefix, scope), group in groups:
+            report_summary(say, group, args.top, prefix, scope)
+        report_repairs(say, [p for _, group in groups for p in group])
         if total:
             say("the total of all threads: %s" % first)
         say("open them with: kcachegrind %s   or: callgrind_annotate --inclusive=yes %s" %

@@ -18,7 +18,7 @@ PREFIX = "CGPROF_"
 
 # The launcher's own options: a table entry that would take one of these
 # names is refused (the build stops) rather than shadowed.
-LAUNCHER_OWN = ("help", "version", "lib", "top", "quiet")
+LAUNCHER_OWN = ("help", "version", "lib", "top", "children", "quiet")
 
 
 class Option(NamedTuple):
