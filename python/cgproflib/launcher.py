@@ -302,20 +302,23 @@ def runtime_loads_in(path):
             return False
     except OSError:
         return True
-    static = static_program(path)
-    return static is None or static.runtime is not None
+    prog = program_elf(path)
+    return prog is None or not prog.static or prog.runtime is not None
 
 
-# ---- static programs -------------------------------------------------------------
+# ---- programs with the runtime linked in, static programs -----------------------
 # A static program has no dynamic linker, so LD_PRELOAD means nothing to it:
 # the runtime must be linked in, from libcgprof.a (README "Static
 # programs"), which marks the program with an ELF note (runtime/static.c)
-# that strip keeps.
+# that strip keeps. A dynamic program may have it linked in too (libcgprof.a
+# in a dynamic link): preloading libcgprof.so beside it would start a
+# second runtime, which would take the dump signal from the first.
 
-class StaticProgram:
-    def __init__(self, runtime, hooks):
+class ProgramELF:
+    def __init__(self, static, runtime, hooks):
+        self.static = static     # no PT_INTERP: no dynamic linker runs in it
         self.runtime = runtime   # the version of the runtime linked in, or None
-        self.hooks = hooks       # __cyg_profile_func_enter in .symtab: True, False, None (stripped)
+        self.hooks = hooks       # static: __cyg_profile_func_enter in .symtab: True, False, None (stripped)
 
 
 def _notes(data, off, size):
@@ -329,9 +332,9 @@ def _notes(data, off, size):
         off = desc_off + ((descsz + 3) & ~3)
 
 
-def static_program(path):
-    """A StaticProgram if path is a static ELF64 little-endian executable (no
-    PT_INTERP), else None (dynamic, not ELF, unreadable)."""
+def program_elf(path):
+    """A ProgramELF if path is an ELF64 little-endian executable, else None
+    (not ELF, unreadable)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -340,30 +343,30 @@ def static_program(path):
         phoff, = struct.unpack_from("<Q", data, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
         phdrs = [struct.unpack_from("<IIQQQQQQ", data, phoff + k * phentsize) for k in range(phnum)]
-        if any(ph[0] == 3 for ph in phdrs):   # PT_INTERP: the dynamic linker runs
-            return None
+        static = not any(ph[0] == 3 for ph in phdrs)   # PT_INTERP: the dynamic linker runs
         runtime = None
         for ph in phdrs:
             if ph[0] == 4:   # PT_NOTE
                 for name, ntype, desc in _notes(data, ph[2], ph[5]):
                     if name == b"cgprof" and ntype == 1:
                         runtime = desc.rstrip(b"\0").decode("ascii", "replace")
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
         hooks = None
-        for k in range(shnum if shoff else 0):
-            _n, stype, _f, _a, off, size, link, _i, _al, entsize = struct.unpack_from("<IIQQQQIIQQ", data,
-                                                                                   shoff + k * shentsize)
-            if stype == 2 and entsize:   # SHT_SYMTAB
-                strtab = struct.unpack_from("<Q", data, shoff + link * shentsize + 0x18)[0]
-                want = b"__cyg_profile_func_enter\0"
-                hooks = False
-                for j in range(size // entsize):
-                    st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + j * entsize)
-                    if shndx != 0 and data.startswith(want, strtab + st_name):
-                        hooks = True
-                        break
-        return StaticProgram(runtime, hooks)
+        if static and runtime is None:
+            shoff, = struct.unpack_from("<Q", data, 0x28)
+            shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+            for k in range(shnum if shoff else 0):
+                _n, stype, _f, _a, off, size, link, _i, _al, entsize = struct.unpack_from("<IIQQQQIIQQ", data,
+                                                                                       shoff + k * shentsize)
+                if stype == 2 and entsize:   # SHT_SYMTAB
+                    strtab = struct.unpack_from("<Q", data, shoff + link * shentsize + 0x18)[0]
+                    want = b"__cyg_profile_func_enter\0"
+                    hooks = False
+                    for j in range(size // entsize):
+                        st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + j * entsize)
+                        if shndx != 0 and data.startswith(want, strtab + st_name):
+                            hooks = True
+                            break
+        return ProgramELF(static, runtime, hooks)
     except (OSError, struct.error, IndexError, ValueError, OverflowError):
         return None   # not an ELF file this can read: exec() will say
 
@@ -597,7 +600,9 @@ def _main(argv, original_mask):
         return 0
     # A static program runs the runtime linked into it, or cannot be
     # profiled: refused before it runs, for nothing, saying how to link it.
-    static = static_program(which(args.command[0], os.environ))
+    prog = program_elf(which(args.command[0], os.environ))
+    static = prog if prog is not None and prog.static else None
+    linked = prog is not None and prog.runtime is not None
     if static is not None and static.runtime is None:
         program, = shown([args.command[0]])
         say("\n".join(static_refusal(program, static)))
@@ -607,12 +612,12 @@ def _main(argv, original_mask):
     except UsageError as e:
         say(str(e))
         return 2
-    if lib is None and static is None:
+    if lib is None and not linked:
         say("cannot find %s (installed: %s; build tree: %s); give it with --lib=PATH" %
             ((RUNTIME,) + tuple(os.path.normpath(c) for c in runtime_candidates())))
         return 1
     if lib and re.search(r"[\s:]", lib):
-        if static is None:
+        if not linked:
             say("%s: the dynamic linker cannot preload a path with a space or a colon in it" % quoted(lib)[0])
             return 1
         lib = None
@@ -620,12 +625,13 @@ def _main(argv, original_mask):
     env = dict(os.environ)
     env.update(args.settings)
     # Preloaded into a static program too: it reads nothing of it, but the
-    # dynamic programs it starts are profiled, as a dynamic one's are.
-    if lib:
+    # dynamic programs it starts are profiled, as a dynamic one's are. Not
+    # into a dynamic program that has the runtime linked in: two runtimes.
+    if lib and (static is not None or not linked):
         env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
-    if static is not None and static.runtime != VERSION and not args.quiet:
+    if linked and prog.runtime != VERSION and not args.quiet:
         say("note: %s has the runtime of cgprof %s linked in, and this is cgprof %s: the options were checked "
-            "against %s's rules" % (shown([args.command[0]])[0], shown([static.runtime])[0], VERSION, VERSION))
+            "against %s's rules" % (shown([args.command[0]])[0], shown([prog.runtime])[0], VERSION, VERSION))
     if not args.quiet:
         # the summary says it, once, for all the files
         env.setdefault("CGPROF_REPAIR_WARNING", "0")

@@ -80,19 +80,19 @@ class Static(ProfileAssertions):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def build(self, name, source, compiler="gcc", flags=(), libs_first=True, libs=None):
+    def build(self, name, source, compiler="gcc", flags=(), libs_first=True, libs=None, static=True):
         """A static program from source; pkg-config's flags before the
         source (the order in which an archive would be read too early)
         unless libs_first is False."""
         exe = os.path.join(self.tmp, name)
         libs = self.libs if libs is None else libs
-        cmd = [compiler, "-static"] + list(flags) + self.cflags
+        cmd = [compiler] + (["-static"] if static else []) + list(flags) + self.cflags
         cmd += (libs + [source] if libs_first else [source] + libs) + ["-o", exe]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, " ".join(cmd) + "\n" + p.stderr)
         # no warning either: it would be printed at every link of a profiled program
         self.assertEqual(p.stderr, "", " ".join(cmd))
-        self.assertTrue(is_static(exe))
+        self.assertEqual(is_static(exe), static)
         return exe
 
     def run_static(self, argv, env=None):
@@ -281,6 +281,26 @@ class Static(ProfileAssertions):
         self.assertRegex(p.stderr, r"\ncgprof: +[0-9.]+ +[0-9.]+ +[0-9.]+ +57313  fib  \[threads\.c\]\n")
         for f in files:
             self.assert_valid(reader.load(f, strict=True))
+
+    def test_launcher_does_not_preload_beside_a_linked_runtime(self):
+        """libcgprof.a linked into a dynamic program: the launcher preloads
+        no second runtime, which would take the dump signal from the first
+        (it said "SIGUSR1 already has an action")."""
+        exe = self.build("threads-dynamic-linked", os.path.join(cgtest.SOURCE_DIR, "examples", "threads.c"),
+                         flags=EXAMPLE_FLAGS, static=False,
+                         libs=[STATIC_LIB] + [a for a in self.libs if a.startswith("-Wl,-u,") or
+                                              a.startswith("-Wl,--wrap=")])
+        d = tempfile.mkdtemp(prefix="cgprof-static-dyn-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        p = subprocess.run([LAUNCHER, "--top=0", exe], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stderr.startswith("cgprof: %s (pid " % exe), p.stderr)
+        self.assertNotIn("action", p.stderr)
+        files = sorted(glob.glob(os.path.join(d, "callgrind.out.*")))
+        self.assertEqual(len(files), 5, p.stderr)
+        counts = cgtest.merged_counts([reader.load(f, strict=True) for f in files])
+        self.assertEqual(cgtest.incoming(counts, "fib"), EXPECTED["threads"]["functions"]["fib"])
 
     def test_launcher_refuses_a_static_program_without_the_runtime(self):
         src = os.path.join(cgtest.SOURCE_DIR, "examples", "basic.c")
