@@ -18,6 +18,31 @@
  * other access of the hand-offs is still checked (scripts/test). */
 #define CG_RACY_READ __attribute__((noinline, no_sanitize("thread"))) CG_NOINSTR
 #define CG_EXPORT  __attribute__((visibility("default")))
+
+/* CG_STATIC: the runtime built for libcgprof.a, linked into a static
+ * program (runtime/meson.build, README "Static programs"). A static link
+ * cannot interpose a C library function by defining it again (libc.a
+ * defines it too), so each wrapper is named as the linker's
+ * -Wl,--wrap=NAME wants it, __wrap_NAME, and reaches the real function as
+ * __real_NAME (real.h). CG_WRAP(name) is the wrapper's name, CG_WRAP_ASM
+ * the prefix for the wrappers written in assembly. */
+#ifndef CG_STATIC
+#define CG_STATIC 0
+#endif
+#if CG_STATIC
+#define CG_WRAP(name) __wrap_##name
+#define CG_WRAP_ASM   "__wrap_"
+#else
+#define CG_WRAP(name) name
+#define CG_WRAP_ASM   ""
+#endif
+/* The static runtime's declaration of a wrapper: its prototype is the C
+ * library's (which declares the dynamic runtime's wrappers already). */
+#if CG_STATIC
+#define CG_WRAPPER_DECL(name) __typeof__(name) CG_WRAP(name)
+#else
+#define CG_WRAPPER_DECL(name) __typeof__(name) name
+#endif
 /* The hot path's pieces, inlined into the hooks whatever the compiler's
  * estimate: gcc kept cg_costs_enter out of line (it is also used by the
  * replay of deferred events), a call and six saved registers per hook. */

@@ -14,6 +14,17 @@ typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
  * program (the only kind with mangled names, in practice), else loaded on
  * demand, privately. Not linked: a C program should not pull in libstdc++
  * just by being profiled, and one with no mangled name never loads it. */
+#if CG_STATIC
+/* The static runtime loads no library: the demangler is the one linked
+ * into the program, a C++ program's (libstdc++'s default terminate handler
+ * uses it), taken weakly, so that a C program does not get it. */
+extern char *__cxa_demangle(const char *, char *, size_t *, int *) __attribute__((weak));
+
+static demangle_fn find_demangler(void)
+{
+    return __cxa_demangle;
+}
+#else
 static demangle_fn find_demangler(void)
 {
     static demangle_fn fn;
@@ -33,6 +44,7 @@ static demangle_fn find_demangler(void)
     }
     return fn;
 }
+#endif
 
 char *cg_demangle(const char *name)
 {

@@ -8,7 +8,9 @@
  *  - pthread_create(): to number threads in the order they are created.
  * Each calls the real function from the one table (real.h) and passes
  * every call through unchanged. (setjmp, longjmp and the personality
- * routines are wrapped in nonlocal.c.) */
+ * routines are wrapped in nonlocal.c.) In the static runtime (CG_STATIC)
+ * each is __wrap_NAME, for the linker's --wrap=NAME, and dlopen and
+ * dlclose are not wrapped. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,7 +44,8 @@
         return -1;                                                                                         \
     }
 
-CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+CG_WRAPPER_DECL(sigaction);
+CG_EXPORT int CG_WRAP(sigaction)(int sig, const struct sigaction *act, struct sigaction *old)
 {
     REAL(sigaction);
     if (act) {
@@ -52,7 +55,8 @@ CG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     return real_(sig, act, old);
 }
 
-CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+CG_WRAPPER_DECL(signal);
+CG_EXPORT sighandler_t CG_WRAP(signal)(int sig, sighandler_t handler)
 {
     sighandler_t (*real_)(int, sighandler_t) = cg_real_signal();
     if (!real_) {
@@ -67,7 +71,8 @@ CG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 /* A program that takes the dump signal itself, synchronously, with the
  * signal blocked: the service thread, which would otherwise take it, steps
  * aside first (as for an action of the program's). */
-CG_EXPORT int sigwait(const sigset_t *set, int *sig)
+CG_WRAPPER_DECL(sigwait);
+CG_EXPORT int CG_WRAP(sigwait)(const sigset_t *set, int *sig)
 {
     int (*real_)(const sigset_t *, int *) = cg_real_sigwait();
     if (!real_)
@@ -76,21 +81,24 @@ CG_EXPORT int sigwait(const sigset_t *set, int *sig)
     return real_(set, sig);
 }
 
-CG_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+CG_WRAPPER_DECL(sigwaitinfo);
+CG_EXPORT int CG_WRAP(sigwaitinfo)(const sigset_t *set, siginfo_t *info)
 {
     REAL(sigwaitinfo);
     cg_service_signal_awaited(set);
     return real_(set, info);
 }
 
-CG_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+CG_WRAPPER_DECL(sigtimedwait);
+CG_EXPORT int CG_WRAP(sigtimedwait)(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
     REAL(sigtimedwait);
     cg_service_signal_awaited(set);
     return real_(set, info, timeout);
 }
 
-CG_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
+CG_WRAPPER_DECL(signalfd);
+CG_EXPORT int CG_WRAP(signalfd)(int fd, const sigset_t *mask, int flags)
 {
     REAL(signalfd);
     cg_service_signal_awaited(mask);
@@ -119,7 +127,8 @@ static CG_NOINSTR void *thread_start(void *p)
     return s.fn(s.arg);
 }
 
-CG_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+CG_WRAPPER_DECL(pthread_create);
+CG_EXPORT int CG_WRAP(pthread_create)(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
     int (*r)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = cg_real_pthread_create();
     if (!r)
@@ -136,11 +145,19 @@ CG_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
     return rc;
 }
 
+#if !CG_STATIC
+/* Not in the static runtime: a static program loads no object through the
+ * C library's dlopen in practice (glibc's static dlopen needs the shared
+ * libraries of the very glibc it was linked with at run time), and
+ * wrapping dlopen would link it, with glibc's warning, into every
+ * profiled static program. */
+
 /* ---- dlclose ---------------------------------------------------------------- */
 
 /* The object may be unmapped: remember where it was, so that the dump can
  * still name its functions and lines. */
-CG_EXPORT int dlclose(void *handle)
+CG_WRAPPER_DECL(dlclose);
+CG_EXPORT int CG_WRAP(dlclose)(void *handle)
 {
     REAL(dlclose);
     if (cg_runtime_ready()) {
@@ -157,7 +174,8 @@ CG_EXPORT int dlclose(void *handle)
  * RUNPATH, $ORIGIN, its namespace): unless the filters need to see the
  * result, the call is passed on as a tail call, so that the caller dlopen()
  * sees is the program's own. */
-CG_EXPORT void *dlopen(const char *file, int mode)
+CG_WRAPPER_DECL(dlopen);
+CG_EXPORT void *CG_WRAP(dlopen)(const char *file, int mode)
 {
     void *(*real_)(const char *, int) = cg_real_dlopen();
     if (!real_)
@@ -169,6 +187,7 @@ CG_EXPORT void *dlopen(const char *file, int mode)
         cg_filter_scan(); /* keeps errno */
     return h;
 }
+#endif
 
 /* ---- vfork -------------------------------------------------------------------
  * A vfork() child borrows its parent's memory, the calling thread's tables
@@ -254,9 +273,9 @@ uintptr_t cg_vfork_refused(void)
 /* The CFI says where the return address is at each step (in %rdi, then
  * nowhere an unwinder can find: the end of the stack for a backtrace). */
 __asm__(".text\n"
-        ".globl vfork\n"
-        ".type vfork, @function\n"
-        "vfork:\n"
+        ".globl " CG_WRAP_ASM "vfork\n"
+        ".type " CG_WRAP_ASM "vfork, @function\n"
+        CG_WRAP_ASM "vfork:\n"
         "    .cfi_startproc\n"
         "    popq %rdi\n"
         "    .cfi_adjust_cfa_offset -8\n"
@@ -282,7 +301,7 @@ __asm__(".text\n"
         "    movq $-1, %rax\n"
         "    ret\n"
         "    .cfi_endproc\n"
-        ".size vfork, .-vfork\n");
+        ".size " CG_WRAP_ASM "vfork, .-" CG_WRAP_ASM "vfork\n");
 
 #endif
 
@@ -300,42 +319,48 @@ static void before_exec(const char *what)
 }
 
 
-CG_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+CG_WRAPPER_DECL(execve);
+CG_EXPORT int CG_WRAP(execve)(const char *path, char *const argv[], char *const envp[])
 {
     REAL(execve);
     before_exec(path);
     return real_(path, argv, envp);
 }
 
-CG_EXPORT int execv(const char *path, char *const argv[])
+CG_WRAPPER_DECL(execv);
+CG_EXPORT int CG_WRAP(execv)(const char *path, char *const argv[])
 {
     REAL(execv);
     before_exec(path);
     return real_(path, argv);
 }
 
-CG_EXPORT int execvp(const char *file, char *const argv[])
+CG_WRAPPER_DECL(execvp);
+CG_EXPORT int CG_WRAP(execvp)(const char *file, char *const argv[])
 {
     REAL(execvp);
     before_exec(file);
     return real_(file, argv);
 }
 
-CG_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+CG_WRAPPER_DECL(execvpe);
+CG_EXPORT int CG_WRAP(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
     REAL(execvpe);
     before_exec(file);
     return real_(file, argv, envp);
 }
 
-CG_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+CG_WRAPPER_DECL(fexecve);
+CG_EXPORT int CG_WRAP(fexecve)(int fd, char *const argv[], char *const envp[])
 {
     REAL(fexecve);
     before_exec("(file descriptor)");
     return real_(fd, argv, envp);
 }
 
-CG_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+CG_WRAPPER_DECL(execveat);
+CG_EXPORT int CG_WRAP(execveat)(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
     REAL(execveat);
     before_exec(path);
@@ -356,7 +381,8 @@ CG_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
     for (size_t i_ = 1; i_ <= n_; i_++)                                                                    \
         argv[i_] = va_arg(ap, char *);
 
-CG_EXPORT int execl(const char *path, const char *arg, ...)
+CG_WRAPPER_DECL(execl);
+CG_EXPORT int CG_WRAP(execl)(const char *path, const char *arg, ...)
 {
     REAL(execv);
     va_list ap;
@@ -367,7 +393,8 @@ CG_EXPORT int execl(const char *path, const char *arg, ...)
     return real_(path, argv);
 }
 
-CG_EXPORT int execlp(const char *file, const char *arg, ...)
+CG_WRAPPER_DECL(execlp);
+CG_EXPORT int CG_WRAP(execlp)(const char *file, const char *arg, ...)
 {
     REAL(execvp);
     va_list ap;
@@ -378,7 +405,8 @@ CG_EXPORT int execlp(const char *file, const char *arg, ...)
     return real_(file, argv);
 }
 
-CG_EXPORT int execle(const char *path, const char *arg, ...)
+CG_WRAPPER_DECL(execle);
+CG_EXPORT int CG_WRAP(execle)(const char *path, const char *arg, ...)
 {
     REAL(execve);
     va_list ap;

@@ -20,7 +20,8 @@
  * in, which share its stack pointer (see the README, "How it works").
  *
  * Each wrapper passes the call through unchanged; the setjmp stubs jump to
- * glibc's, so that it saves the program's own context. */
+ * glibc's, so that it saves the program's own context. In the static
+ * runtime (CG_STATIC) each is __wrap_NAME, for the linker's --wrap=NAME. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -74,14 +75,15 @@ CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, i
  * return address as if it had been called directly. The stack pointer the
  * caller will have after the return is the stub's entry one plus 8 (the
  * return address). */
+#define SETJMP_STUB(name, which)                                                                             \
+    ".globl " CG_WRAP_ASM name "\n.type " CG_WRAP_ASM name ",@function\n" CG_WRAP_ASM name ":\n"                \
+    "\tendbr64\n\tmov $" which ", %edx\n\tjmp cg_setjmp_stub\n"                                                \
+    ".size " CG_WRAP_ASM name ",.-" CG_WRAP_ASM name "\n"
 __asm__(".text\n"
         ".p2align 4\n"
-        ".globl setjmp\n.type setjmp,@function\n"
-        "setjmp:\n\tendbr64\n\tmov $0, %edx\n\tjmp cg_setjmp_stub\n.size setjmp,.-setjmp\n"
-        ".globl _setjmp\n.type _setjmp,@function\n"
-        "_setjmp:\n\tendbr64\n\tmov $1, %edx\n\tjmp cg_setjmp_stub\n.size _setjmp,.-_setjmp\n"
-        ".globl __sigsetjmp\n.type __sigsetjmp,@function\n"
-        "__sigsetjmp:\n\tendbr64\n\tmov $2, %edx\n\tjmp cg_setjmp_stub\n.size __sigsetjmp,.-__sigsetjmp\n"
+        SETJMP_STUB("setjmp", "0")
+        SETJMP_STUB("_setjmp", "1")
+        SETJMP_STUB("__sigsetjmp", "2")
         ".type cg_setjmp_stub,@function\n"
         "cg_setjmp_stub:\n"
         "\t.cfi_startproc\n"
@@ -141,8 +143,8 @@ static CG_NOINSTR void longjmp_seen(const void *env)
 }
 
 #define LONGJMP(name)                                                                                        \
-    CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val);             \
-    CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)              \
+    CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void CG_WRAP(name)(struct __jmp_buf_tag env[1], int val);    \
+    CG_EXPORT CG_NOINSTR __attribute__((noreturn)) void CG_WRAP(name)(struct __jmp_buf_tag env[1], int val)     \
     {                                                                                                        \
         void (*r)(struct __jmp_buf_tag *, int) = cg_real_##name();                                           \
         longjmp_seen(env);                                                                                   \
@@ -173,10 +175,10 @@ static CG_NOINSTR void landing(struct _Unwind_Context *ctx)
 }
 
 #define PERSONALITY(name)                                                                                    \
-    CG_EXPORT CG_NOINSTR _Unwind_Reason_Code name(int version, _Unwind_Action actions,                        \
+    CG_EXPORT CG_NOINSTR _Unwind_Reason_Code CG_WRAP(name)(int version, _Unwind_Action actions,               \
                                                   _Unwind_Exception_Class cls, struct _Unwind_Exception *e,   \
                                                   struct _Unwind_Context *ctx);                               \
-    CG_EXPORT CG_NOINSTR _Unwind_Reason_Code name(int version, _Unwind_Action actions,                        \
+    CG_EXPORT CG_NOINSTR _Unwind_Reason_Code CG_WRAP(name)(int version, _Unwind_Action actions,               \
                                                   _Unwind_Exception_Class cls, struct _Unwind_Exception *e,   \
                                                   struct _Unwind_Context *ctx)                                \
     {                                                                                                        \

@@ -11,7 +11,19 @@
  * comes earlier (a constructor of another library that runs first) or
  * finds nothing yet (the C++ runtime's personality routine, in a library
  * that a dlopen brings later). _Unwind_GetCFA, which the runtime does not
- * define, with RTLD_DEFAULT. */
+ * define, with RTLD_DEFAULT.
+ *
+ * The static runtime (CG_STATIC, libcgprof.a) has no dlsym to ask: the
+ * real function is __real_NAME, which the linker's -Wl,--wrap=NAME makes
+ * the C library's NAME, taken as a weak reference (the column "static"):
+ *  - WRAP: only the wrapper calls it, and the wrapper runs only in a
+ *    program linked with --wrap=NAME, where __real_NAME is there;
+ *  - OWN: the runtime calls it itself: __real_NAME when the program is
+ *    linked with the wraps, NAME itself when it is not;
+ *  - NONE: nothing to call in a static program (dlopen, dlclose: the
+ *    static runtime never loads a library, and does not wrap them);
+ *  - WEAK: NAME itself, weakly (_Unwind_GetCFA: linked with the unwinder
+ *    of a program that has exceptions). */
 #ifndef CG_REAL_H
 #define CG_REAL_H
 
@@ -29,39 +41,39 @@
 typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Exception_Class,
                                                  struct _Unwind_Exception *, struct _Unwind_Context *);
 
-/* X(name, handle, return type, parameters) */
-#define CG_REAL_TABLE(X)                                                                                      \
-    X(sigaction, RTLD_NEXT, int, (int, const struct sigaction *, struct sigaction *))                        \
-    X(signal, RTLD_NEXT, sighandler_t, (int, sighandler_t))                                                    \
-    X(pthread_create, RTLD_NEXT, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))       \
-    X(dlopen, RTLD_NEXT, void *, (const char *, int))                                                          \
-    X(dlclose, RTLD_NEXT, int, (void *))                                                                       \
-    X(execve, RTLD_NEXT, int, (const char *, char *const[], char *const[]))                                    \
-    X(execv, RTLD_NEXT, int, (const char *, char *const[]))                                                    \
-    X(execvp, RTLD_NEXT, int, (const char *, char *const[]))                                                   \
-    X(execvpe, RTLD_NEXT, int, (const char *, char *const[], char *const[]))                                   \
-    X(fexecve, RTLD_NEXT, int, (int, char *const[], char *const[]))                                            \
-    X(execveat, RTLD_NEXT, int, (int, const char *, char *const[], char *const[], int))                       \
-    X(setjmp, RTLD_NEXT, int, (struct __jmp_buf_tag *))                                                        \
-    X(_setjmp, RTLD_NEXT, int, (struct __jmp_buf_tag *))                                                       \
-    X(__sigsetjmp, RTLD_NEXT, int, (struct __jmp_buf_tag *, int))                                              \
-    X(longjmp, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                                 \
-    X(_longjmp, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                                \
-    X(siglongjmp, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                              \
-    X(__longjmp_chk, RTLD_NEXT, void, (struct __jmp_buf_tag *, int))                                           \
-    X(__gxx_personality_v0, RTLD_NEXT, _Unwind_Reason_Code,                                                    \
-      (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))   \
-    X(__gcc_personality_v0, RTLD_NEXT, _Unwind_Reason_Code,                                                    \
-      (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))   \
-    X(_Unwind_GetCFA, RTLD_DEFAULT, _Unwind_Word, (struct _Unwind_Context *))                                  \
-    X(vfork, RTLD_NEXT, pid_t, (void))                                                                         \
-    X(sigwait, RTLD_NEXT, int, (const sigset_t *, int *))                                                      \
-    X(sigwaitinfo, RTLD_NEXT, int, (const sigset_t *, siginfo_t *))                                            \
-    X(sigtimedwait, RTLD_NEXT, int, (const sigset_t *, siginfo_t *, const struct timespec *))                 \
-    X(signalfd, RTLD_NEXT, int, (int, const sigset_t *, int))
+/* X(name, handle, static, return type, parameters) */
+#define CG_REAL_TABLE(X)                                                                                       \
+    X(sigaction, RTLD_NEXT, OWN, int, (int, const struct sigaction *, struct sigaction *))                     \
+    X(signal, RTLD_NEXT, WRAP, sighandler_t, (int, sighandler_t))                                              \
+    X(pthread_create, RTLD_NEXT, OWN, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))   \
+    X(dlopen, RTLD_NEXT, NONE, void *, (const char *, int))                                                    \
+    X(dlclose, RTLD_NEXT, NONE, int, (void *))                                                                 \
+    X(execve, RTLD_NEXT, WRAP, int, (const char *, char *const[], char *const[]))                              \
+    X(execv, RTLD_NEXT, WRAP, int, (const char *, char *const[]))                                              \
+    X(execvp, RTLD_NEXT, WRAP, int, (const char *, char *const[]))                                             \
+    X(execvpe, RTLD_NEXT, WRAP, int, (const char *, char *const[], char *const[]))                             \
+    X(fexecve, RTLD_NEXT, WRAP, int, (int, char *const[], char *const[]))                                      \
+    X(execveat, RTLD_NEXT, WRAP, int, (int, const char *, char *const[], char *const[], int))                  \
+    X(setjmp, RTLD_NEXT, WRAP, int, (struct __jmp_buf_tag *))                                                  \
+    X(_setjmp, RTLD_NEXT, WRAP, int, (struct __jmp_buf_tag *))                                                 \
+    X(__sigsetjmp, RTLD_NEXT, WRAP, int, (struct __jmp_buf_tag *, int))                                        \
+    X(longjmp, RTLD_NEXT, WRAP, void, (struct __jmp_buf_tag *, int))                                           \
+    X(_longjmp, RTLD_NEXT, WRAP, void, (struct __jmp_buf_tag *, int))                                          \
+    X(siglongjmp, RTLD_NEXT, WRAP, void, (struct __jmp_buf_tag *, int))                                        \
+    X(__longjmp_chk, RTLD_NEXT, WRAP, void, (struct __jmp_buf_tag *, int))                                     \
+    X(__gxx_personality_v0, RTLD_NEXT, WRAP, _Unwind_Reason_Code,                                              \
+      (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))    \
+    X(__gcc_personality_v0, RTLD_NEXT, WRAP, _Unwind_Reason_Code,                                              \
+      (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))    \
+    X(_Unwind_GetCFA, RTLD_DEFAULT, WEAK, _Unwind_Word, (struct _Unwind_Context *))                            \
+    X(vfork, RTLD_NEXT, WRAP, pid_t, (void))                                                                   \
+    X(sigwait, RTLD_NEXT, WRAP, int, (const sigset_t *, int *))                                                \
+    X(sigwaitinfo, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *))                                      \
+    X(sigtimedwait, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *, const struct timespec *))            \
+    X(signalfd, RTLD_NEXT, WRAP, int, (int, const sigset_t *, int))
 
 struct cg_real {
-#define CG_REAL_FIELD(name, handle, ret, params) ret(*fn_##name) params;
+#define CG_REAL_FIELD(name, handle, kind, ret, params) ret(*fn_##name) params;
     CG_REAL_TABLE(CG_REAL_FIELD)
 #undef CG_REAL_FIELD
 };
@@ -73,7 +85,7 @@ void cg_real_resolve(void);
 
 /* cg_real_NAME(): the real function, looked up now if it is not yet known;
  * NULL when the process has none. */
-#define CG_REAL_GETTER(name, handle, ret, params)                                                             \
+#define CG_REAL_GETTER(name, handle, kind, ret, params)                                                             \
     static inline ret(*cg_real_##name(void)) params                                                           \
     {                                                                                                        \
         ret(*f) params = __atomic_load_n(&cg_real.fn_##name, __ATOMIC_ACQUIRE);                               \

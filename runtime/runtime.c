@@ -148,6 +148,9 @@ static void on_quick_exit(void);
  * hook may run inside the program's allocator or a signal handler. */
 __attribute__((constructor)) static void cg_constructor(void)
 {
+#if CG_STATIC
+    __asm__ volatile("" : : "r"(cg_static_note));
+#endif
     /* the real functions, here rather than at their first use, which may
      * be in a signal handler (a crash) */
     cg_real_resolve();

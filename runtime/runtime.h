@@ -3,10 +3,18 @@
 #ifndef CG_RUNTIME_H
 #define CG_RUNTIME_H
 
+#include "compiler.h"
+
 /* Initialises the runtime on first use (from the library constructor or the
  * first hook, whichever comes first). Returns 1 when ready; 0 while another
  * thread is initialising or when the runtime is off (secure-execution mode,
  * failed set-up), in which case hooks do nothing. */
 int cg_runtime_ready(void);
+
+#if CG_STATIC
+/* The static runtime's mark (static.c: an ELF note, declared here as its
+ * bytes), which the constructor refers to so that the linker keeps it. */
+extern const char cg_static_note[];
+#endif
 
 #endif

@@ -34,4 +34,8 @@ const struct cg_unwinder *cg_unwinder(void)
     }
     return s == 1 ? &u : NULL;
 }
+#else
+/* Without libunwind (-Dlibunwind=disabled, or the static runtime): nothing,
+ * but ISO C wants a translation unit to declare something. */
+typedef int cg_no_unwinder;
 #endif

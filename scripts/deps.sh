@@ -2,7 +2,7 @@
 # Debian packages cgprof needs to build and test that are not installed yet.
 # Needs root (or sudo) only when something is missing.
 
-CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev libunwind-dev libcmocka-dev valgrind clang libclang-rt-dev"
+CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libcmocka-dev valgrind clang libclang-rt-dev cmake"
 
 cgprof_install_deps() {
     local missing="" pkg

@@ -102,6 +102,14 @@ def make_man(options: List[Option], version: str) -> str:
               "written, exits with status 2 before the program starts; a program that cannot be started "
               "exits with a shell's status, 127 (not found) or 126 (not executable). "
               "A program that made no call to __cyg_profile_func_enter is reported as not instrumented."),
+        ".SS Static programs",
+        _roff("A static program has no dynamic linker to preload the runtime: it must have it linked in, "
+              "from libcgprof.a, with the flags of pkg-config --static --libs cgprof (they wrap "
+              "pthread_create, sigaction, the exec family, setjmp and longjmp with the linker's --wrap, and "
+              "may come anywhere on the command line). cgprof recognises such a program and runs it as it "
+              "is, the options reaching the runtime as the CGPROF_* variables, and reports as for any other. "
+              "A static program without the runtime is refused before it runs, with exit status 1 and the "
+              "command that links it."),
         ".SH OPTIONS",
         _roff("Every option of the runtime is also an environment variable: --name=VALUE sets CGPROF_NAME "
               "for the program (the option wins over the variable). The values are checked as the runtime "
@@ -133,6 +141,8 @@ def make_man(options: List[Option], version: str) -> str:
         ".nf",
         _roff("gcc -O2 $(pkg-config --cflags cgprof) -o myprog myprog.c\n"
               "cgprof ./myprog args\n"
+              "gcc -static -O2 $(pkg-config --cflags cgprof) -o mystatic myprog.c $(pkg-config --static --libs cgprof)\n"
+              "cgprof ./mystatic args\n"
               "cgprof --time=sample --out=/tmp/prof.%p -- ./myprog\n"
               "kcachegrind callgrind.out.<pid>"),
         ".fi",

@@ -84,6 +84,11 @@ def help_text():
              "functions with the most inclusive time, summed over the threads. The program's stdout is left",
              "alone; its exit status is cgprof's (killed by a signal: cgprof dies of the same signal).",
              "",
+             "A static PROGRAM cannot be preloaded: it must have the runtime linked in, from libcgprof.a",
+             "(gcc -static ... $(pkg-config --static --libs cgprof)); cgprof runs it as it is, the options",
+             "reaching it as the CGPROF_* variables. One without it is refused (exit status 1), saying how",
+             "to link it.",
+             "",
              "Runtime options: each sets the environment variable named, for the program only (and wins",
              "over that variable). A value the runtime would refuse is an error (exit status 2).", ""]
     wrap = textwrap.TextWrapper(width=100, initial_indent="      ", subsequent_indent="      ")
@@ -285,26 +290,104 @@ def elf_calls_hooks(path, env=None):
 
 
 def runtime_loads_in(path):
-    """False if the runtime cannot be loaded into the program at path: a
-    static ELF executable (no PT_INTERP: nothing reads LD_PRELOAD) or one
-    that runs set-user-ID or set-group-ID to someone else (the dynamic
-    linker ignores LD_PRELOAD's paths then). True otherwise, and when it
-    cannot be told (a script: its interpreter loads it)."""
+    """False if the runtime cannot be in the program at path: a static ELF
+    executable without the runtime linked in (nothing reads LD_PRELOAD in
+    a static program) or one that runs set-user-ID or set-group-ID to
+    someone else (the dynamic linker ignores LD_PRELOAD's paths then). True
+    otherwise, and when it cannot be told (a script: its interpreter loads
+    it)."""
     try:
         st = os.stat(path)
         if (st.st_mode & 0o4000 and st.st_uid != os.geteuid()) or (st.st_mode & 0o2000 and st.st_gid != os.getegid()):
             return False
+    except OSError:
+        return True
+    prog = program_elf(path)
+    return prog is None or not prog.static or prog.runtime is not None
+
+
+# ---- programs with the runtime linked in, static programs -----------------------
+# A static program has no dynamic linker, so LD_PRELOAD means nothing to it:
+# the runtime must be linked in, from libcgprof.a (README "Static
+# programs"), which marks the program with an ELF note (runtime/static.c)
+# that strip keeps. A dynamic program may have it linked in too (libcgprof.a
+# in a dynamic link): preloading libcgprof.so beside it would start a
+# second runtime, which would take the dump signal from the first.
+
+class ProgramELF:
+    def __init__(self, static, runtime, hooks):
+        self.static = static     # no PT_INTERP: no dynamic linker runs in it
+        self.runtime = runtime   # the version of the runtime linked in, or None
+        self.hooks = hooks       # static: __cyg_profile_func_enter in .symtab: True, False, None (stripped)
+
+
+def _notes(data, off, size):
+    """(name, type, desc) of the ELF notes in data[off:off + size]."""
+    end = off + size
+    while off + 12 <= end:
+        namesz, descsz, ntype = struct.unpack_from("<III", data, off)
+        name = data[off + 12:off + 12 + namesz].rstrip(b"\0")
+        desc_off = off + 12 + ((namesz + 3) & ~3)
+        yield name, ntype, data[desc_off:desc_off + descsz]
+        off = desc_off + ((descsz + 3) & ~3)
+
+
+def program_elf(path):
+    """A ProgramELF if path is an ELF64 little-endian executable, else None
+    (not ELF, unreadable)."""
+    try:
         with open(path, "rb") as f:
-            head = f.read(64)
-            if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-                return True
-            phoff, = struct.unpack_from("<Q", head, 0x20)
-            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
-        return any(struct.unpack_from("<I", table, k * phentsize)[0] == 3 for k in range(phnum))  # PT_INTERP
-    except (OSError, struct.error, ValueError, OverflowError):
-        return True   # not an ELF file this can read: exec() will say
+            data = f.read()
+        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+            return None
+        phoff, = struct.unpack_from("<Q", data, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+        phdrs = [struct.unpack_from("<IIQQQQQQ", data, phoff + k * phentsize) for k in range(phnum)]
+        static = not any(ph[0] == 3 for ph in phdrs)   # PT_INTERP: the dynamic linker runs
+        runtime = None
+        for ph in phdrs:
+            if ph[0] == 4:   # PT_NOTE
+                for name, ntype, desc in _notes(data, ph[2], ph[5]):
+                    if name == b"cgprof" and ntype == 1:
+                        runtime = desc.rstrip(b"\0").decode("ascii", "replace")
+        hooks = None
+        if static and runtime is None:
+            shoff, = struct.unpack_from("<Q", data, 0x28)
+            shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+            for k in range(shnum if shoff else 0):
+                _n, stype, _f, _a, off, size, link, _i, _al, entsize = struct.unpack_from("<IIQQQQIIQQ", data,
+                                                                                       shoff + k * shentsize)
+                if stype == 2 and entsize:   # SHT_SYMTAB
+                    strtab = struct.unpack_from("<Q", data, shoff + link * shentsize + 0x18)[0]
+                    want = b"__cyg_profile_func_enter\0"
+                    hooks = False
+                    for j in range(size // entsize):
+                        st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + j * entsize)
+                        if shndx != 0 and data.startswith(want, strtab + st_name):
+                            hooks = True
+                            break
+        return ProgramELF(static, runtime, hooks)
+    except (OSError, struct.error, IndexError, ValueError, OverflowError):
+        return None   # not an ELF file this can read: exec() will say
+
+
+def static_refusal(program, static):
+    """The lines that say why a static program without the runtime is
+    refused, and how to link the runtime into it."""
+    first = ("%s is a static program: the runtime cannot be preloaded into it (no dynamic linker runs in it to "
+             "read LD_PRELOAD), and none is linked in" % program)
+    if static.hooks:
+        first += ": its __cyg_profile_func_enter is the C library's, which does nothing."
+    elif static.hooks is False:
+        first += "; it is not instrumented either (no __cyg_profile_func_enter)."
+    else:
+        first += "."
+    build = ("Build it with %s and link" % INSTRUMENT_FLAGS) if static.hooks is False else "Link"
+    return [first,
+            "%s the runtime into it, from libcgprof.a, with pkg-config's static flags (anywhere on the "
+            "command line), e.g." % build,
+            "  gcc -static -O2 $(pkg-config --cflags cgprof) -o prog prog.c $(pkg-config --static --libs cgprof)",
+            "and run it as before, with cgprof or alone (the options are then the CGPROF_* variables)."]
 
 
 def which(program, env):
@@ -515,22 +598,40 @@ def _main(argv, original_mask):
     if args.action == "version":
         sys.stdout.write("cgprof %s\n" % VERSION)
         return 0
+    # A static program runs the runtime linked into it, or cannot be
+    # profiled: refused before it runs, for nothing, saying how to link it.
+    prog = program_elf(which(args.command[0], os.environ))
+    static = prog if prog is not None and prog.static else None
+    linked = prog is not None and prog.runtime is not None
+    if static is not None and static.runtime is None:
+        program, = shown([args.command[0]])
+        say("\n".join(static_refusal(program, static)))
+        return 1
     try:
         lib = find_runtime(args.lib)
     except UsageError as e:
         say(str(e))
         return 2
-    if lib is None:
+    if lib is None and not linked:
         say("cannot find %s (installed: %s; build tree: %s); give it with --lib=PATH" %
             ((RUNTIME,) + tuple(os.path.normpath(c) for c in runtime_candidates())))
         return 1
-    if re.search(r"[\s:]", lib):
-        say("%s: the dynamic linker cannot preload a path with a space or a colon in it" % quoted(lib)[0])
-        return 1
+    if lib and re.search(r"[\s:]", lib):
+        if not linked:
+            say("%s: the dynamic linker cannot preload a path with a space or a colon in it" % quoted(lib)[0])
+            return 1
+        lib = None
 
     env = dict(os.environ)
     env.update(args.settings)
-    env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    # Preloaded into a static program too: it reads nothing of it, but the
+    # dynamic programs it starts are profiled, as a dynamic one's are. Not
+    # into a dynamic program that has the runtime linked in: two runtimes.
+    if lib and (static is not None or not linked):
+        env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    if linked and prog.runtime != VERSION and not args.quiet:
+        say("note: %s has the runtime of cgprof %s linked in, and this is cgprof %s: the options were checked "
+            "against %s's rules" % (shown([args.command[0]])[0], shown([prog.runtime])[0], VERSION, VERSION))
     if not args.quiet:
         # the summary says it, once, for all the files
         env.setdefault("CGPROF_REPAIR_WARNING", "0")

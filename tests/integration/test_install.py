@@ -1,7 +1,19 @@
-"""meson install, staged in a temporary directory (--destdir): what a user of
-the installed cgprof gets. A program built with `pkg-config --cflags --libs
-cgprof` (and a meson project with dependency('cgprof')) is profiled with the
-runtime linked, no LD_PRELOAD; the installed launcher runs an example."""
+"""meson install: what a user of the installed cgprof gets.
+
+Staged in a temporary directory (--destdir, class Installed): a program
+built with `pkg-config --cflags --libs cgprof` (the flags before or after
+the source, gcc and clang, with and without an explicit --as-needed), the
+README's Make and CMake lines and a meson project with dependency('cgprof')
+are profiled with the runtime linked, no LD_PRELOAD; the installed launcher
+runs an example.
+
+Into a real prefix (class ReadmeInstall): the README's "Install and
+pkg-config" section, its shell blocks run as written in a scratch copy of
+the source tree, the prefix a scratch directory: meson setup and install
+(which must build nothing of the test suite, and say what PKG_CONFIG_PATH
+to set), pkg-config, a program linked and run (found through the rpath,
+no LD_LIBRARY_PATH), the launcher, a static program; then their profiles,
+with the counts the example makes."""
 
 import glob
 import os
@@ -15,6 +27,25 @@ import unittest
 import cgtest
 from cgproflib import reader
 from cgtest import example, prog
+from test_guide import copy_tree, sh_blocks
+
+with open(os.path.join(cgtest.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+    README = f.read()
+with open(os.environ.get("CGPROF_EXPECTED", os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json"))) as f:
+    import json
+    EXPECTED = json.load(f)
+
+
+def readme_section(title):
+    m = re.search(r"^## %s\n(.*?)(?=^## )" % re.escape(title), README, re.M | re.S)
+    if not m:
+        raise AssertionError("README has no section '## %s'" % title)
+    return m.group(1)
+
+
+def readme_blocks(language):
+    """The ```language blocks of the README's install section."""
+    return re.findall(r"^```%s\n(.*?)^```$" % language, readme_section("Install and pkg-config"), re.M | re.S)
 
 # main -> work 1, work -> leaf 7 (one call site per iteration), main -> leaf 1
 LINKED_C = r"""
@@ -154,9 +185,11 @@ class Installed(unittest.TestCase):
 
     def test_pkg_config_flags(self):
         cflags = self.pkg_config("--cflags")
-        for flag in ("-finstrument-functions", "-g", "-fno-omit-frame-pointer",
-                     "-finstrument-functions-exclude-file-list=/usr/include"):
-            self.assertIn(flag, cflags)
+        self.assertEqual([f for f in cflags if not f.startswith("-I")],
+                         ["-finstrument-functions", "-g", "-fno-omit-frame-pointer"])
+        # gcc's own, which clang refuses: a variable of its own
+        self.assertEqual(self.pkg_config("--variable=gcc_cflags"),
+                         ["-finstrument-functions-exclude-file-list=/usr/include"])
         includes = [f[2:] for f in cflags if f.startswith("-I")]
         if includes:   # pkg-config leaves out -I/usr/include
             self.assertTrue(any(os.path.isfile(os.path.join(d, "cgprof.h")) for d in includes), cflags)
@@ -219,6 +252,62 @@ class Installed(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout[-3000:])
         self.check_linked_profile(os.path.join(b, "linked"))
 
+    def build_linked(self, compiler, flags_first, as_needed):
+        src = os.path.join(self.dir, "linked.c")
+        with open(src, "w") as f:
+            f.write(LINKED_C)
+        exe = os.path.join(self.dir, "linked-%s-%s-%s" % (compiler, flags_first, as_needed))
+        flags = self.pkg_config("--cflags", "--libs")
+        extra = ["-Wl,--as-needed"] if as_needed else []
+        cmd = [compiler, "-O0", "-fno-inline"] + extra
+        cmd += (flags + [src] if flags_first else [src] + flags) + ["-o", exe]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, " ".join(cmd) + "\n" + p.stderr)
+        return exe
+
+    def test_link_order_and_compilers(self):
+        """The flags before the source or after it, gcc and clang, Debian's
+        default --as-needed and an explicit one: the runtime is linked, and
+        the program profiles itself."""
+        compilers = ["gcc"] + (["clang"] if shutil.which("clang") else [])
+        for compiler in compilers:
+            for flags_first in (True, False):
+                for as_needed in (False, True):
+                    with self.subTest(compiler=compiler, flags_first=flags_first, as_needed=as_needed):
+                        for f in glob.glob(os.path.join(self.dir, "callgrind.*")):
+                            os.unlink(f)
+                        self.check_linked_profile(self.build_linked(compiler, flags_first, as_needed))
+        if "clang" not in compilers:
+            self.fail("clang is not installed (scripts/deps.sh installs it): pkg-config's flags must suit it")
+
+    def test_readme_make_lines(self):
+        (block,) = readme_blocks("make")
+        with open(os.path.join(self.dir, "myprog.c"), "w") as f:
+            f.write(LINKED_C)
+        with open(os.path.join(self.dir, "Makefile"), "w") as f:
+            f.write("CFLAGS = -O0 -fno-inline\n" + block)
+        p = subprocess.run(["make", "myprog"], cwd=self.dir, capture_output=True, text=True, env=self.pc_env,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.check_linked_profile(os.path.join(self.dir, "myprog"))
+
+    def test_readme_cmake_lines(self):
+        if not shutil.which("cmake"):
+            self.skipTest("cmake is not installed (scripts/deps.sh installs it)")
+        (block,) = readme_blocks("cmake")
+        proj = os.path.join(self.dir, "proj")
+        os.mkdir(proj)
+        with open(os.path.join(proj, "myprog.c"), "w") as f:
+            f.write(LINKED_C)
+        with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+            f.write("cmake_minimum_required(VERSION 3.13)\nproject(uses_cgprof C)\n"
+                    "set(CMAKE_C_FLAGS \"-O0 -fno-inline\")\nadd_executable(myprog myprog.c)\n" + block)
+        b = os.path.join(self.dir, "b")
+        for cmd in (["cmake", "-S", proj, "-B", b], ["cmake", "--build", b]):
+            p = subprocess.run(cmd, capture_output=True, text=True, env=self.pc_env, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.check_linked_profile(os.path.join(b, "myprog"))
+
     def launch(self, args):
         return subprocess.run([os.path.join(self.bindir, "cgprof")] + args, cwd=self.dir, env=clean_env(),
                               capture_output=True, text=True, timeout=300)
@@ -245,6 +334,127 @@ class Installed(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn('--time="sometimes": it is not one of the accepted values; accepted: exact|sample', p.stderr)
         self.assertEqual(glob.glob(os.path.join(self.dir, "callgrind.out.*")), before)   # not run
+
+
+def post_install():
+    """scripts/post-install as a module (its name has no .py)."""
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(cgtest.SOURCE_DIR, "scripts", "post-install")
+    loader = importlib.machinery.SourceFileLoader("post_install", path)
+    spec = importlib.util.spec_from_loader("post_install", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class PostInstall(unittest.TestCase):
+    """What the install does and says, for the directories it cannot be
+    tried in (the system's): ldconfig run as root into a directory the
+    dynamic linker searches, said to run otherwise; /etc/ld.so.conf read
+    with its include lines."""
+
+    def setUp(self):
+        self.m = post_install()
+        self.dir = tempfile.mkdtemp(prefix="cgprof-postinst-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+
+    def test_ld_so_conf_includes(self):
+        conf = os.path.join(self.dir, "ld.so.conf")
+        os.mkdir(os.path.join(self.dir, "ld.so.conf.d"))
+        with open(conf, "w") as f:
+            f.write("# comment\n/opt/a/lib\ninclude ld.so.conf.d/*.conf\n")
+        with open(os.path.join(self.dir, "ld.so.conf.d", "x.conf"), "w") as f:
+            f.write("/usr/local/lib/  # trailing\ninclude %s\n" % conf)   # a loop, followed once
+        self.assertEqual(self.m.ld_so_conf_dirs(conf), ["/opt/a/lib", "/usr/local/lib"])
+
+    def test_usr_local_as_root_and_not(self):
+        pc_dirs = ["/usr/local/lib/pkgconfig"]
+        self.assertEqual(self.m.messages("/usr/local/lib", ["/usr/local/lib"], pc_dirs, True, "/sbin/ldconfig"),
+                         [("cgprof: ran ldconfig: programs linked with -lcgprof find /usr/local/lib/libcgprof.so",
+                           ["/sbin/ldconfig"])])
+        self.assertEqual(self.m.messages("/usr/local/lib", ["/usr/local/lib"], pc_dirs, False, "/sbin/ldconfig"),
+                         [("cgprof: run ldconfig as root (sudo ldconfig): until then, a program linked with "
+                           "-lcgprof without pkg-config's flags does not find /usr/local/lib/libcgprof.so", None)])
+
+    def test_other_prefix(self):
+        self.assertEqual(self.m.messages("/opt/cg/lib", ["/usr/local/lib"], ["/usr/lib/pkgconfig"], True, "ldconfig"),
+                         [("cgprof: /opt/cg/lib is not a directory the dynamic linker searches: programs linked with "
+                           "$(pkg-config --libs cgprof) find libcgprof.so through the rpath it gives; others need "
+                           "LD_LIBRARY_PATH=/opt/cg/lib", None),
+                          ("cgprof: pkg-config does not look in /opt/cg/lib/pkgconfig: "
+                           "export PKG_CONFIG_PATH=/opt/cg/lib/pkgconfig", None)])
+
+
+PREFIX_LINE = "prefix=/usr/local"
+
+
+class ReadmeInstall(unittest.TestCase):
+    """The README's install section run as written (its ```sh blocks, in
+    order, in one bash session at the root of a scratch copy of the source
+    tree), but for the prefix: a scratch directory, which neither the
+    dynamic linker nor pkg-config searches."""
+
+    def test_install_section_runs_as_written(self):
+        section = readme_section("Install and pkg-config")
+        blocks = [code for _, code in sh_blocks(section)]
+        self.assertGreaterEqual(len(blocks), 3, "the install section's blocks: install, use, static")
+        self.assertEqual(blocks[0].splitlines().count(PREFIX_LINE), 1,
+                         "the install block must set the prefix with a line %r" % PREFIX_LINE)
+        for code in blocks:
+            self.assertNotRegex(code, r"&&|\|\|", "a command whose failure set -e would miss")
+        top = tempfile.mkdtemp(prefix="cgprof-readme-install-")
+        self.addCleanup(shutil.rmtree, top, ignore_errors=True)
+        src, prefix, home = (os.path.join(top, d) for d in ("src", "prefix", "home"))
+        copy_tree(src)
+        os.makedirs(home)
+        blocks[0] = blocks[0].replace(PREFIX_LINE, "prefix=" + prefix)
+        script = "set -e -o pipefail\n" + "".join(
+            "echo '@@block %d@@'; echo '@@block %d@@' >&2\n%s\n" % (k, k, code) for k, code in enumerate(blocks))
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("CGPROF_", "MESON", "PKG_CONFIG"))
+               and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH")}
+        env.update(HOME=home, LC_ALL="C.UTF-8")
+        p = subprocess.run(["bash", "-c", script], cwd=src, env=env, capture_output=True, text=True, timeout=540)
+        self.assertEqual(p.returncode, 0, "the README's install section failed; its output:\n%s\n-- stderr:\n%s"
+                         % (p.stdout[-4000:], p.stderr[-4000:]))
+        libdir = os.path.join(prefix, "lib")
+
+        # setup said what the system does not know (install says it on the
+        # terminal, which this test has not: PostInstall checks its lines)
+        self.assertRegex(p.stdout, r"\n  Install\n    ldconfig       : not needed: %s is not searched by the dynamic "
+                         r"linker; pkg-config's -lcgprof comes with an rpath\n    PKG_CONFIG_PATH: export "
+                         r"PKG_CONFIG_PATH=%s/pkgconfig\n" % (re.escape(libdir), re.escape(libdir)))
+        # and built nothing of the test suite
+        build = os.path.join(src, "build-install")
+        self.assertTrue(os.path.isfile(os.path.join(build, "runtime", "libcgprof.so")))
+        built_tests = [os.path.relpath(os.path.join(d, f), build)
+                       for d, _, files in os.walk(os.path.join(build, "tests")) for f in files
+                       if os.access(os.path.join(d, f), os.X_OK) or f.endswith((".so", ".o", ".a"))]
+        self.assertEqual(built_tests, [], "meson install built the test suite")
+        for f in ("libcgprof.so", "libcgprof.a", "pkgconfig/cgprof.pc"):
+            self.assertTrue(os.path.isfile(os.path.join(libdir, f)), f)
+
+        # the linked program: libcgprof.so needed, found through the rpath
+        dyn = subprocess.run(["readelf", "-dW", os.path.join(src, "basic")], capture_output=True, text=True,
+                             check=True).stdout
+        self.assertRegex(dyn, r"\(NEEDED\).*\[libcgprof\.so\]")
+        self.assertRegex(dyn, r"\(RUNPATH\).*\[%s\]" % re.escape(libdir))
+
+        # three runs of examples/basic, each its profile with the counts it makes:
+        # ./basic, cgprof ./basic, cgprof ./basic-static
+        files = sorted(glob.glob(os.path.join(src, "callgrind.out.*")), key=os.path.getmtime)
+        self.assertEqual(len(files), 3, files)
+        expected = EXPECTED["basic"]
+        for path in files:
+            prof = reader.load(path, strict=True)
+            self.assertEqual(prof.violations, [], path)
+            counts = cgtest.merged_counts([prof])
+            for fn, n in expected["functions"].items():
+                self.assertEqual(cgtest.incoming(counts, fn), n, (path, fn))
+        self.assertIn("basic-static", reader.load(files[2]).cmd)
+        self.assertRegex(p.stderr, r"\ncgprof: +[0-9.]+ +[0-9.]+ +[0-9.]+ +%d  fib  \[basic\.c\]\n"
+                         % expected["functions"]["fib"])
 
 
 if __name__ == "__main__":
