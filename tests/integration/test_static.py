@@ -254,6 +254,7 @@ class Static(ProfileAssertions):
             time.sleep(0.02)
         self.assertTrue(status, "the static program's runtime started no service")
         pid = int(os.path.basename(status[0]).split(".")[0])
+        self.addCleanup(lambda: p.poll() is None and os.kill(pid, signal.SIGKILL))   # the program, not only cgprof
         os.kill(pid, signal.SIGUSR1)
         end = time.monotonic() + 30
         while time.monotonic() < end and not glob.glob(os.path.join(d, "callgrind.out.%d.1-*" % pid)):
@@ -261,6 +262,20 @@ class Static(ProfileAssertions):
         parts = glob.glob(os.path.join(d, "callgrind.out.%d.1-*" % pid))
         self.assertTrue(parts, "no part written on SIGUSR1")
         self.assertEqual(reader.load(sorted(parts)[0], strict=True).desc_value("Trigger"), "Signal SIGUSR1")
+        # cgprof-control finds the static program (no libcgprof.so in its
+        # maps: the note of the runtime linked in), by pid, by name and
+        # among all, and its questions are answered
+        control = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
+        for target in ([str(pid)], ["server"], []):
+            c = subprocess.run([control, "-d", "static"] + target, env=env, capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(c.returncode, 0, (target, c.stderr))
+            self.assertIn("callgrind.out.%d." % pid, c.stdout)
+        c = subprocess.run([control, "-b", str(pid)], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertIn("main", c.stdout)
+        c = subprocess.run([control], env=env, capture_output=True, text=True, timeout=120)
+        self.assertRegex(c.stdout, r"\n%d +\d+ +4 " % pid)   # the listing: 4 parts so far
         os.kill(pid, signal.SIGTERM)
         p.communicate(timeout=60)
 
