@@ -144,7 +144,7 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
         c->selfs[i].cost = 0;
     for (uint32_t i = 0; i < c->depth; i++)
         c->frames[i].t_enter = c->frames[i].t_last = now;
-    c->lost = c->unmatched_exits = c->left = c->jumped = 0;
+    c->lost = c->unmatched_exits = c->left = c->jumped = c->unplaced = 0;
 }
 
 /* inlined: fn's frame is inlined into another function, in whose code addr
@@ -488,6 +488,51 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
     return 0;
 }
 
+static uint32_t self_lookup(const struct cg_costs *c, uintptr_t fn, uintptr_t addr)
+{
+    for (uint32_t i = (uint32_t)self_hash(fn, addr);; i++) {
+        uint32_t slot = c->self_index[i & c->self_mask];
+        if (slot == 0 || (c->selfs[slot].addr == addr && c->selfs[slot].fn == fn))
+            return slot;
+    }
+}
+
+int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
+{
+    if (c->depth == 0)
+        return -1;
+    struct cg_frame *top = &c->frames[c->depth - 1];
+    if (top->skip)
+        return -1; /* its code's time is its caller's, at the call site */
+    uint32_t e = self_lookup(c, top->fn, pc);
+    if (e == CG_SINK) {
+        /* Bounded: the entries stay until the thread ends (a dump reads
+         * them by index), and a thread that runs through much code must
+         * not grow its tables by a sample's worth each time. */
+        if (c->sample_pcs >= CG_SAMPLE_PCS) {
+            c->unplaced++;
+            return -1;
+        }
+        int saved = errno;
+        /* a frame inlined into another runs in its host's code, as its
+         * call sites are */
+        e = self_find(c, top->fn, pc, top_inlined(c));
+        errno = saved;
+        if (e == CG_SINK) { /* no memory: counted in lost too */
+            c->unplaced++;
+            return -1;
+        }
+        c->sample_pcs++;
+    }
+    /* The segment's start first, then the cost: a dump of this thread from
+     * another one reads the self costs before the frames (cg_costs_totals),
+     * so it may miss the period (the next reading makes it up) but never
+     * counts it twice, in the entry and in the open segment. */
+    __atomic_store_n(&top->t_last, top->t_last + period, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->selfs[e].cost, c->selfs[e].cost + period, __ATOMIC_RELEASE);
+    return 0;
+}
+
 /* The reads of a running thread's tables that its owner writes with plain
  * stores (the hot path has no atomics but for the depth, the counts and
  * their times): self costs, runs and the fields of frames. A value read
@@ -575,6 +620,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->unmatched_exits = c->unmatched_exits;
     t->left = c->left;
     t->jumped = c->jumped;
+    t->unplaced = c->unplaced;
     return 0;
 }
 
@@ -637,6 +683,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         cur->unmatched_exits - (base && base->unmatched_exits <= cur->unmatched_exits ? base->unmatched_exits : 0);
     out->left = cur->left - (base && base->left <= cur->left ? base->left : 0);
     out->jumped = cur->jumped - (base && base->jumped <= cur->jumped ? base->jumped : 0);
+    out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
     return 0;
 }
 
@@ -653,6 +700,7 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->unmatched_exits = src->unmatched_exits;
     dst->left = src->left;
     dst->jumped = src->jumped;
+    dst->unplaced = src->unplaced;
     return 0;
 }
 
@@ -694,6 +742,7 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
                              (since->unmatched_exits <= now->unmatched_exits ? since->unmatched_exits : now->unmatched_exits);
     base->left += now->left - (since->left <= now->left ? since->left : now->left);
     base->jumped += now->jumped - (since->jumped <= now->jumped ? since->jumped : now->jumped);
+    base->unplaced += now->unplaced - (since->unplaced <= now->unplaced ? since->unplaced : now->unplaced);
     return 0;
 }
 
@@ -761,6 +810,7 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->unmatched_exits += part->unmatched_exits;
     s->left += part->left;
     s->jumped += part->jumped;
+    s->unplaced += part->unplaced;
     s->continued = 0;
     for (size_t i = 0; i < s->narcs; i++)
         s->continued += s->arcs[i].count == 0;

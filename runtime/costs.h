@@ -154,6 +154,12 @@ struct cg_costs {
     /* Enters beyond a shadow stack that could not grow; their exits are
      * dropped in turn. */
     uint64_t overflow;
+    /* Sampled time placed at the interrupted instruction (cg_costs_sample_
+     * at): the self entries the sampler made so (at most CG_SAMPLE_PCS),
+     * and the samples that found no room and stayed at the frame's
+     * position. */
+    uint32_t sample_pcs;
+    uint64_t unplaced;
     /* The thread's virtual clock in sampled mode (advanced by its timer's
      * signal), NULL when time is read from the clock. */
     const volatile uint64_t *vclock;
@@ -192,6 +198,21 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now);
 #define CG_SAMPLE_DEPTH 8
 int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *sites, unsigned n, uintptr_t pc,
                     uint64_t period, int new_visit, uint32_t *last, unsigned *nlast);
+
+/* A sample that finds the thread in the top frame's own code (its
+ * function's, a part or clone of it, or, for a frame inlined into another,
+ * its host's), interrupted at pc: period ns of self time at (top frame's
+ * function, pc), where its line is, rather than at the position the frame
+ * runs from (its entry, or the return address of its last call). The
+ * frame's running segment starts period later: that time is charged.
+ * Returns 0, or -1 when nothing is charged and the time stays at the
+ * frame's position: a call left out (its time is its caller's, at the call
+ * site), or a new address when the sampler has made CG_SAMPLE_PCS entries
+ * on this thread, or no memory (counted in `unplaced`). The caller holds
+ * the thread's guard; no malloc, no lock (self entries grow by mmap, as the
+ * hooks' do). */
+#define CG_SAMPLE_PCS 16384
+int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period);
 
 /* Slow paths of the hooks, out of line. */
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, int inlined,
@@ -450,6 +471,7 @@ struct cg_snapshot {
     struct cg_snap_self *selfs;
     size_t nselfs;
     uint64_t lost, unmatched_exits, left, jumped;
+    uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
     uint32_t depth;     /* frames still running when it was taken */
     uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
 };
@@ -476,7 +498,7 @@ struct cg_totals {
     uint64_t *cost;                /* per self index */
     uint32_t nselfs;
     uint32_t depth;                /* calls in progress at the reading */
-    uint64_t lost, unmatched_exits, left, jumped;
+    uint64_t lost, unmatched_exits, left, jumped, unplaced;
 };
 
 /* Reads the totals of `c` at `now` into *t (its arrays are reallocated to

@@ -131,6 +131,11 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
         snprintf(extra[nd++], sizeof extra[0],
                  "Lost: %llu calls not recorded (out of memory, or signal handlers nested too deep)",
                  (unsigned long long)s->lost);
+    if (s->unplaced)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Samples not at their line: %llu (the table of sampled addresses, %u a thread, was full: "
+                 "charged at the frame's entry or last call site)",
+                 (unsigned long long)s->unplaced, (unsigned)CG_SAMPLE_PCS);
     if (d->paused)
         snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
     return nd;
@@ -253,8 +258,8 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
     const char *filter_desc[2];
     int nfilter = cg_filter_desc(session, filter_desc, 2);
     if (cg_symtab_build(session, &snap, &symtab, &storage) == 0) {
-        char extra[10][160];
-        const char *desc[13];
+        char extra[11][160];
+        const char *desc[14];
         int nd = desc_lines(d, name, &snap, extra);
         for (int i = 0; i < nd; i++)
             desc[i] = extra[i];

@@ -6,6 +6,10 @@
  * segment of the top frame that is running and inclusive time to every
  * frame on the stack; costs add up exactly as in exact mode.
  *
+ * A sample in the top frame's own code is charged where it landed, at the
+ * interrupted instruction (cg_costs_sample_at), so that the line view
+ * shows the line that ran, not the frame's entry or last call site.
+ *
  * A sample that lands in code that is not instrumented (libc, a system
  * library) is walked with libunwind from the interrupted address up to the
  * top frame's function: the time goes to those functions, shown as called
@@ -75,8 +79,18 @@ static void load_unwinder(void)
  * function of its own for the unwinder. Returns the number of
  * uninstrumented frames in between (fns[0] outermost), or 0 when the
  * sample is in the top frame's own code, in a hook, or cannot be walked
- * within CG_SAMPLE_DEPTH frames. */
-static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
+ * within CG_SAMPLE_DEPTH frames.
+ *
+ * *own is set when the interrupted code is the top frame's own, with *pc
+ * the interrupted address: the machine function it is in is the one that
+ * called the top frame's enter hook (top_code, its return address: the
+ * clone's for a clone, the host's for an inlined frame), or starts at the
+ * top frame's function (top_fn: the hook's place not known). Not a cold
+ * part (fn.cold holds no enter hook): its time stays at the frame's
+ * position, as does a sample in a frame the stack pointers alone would
+ * call the top frame's (a frame left by a longjmp not seen yet). */
+static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
+                     uintptr_t *sites, uintptr_t *pc, int *own)
 {
     const struct cg_unwinder *u = unwinder;
     if (!u)
@@ -98,6 +112,10 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *site
         if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
             return 0;
         if (cfa > top_sp) {
+            if (n == 0 && (pi.start_ip == top_fn || (top_code > pi.start_ip && top_code <= pi.end_ip))) {
+                *own = 1;
+                *pc = ip;
+            }
             top_ip = ip;
             break;
         }
@@ -124,9 +142,10 @@ static void load_unwinder(void)
 {
 }
 
-static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t *fns, uintptr_t *sites, uintptr_t *pc)
+static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
+                     uintptr_t *sites, uintptr_t *pc, int *own)
 {
-    (void)uc, (void)top_sp, (void)fns, (void)sites, (void)pc;
+    (void)uc, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own;
     return 0;
 }
 #endif
@@ -155,10 +174,13 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
     cg_signal_fence();
     struct cg_frame *top = &t->costs.frames[t->costs.depth - 1];
     uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
-    unsigned n = walk(uc, top->sp, fns, sites, &pc);
+    int own = 0;
+    unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own);
     t->vclock += p;
-    if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
-                             &t->sample_nlast) == 0)
+    if (own)
+        cg_costs_sample_at(&t->costs, pc, p); /* or left to the hooks, at the frame's position */
+    else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
+                                  &t->sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
     t->sample_hooks = t->nhooks;
     cg_guard_release(t);

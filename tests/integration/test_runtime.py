@@ -883,5 +883,64 @@ class Sampled(ProfileAssertions):
                 self.assertEqual(p.call_counts()[("main", "small")], 100000)
 
 
+class SampledLines(ProfileAssertions):
+    """CGPROF_TIME=sample places a sample's self time at the instruction it
+    interrupted, and so at its line: a loop that makes no call shows its
+    time on the loop's lines, not on the function's opening line (the only
+    position such a function had), and a loop after a call not on the
+    call's line. tests/progs/sampled_lines, built by gcc and clang, at -O0
+    and -O2."""
+
+    SOURCE = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "sampled_lines.c")
+    MS = 400       # CPU time each function burns
+    HZ = 1000      # a period of 1 ms: each function's self time is MS periods
+    PERIOD = 1000000
+
+    def marked(self, what, fn):
+        """The source lines whose comment ends in "what: fn"."""
+        with open(self.SOURCE) as f:
+            return {i for i, l in enumerate(f, start=1) if l.rstrip().endswith("/* %s: %s */" % (what, fn))}
+
+    def test_self_time_on_the_loop_lines(self):
+        for build in ("sampled_lines", "sampled_lines-O2", "sampled_lines-clang", "sampled_lines-clang-O2"):
+            with self.subTest(build=build):
+                self.check(built(self, build))
+
+    def check(self, path):
+        run = run_preloaded(self, [path, str(self.MS), "200000"],
+                            env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": str(self.HZ)})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        (p,) = run.profiles()
+        self.assert_valid(p)
+        self.assert_annotate_accepts(run.files[0], ["loop_only", "after_call"])
+        self.assertIsNone(p.desc_value("Samples not at their line"))
+        for fn in ("loop_only", "after_call"):
+            loop = self.marked("loop", fn)
+            others = self.marked("entry", fn) | self.marked("call", fn)
+            self.assertEqual(len(loop), 5)
+            (f,) = p.functions_named(fn)
+            by_line = {}
+            for c in f.cost_lines:
+                if os.path.basename(c.file) == "sampled_lines.c":
+                    by_line[c.line] = by_line.get(c.line, 0) + c.costs[0]
+            total = f.self_costs(1)[0]
+            self.assertEqual(sum(by_line.values()), total, (fn, by_line))
+            # enough samples to judge: CGPROF_SAMPLE_HZ periods a second of
+            # the MS ms of CPU time the function burned (whole periods, in
+            # as many signals as the kernel's tick allows: 100 at least)
+            self.assertGreaterEqual(total, self.MS // 2 * self.PERIOD, (fn, by_line))
+            self.assertEqual(total % self.PERIOD, 0)
+            on_loop = sum(v for l, v in by_line.items() if l in loop)
+            on_others = sum(v for l, v in by_line.items() if l in others)
+            # all but the odd sample in the prologue or around a hook
+            self.assertGreaterEqual(on_loop, 0.8 * total, (fn, sorted(by_line.items()), loop))
+            self.assertLessEqual(on_others, 0.1 * total, (fn, sorted(by_line.items()), others))
+        # the totals of each function stay the samples' count: the calls
+        # and the time outside the loops are as without placement
+        counts = p.call_counts()
+        self.assertEqual(counts[("after_call", "prepare")], counts[("main", "after_call")])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -403,6 +403,85 @@ static void test_uninstrumented(void **state)
 #endif
 }
 
+/* ---- a sample in the top frame's own code ---------------------------------------------- */
+
+extern const char own_resume[];
+
+/* The top frame is this function's (its hooks' fn: its address, plus
+ * `shift` for hooks that name another address, as a clone's name the
+ * function it was cloned from), its enter hook called from its own code;
+ * one sample in that code, at own_resume; then its exit. */
+__attribute__((noinline, noclone)) static void own_code(uintptr_t shift)
+{
+    uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa() - sizeof(uintptr_t);
+    uintptr_t fn = (uintptr_t)own_code + shift;
+    cg_costs_enter(&t->costs, fn, ROOT_SITE, sp, (uintptr_t)own_resume, t->vclock);
+    long ret;
+    __asm__ volatile("syscall\n\t"
+                     ".globl own_resume\n"
+                     "own_resume:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
+                     : "rcx", "r11", "memory");
+    cg_costs_exit(&t->costs, fn, t->vclock);
+}
+
+static void test_own_code(void **state)
+{
+    (void)state;
+#if CG_HAVE_LIBUNWIND
+    if (!cg_unwinder()) {
+        printf("libunwind cannot be loaded here: the walk is not tested\n");
+        skip();
+    }
+    const uintptr_t fn = (uintptr_t)own_code;
+    /* the time is at the interrupted instruction, not at the entry */
+    own_code(0);
+    assert_int_equal(t->samples, 1);
+    assert_int_equal(self_cost(fn, (uintptr_t)own_resume), PERIOD);
+    assert_int_equal(self_cost(fn, fn), 0);
+    assert_int_equal(all_self(), PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, fn, 1, PERIOD);
+    assert_int_equal(t->costs.sample_pcs, 1);
+    /* hooks that name another address: the code that called the enter
+     * hook is the interrupted function's */
+    own_code(1);
+    assert_int_equal(self_cost(fn + 1, (uintptr_t)own_resume), PERIOD);
+    assert_int_equal(self_cost(fn + 1, fn + 1), 0);
+    assert_int_equal(t->costs.sample_pcs, 2);
+
+    /* the bound: the last entry the sampler may make, then none; an entry
+     * made before is still charged */
+    t->costs.sample_pcs = CG_SAMPLE_PCS - 2;
+    own_code(2);
+    assert_int_equal(self_cost(fn + 2, (uintptr_t)own_resume), PERIOD);
+    assert_int_equal(t->costs.sample_pcs, CG_SAMPLE_PCS - 1);
+    assert_int_equal(t->costs.unplaced, 0);
+    own_code(3);
+    assert_int_equal(t->costs.sample_pcs, CG_SAMPLE_PCS);
+    own_code(4);
+    assert_int_equal(t->costs.sample_pcs, CG_SAMPLE_PCS);
+    assert_int_equal(t->costs.unplaced, 1);
+    /* not placed: at the frame's position (its entry), by the hooks */
+    assert_int_equal(self_cost(fn + 4, (uintptr_t)own_resume), UINT64_MAX);
+    assert_int_equal(self_cost(fn + 4, fn + 4), PERIOD);
+    own_code(0);
+    assert_int_equal(self_cost(fn, (uintptr_t)own_resume), 2 * (uint64_t)PERIOD);
+    assert_int_equal(t->costs.unplaced, 1);
+    assert_int_equal(all_self(), 6 * (uint64_t)PERIOD);
+    assert_int_equal(t->vclock, 6 * (uint64_t)PERIOD);
+    /* counted in the totals, and so in a part's header */
+    struct cg_totals tot;
+    memset(&tot, 0, sizeof tot);
+    assert_int_equal(cg_costs_totals(&t->costs, t->vclock, &tot), 0);
+    assert_int_equal(tot.unplaced, 1);
+    cg_totals_free(&tot);
+#else
+    printf("built without libunwind: the walk is not tested\n");
+    skip();
+#endif
+}
+
 /* ---- timers ---------------------------------------------------------------------------- */
 
 static void test_timers(void **state)
@@ -506,6 +585,7 @@ int main(void)
         cmocka_unit_test_setup(test_guarded, reset),
         cmocka_unit_test_setup(test_other_threads, reset),
         cmocka_unit_test_setup(test_uninstrumented, reset),
+        cmocka_unit_test_setup(test_own_code, reset),
         cmocka_unit_test_setup(test_timers, reset),
         cmocka_unit_test_setup(test_claimed, reset),
     };
