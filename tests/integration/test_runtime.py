@@ -907,6 +907,10 @@ class SampledLines(ProfileAssertions):
                 self.check(built(self, build))
 
     def check(self, path):
+        if cgtest.WRAPPER:
+            # valgrind delivers signals between its translated blocks: where
+            # they land says nothing of the runtime's placement
+            self.skipTest("sample placement is not checked under a wrapper")
         run = run_preloaded(self, [path, str(self.MS), "200000"],
                             env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": str(self.HZ)})
         self.assertEqual(run.returncode, 0, run.stderr)
