@@ -46,7 +46,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "FnKey", "CostLine", "Call", "Jump", "Function", "Violation", "Profile",
-    "CallgrindFormatError", "load", "loads", "check", "fold_recursion", "main",
+    "CallgrindFormatError", "load", "loads", "check", "fold_recursion", "main", "Digest", "digest",
 ]
 
 MAX_U64 = (1 << 64) - 1
@@ -956,6 +956,221 @@ def load(path: str, strict: bool = False, raise_on_violation: bool = False) -> P
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
         text = f.read()
     return loads(text, path, strict, raise_on_violation)
+
+
+class Digest:
+    """What `cgprof report` needs of one file, summed as it is read: one
+    event's self cost per function and per source line, and the call arcs
+    with their counts and inclusive cost per call site. Made by digest(),
+    the fast path: one pass, no model of each line, no checks beyond what
+    is needed to read the numbers right (load() is the strict reader).
+
+    Functions are keyed (name, object); names are folded (fold_recursion)
+    when fold is true, so Valgrind's "fib'2" is fib."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.events: List[str] = []
+        self.event: Optional[str] = None      # the one read
+        self.positions = ["line"]
+        self.desc: List[str] = []
+        self.creator = self.cmd = None
+        self.pid = self.thread = self.part = None
+        self.self_cost: Dict[Tuple[str, str], int] = {}
+        self.files: Dict[Tuple[str, str], str] = {}
+        # (caller, callee, file, line) -> [calls, inclusive cost]
+        self.arcs: Dict[Tuple, List[int]] = {}
+        # (function, file, line) -> self cost (when asked for)
+        self.lines: Dict[Tuple, int] = {}
+        self.total = 0
+
+    def desc_value(self, type_: str) -> Optional[str]:
+        for d in self.desc:
+            t, _, v = d.partition(":")
+            if t.strip() == type_:
+                return v.strip()
+        return None
+
+
+def _int(tok: str) -> int:
+    try:
+        return int(tok)
+    except ValueError:
+        if tok[:2] == "0x":
+            return int(tok, 16)
+        raise
+
+
+def digest(path: str, event: Optional[str] = None, lines: bool = False, fold: bool = True) -> Digest:
+    """Read one Callgrind file fast (see Digest). event: the event to read
+    (default: ns when the file has it, else the first, which is Ir in
+    Valgrind's files). Raises OSError, and CallgrindFormatError (one
+    violation) on a line it cannot read or an event the file lacks."""
+    d = Digest(path)
+    ids = {"ob": {}, "fl": {}, "fn": {}}
+    fn_ids: Dict[str, Tuple[str, str]] = {}     # fn id -> (key, file at its definition)
+    ob = fl = cur_file = ""
+    fn = None
+    cob = cfi = None
+    callee = None
+    pending = None          # None, ("calls", count, callee) or ("jump",)
+    last = [0, 0]           # the previous cost line's positions
+    npos = 1
+    li = 0                  # index of the line subposition, -1 if none
+    ev = -1                 # index of the event's cost among the tokens
+    self_cost, arcs, line_cost, files = d.self_cost, d.arcs, d.lines, d.files
+    fold_re = _RECURSION_SUFFIX_RE
+
+    def bad(lineno, msg):
+        raise CallgrindFormatError([Violation(path, lineno, msg)])
+
+    def name_of(space, value, lineno):
+        if value[:1] == "(":
+            close = value.find(")")
+            if close < 0:
+                bad(lineno, "malformed compressed name %r" % value)
+            ident = value[1:close]
+            rest = value[close + 1:].lstrip(" \t")
+            table = ids[space]
+            if rest:
+                table[ident] = rest
+                return rest, ident, True
+            if ident not in table:
+                bad(lineno, "id (%s) is not defined" % ident)
+            return table[ident], ident, False
+        return value, None, True
+
+    lineno = 0
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+      try:
+        for lineno, raw in enumerate(f, 1):
+            c = raw[:1]
+            if c in "0123456789+-*":
+                toks = raw.split()
+                if li >= 0:
+                    t = toks[li] if len(toks) > li else "*"
+                    if t[0] == "+":
+                        line = last[li] + _int(t[1:])
+                    elif t[0] == "-":
+                        line = last[li] - _int(t[1:])
+                    elif t == "*":
+                        line = last[li]
+                    else:
+                        line = _int(t)
+                    last[li] = line
+                else:
+                    line = None
+                cost = _int(toks[ev]) if len(toks) > ev else 0
+                if fn is None:
+                    bad(lineno, "cost line before any fn=")
+                if pending is None:
+                    if cost:
+                        self_cost[fn] = self_cost.get(fn, 0) + cost
+                        d.total += cost
+                        if lines:
+                            k = (fn, cur_file, line)
+                            line_cost[k] = line_cost.get(k, 0) + cost
+                elif pending[0] == "calls":
+                    k = (fn, pending[2], cur_file, line)
+                    a = arcs.get(k)
+                    if a is None:
+                        arcs[k] = [pending[1], cost]
+                    else:
+                        a[0] += pending[1]
+                        a[1] += cost
+                    pending = None
+                    cob = cfi = None
+                else:
+                    pending = None
+                continue
+            if c == "\n" or c == "#" or not raw.strip():
+                continue
+            key, eq, value = raw.partition("=")
+            if eq and ":" not in key:
+                value = value.rstrip("\n").rstrip("\r")
+                if key == "calls":
+                    toks = value.split()
+                    if not toks or callee is None:
+                        bad(lineno, "calls= without a count or a cfn=")
+                    pending = ("calls", _int(toks[0]), callee)
+                elif key in ("jump", "jcnd"):
+                    pending = ("jump",)
+                elif key == "fn":
+                    name, ident, new = name_of("fn", value, lineno)
+                    cur_file = fl
+                    if new:
+                        k = (fold_re.sub("", name) if fold else name, ob)
+                        if ident is not None:
+                            fn_ids[ident] = (k, fl)
+                        fn = k
+                        if k not in files or not files[k]:
+                            files[k] = fl
+                    else:
+                        fn = fn_ids[ident][0] if ident in fn_ids else (name, ob)
+                elif key == "cfn":
+                    name, ident, new = name_of("fn", value, lineno)
+                    if new or ident not in fn_ids:
+                        o = cob if cob is not None else ob
+                        fi_ = cfi if cfi is not None else cur_file
+                        k = (fold_re.sub("", name) if fold else name, o)
+                        if ident is not None:
+                            fn_ids[ident] = (k, fi_)
+                        if k not in files or not files[k]:
+                            files[k] = fi_
+                        callee = k
+                    else:
+                        callee = fn_ids[ident][0]
+                elif key == "ob":
+                    ob = name_of("ob", value, lineno)[0]
+                    fn = None
+                elif key == "fl":
+                    fl = cur_file = name_of("fl", value, lineno)[0]
+                elif key in ("fi", "fe"):
+                    cur_file = name_of("fl", value, lineno)[0]
+                elif key == "cob":
+                    cob = name_of("ob", value, lineno)[0]
+                elif key in ("cfi", "cfl"):
+                    cfi = name_of("fl", value, lineno)[0]
+                elif key == "jfi":
+                    name_of("fl", value, lineno)
+                elif key == "jfn":
+                    name_of("fn", value, lineno)
+                else:
+                    bad(lineno, "line matches no rule of the format grammar: %r" % raw[:60])
+                continue
+            hkey, colon, value = raw.partition(":")
+            if not colon:
+                bad(lineno, "line matches no rule of the format grammar: %r" % raw[:60])
+            value = value.strip()
+            if hkey == "events":
+                d.events = value.split()
+                want = event or ("ns" if "ns" in d.events else d.events[0] if d.events else None)
+                if want not in d.events:
+                    bad(lineno, "no event %s in this file (its events: %s)" % (want, " ".join(d.events)))
+                d.event = want
+                ev = npos + d.events.index(want)
+            elif hkey == "positions":
+                d.positions = value.split()
+                npos = len(d.positions)
+                li = d.positions.index("line") if "line" in d.positions else -1
+                if ev >= 0:
+                    ev = npos + d.events.index(d.event)
+            elif hkey == "desc":
+                d.desc.append(value)
+            elif hkey in ("pid", "thread", "part"):
+                try:
+                    setattr(d, hkey, int(value))
+                except ValueError:
+                    bad(lineno, "'%s:' needs a number" % hkey)
+            elif hkey == "cmd":
+                d.cmd = value
+            elif hkey == "creator":
+                d.creator = value
+      except (ValueError, IndexError, KeyError) as e:
+        bad(lineno, "cannot read the line (%s)" % e)
+    if ev < 0:
+        bad(1, "no 'events:' line")
+    return d
 
 
 def check(path: str, strict: bool = False) -> List[Violation]:
