@@ -110,7 +110,12 @@ def help_text():
               "  -h, --help   this text",
               "",
               "Options end at the first argument that is not one, or at --. Option values go as --name=VALUE",
-              "or --name VALUE."]
+              "or --name VALUE.",
+              "",
+              "cgprof report [options] WHAT... reads saved profiles, cgprof's and Valgrind's (a run's prefix,",
+              "files or a directory): the flat profile with recursion counted once, --callers/--callees FUNC,",
+              "--lines FUNC, --diff A B; `cgprof report --help` lists its options. A program named report",
+              "runs as ./report or after --."]
     return "\n".join(lines) + "\n"
 
 

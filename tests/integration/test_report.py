@@ -251,6 +251,88 @@ class Synthetic(Base):
         self.assertIn("no event Ir in this file (its events: ns)", p.stderr)
 
 
+class FastPath(Base):
+    """reader.digest(), the report's reader, against reader.load(), the
+    strict one, on a big synthetic file written as cgprof writes (name
+    compression, relative positions, fi=/fe=, cfi=, recursive arcs) and on
+    a real run: the same self costs, arcs with their call sites, lines."""
+
+    def agree(self, path):
+        prof = reader.load(path, strict=True)
+        self.assertEqual(prof.violations, [])
+        d = reader.digest(path, lines=True)
+        ev = prof.event_index("ns")
+        self_cost, arcs, lines = {}, {}, {}
+        for key, fn in prof.functions.items():
+            k = (reader.fold_recursion(key.name), key.object)
+            s = fn.self_costs(len(prof.events))[ev]
+            if s:
+                self_cost[k] = self_cost.get(k, 0) + s
+            for cl in fn.cost_lines:
+                if cl.costs[ev]:
+                    lk = (k, cl.file, cl.line)
+                    lines[lk] = lines.get(lk, 0) + cl.costs[ev]
+        for c in prof.calls:
+            ak = ((reader.fold_recursion(c.caller.name), c.caller.object),
+                  (reader.fold_recursion(c.callee.name), c.callee.object), c.file, c.line)
+            a = arcs.setdefault(ak, [0, 0])
+            a[0] += c.count
+            a[1] += c.costs[ev]
+        self.assertEqual(d.self_cost, self_cost)
+        self.assertEqual(d.arcs, arcs)
+        self.assertEqual(d.lines, lines)
+        self.assertEqual(d.total, prof.total_self(ev))
+        # without the sites: the same arcs summed per caller and callee
+        bare = reader.digest(path, sites=False)
+        per = {}
+        for (a, b, _f, _l), (n, c) in arcs.items():
+            e = per.setdefault((a, b, "", None), [0, 0])
+            e[0] += n
+            e[1] += c
+        self.assertEqual(bare.arcs, per)
+        return d
+
+    def test_generated_file(self):
+        path = os.path.join(self.dir, "big.cg")
+        subprocess.run(["python3", os.path.join(cgtest.SOURCE_DIR, "tests", "bench", "gen_profile.py"), path,
+                        "2"], check=True, timeout=300)
+        d = self.agree(path)
+        self.assertGreater(len(d.arcs), 5000)
+        self.assertTrue(any(k[0] == k[1] for k in d.arcs))   # recursive arcs are there
+
+    def test_real_run(self):
+        p = subprocess.run([LAUNCHER, "-q", example("basic")], cwd=self.dir, env=clean_env(), capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        path, = [os.path.join(self.dir, n) for n in os.listdir(self.dir) if n.startswith("callgrind.out.")]
+        self.agree(path)
+
+    def test_bad_line_named(self):
+        path = synth(self.dir, "callgrind.out.100-01", BODY_A, 680000)
+        with open(path) as f:
+            n = len(f.read().splitlines())
+        with open(path, "a") as f:
+            f.write("fn=(1)\nbogus line\n")
+        p = self.report(path, status=1)
+        self.assertEqual(p.stderr, "cgprof report: cannot read %s: %s:%d: line matches no rule of the format "
+                                   "grammar: 'bogus line\\n'\n" % (path, path, n + 2))
+
+
+class Documented(Base):
+    def test_help_and_man(self):
+        p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=60)
+        self.assertIn("cgprof report [options] WHAT...", p.stdout)
+        man = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
+        with open(man) as f:
+            text = f.read()
+        self.assertIn(".SH CGPROF REPORT", text)
+        own = self.report("--help").stdout
+        for opt in ("--top=N", "--sort=inclusive|self|calls", "--threads=sum|each", "--event=NAME",
+                    "--callers FUNC", "--callees FUNC", "--lines FUNC", "--diff A B"):
+            self.assertIn(opt, own)
+            self.assertIn("\\fB%s\\fR" % opt.replace("-", "\\-"), text)
+
+
 class RealRuns(Base):
     def launch(self, argv):
         p = subprocess.run([LAUNCHER] + argv, cwd=self.dir, env=clean_env(), capture_output=True, text=True,
