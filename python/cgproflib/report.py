@@ -141,7 +141,7 @@ class Units:
         return "%s ms" % ms(v) if self.ns else "%d %s" % (v, self.event)
 
 
-def flat_lines(g, top, sort="inclusive", prefix="", scope="", quoted_fn=None):
+def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
     """The flat profile as the launcher's summary prints it."""
     funcs = g.flat()
     if top == 0 or not funcs:
@@ -297,10 +297,6 @@ def collect(whats):
 
 
 # ---- the views -------------------------------------------------------------------
-
-def fn_matches(key, name):
-    return key[0] == name
-
 
 def arcs_view(g, name, direction, say):
     u = Units(g.event)
