@@ -81,6 +81,34 @@ def _roff(text: str) -> str:
     return "\n".join(("\\&" + line) if line[:1] in (".", "'") else line for line in text.split("\n"))
 
 
+# cgprof report (cgproflib.report), for the man page
+REPORT_TEXT = ("cgprof report reads saved Callgrind files, cgprof's and Valgrind's own (valgrind --tool=callgrind), "
+               "and prints where the time went on standard output, with the columns of the launcher's summary "
+               "(which is its flat profile). WHAT is a run's prefix (callgrind.out.1234: the files "
+               "callgrind.out.1234, callgrind.out.1234.* and callgrind.out.1234-*, every part and thread), a file, "
+               "or a directory (every Callgrind file in it: all threads, parts and processes; cgprof's totals only "
+               "when it holds nothing else); several are summed. Inclusive time is counted once under recursion: "
+               "a function's self time plus its calls to other functions, so a recursive function never passes "
+               "100% (callgrind_annotate --inclusive=yes adds the arcs fib -> fib again); Valgrind's fib'2 "
+               "levels are folded into fib. Time (ns) is shown in ms, other events (Ir) as counts. The warnings of "
+               "the files' desc: lines (repairs, losses, calls in progress, parts written at a thread's exit) are "
+               "printed once, summed, on standard error. Exit status 0; 1 if a file cannot be read or FUNC is in "
+               "no file; 2 on a usage error. A program named report runs as ./report or after --.")
+REPORT_OPTIONS = (
+    ("--top=N", "How many functions the flat profile and --diff list (default 20; 0: all)."),
+    ("--sort=inclusive|self|calls", "The flat profile's order (default inclusive)."),
+    ("--threads=sum|each", "One profile summed over all threads and processes (sum, the default), or one per "
+                           "thread of each process (each)."),
+    ("--event=NAME", "The event to read (default: ns in cgprof's files, else the first: Ir in Valgrind's)."),
+    ("--callers FUNC", "The calls into FUNC, per caller and call site (file:line): calls and inclusive time."),
+    ("--callees FUNC", "The calls FUNC makes, per callee and call site."),
+    ("--lines FUNC", "FUNC's self time per source line, with the line's text when the source file is there."),
+    ("--diff A B", "Two runs (each a prefix, file or directory): per function, inclusive and self time and calls "
+                   "before, after and the change (absolute and %), the largest change of inclusive time first; "
+                   "functions in one run only are marked so."),
+)
+
+
 def make_man(options: List[Option], version: str) -> str:
     out = [
         '.TH CGPROF 1 "" "cgprof %s" "User Commands"' % version,
@@ -89,6 +117,9 @@ def make_man(options: List[Option], version: str) -> str:
         ".SH SYNOPSIS",
         ".B cgprof",
         "[\\fIoptions\\fR] [\\fB\\-\\-\\fR] \\fIprogram\\fR [\\fIargs\\fR...]",
+        ".br",
+        ".B cgprof report",
+        "[\\fIoptions\\fR] \\fIWHAT\\fR...",
         ".SH DESCRIPTION",
         _roff("cgprof runs PROGRAM with libcgprof.so preloaded, the way valgrind --tool=callgrind runs a "
               "program. The program must be built with -finstrument-functions (pkg-config --cflags cgprof "
@@ -134,6 +165,9 @@ def make_man(options: List[Option], version: str) -> str:
     ]
     for flag, text in own:
         out += [".TP", "\\fB%s" % flag if "\\fI" in flag else "\\fB%s\\fR" % flag, _roff(text)]
+    out += [".SH CGPROF REPORT", _roff(REPORT_TEXT), ".PP", _roff("Its options:")]
+    for flag, text in REPORT_OPTIONS:
+        out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
     out += [
         ".SH FILES",
         _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out)."),
@@ -144,6 +178,9 @@ def make_man(options: List[Option], version: str) -> str:
               "gcc -static -O2 $(pkg-config --cflags cgprof) -o mystatic myprog.c $(pkg-config --static --libs cgprof)\n"
               "cgprof ./mystatic args\n"
               "cgprof --time=sample --out=/tmp/prof.%p -- ./myprog\n"
+              "cgprof report callgrind.out.<pid>\n"
+              "cgprof report --callers parse callgrind.out.<pid>\n"
+              "cgprof report --diff before/ after/\n"
               "kcachegrind callgrind.out.<pid>"),
         ".fi",
         ".SH SEE ALSO",

@@ -34,7 +34,7 @@ import sys
 import textwrap
 import time
 
-from . import naming, options, reader, rules, signals
+from . import naming, options, report, rules, signals
 from ._generated import VERSION
 from .optable import LAUNCHER_OWN, value_word
 
@@ -51,7 +51,8 @@ MAX_LISTED_FILES = 20
 # program's children) written with the same prefix during the run
 CHILDREN = ("sum", "each", "none")
 
-USAGE = "usage: cgprof [options] [--] program [args...]"
+USAGE = ("usage: cgprof [options] [--] program [args...]\n"
+         "       cgprof report [options] WHAT...   (reads saved profiles: cgprof report --help)")
 
 
 class UsageError(Exception):
@@ -109,7 +110,12 @@ def help_text():
               "  -h, --help   this text",
               "",
               "Options end at the first argument that is not one, or at --. Option values go as --name=VALUE",
-              "or --name VALUE."]
+              "or --name VALUE.",
+              "",
+              "cgprof report [options] WHAT... reads saved profiles, cgprof's and Valgrind's (a run's prefix,",
+              "files or a directory): the flat profile with recursion counted once, --callers/--callees FUNC,",
+              "--lines FUNC, --diff A B; `cgprof report --help` lists its options. A program named report",
+              "runs as ./report or after --."]
     return "\n".join(lines) + "\n"
 
 
@@ -444,100 +450,18 @@ def out_dir_problem(directory):
 
 
 # ---- the summary -------------------------------------------------------------
-
-def summarize(paths):
-    """{(name, object): [inclusive ns, self ns, calls, file]} summed over the
-    files, the total time, and the files the reader refused (path, reason)."""
-    funcs, total, bad = {}, 0, []
-    for path in paths:
-        try:
-            prof = reader.load(path)
-        except OSError as e:
-            bad.append((path, e.strerror or str(e)))
-            continue
-        if prof.violations:
-            bad.append((path, str(prof.violations[0])))
-            continue
-        try:
-            ev = prof.event_index("ns") if "ns" in prof.events else 0
-        except (IndexError, ValueError):
-            continue
-        n = len(prof.events)
-        incl = {}
-        for key, f in prof.functions.items():
-            incl[key] = f.self_costs(n)[ev]
-        calls_in = {}
-        for c in prof.calls:
-            calls_in[c.callee] = calls_in.get(c.callee, 0) + c.count
-            # A recursive call's arc already holds the time of the levels
-            # under it: the callgrind_check Profile.inclusive() rule.
-            if c.caller != c.callee:
-                incl[c.caller] = incl.get(c.caller, 0) + c.costs[ev]
-        for key in set(incl) | set(calls_in):
-            fn = prof.functions.get(key)
-            s = fn.self_costs(n)[ev] if fn else 0
-            e = funcs.setdefault((key.name, key.object), [0, 0, 0, key.file])
-            e[0] += incl.get(key, 0)
-            e[1] += s
-            e[2] += calls_in.get(key, 0)
-            if not e[3]:
-                e[3] = key.file
-        total += prof.total_self(ev)
-    return funcs, total, bad
-
-
-def ms(ns):
-    return "%.3f" % (ns / 1e6)
-
-
-# The desc: lines that say a part holds a repair, and what each means for
-# the numbers shown (README, "Repairs").
-REPAIRS = (
-    ("Frames left without exit", "frame%s found left without exit (each counted as ending when found: calls "
-                                 "made meanwhile may be shown under it)"),
-    ("Unmatched exits", "exit%s that matched no frame (dropped)"),
-    ("Lost", "call%s not recorded (counts that much too low)"),
-)
-
-
-def report_repairs(say, paths):
-    """One warning line when the files hold repairs; nothing otherwise."""
-    sums = [0] * len(REPAIRS)
-    for path in paths:
-        try:
-            prof = reader.load(path)
-        except OSError:
-            continue
-        for i, (key, _) in enumerate(REPAIRS):
-            v = prof.desc_value(key)
-            if v and v.split()[0].isdigit():
-                sums[i] += int(v.split()[0])
-    what = ["%d %s" % (n, text % ("" if n == 1 else "s")) for n, (_, text) in zip(sums, REPAIRS) if n]
-    if what:
-        say("warning: the profile holds repairs: %s; see its desc: lines and the README, \"Repairs\"" %
-            ", ".join(what))
-
+# cgproflib.report's: the launcher's summary is `cgprof report`'s flat
+# profile of the files the run wrote, and its repair warning the same.
 
 def report_summary(say, paths, top, prefix="", scope=""):
     """The functions with the most inclusive time summed over the files;
     prefix and scope say whose files they are when that is not plain."""
-    funcs, total, bad = summarize(paths)
-    for path, why in bad:
-        say("cannot read %s: %s" % (quoted(path)[0], why))
-    if top == 0 or not funcs:
-        return
-    threads = len(paths) - len(bad)
-    ranked = sorted(funcs.items(), key=lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]))[:top]
-    say("%stop %d functions by inclusive time%s (%d file%s; %s ms in all threads):" %
-        (prefix, len(ranked), scope, threads, "" if threads == 1 else "s", ms(total)))
-    say("%12s %6s %12s %10s  %s" % ("incl. ms", "%", "self ms", "calls", "function"))
-    for (name, obj), (inc, self_, calls, fl) in ranked:
-        where = os.path.basename(fl) if fl and fl != "???" else os.path.basename(obj or "")
-        pct = 100.0 * inc / total if total else 0.0
-        # 0: a thread's root in uninstrumented code (libc's start_thread),
-        # seen only as a caller
-        say("%12s %6.1f %12s %10s  %s%s" % (ms(inc), pct, ms(self_), calls or "-", name,
-                                              "  [%s]" % where if where else ""))
+    report.print_summary(say, paths, top, prefix, scope, quote=lambda p: quoted(p)[0])
+
+
+def report_repairs(say, paths):
+    """One warning line when the files hold repairs; nothing otherwise."""
+    report.report_repairs(say, paths)
 
 
 # ---- running -----------------------------------------------------------------
@@ -567,13 +491,18 @@ def die_like(sig):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    # `cgprof report ...` reads saved files (cgproflib.report); a program
+    # named report runs as ./report or after --.
+    if argv[:1] == ["report"]:
+        return report.main(argv[1:])
     # The signals cgprof forwards to the program are held from here until
     # the program runs and the forwarding is in place, then forwarded: one
     # sent to a cgprof that has just started is not lost and does not end
     # it. The program starts with the mask cgprof was given.
     original_mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     try:
-        return _main(sys.argv[1:] if argv is None else argv, original_mask)
+        return _main(argv, original_mask)
     except BrokenPipeError:
         return 1
     finally:

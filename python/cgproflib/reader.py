@@ -39,6 +39,7 @@ Only the standard library is used; Python 3.9 or newer.
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import sys
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "FnKey", "CostLine", "Call", "Jump", "Function", "Violation", "Profile",
-    "CallgrindFormatError", "load", "loads", "check", "fold_recursion", "main",
+    "CallgrindFormatError", "load", "loads", "check", "fold_recursion", "main", "Digest", "digest",
 ]
 
 MAX_U64 = (1 << 64) - 1
@@ -956,6 +957,344 @@ def load(path: str, strict: bool = False, raise_on_violation: bool = False) -> P
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
         text = f.read()
     return loads(text, path, strict, raise_on_violation)
+
+
+class Digest:
+    """What `cgprof report` needs of one file, summed as it is read: one
+    event's self cost per function and per source line, and the call arcs
+    with their counts and inclusive cost per call site. Made by digest(),
+    the fast path: one pass, no model of each line, no checks beyond what
+    is needed to read the numbers right (load() is the strict reader).
+
+    Functions are keyed (name, object); names are folded (fold_recursion)
+    when fold is true, so Valgrind's "fib'2" is fib."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.events: List[str] = []
+        self.event: Optional[str] = None      # the one read
+        self.positions = ["line"]
+        self.desc: List[str] = []
+        self.creator = self.cmd = None
+        self.pid = self.thread = self.part = None
+        self.self_cost: Dict[Tuple[str, str], int] = {}
+        self.files: Dict[Tuple[str, str], str] = {}
+        # (caller, callee, file, line) -> [calls, inclusive cost]
+        self.arcs: Dict[Tuple, List[int]] = {}
+        # (function, file, line) -> self cost (when asked for)
+        self.lines: Dict[Tuple, int] = {}
+        self.total = 0
+
+    def desc_value(self, type_: str) -> Optional[str]:
+        for d in self.desc:
+            t, _, v = d.partition(":")
+            if t.strip() == type_:
+                return v.strip()
+        return None
+
+
+
+
+_BODY_KEYS = {"calls": 1, "fn": 2, "cfn": 3, "cfi": 4, "cfl": 4, "cob": 5, "fl": 6, "fi": 7, "fe": 7,
+              "ob": 8, "jump": 9, "jcnd": 9, "jfi": 10, "jfn": 10}
+
+
+def digest(path: str, event: Optional[str] = None, lines: bool = False, fold: bool = True,
+           sites: bool = True) -> Digest:
+    """Read one Callgrind file fast (see Digest). event: the event to read
+    (default: ns when the file has it, else the first, which is Ir in
+    Valgrind's files); lines: collect the self cost per source line; sites:
+    resolve the call sites' lines (without, the arcs are keyed by caller,
+    callee and file only, and the positions are not followed: faster).
+    Raises OSError, and CallgrindFormatError (one violation) on a line it
+    cannot read or an event the file lacks.
+
+    Why it is fast: one loop, the line's first character or key picks the
+    work; a self cost is summed in a local until the function changes; a
+    name reference "(id)" is one dict lookup; positions are followed only
+    when asked for."""
+    d = Digest(path)
+    ids = {"ob": {}, "fl": {}, "fn": {}}
+    fn_ref: Dict[str, int] = {}      # "(id)" of a function -> its number
+    # a whole line that names by reference ("cfn=(12)\n") -> (kind, what)
+    ref_line: Dict[str, Tuple[int, object]] = {}
+    ob = fl = cur_file = ""
+    fn = None
+    acc = 0                 # self cost of fn since it became current
+    cob = cfi = None
+    callee = None
+    pending = 0             # 0: none; 1: a call waits for its cost line; 2: a jump's
+    pcount = 0
+    last = 0                # the previous cost line's line number
+    npos = 1
+    li = 0                  # index of the line subposition, -1 if none
+    ev = -1                 # index of the event's cost among the tokens
+    track = lines or sites
+    self_cost: Dict[int, int] = {}
+    arcs: Dict[Tuple, List[int]] = {}
+    line_cost: Dict[Tuple, int] = {}
+    fold_re = _RECURSION_SUFFIX_RE
+    body_keys = _BODY_KEYS
+    cost_start = "0123456789+-*"
+    total = 0
+
+    def bad(lineno, msg):
+        raise CallgrindFormatError([Violation(path, lineno, msg)])
+
+    def name_of(space, value, lineno):
+        if value[:1] == "(":
+            close = value.find(")")
+            if close < 0:
+                bad(lineno, "malformed compressed name %r" % value)
+            ident = value[:close + 1]
+            rest = value[close + 1:].lstrip(" \t")
+            table = ids[space]
+            if rest:
+                table[ident] = rest
+                return rest, ident, True
+            if ident not in table:
+                bad(lineno, "id %s is not defined" % ident)
+            return table[ident], ident, False
+        return value, None, True
+
+    # "(id)" -> name for the file and object spaces: a reference is one lookup
+    fl_ref: Dict[str, str] = {}
+    ob_ref: Dict[str, str] = {}
+
+    def file_name(value, lineno):
+        n = fl_ref.get(value)
+        if n is None:
+            n, ident, _new = name_of("fl", value, lineno)
+            if ident is not None:
+                fl_ref[ident] = n
+        return n
+
+    def object_name(value, lineno):
+        n = ob_ref.get(value)
+        if n is None:
+            n, ident, _new = name_of("ob", value, lineno)
+            if ident is not None:
+                ob_ref[ident] = n
+        return n
+
+    # Functions are numbered while reading (a small int hashes faster than
+    # a (name, object) tuple in the arcs' keys); keyed by name at the end.
+    keys: List[Tuple[str, str]] = []
+    number: Dict[Tuple[str, str], int] = {}
+    where: List[str] = []
+
+    def define(name, ident, o, f_):
+        k = (fold_re.sub("", name) if fold else name, o)
+        i = number.get(k)
+        if i is None:
+            i = number[k] = len(keys)
+            keys.append(k)
+            where.append(f_)
+        elif not where[i]:
+            where[i] = f_
+        if ident is not None:
+            fn_ref[ident] = i
+        return i
+
+    lineno = 0
+    # The tables hold no cycle: the cyclic collector, run again and again
+    # as they grow, would only walk them (half the time on a 100 MB file).
+    collecting = gc.isenabled()
+    gc.disable()
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+      try:
+        for lineno, raw in enumerate(f, 1):
+            c = raw[:1]
+            if c in cost_start and c:
+                if pending == 0 and not lines:
+                    if fn is None:
+                        bad(lineno, "cost line before any fn=")
+                    if track:
+                        toks = raw.split()
+                        if li >= 0 and len(toks) > li:
+                            t = toks[li]
+                            c = t[0]
+                            last = (last + int(t[1:]) if c == "+" else last if c == "*" else
+                                    last - int(t[1:]) if c == "-" else int(t))
+                        if len(toks) > ev:
+                            t = toks[ev]
+                            acc += int(t) if t[:2] != "0x" else int(t, 16)
+                    else:
+                        toks = raw.split(None, ev + 1)
+                        if len(toks) > ev:
+                            t = toks[ev]
+                            acc += int(t) if t[:2] != "0x" else int(t, 16)
+                    continue
+                toks = raw.split()
+                line = None
+                if track and li >= 0 and len(toks) > li:
+                    t = toks[li]
+                    c = t[0]
+                    last = line = (last + int(t[1:]) if c == "+" else last if c == "*" else
+                                   last - int(t[1:]) if c == "-" else int(t))
+                if len(toks) > ev:
+                    t = toks[ev]
+                    cost = int(t) if t[:2] != "0x" else int(t, 16)
+                else:
+                    cost = 0
+                if fn is None:
+                    bad(lineno, "cost line before any fn=")
+                if pending == 0:
+                    acc += cost
+                    if cost:
+                        k = (fn, cur_file, line)
+                        line_cost[k] = line_cost.get(k, 0) + cost
+                elif pending == 1:
+                    # without the sites, an arc is its caller and callee: one int
+                    k = (fn, callee, cur_file, line) if track else (fn << 32) | callee
+                    a = arcs.get(k)
+                    if a is None:
+                        arcs[k] = [pcount, cost]
+                    else:
+                        a[0] += pcount
+                        a[1] += cost
+                    pending = 0
+                    cob = cfi = None
+                else:
+                    pending = 0
+                continue
+            hit = ref_line.get(raw)
+            if hit is not None:
+                kind, v = hit
+                if kind == 3:
+                    callee = v
+                elif kind == 4:
+                    cfi = v
+                elif kind == 2:
+                    if acc:
+                        self_cost[fn] = self_cost.get(fn, 0) + acc
+                        total += acc
+                        acc = 0
+                    cur_file = fl
+                    fn = v
+                elif kind == 6:
+                    fl = cur_file = v
+                elif kind == 7:
+                    cur_file = v
+                else:                     # cob=
+                    cob = v
+                continue
+            eq = raw.find("=", 0, 6)
+            kind = body_keys.get(raw[:eq]) if eq > 0 else None
+            if kind is not None:
+                value = raw[eq + 1:].rstrip("\r\n")
+                if kind == 1:             # calls=
+                    sp = value.find(" ")
+                    pcount = int(value[:sp] if sp > 0 else value)
+                    if callee is None:
+                        bad(lineno, "calls= without a cfn=")
+                    pending = 1
+                elif kind == 3:           # cfn=
+                    callee = fn_ref.get(value)
+                    if callee is None:
+                        name, ident, _new = name_of("fn", value, lineno)
+                        callee = define(name, ident, cob if cob is not None else ob,
+                                        cfi if cfi is not None else cur_file)
+                    elif value[-1:] == ")":
+                        ref_line[raw] = (3, callee)
+                elif kind == 2:           # fn=
+                    if acc:
+                        self_cost[fn] = self_cost.get(fn, 0) + acc
+                        total += acc
+                        acc = 0
+                    cur_file = fl
+                    fn = fn_ref.get(value)
+                    if fn is None:
+                        name, ident, _new = name_of("fn", value, lineno)
+                        fn = define(name, ident, ob, fl)
+                    elif value[-1:] == ")":
+                        ref_line[raw] = (2, fn)
+                elif kind in (4, 6, 7):   # cfi= cfl=, fl=, fi= fe=
+                    n = fl_ref.get(value)
+                    if n is None:
+                        n = file_name(value, lineno)
+                    elif value[-1:] == ")":
+                        ref_line[raw] = (kind, n)
+                    if kind == 4:
+                        cfi = n
+                    elif kind == 6:
+                        fl = cur_file = n
+                    else:
+                        cur_file = n
+                elif kind == 5:           # cob=
+                    n = ob_ref.get(value)
+                    if n is None:
+                        n = object_name(value, lineno)
+                    elif value[-1:] == ")":
+                        ref_line[raw] = (5, n)
+                    cob = n
+                elif kind == 8:           # ob=: KCachegrind forgets the function
+                    ob = ob_ref.get(value) or object_name(value, lineno)
+                    if acc:
+                        self_cost[fn] = self_cost.get(fn, 0) + acc
+                        total += acc
+                        acc = 0
+                    fn = None
+                elif kind == 9:           # jump= jcnd=: the next line is the jump's source
+                    pending = 2
+                elif raw[:3] == "jfi":
+                    file_name(value, lineno)
+                else:                     # jfn=: defines an id, as cfn= would
+                    if value not in fn_ref:
+                        name, ident, _new = name_of("fn", value, lineno)
+                        define(name, ident, ob, cur_file)
+                continue
+            if c == "\n" or c == "#" or not raw.strip():
+                continue
+            hkey, colon, value = raw.partition(":")
+            if not colon or "=" in hkey:
+                bad(lineno, "line matches no rule of the format grammar: %r" % raw[:60])
+            value = value.strip()
+            if hkey == "events":
+                d.events = value.split()
+                want = event or ("ns" if "ns" in d.events else d.events[0] if d.events else None)
+                if want not in d.events:
+                    bad(lineno, "no event %s in this file (its events: %s)" % (want, " ".join(d.events)))
+                d.event = want
+                ev = npos + d.events.index(want)
+            elif hkey == "positions":
+                d.positions = value.split()
+                npos = len(d.positions)
+                li = d.positions.index("line") if "line" in d.positions else -1
+                if ev >= 0:
+                    ev = npos + d.events.index(d.event)
+            elif hkey == "desc":
+                d.desc.append(value)
+            elif hkey in ("pid", "thread", "part"):
+                try:
+                    setattr(d, hkey, int(value))
+                except ValueError:
+                    bad(lineno, "'%s:' needs a number" % hkey)
+            elif hkey == "cmd":
+                d.cmd = value
+            elif hkey == "creator":
+                d.creator = value
+        if acc:
+            if fn is None:
+                bad(lineno, "cost line before any fn=")
+            self_cost[fn] = self_cost.get(fn, 0) + acc
+            total += acc
+      except (ValueError, IndexError, KeyError) as e:
+        bad(lineno, "cannot read the line (%s)" % e)
+      finally:
+        if collecting:
+            gc.enable()
+    if ev < 0:
+        bad(1, "no 'events:' line")
+    d.total = total
+    d.self_cost = {keys[i]: v for i, v in self_cost.items()}
+    d.files = {k: where[i] for i, k in enumerate(keys)}
+    if track:
+        d.arcs = {(keys[a], keys[b], fl_, ln): v for (a, b, fl_, ln), v in arcs.items()}
+    else:
+        d.arcs = {(keys[k >> 32], keys[k & 0xffffffff], "", None): v for k, v in arcs.items()}
+    d.lines = {(keys[i], fl_, ln): v for (i, fl_, ln), v in line_cost.items()}
+    return d
 
 
 def check(path: str, strict: bool = False) -> List[Violation]:

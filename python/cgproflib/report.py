@@ -1,0 +1,620 @@
+"""cgprof report: read saved Callgrind files (cgprof's and Valgrind's) and
+print where the time went.
+
+    cgprof report [options] WHAT...
+
+WHAT is a run's prefix (callgrind.out.1234: all its parts and threads, as
+KCachegrind loads them), a file, or a directory (every Callgrind file in
+it: all threads, parts and processes). The launcher's exit summary is
+print_summary() of this module: one implementation of the numbers.
+
+Inclusive time is counted once under recursion: a function's inclusive
+time is its self time plus the arcs from it to OTHER functions. In cgprof's
+files an arc's cost holds the nested calls, recursive ones included, so the
+arcs fib -> fib would count the inner levels again (callgrind_annotate
+--inclusive=yes adds them: fib at 427%). Valgrind's own files split the
+levels (fib'2); folded back into fib, the same rule gives what Valgrind
+shows for fib. Mutual recursion (f -> g -> f) is still counted more than
+once: a Callgrind file holds arcs, not paths.
+
+The files are read with cgproflib.reader.digest(), the reader's fast path
+(one pass, only the chosen event), not its strict model.
+"""
+
+import gc
+import os
+import sys
+
+from . import reader
+
+PROG = "cgprof report"
+DEFAULT_TOP = 20
+SORTS = ("inclusive", "self", "calls")
+
+USAGE = ("usage: cgprof report [--top=N] [--sort=inclusive|self|calls] [--threads=sum|each] [--event=NAME]\n"
+         "                     [--callers FUNC | --callees FUNC | --lines FUNC | --diff A B] WHAT...")
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---- the numbers -----------------------------------------------------------
+
+def ms(ns):
+    return "%.3f" % (ns / 1e6)
+
+
+class Group:
+    """The sum of some files (a thread, a process, a run): self cost per
+    function, arcs, lines, and the flat profile made of them."""
+
+    def __init__(self, label=""):
+        self.label = label
+        self.files = 0
+        self.self_cost = {}
+        self.arcs = {}
+        self.lines = {}
+        self.where = {}
+        self.total = 0
+        self.event = None
+
+    def add(self, d):
+        self.files += 1
+        self.event = self.event or d.event
+        if self.files == 1:
+            # the first file's tables are taken as they are: no copy
+            self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, dict(d.files)
+            self.total = d.total
+            return
+        for k, v in d.self_cost.items():
+            self.self_cost[k] = self.self_cost.get(k, 0) + v
+        for k, (n, c) in d.arcs.items():
+            a = self.arcs.get(k)
+            if a is None:
+                self.arcs[k] = [n, c]
+            else:
+                a[0] += n
+                a[1] += c
+        for k, v in d.lines.items():
+            self.lines[k] = self.lines.get(k, 0) + v
+        for k, fl in d.files.items():
+            if fl and not self.where.get(k):
+                self.where[k] = fl
+        self.total += d.total
+
+    def flat(self):
+        """{(name, object): [inclusive, self, calls, file]}"""
+        funcs = {}
+        for k, s in self.self_cost.items():
+            funcs[k] = [s, s, 0, self.where.get(k, "")]
+        for (caller, callee, _fl, _line), (n, c) in self.arcs.items():
+            e = funcs.get(callee)
+            if e is None:
+                e = funcs[callee] = [0, 0, 0, self.where.get(callee, "")]
+            e[2] += n
+            if caller != callee:
+                e = funcs.get(caller)
+                if e is None:
+                    e = funcs[caller] = [0, 0, 0, self.where.get(caller, "")]
+                e[0] += c
+        return funcs
+
+
+def summarize(paths, event=None):
+    """{(name, object): [inclusive, self, calls, file]} summed over the
+    files, the total, and the files that cannot be read (path, reason)."""
+    g, bad = load_group(paths, event)
+    return g.flat(), g.total, bad
+
+
+def load_group(paths, event=None, lines=False, label="", sites=False):
+    g, bad = Group(label), []
+    for path in paths:
+        try:
+            g.add(reader.digest(path, event, lines, sites=sites))
+        except OSError as e:
+            bad.append((path, e.strerror or str(e)))
+        except reader.CallgrindFormatError as e:
+            bad.append((path, str(e.violations[0])))
+    return g, bad
+
+
+def where_of(fl, obj):
+    return os.path.basename(fl) if fl and fl != "???" else os.path.basename(obj or "")
+
+
+class Units:
+    """ns shown as ms (the launcher's convention); other events as counts."""
+
+    def __init__(self, event):
+        self.ns = event in (None, "ns")
+        self.event = event or "ns"
+
+    def fmt(self, v):
+        return ms(v) if self.ns else "%d" % v
+
+    def head(self, what):
+        return "%s %s" % (what, "ms" if self.ns else self.event)
+
+    def total(self, v):
+        return "%s ms" % ms(v) if self.ns else "%d %s" % (v, self.event)
+
+
+def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
+    """The flat profile as the launcher's summary prints it."""
+    funcs = g.flat()
+    if top == 0 or not funcs:
+        return []
+    u = Units(g.event)
+    order = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
+             "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
+             "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}[sort]
+    ranked = sorted(funcs.items(), key=order)[:top]
+    out = ["%stop %d functions by %s%s (%d file%s; %s in all threads):" %
+           (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
+            if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],
+            scope, g.files, "" if g.files == 1 else "s", u.total(g.total))]
+    out.append("%12s %6s %12s %10s  %s" % (u.head("incl."), "%", u.head("self"), "calls", "function"))
+    for (name, obj), (inc, self_, calls, fl) in ranked:
+        where = where_of(fl, obj)
+        pct = 100.0 * inc / g.total if g.total else 0.0
+        # 0 calls: a thread's root in uninstrumented code (libc's
+        # start_thread), seen only as a caller
+        out.append("%12s %6.1f %12s %10s  %s%s" % (u.fmt(inc), pct, u.fmt(self_), calls or "-", name,
+                                                    "  [%s]" % where if where else ""))
+    return out
+
+
+def print_summary(say, paths, top, prefix="", scope="", quote=repr):
+    """The launcher's summary: the functions with the most inclusive time
+    summed over the files; prefix and scope say whose files they are."""
+    g, bad = load_group(paths)
+    for path, why in bad:
+        say("cannot read %s: %s" % (quote(path), why))
+    for line in flat_lines(g, top, "inclusive", prefix, scope):
+        say(line)
+
+
+# The desc: lines that say a part holds a repair, and what each means for
+# the numbers shown (README, "Repairs").
+REPAIRS = (
+    ("Frames left without exit", "frame%s found left without exit (each counted as ending when found: calls "
+                                 "made meanwhile may be shown under it)"),
+    ("Unmatched exits", "exit%s that matched no frame (dropped)"),
+    ("Lost", "call%s not recorded (counts that much too low)"),
+)
+# What else the desc: lines say that a reader of the numbers should know
+NOTES = (
+    ("Calls in progress", "call%s still running when its part was written (each counted once, with its time "
+                          "up to the dump)"),
+)
+
+
+def _desc_sums(descs, table):
+    sums = [0] * len(table)
+    for desc in descs:
+        for i, (key, _) in enumerate(table):
+            for line in desc:
+                t, _, v = line.partition(":")
+                if t.strip() == key:
+                    v = v.split()
+                    if v and v[0].isdigit():
+                        sums[i] += int(v[0])
+    return ["%d %s" % (n, text % ("" if n == 1 else "s")) for n, (_, text) in zip(sums, table) if n]
+
+
+def _descs(paths):
+    out = []
+    for path in paths:
+        try:
+            out.append(read_desc(path))
+        except OSError:
+            continue
+    return out
+
+
+def read_desc(path):
+    """The desc: lines of a file's header (read up to its first body line)."""
+    desc = []
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        for raw in f:
+            if raw.startswith("desc:"):
+                desc.append(raw[5:].strip())
+            elif raw[:3] in ("fn=", "ob=", "fl="):
+                break
+    return desc
+
+
+def report_repairs(say, paths, descs=None):
+    """One warning line when the files hold repairs; nothing otherwise."""
+    what = _desc_sums(_descs(paths) if descs is None else descs, REPAIRS)
+    if what:
+        say("warning: the profile holds repairs: %s; see its desc: lines and the README, \"Repairs\"" %
+            ", ".join(what))
+
+
+def report_notes(say, descs):
+    what = _desc_sums(descs, NOTES)
+    threads_ended = sum(1 for desc in descs if "Trigger: Thread exit" in desc)
+    if threads_ended:
+        what.append("%d part%s written when %s thread ended" % (threads_ended, "" if threads_ended == 1 else "s",
+                                                                "its" if threads_ended == 1 else "their"))
+    paused = sum(1 for desc in descs if any(l.startswith("Collection: paused") for l in desc))
+    if paused:
+        what.append("%d part%s written while collection was paused (cgprof_collect(false))" %
+                    (paused, "" if paused == 1 else "s"))
+    if what:
+        say("note: %s; see the desc: lines and the README, \"Repairs\"" % "; ".join(what))
+
+
+# ---- which files --------------------------------------------------------------
+
+def _is_callgrind(path):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"# callgrind format") or head.startswith(b"version: 1\n") or \
+        (b"\nevents:" in head and (b"\nfn=" in head or b"\npositions:" in head))
+
+
+def _is_total(path, desc=None):
+    desc = read_desc(path) if desc is None else desc
+    return any(l.startswith("Thread name: total of") for l in desc)
+
+
+def collect(whats):
+    """The files of each WHAT: a directory's Callgrind files (the totals
+    cgprof writes left out when the threads' own files are there), a file,
+    or a prefix (the files named prefix, prefix.* and prefix-*)."""
+    files, missing = [], []
+    for what in whats:
+        if os.path.isdir(what):
+            found = sorted(os.path.join(what, n) for n in os.listdir(what)
+                           if os.path.isfile(os.path.join(what, n)) and _is_callgrind(os.path.join(what, n)))
+            totals = [p for p in found if _is_total(p)]
+            rest = [p for p in found if p not in totals]
+            files += rest if rest else totals
+            if not found:
+                missing.append((what, "no Callgrind file in this directory"))
+            continue
+        d, base = os.path.split(what)
+        d = d or "."
+        found = [what] if os.path.isfile(what) else []
+        try:
+            names = os.listdir(d)
+        except OSError:
+            names = []
+        found += sorted(os.path.join(d, n) if d != "." or os.path.dirname(what) else n
+                        for n in names if n.startswith(base) and n[len(base):len(base) + 1] in (".", "-")
+                        and os.path.isfile(os.path.join(d, n)) and _is_callgrind(os.path.join(d, n)))
+        if not found:
+            missing.append((what, "no such file, and no file starts with it (a prefix)"))
+        files += [p for p in found if p not in files]
+    return files, missing
+
+
+# ---- the views -------------------------------------------------------------------
+
+def arcs_view(g, name, direction, say):
+    u = Units(g.event)
+    keys = {k for k in set(g.self_cost) | {a[0] for a in g.arcs} | {a[1] for a in g.arcs} if k[0] == name}
+    if not keys:
+        return False
+    funcs = g.flat()
+    for key in sorted(keys):
+        inc, self_, calls, fl = funcs.get(key, [0, 0, 0, ""])
+        say("%s  [%s]: %s inclusive, %s self, %d call%s" % (name, where_of(fl, key[1]), u.total(inc),
+                                                             u.total(self_), calls, "" if calls == 1 else "s"))
+        rows = []
+        for (caller, callee, fl_, line), (n, c) in g.arcs.items():
+            if (callee if direction == "callers" else caller) != key:
+                continue
+            other = caller if direction == "callers" else callee
+            site = "%s:%d" % (os.path.basename(fl_), line) if fl_ and fl_ != "???" and line else ""
+            rows.append((c, n, other, site))
+        rows.sort(key=lambda r: (-r[0], -r[1], r[2][0], r[3]))
+        say("  %s (per call site):" % ("called by" if direction == "callers" else "calls"))
+        say("%14s %6s %10s  %-30s %s" % (u.head("incl."), "%", "calls",
+                                         "caller" if direction == "callers" else "callee", "call site"))
+        for c, n, other, site in rows:
+            pct = 100.0 * c / g.total if g.total else 0.0
+            rec = "  (recursive: holds the levels under it)" if other == key else ""
+            say("%14s %6.1f %10d  %-30s %s%s" % (u.fmt(c), pct, n, other[0], site, rec))
+        if not rows:
+            say("  (none)")
+    return True
+
+
+def lines_view(g, name, say):
+    u = Units(g.event)
+    rows = {}
+    for (key, fl, line), c in g.lines.items():
+        if key[0] == name:
+            rows[(fl, line)] = rows.get((fl, line), 0) + c
+    if not rows and not any(k[0] == name for k in g.self_cost):
+        return False
+    fself = sum(c for k, c in g.self_cost.items() if k[0] == name)
+    say("%s: self %s per source line (%s in all):" % (name, u.head("").strip(), u.total(fself)))
+    say("%12s %6s  %s" % (u.head("self"), "%", "line"))
+    sources = {}
+    for (fl, line), c in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1)):
+        text = ""
+        if fl and line and os.path.isfile(fl):
+            if fl not in sources:
+                try:
+                    with open(fl, encoding="utf-8", errors="replace") as f:
+                        sources[fl] = f.read().split("\n")
+                except OSError:
+                    sources[fl] = []
+            src = sources[fl]
+            text = "  " + src[line - 1].strip() if 0 < line <= len(src) else ""
+        pct = 100.0 * c / fself if fself else 0.0
+        where = "%s:%s" % (os.path.basename(fl) if fl else "???", line if line is not None else "?")
+        say("%12s %6.1f  %s%s" % (u.fmt(c), pct, where, text))
+    return True
+
+
+def diff_view(a, b, top, say):
+    u = Units(a.event)
+    fa, fb = a.flat(), b.flat()
+    rows = []
+    for key in set(fa) | set(fb):
+        x, y = fa.get(key), fb.get(key)
+        xi, xs, xc = (x[0], x[1], x[2]) if x else (0, 0, 0)
+        yi, ys, yc = (y[0], y[1], y[2]) if y else (0, 0, 0)
+        fl = (y or x)[3]
+        rows.append((key, x is not None, y is not None, xi, yi, xs, ys, xc, yc, fl))
+    rows.sort(key=lambda r: (-abs(r[4] - r[3]), -abs(r[6] - r[5]), -abs(r[8] - r[7]), r[0][0]))
+    if top:
+        rows = rows[:top]
+    say("before: %s in %d file%s; after: %s in %d file%s; change %s (%s)" %
+        (u.total(a.total), a.files, "" if a.files == 1 else "s", u.total(b.total), b.files,
+         "" if b.files == 1 else "s", signed(u, b.total - a.total), pct(a.total, b.total)))
+    say("%12s %12s %12s %8s  %12s %12s %12s  %10s %10s %10s  %s" %
+        (u.head("incl."), u.head("incl."), "change", "%", u.head("self"), u.head("self"), "change",
+         "calls", "calls", "change", "function"))
+    say("%12s %12s %12s %8s  %12s %12s %12s  %10s %10s %10s" %
+        ("before", "after", "", "", "before", "after", "", "before", "after", ""))
+    for key, ina, inb, xi, yi, xs, ys, xc, yc, fl in rows:
+        only = "" if ina and inb else "  (only before)" if ina else "  (only after)"
+        where = where_of(fl, key[1])
+        say("%12s %12s %12s %8s  %12s %12s %12s  %10s %10s %10s  %s%s%s" %
+            (u.fmt(xi) if ina else "-", u.fmt(yi) if inb else "-", signed(u, yi - xi), pct(xi, yi),
+             u.fmt(xs) if ina else "-", u.fmt(ys) if inb else "-", signed(u, ys - xs),
+             xc if ina else "-", yc if inb else "-", "%+d" % (yc - xc), key[0],
+             "  [%s]" % where if where else "", only))
+
+
+def signed(u, v):
+    return ("+" if v >= 0 else "-") + u.fmt(abs(v))
+
+
+def pct(x, y):
+    if x == 0:
+        return "new" if y else "0.0%"
+    return "%+.1f%%" % (100.0 * (y - x) / x)
+
+
+# ---- the command -------------------------------------------------------------------
+
+def help_text():
+    return "\n".join([
+        USAGE, "",
+        "Reads saved Callgrind files, cgprof's and Valgrind's (--tool=callgrind), and prints where the time",
+        "went, on standard output. WHAT is a run's prefix (callgrind.out.1234: every part and thread of",
+        "it, the files callgrind.out.1234, callgrind.out.1234.* and callgrind.out.1234-*), a file, or a",
+        "directory (every Callgrind file in it: all threads, parts and processes; cgprof's totals,",
+        "callgrind.total.<pid>, are read only when the directory holds nothing else). Several are summed.",
+        "",
+        "Inclusive time is counted once under recursion: a function's own time plus its calls to other",
+        "functions (a recursive fib never shows more than 100%; Valgrind's fib'2 levels are folded into",
+        "fib). Time (ns) is shown in ms; other events (Valgrind's Ir) as counts.",
+        "",
+        "Views (one at a time; the default is the flat profile):",
+        "  (none)          the flat profile: inclusive and self time, calls, % of the total",
+        "  --callers FUNC  the calls into FUNC, per caller and call site: calls and inclusive time",
+        "  --callees FUNC  the calls FUNC makes, per callee and call site",
+        "  --lines FUNC    FUNC's self time per source line (with the line's text when the source is there)",
+        "  --diff A B      two runs (each a prefix, file or directory): per function, inclusive and self",
+        "                  time and calls before, after and the change, the largest change first",
+        "",
+        "Options:",
+        "  --top=N         how many functions the flat profile and --diff list (default %d; 0: all)" % DEFAULT_TOP,
+        "  --sort=inclusive|self|calls",
+        "                  the flat profile's order (default inclusive)",
+        "  --threads=sum|each",
+        "                  one profile summed over all threads and processes (sum, the default), or one",
+        "                  per thread of each process (each)",
+        "  --event=NAME    the event to read (default: ns in cgprof's files, else the first: Ir in",
+        "                  Valgrind's)",
+        "  -h, --help      this text",
+        "",
+        "The warnings of the files' desc: lines (repairs, losses, calls in progress, parts written at a",
+        "thread's exit) are printed once, summed, on standard error. Exit status: 0; 1 if a file cannot",
+        "be read or FUNC is in no file; 2 on a usage error.",
+    ]) + "\n"
+
+
+class Args:
+    def __init__(self):
+        self.top = DEFAULT_TOP
+        self.sort = "inclusive"
+        self.threads = "sum"
+        self.event = None
+        self.view = None
+        self.func = None
+        self.diff = None
+        self.whats = []
+        self.help = False
+
+
+def parse_args(argv):
+    a = Args()
+    i = 0
+    positional = []
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            positional += argv[i + 1:]
+            break
+        if arg in ("-h", "--help"):
+            a.help = True
+            return a
+        if not arg.startswith("--") or arg == "-":
+            if arg.startswith("-") and arg != "-":
+                raise UsageError("unknown option %r (cgprof report --help lists them)" % arg)
+            positional.append(arg)
+            i += 1
+            continue
+        name, eq, value = arg[2:].partition("=")
+        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff"):
+            raise UsageError("unknown option %r (cgprof report --help lists them)" % ("--" + name))
+        if name == "diff":
+            if eq:
+                raise UsageError("--diff takes two runs: --diff A B")
+            if len(argv) < i + 3:
+                raise UsageError("--diff needs two runs: --diff A B")
+            if a.view:
+                raise UsageError("one view at a time: --%s and --diff" % a.view)
+            a.view, a.diff = "diff", (argv[i + 1], argv[i + 2])
+            i += 3
+            continue
+        if not eq:
+            if i + 1 >= len(argv):
+                raise UsageError("option --%s needs a value" % name)
+            i += 1
+            value = argv[i]
+        i += 1
+        if name == "top":
+            if not value.isdigit():
+                raise UsageError("--top=%r: accepted: a number of functions, 0 or more (0: all)" % value)
+            a.top = int(value)
+        elif name == "sort":
+            if value not in SORTS:
+                raise UsageError("--sort=%r: accepted: %s" % (value, "|".join(SORTS)))
+            a.sort = value
+        elif name == "threads":
+            if value not in ("sum", "each"):
+                raise UsageError("--threads=%r: accepted: sum|each" % value)
+            a.threads = value
+        elif name == "event":
+            a.event = value
+        else:
+            if a.view:
+                raise UsageError("one view at a time: --%s and --%s" % (a.view, name))
+            a.view, a.func = name, value
+    a.whats = positional
+    if a.view == "diff":
+        if positional:
+            raise UsageError("--diff A B reads the two runs it names, nothing else: %r" % positional[0])
+    elif not positional:
+        raise UsageError("nothing to read: give a prefix, files or a directory\n" + USAGE)
+    return a
+
+
+def groups_of(files, threads, event, lines, sites):
+    """[(label, Group)], and the files that cannot be read."""
+    if threads == "sum":
+        g, bad = load_group(files, event, lines, sites=sites)
+        return [("", g)], bad
+    per, bad = {}, []
+    for path in files:
+        try:
+            d = reader.digest(path, event, lines, sites=sites)
+        except OSError as e:
+            bad.append((path, e.strerror or str(e)))
+            continue
+        except reader.CallgrindFormatError as e:
+            bad.append((path, str(e.violations[0])))
+            continue
+        key = (d.pid if d.pid is not None else -1, d.thread if d.thread is not None else 0)
+        name = d.desc_value("Thread name")
+        if key not in per:
+            per[key] = Group("pid %s thread %d%s: " % (d.pid if d.pid is not None else "?", key[1],
+                                                        " (%s)" % name if name else ""))
+        per[key].add(d)
+    return [(g.label, g) for _, g in sorted(per.items())], bad
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    # Millions of small tables and tuples, none of them in a cycle: the
+    # cyclic collector would walk them all again and again (the report of
+    # a 100 MB file took twice as long with it).
+    gc.disable()
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return 1
+
+
+def _main(argv):
+    def err(msg):
+        for line in msg.split("\n"):
+            sys.stderr.write("%s: %s\n" % (PROG, line))
+
+    def out(msg):
+        sys.stdout.write(msg + "\n")
+    try:
+        a = parse_args(argv)
+    except UsageError as e:
+        err(str(e))
+        return 2
+    if a.help:
+        sys.stdout.write(help_text())
+        return 0
+    status = 0
+    if a.view == "diff":
+        sides = []
+        for what in a.diff:
+            files, missing = collect([what])
+            for w, why in missing:
+                err("%s: %s" % (w, why))
+            if not files:
+                return 1
+            g, bad = load_group(files, a.event)
+            for path, why in bad:
+                err("cannot read %s: %s" % (path, why))
+                status = 1
+            sides.append((files, g))
+        diff_view(sides[0][1], sides[1][1], a.top, out)
+        descs = _descs(sides[0][0] + sides[1][0])
+        report_repairs(err, None, descs)
+        report_notes(err, descs)
+        return status
+    files, missing = collect(a.whats)
+    for w, why in missing:
+        err("%s: %s" % (w, why))
+        status = 1
+    if not files:
+        return 1
+    groups, bad = groups_of(files, a.threads, a.event, a.view == "lines", a.view in ("callers", "callees"))
+    for path, why in bad:
+        err("cannot read %s: %s" % (path, why))
+        status = 1
+    found = False
+    for label, g in groups:
+        if not g.files:
+            continue
+        if a.view is None:
+            for line in flat_lines(g, a.top if a.top else len(g.self_cost) + len(g.arcs) + 1, a.sort, label):
+                out(line)
+            found = True
+        elif a.view in ("callers", "callees"):
+            if label:
+                out(label.rstrip(": ") + ":")
+            found = arcs_view(g, a.func, a.view, out) or found
+        elif a.view == "lines":
+            if label:
+                out(label.rstrip(": ") + ":")
+            found = lines_view(g, a.func, out) or found
+    if a.view in ("callers", "callees", "lines") and not found:
+        err("no function named %r in the files read" % a.func)
+        status = 1
+    descs = _descs(files)
+    report_repairs(err, None, descs)
+    report_notes(err, descs)
+    return status
