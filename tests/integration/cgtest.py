@@ -177,6 +177,27 @@ class ProfileAssertions(unittest.TestCase):
             self.assertGreaterEqual(c.costs[0], 0, c)
         self.assert_inclusive_covers_self(prof, int(running_slack * prof.total_self()))
 
+    # tests/progs/jumps.c and throws.cpp: the whole set of arcs of a run
+    # whose frames are left by longjmp or by an exception
+    JUMPS = {("main", "round_trip"): 1000, ("round_trip", "level"): 1000, ("level", "level"): 9000,
+             ("round_trip", "leaf"): 1000}
+    THROWS = {("main", "level(int)"): 1000, ("level(int)", "level(int)"): 9000, ("main", "caught(int)"): 1000}
+
+    def assert_nonlocal_run(self, run, counts, jumped):
+        """One profile, valid, with exactly these arcs (an invented arc fails
+        as a missing one does), `jumped` frames ended by longjmp or an
+        exception, and nothing repaired."""
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (prof,) = run.profiles()
+        self.assert_valid(prof)
+        got = {arc: n for arc, n in prof.call_counts().items() if arc[0] != "__libc_start_call_main"}
+        self.assertEqual(got, counts)
+        found = prof.desc_value("Frames ended by longjmp or exception")
+        self.assertEqual(int(found.split()[0]) if found else 0, jumped)
+        self.assertIsNone(prof.desc_value("Frames left without exit"))
+        self.assertIsNone(prof.desc_value("Unmatched exits"))
+        self.assertNotIn("warning", run.stderr)
+
     def assert_inclusive_covers_self(self, prof, slack=0):
         """Inclusive >= self on every arc: the calls into a function cost at
         least the function's own time plus its calls, for each function that

@@ -143,22 +143,7 @@ class LeftFrames(ProfileAssertions):
         path = prog(name)
         if not os.path.exists(path):
             self.skipTest("%s not built (no clang)" % name)
-        run = run_preloaded(self, [path])
-        self.assertEqual(run.returncode, 0, run.stderr)
-        (prof,) = run.profiles()
-        self.assert_valid(prof)
-        # the whole set: an invented arc fails as a missing one does
-        got = {arc: n for arc, n in prof.call_counts().items() if arc[0] != "__libc_start_call_main"}
-        self.assertEqual(got, counts)
-        found = prof.desc_value("Frames ended by longjmp or exception")
-        self.assertEqual(int(found.split()[0]) if found else 0, jumped)
-        self.assertIsNone(prof.desc_value("Frames left without exit"))
-        self.assertIsNone(prof.desc_value("Unmatched exits"))
-        self.assertNotIn("warning", run.stderr)
-
-    JUMPS = {("main", "round_trip"): 1000, ("round_trip", "level"): 1000, ("level", "level"): 9000,
-             ("round_trip", "leaf"): 1000}
-    THROWS = {("main", "level(int)"): 1000, ("level(int)", "level(int)"): 9000, ("main", "caught(int)"): 1000}
+        self.assert_nonlocal_run(run_preloaded(self, [path]), counts, jumped)
 
     def test_longjmp_gcc(self):
         self.check("jumps", self.JUMPS, 10000)

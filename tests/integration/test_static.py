@@ -174,27 +174,11 @@ class Static(ProfileAssertions):
 
     # ---- the wrappers ---------------------------------------------------------------
 
-    def check_nonlocal(self, exe, counts, jumped):
-        run = self.run_static([exe])
-        self.assertEqual(run.returncode, 0, run.stderr)
-        (prof,) = run.profiles()
-        self.assert_valid(prof)
-        got = {arc: n for arc, n in prof.call_counts().items() if arc[0] != "__libc_start_call_main"}
-        self.assertEqual(got, counts)
-        found = prof.desc_value("Frames ended by longjmp or exception")
-        self.assertEqual(int(found.split()[0]) if found else 0, jumped)
-        self.assertIsNone(prof.desc_value("Frames left without exit"))
-        self.assertNotIn("warning", run.stderr)
-
-    JUMPS = {("main", "round_trip"): 1000, ("round_trip", "level"): 1000, ("level", "level"): 9000,
-             ("round_trip", "leaf"): 1000}
-    THROWS = {("main", "level(int)"): 1000, ("level(int)", "level(int)"): 9000, ("main", "caught(int)"): 1000}
-
     def test_longjmp(self):
         """setjmp and longjmp wrapped: the 10 frames each longjmp leaves end
         when it leaves them."""
         exe = self.build("jumps", os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "jumps.c"), flags=["-O0"])
-        self.check_nonlocal(exe, self.JUMPS, 10000)
+        self.assert_nonlocal_run(self.run_static([exe]), self.JUMPS, 10000)
 
     def test_exceptions_clang(self):
         """The C++ personality routine wrapped (and the real one linked: a
@@ -204,12 +188,12 @@ class Static(ProfileAssertions):
             self.skipTest("no clang++")
         exe = self.build("throws-clang", os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "throws.cpp"),
                          compiler="clang++", flags=["-O2"])
-        self.check_nonlocal(exe, self.THROWS, 10000)
+        self.assert_nonlocal_run(self.run_static([exe]), self.THROWS, 10000)
 
     def test_exceptions_gcc(self):
         exe = self.build("throws", os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "throws.cpp"),
                          compiler="g++", flags=["-O0"])
-        self.check_nonlocal(exe, self.THROWS, 0)
+        self.assert_nonlocal_run(self.run_static([exe]), self.THROWS, 0)
 
     def test_sigaction_steps_aside(self):
         exe = self.build("ownsig", os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "ownsig.c"))
