@@ -111,13 +111,24 @@ void cg_control_status(unsigned threads, unsigned parts, int collecting, const c
     write_status();
 }
 
-/* Writes b's text to path through tmp (a name of this thread's in the same
- * directory) and rename: a reader sees the old file or the new one, never
- * half of one. Nothing when b failed (out of memory). */
-static void write_atomically(const char *path, const char *tmp, const struct cg_buf *b)
+/* Writes b's text to <dir>/<pid>.<kind> through a temporary of this
+ * thread's in the same directory (<kind>.tmp.<tid>) and rename: a reader
+ * sees the old file or the new one, never half of one. Nothing when b
+ * failed (out of memory). The two paths on the heap: this runs in dump
+ * paths and in the program's own sigaction(), on stacks of any size; the
+ * content is malloc'd anyway. */
+static void write_atomically(const char *kind, const struct cg_buf *b)
 {
+    enum { PATH_SIZE = CG_OPT_PATH_MAX + 64 };
+    char *path = b->failed ? NULL : malloc(2 * PATH_SIZE), suffix[48];
+    if (!path)
+        return;
+    char *tmp = path + PATH_SIZE;
+    path_of(path, PATH_SIZE, kind);
+    snprintf(suffix, sizeof suffix, "%s.tmp.%ld", kind, (long)gettid());
+    path_of(tmp, PATH_SIZE, suffix);
     unlink(tmp); /* a leftover of a process with the same pid */
-    int fd = b->failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
         /* cg_write_all: the file-size limit (ulimit -f 0) fails the write
          * instead of killing the program at start-up */
@@ -126,6 +137,7 @@ static void write_atomically(const char *path, const char *tmp, const struct cg_
         if (err || rename(tmp, path) != 0)
             unlink(tmp);
     }
+    free(path);
 }
 
 static void write_status(void)
@@ -135,17 +147,7 @@ static void write_status(void)
     unsigned threads = last_threads, parts = last_parts;
     int collecting = last_collecting;
     const char *last = last_last;
-    /* The two paths on the heap: this runs in dump paths and in the
-     * program's own sigaction(), on stacks of any size; the content is
-     * malloc'd anyway. */
-    enum { PATH_SIZE = CG_OPT_PATH_MAX + 64 };
-    char *path = malloc(2 * PATH_SIZE), sig[24], suffix[48];
-    if (!path)
-        return;
-    char *tmp = path + PATH_SIZE;
-    path_of(path, PATH_SIZE, "status");
-    snprintf(suffix, sizeof suffix, "status.tmp.%ld", (long)gettid());
-    path_of(tmp, PATH_SIZE, suffix);
+    char sig[24];
     struct cg_buf b;
     cg_buf_init(&b);
     /* signo: the number, so that the control need not read the name;
@@ -157,23 +159,14 @@ static void write_status(void)
                   (long)getpid(), cg_proc_cmdline(),
                   dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", dump_signal, threads, parts,
                   collecting ? "on" : "off", done, handled_id, last);
-    write_atomically(path, tmp, &b);
+    write_atomically("status", &b);
     cg_buf_free(&b);
-    free(path);
 }
 
 void cg_control_reply(const struct cg_buf *body)
 {
     if (!ENABLED())
         return;
-    enum { PATH_SIZE = CG_OPT_PATH_MAX + 64 };
-    char *path = malloc(2 * PATH_SIZE), suffix[48];
-    if (!path)
-        return;
-    char *tmp = path + PATH_SIZE;
-    path_of(path, PATH_SIZE, "reply");
-    snprintf(suffix, sizeof suffix, "reply.tmp.%ld", (long)gettid());
-    path_of(tmp, PATH_SIZE, suffix);
     struct cg_buf b;
     cg_buf_init(&b);
     cg_buf_printf(&b, "id: %s\n", pending_id);
@@ -181,9 +174,8 @@ void cg_control_reply(const struct cg_buf *body)
         cg_buf_putn(&b, body->data, body->len);
     if (body->failed)
         b.failed = 1;
-    write_atomically(path, tmp, &b);
+    write_atomically("reply", &b);
     cg_buf_free(&b);
-    free(path);
 }
 
 int cg_control_take_command(char *arg, size_t size)
