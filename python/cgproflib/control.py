@@ -34,10 +34,11 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import struct
 import stat
 import sys
 import time
+
+from . import elf
 
 PROG = "cgprof-control"
 RUNTIME_NAME = "libcgprof.so"
@@ -438,39 +439,6 @@ def maps_mention_runtime(maps_text: str) -> bool:
     return False
 
 
-def exe_has_runtime_note(path: str) -> bool:
-    """Whether the ELF executable at path carries the note of the runtime
-    linked in (libcgprof.a: runtime/static.c, a PT_NOTE named "cgprof", type
-    1). Reads the headers and the note segments only, not the whole file."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-                return False
-            phoff, = struct.unpack_from("<Q", head, 0x20)
-            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
-            if phentsize < 56 or phnum > 256:
-                return False
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
-            for k in range(len(table) // phentsize):
-                ptype, _flags, off, _va, _pa, filesz = struct.unpack_from("<IIQQQQ", table, k * phentsize)
-                if ptype != 4 or filesz > 65536:   # PT_NOTE
-                    continue
-                f.seek(off)
-                notes = f.read(filesz)
-                at = 0
-                while at + 12 <= len(notes):
-                    namesz, descsz, ntype = struct.unpack_from("<III", notes, at)
-                    name = notes[at + 12:at + 12 + namesz].rstrip(b"\0")
-                    if name == b"cgprof" and ntype == 1:
-                        return True
-                    at += 12 + ((namesz + 3) & ~3) + ((descsz + 3) & ~3)
-    except (OSError, struct.error, ValueError, OverflowError):
-        return False
-    return False
-
-
 def has_runtime(pid: int) -> bool:
     """Whether process pid has the runtime: libcgprof.so mapped, or
     libcgprof.a linked into its executable (a static program). Raises
@@ -485,7 +453,11 @@ def has_runtime(pid: int) -> bool:
         raise ProcessLookupError(pid)
     if not text and not process_alive(pid):
         raise ProcessLookupError(pid)
-    return maps_mention_runtime(text) or (bool(text) and exe_has_runtime_note("/proc/%d/exe" % pid))
+    if maps_mention_runtime(text):
+        return True
+    # a static program: the runtime linked in, marked by its note
+    exe = elf.headers("/proc/%d/exe" % pid) if text else None
+    return exe is not None and exe.runtime is not None
 
 
 def process_argv(pid: int) -> list:

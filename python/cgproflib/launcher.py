@@ -34,7 +34,7 @@ import sys
 import textwrap
 import time
 
-from . import naming, options, report, rules, signals
+from . import elf, naming, options, report, rules, signals
 from ._generated import VERSION
 from .optable import LAUNCHER_OWN, value_word
 
@@ -295,20 +295,19 @@ def elf_calls_hooks(path, env=None):
     return False
 
 
-def runtime_loads_in(path):
-    """False if the runtime cannot be in the program at path: a static ELF
-    executable without the runtime linked in (nothing reads LD_PRELOAD in
-    a static program) or one that runs set-user-ID or set-group-ID to
-    someone else (the dynamic linker ignores LD_PRELOAD's paths then). True
-    otherwise, and when it cannot be told (a script: its interpreter loads
-    it)."""
+def runtime_loads_in(path, prog):
+    """False if the runtime cannot be in the program at path (prog: its
+    program_elf()): a static ELF executable without the runtime linked in
+    (nothing reads LD_PRELOAD in a static program) or one that runs
+    set-user-ID or set-group-ID to someone else (the dynamic linker ignores
+    LD_PRELOAD's paths then). True otherwise, and when it cannot be told (a
+    script: its interpreter loads it)."""
     try:
         st = os.stat(path)
         if (st.st_mode & 0o4000 and st.st_uid != os.geteuid()) or (st.st_mode & 0o2000 and st.st_gid != os.getegid()):
             return False
     except OSError:
         return True
-    prog = program_elf(path)
     return prog is None or not prog.static or prog.runtime is not None
 
 
@@ -327,37 +326,19 @@ class ProgramELF:
         self.hooks = hooks       # static: __cyg_profile_func_enter in .symtab: True, False, None (stripped)
 
 
-def _notes(data, off, size):
-    """(name, type, desc) of the ELF notes in data[off:off + size]."""
-    end = off + size
-    while off + 12 <= end:
-        namesz, descsz, ntype = struct.unpack_from("<III", data, off)
-        name = data[off + 12:off + 12 + namesz].rstrip(b"\0")
-        desc_off = off + 12 + ((namesz + 3) & ~3)
-        yield name, ntype, data[desc_off:desc_off + descsz]
-        off = desc_off + ((descsz + 3) & ~3)
-
-
 def program_elf(path):
     """A ProgramELF if path is an ELF64 little-endian executable, else None
-    (not ELF, unreadable)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-            return None
-        phoff, = struct.unpack_from("<Q", data, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-        phdrs = [struct.unpack_from("<IIQQQQQQ", data, phoff + k * phentsize) for k in range(phnum)]
-        static = not any(ph[0] == 3 for ph in phdrs)   # PT_INTERP: the dynamic linker runs
-        runtime = None
-        for ph in phdrs:
-            if ph[0] == 4:   # PT_NOTE
-                for name, ntype, desc in _notes(data, ph[2], ph[5]):
-                    if name == b"cgprof" and ntype == 1:
-                        runtime = desc.rstrip(b"\0").decode("ascii", "replace")
-        hooks = None
-        if static and runtime is None:
+    (not ELF, unreadable). The headers and notes are read where they are
+    (cgproflib.elf); the whole file only for a static program without the
+    runtime, whose symbol table tells whether it is instrumented."""
+    exe = elf.headers(path)
+    if exe is None:
+        return None
+    hooks = None
+    if exe.static and exe.runtime is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
             shoff, = struct.unpack_from("<Q", data, 0x28)
             shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
             for k in range(shnum if shoff else 0):
@@ -372,9 +353,9 @@ def program_elf(path):
                         if shndx != 0 and data.startswith(want, strtab + st_name):
                             hooks = True
                             break
-        return ProgramELF(static, runtime, hooks)
-    except (OSError, struct.error, IndexError, ValueError, OverflowError):
-        return None   # not an ELF file this can read: exec() will say
+        except (OSError, struct.error, IndexError, ValueError, OverflowError):
+            hooks = None   # cannot be told
+    return ProgramELF(exe.static, exe.runtime, hooks)
 
 
 def static_refusal(program, static):
@@ -611,7 +592,7 @@ def _main(argv, original_mask):
         say(str(e))
         return 1
     blocked = (dump_signal > 0 and dump_signal not in original_mask
-               and runtime_loads_in(which(args.command[0], env)))
+               and runtime_loads_in(which(args.command[0], env), prog))
     child_mask = set(original_mask)
     if blocked:
         env["_CGPROF_UNBLOCK_SIGNAL"] = str(dump_signal)

@@ -1057,25 +1057,23 @@ def digest(path: str, event: Optional[str] = None, lines: bool = False, fold: bo
             return table[ident], ident, False
         return value, None, True
 
-    # "(id)" -> name for the file and object spaces: a reference is one lookup
+    # "(id)" -> name for the file and object spaces: a reference is one
+    # lookup (done inline by the loop below, the reader's for the rest)
     fl_ref: Dict[str, str] = {}
     ob_ref: Dict[str, str] = {}
 
-    def file_name(value, lineno):
-        n = fl_ref.get(value)
-        if n is None:
-            n, ident, _new = name_of("fl", value, lineno)
-            if ident is not None:
-                fl_ref[ident] = n
-        return n
+    def ref_reader(space, ref):
+        def lookup(value, lineno):
+            n = ref.get(value)
+            if n is None:
+                n, ident, _new = name_of(space, value, lineno)
+                if ident is not None:
+                    ref[ident] = n
+            return n
+        return lookup
 
-    def object_name(value, lineno):
-        n = ob_ref.get(value)
-        if n is None:
-            n, ident, _new = name_of("ob", value, lineno)
-            if ident is not None:
-                ob_ref[ident] = n
-        return n
+    file_name = ref_reader("fl", fl_ref)
+    object_name = ref_reader("ob", ob_ref)
 
     # Functions are numbered while reading (a small int hashes faster than
     # a (name, object) tuple in the arcs' keys); keyed by name at the end.
