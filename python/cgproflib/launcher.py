@@ -567,16 +567,18 @@ def _main(argv, original_mask):
     # The files' directory, checked now rather than after the whole run,
     # as valgrind refuses an output file it cannot open. Not when the
     # directory is named after the pid (%p): the program may make it.
-    if not naming.directory_names_pid(out):
-        problem = out_dir_problem(naming.directory(out, 0, cwd))
+    names_pid = naming.directory_names_pid(out)
+    if not names_pid:
+        directory = naming.directory(out, 0, cwd)
+        problem = out_dir_problem(directory)
         if problem:
             where = ("--out=%s" % quoted(out)[0] if out_option.variable in args.settings else
                      "%s=%s" % (out_option.variable, quoted(out)[0]) if "CGPROF_OUT" in os.environ else
                      "the default prefix %s" % quoted(out)[0])
             say("cannot write the profile files in %s: %s (from %s); give a directory that exists and can be "
-                "written with --out=DIR/PREFIX" % (quoted(naming.directory(out, 0, cwd))[0], problem, where))
+                "written with --out=DIR/PREFIX" % (quoted(directory)[0], problem, where))
             return 2
-    before = {} if naming.directory_names_pid(out) else naming.scan(out, 0, cwd)
+    before = {} if names_pid else naming.scan(out, 0, cwd)
 
     # The dump signal is blocked across the exec and unblocked by the
     # runtime once its handler is in (_CGPROF_UNBLOCK_SIGNAL): a dump asked
