@@ -12,7 +12,7 @@
 
 unsigned long cg_readers;
 
-enum { INITIAL_FRAMES = 1024, INITIAL_ARCS = 1024, INITIAL_SELFS = 1024 };
+enum { INITIAL_FRAMES = 1024, INITIAL_ARCS = 1024, INITIAL_SELFS = 1024, INITIAL_NODES = 1024 };
 
 static CG_NOINSTR void *map(size_t len)
 {
@@ -99,7 +99,44 @@ static CG_NOINSTR uint64_t self_hash_at(const struct cg_costs *c, uint32_t e)
     return self_hash(c->selfs[e].fn, c->selfs[e].addr);
 }
 
-int cg_costs_init(struct cg_costs *c)
+/* The node index: a power of two of slots, at most 3/4 used. */
+static CG_NOINSTR int node_index_make(struct cg_costs *c, uint32_t slots)
+{
+    struct cg_node_slot *ix = map((size_t)slots * sizeof *ix);
+    if (!ix)
+        return -1;
+    uint32_t used = 0;
+    if (c->node_index) {
+        for (uint32_t k = 0; k <= c->node_mask; k++) {
+            const struct cg_node_slot *o = &c->node_index[k];
+            if (!o->node)
+                continue;
+            uint32_t i = (uint32_t)cg_node_hash(o->parent, o->fn);
+            while (ix[i & (slots - 1)].node)
+                i++;
+            ix[i & (slots - 1)] = *o;
+            used++;
+        }
+        munmap(c->node_index, (size_t)(c->node_mask + 1) * sizeof *c->node_index);
+    }
+    c->node_index = ix;
+    c->node_mask = slots - 1;
+    c->node_slots_used = used;
+    return 0;
+}
+
+static CG_NOINSTR int paths_init(struct cg_costs *c, uint32_t bound)
+{
+    if (bound < 16)
+        bound = 16;
+    c->node_bound = bound;
+    c->node_cap = bound < INITIAL_NODES ? bound : INITIAL_NODES;
+    c->nodes = map(sizeof(struct cg_node) * c->node_cap);
+    c->nnodes = 1; /* node 0: the sink */
+    return c->nodes && node_index_make(c, 2 * INITIAL_NODES) == 0 ? 0 : -1;
+}
+
+int cg_costs_init(struct cg_costs *c, uint32_t paths_bound)
 {
     memset(c, 0, sizeof *c);
     c->frame_cap = INITIAL_FRAMES;
@@ -111,7 +148,8 @@ int cg_costs_init(struct cg_costs *c)
     c->narcs = c->nselfs = 1; /* entry 0: the sink */
     if (!c->frames || !c->arcs || !c->selfs ||
         rebuild_index(&c->arc_index, &c->arc_mask, 2 * INITIAL_ARCS, 1, arc_hash_at, c) ||
-        rebuild_index(&c->self_index, &c->self_mask, 2 * INITIAL_SELFS, 1, self_hash_at, c)) {
+        rebuild_index(&c->self_index, &c->self_mask, 2 * INITIAL_SELFS, 1, self_hash_at, c) ||
+        (paths_bound && paths_init(c, paths_bound) != 0)) {
         cg_costs_destroy(c);
         return -1;
     }
@@ -130,6 +168,10 @@ void cg_costs_destroy(struct cg_costs *c)
         munmap(c->arc_index, sizeof(uint32_t) * (c->arc_mask + 1));
     if (c->self_index)
         munmap(c->self_index, sizeof(uint32_t) * (c->self_mask + 1));
+    if (c->nodes)
+        munmap(c->nodes, sizeof(struct cg_node) * c->node_cap);
+    if (c->node_index)
+        munmap(c->node_index, sizeof(struct cg_node_slot) * (c->node_mask + 1));
     for (unsigned i = 0; i < c->nretired; i++)
         munmap(c->retired[i].p, c->retired[i].len);
     memset(c, 0, sizeof *c);
@@ -142,9 +184,106 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
     }
     for (uint32_t i = 0; i < c->nselfs; i++)
         c->selfs[i].cost = 0;
+    for (uint32_t i = 0; i < c->nnodes; i++)
+        c->nodes[i].calls = c->nodes[i].incl = c->nodes[i].self = 0;
     for (uint32_t i = 0; i < c->depth; i++)
         c->frames[i].t_enter = c->frames[i].t_last = now;
     c->lost = c->unmatched_exits = c->left = c->jumped = c->unplaced = 0;
+    c->folded = c->beyond_paths = 0;
+}
+
+/* ---- call paths ------------------------------------------------------------ */
+
+/* A new node (fn, parent), or 0 (the sink) when there is no room or memory. */
+static CG_NOINSTR uint32_t node_new(struct cg_costs *c, uint32_t parent, uintptr_t fn, uint32_t limit)
+{
+    if (c->nnodes >= limit)
+        return CG_SINK;
+    if (c->nnodes == c->node_cap &&
+        grow_dense(c, (void **)&c->nodes, &c->node_cap, c->nnodes, sizeof(struct cg_node)) != 0) {
+        c->lost++;
+        return CG_SINK;
+    }
+    uint32_t e = c->nnodes;
+    struct cg_node *n = &c->nodes[e];
+    n->fn = fn;
+    n->parent = parent;
+    n->active = 0;
+    n->calls = n->incl = n->self = 0;
+    __atomic_store_n(&c->nnodes, e + 1, __ATOMIC_RELEASE);
+    return e;
+}
+
+/* Indexes (parent, fn) -> node: 1, or 0 without room (the index holds
+ * the nodes and the aliases of folded and cut paths, in at most four
+ * slots per node of the bound; past that, the slow path finds them again
+ * each time). */
+static CG_NOINSTR int node_index_add(struct cg_costs *c, uint32_t parent, uintptr_t fn, uint32_t node)
+{
+    if (node == CG_SINK) /* an empty slot */
+        return 0;
+    uint32_t slots = c->node_mask + 1;
+    if ((uint64_t)(c->node_slots_used + 1) * 4 > (uint64_t)slots * 3) {
+        uint64_t most = 4 * (uint64_t)c->node_bound;
+        if (most < 4096)
+            most = 4096;
+        if (2 * (uint64_t)slots > most || node_index_make(c, 2 * slots) != 0)
+            return 0;
+    }
+    uint32_t i = (uint32_t)cg_node_hash(parent, fn);
+    while (c->node_index[i & c->node_mask].node)
+        i++;
+    struct cg_node_slot *s = &c->node_index[i & c->node_mask];
+    s->fn = fn;
+    s->parent = parent;
+    s->node = node;
+    c->node_slots_used++;
+    return 1;
+}
+
+uint32_t cg_node_find_slow(struct cg_costs *c, uint32_t parent, uintptr_t fn)
+{
+    int saved = errno;
+    uint32_t node = CG_SINK;
+    uint64_t *counter = NULL; /* what an alias made here counts as */
+    if (parent >= c->nnodes)
+        parent = 0; /* cannot be: a frame's node is one of this thread's */
+    if (parent && c->nodes[parent].fn == CG_NODE_BEYOND) {
+        node = parent; /* everything under the bound's cut is one node */
+    } else {
+        /* already on the path: folded onto it (its one walk up the path) */
+        for (uint32_t n = parent; n; n = c->nodes[n].parent)
+            if (c->nodes[n].fn == fn) {
+                node = n;
+                counter = &c->folded;
+                break;
+            }
+        if (!node) {
+            uint32_t room = c->node_bound - c->node_bound / 16;
+            node = node_new(c, parent, fn, room);
+            if (!node) {
+                /* past the cut: the parent's "beyond" node */
+                uint32_t i = (uint32_t)cg_node_hash(parent, CG_NODE_BEYOND);
+                for (;; i++) {
+                    const struct cg_node_slot *s = &c->node_index[i & c->node_mask];
+                    if (s->node == 0 || (s->fn == CG_NODE_BEYOND && s->parent == parent)) {
+                        node = s->node;
+                        break;
+                    }
+                }
+                if (!node) {
+                    node = node_new(c, parent, CG_NODE_BEYOND, c->node_bound);
+                    node_index_add(c, parent, CG_NODE_BEYOND, node);
+                }
+                counter = &c->beyond_paths;
+            }
+        }
+    }
+    /* counted once per (path, function), when its alias is made */
+    if (node_index_add(c, parent, fn, node) && counter)
+        ++*counter;
+    errno = saved;
+    return node;
 }
 
 /* inlined: fn's frame is inlined into another function, in whose code addr
@@ -412,13 +551,15 @@ static int resize(uint64_t **p, uint32_t n)
     return 0;
 }
 
-static int totals_fit(struct cg_totals *t, uint32_t narcs, uint32_t nselfs)
+static int totals_fit(struct cg_totals *t, uint32_t narcs, uint32_t nselfs, uint32_t nnodes)
 {
     if (resize(&t->count, narcs) || resize(&t->incl, narcs) || resize(&t->runs, narcs) ||
-        resize(&t->cost, nselfs))
+        resize(&t->cost, nselfs) || resize(&t->ncalls, nnodes) || resize(&t->nincl, nnodes) ||
+        resize(&t->nself, nnodes))
         return -1;
     t->narcs = narcs;
     t->nselfs = nselfs;
+    t->nnodes = nnodes;
     return 0;
 }
 
@@ -428,6 +569,9 @@ void cg_totals_free(struct cg_totals *t)
     free(t->incl);
     free(t->runs);
     free(t->cost);
+    free(t->ncalls);
+    free(t->nincl);
+    free(t->nself);
     memset(t, 0, sizeof *t);
 }
 
@@ -471,17 +615,39 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         arcs[i] = a;
     }
     uint32_t self = self_find(c, fns[n - 1], pc, 0);
+    /* The paths go on through the functions sampled, as their arcs do: a
+     * flame graph shows memcpy under the function that called it. Nodes
+     * that are not frames: their calls are the arcs' visits. */
+    uint32_t nodes[CG_SAMPLE_DEPTH];
+    if (c->nodes)
+        for (unsigned i = 0; i < n; i++)
+            nodes[i] = cg_node_find(c, i ? nodes[i - 1] : top->node, fns[i]);
     errno = saved;
     for (unsigned i = 0; i < n; i++) {
         struct cg_arc *a = &c->arcs[arcs[i]];
         int seen = 0;
         for (unsigned k = 0; k < *nlast && !seen; k++)
             seen = last[k] == arcs[i];
-        if (new_visit || !seen)
+        if (new_visit || !seen) {
             a->count++;
+            if (c->nodes)
+                c->nodes[nodes[i]].calls++;
+        }
         a->incl += period;
+        /* a node folded onto one of the frames' (a callback's function
+         * called again from the library) or onto an earlier one of these:
+         * its time is already counted there */
+        if (c->nodes && !c->nodes[nodes[i]].active) {
+            int again = 0;
+            for (unsigned k = 0; k < i && !again; k++)
+                again = nodes[k] == nodes[i];
+            if (!again)
+                c->nodes[nodes[i]].incl += period;
+        }
     }
     c->selfs[self].cost += period;
+    if (c->nodes)
+        c->nodes[nodes[n - 1]].self += period;
     for (unsigned i = 0; i < n; i++)
         last[i] = arcs[i];
     *nlast = n;
@@ -530,6 +696,8 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
      * counts it twice, in the entry and in the open segment. */
     __atomic_store_n(&top->t_last, top->t_last + period, __ATOMIC_RELEASE);
     __atomic_store_n(&c->selfs[e].cost, c->selfs[e].cost + period, __ATOMIC_RELEASE);
+    if (c->nodes)
+        __atomic_store_n(&c->nodes[top->node].self, c->nodes[top->node].self + period, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -553,7 +721,7 @@ static CG_RACY_READ void cg_totals_read_runs(const struct cg_arc *arcs, uint32_t
 }
 
 struct frame_view {
-    uint32_t arc, self, skip;
+    uint32_t arc, self, skip, node;
     uint64_t t_enter, t_last;
 };
 
@@ -567,6 +735,13 @@ static CG_RACY_READ void cg_totals_read_frame(const struct cg_frame *f, struct f
     v->skip = __atomic_load_n(&f->skip, __ATOMIC_RELAXED);
     v->self = __atomic_load_n(&f->self, __ATOMIC_RELAXED);
     v->t_last = __atomic_load_n(&f->t_last, __ATOMIC_RELAXED);
+    v->node = __atomic_load_n(&f->node, __ATOMIC_RELAXED);
+}
+
+static CG_RACY_READ void cg_totals_read_node_selfs(const struct cg_node *nodes, uint32_t n, uint64_t *self)
+{
+    for (uint32_t i = 0; i < n; i++)
+        self[i] = nodes[i].self;
 }
 
 int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
@@ -575,7 +750,15 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     uint32_t nselfs = __atomic_load_n(&c->nselfs, __ATOMIC_ACQUIRE);
     const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
     const struct cg_self *selfs = __atomic_load_n(&c->selfs, __ATOMIC_SEQ_CST);
-    if (totals_fit(t, narcs, nselfs))
+    uint32_t nnodes = __atomic_load_n(&c->nnodes, __ATOMIC_ACQUIRE);
+    const struct cg_node *nodes = __atomic_load_n(&c->nodes, __ATOMIC_SEQ_CST);
+    if (!nodes)
+        nnodes = 0;
+    if (totals_fit(t, narcs, nselfs, nnodes))
+        return -1;
+    /* a node's outermost frame on the stack, for its time in progress */
+    unsigned char *seen = nnodes ? calloc(nnodes, 1) : NULL;
+    if (nnodes && !seen)
         return -1;
     /* Of a thread that runs meanwhile, self costs are read first, then the
      * arcs (each one's time before its count), then the frames, in the
@@ -585,10 +768,16 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
      * both, and its time is never in its frame and its arc at once. The
      * acquire loads keep the reads in that order. */
     cg_totals_read_selfs(selfs, nselfs, t->cost);
+    cg_totals_read_node_selfs(nodes, nnodes, t->nself);
     cg_totals_read_runs(arcs, narcs, t->runs);
     for (uint32_t i = 0; i < narcs; i++) {
         t->incl[i] = __atomic_load_n(&arcs[i].incl, __ATOMIC_ACQUIRE);
         t->count[i] = __atomic_load_n(&arcs[i].count, __ATOMIC_ACQUIRE);
+    }
+    /* the nodes after the arcs: an exit stores the arc's, then the node's */
+    for (uint32_t i = 0; i < nnodes; i++) {
+        t->nincl[i] = __atomic_load_n(&nodes[i].incl, __ATOMIC_ACQUIRE);
+        t->ncalls[i] = __atomic_load_n(&nodes[i].calls, __ATOMIC_ACQUIRE);
     }
     /* The time is taken before the frames are read: a frame still there
      * ends later than that, so a call in progress is never charged more
@@ -611,10 +800,25 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
             t->count[f.arc]++;
             t->incl[f.arc] += now - f.t_enter;
             running++;
+            if (f.node < nnodes) {
+                t->ncalls[f.node]++;
+                /* the outermost frame of a node (the first, from the
+                 * root) holds its time; nested ones are in it */
+                if (!seen[f.node]) {
+                    seen[f.node] = 1;
+                    t->nincl[f.node] += now - f.t_enter;
+                }
+            }
         }
-        if (i == depth - 1 && f.self < nselfs && now >= f.t_last)
+        if (i == depth - 1 && f.self < nselfs && now >= f.t_last) {
             t->cost[f.self] += now - f.t_last;
+            if (f.node < nnodes)
+                t->nself[f.node] += now - f.t_last;
+        }
     }
+    free(seen);
+    t->folded = c->folded;
+    t->beyond_paths = c->beyond_paths;
     t->depth = running;
     t->lost = c->lost;
     t->unmatched_exits = c->unmatched_exits;
@@ -630,6 +834,49 @@ static uint64_t diff(uint64_t v, const uint64_t *base, uint32_t n, uint32_t i)
 {
     uint64_t b = base && i < n ? base[i] : 0;
     return v > b ? v - b : 0;
+}
+
+/* The part's nodes: those with a call or time in it, and their ancestors
+ * (a path is named by them), in the order of the tree's (parents first). */
+static int parts_nodes(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,
+                       struct cg_snapshot *out)
+{
+    const struct cg_node *nodes = __atomic_load_n(&c->nodes, __ATOMIC_SEQ_CST);
+    if (!nodes)
+        return 0;
+    uint32_t n = cur->nnodes, bn = base ? base->nnodes : 0;
+    out->tree_nodes = n ? n - 1 : 0;
+    out->tree_bound = c->node_bound;
+    out->folded = cur->folded - (base && base->folded <= cur->folded ? base->folded : 0);
+    out->beyond_paths = cur->beyond_paths - (base && base->beyond_paths <= cur->beyond_paths ? base->beyond_paths : 0);
+    uint32_t *at = calloc(n ? n : 1, sizeof *at); /* snapshot index + 1, or 1 when wanted */
+    out->nodes = calloc(n ? n : 1, sizeof *out->nodes);
+    if (!at || !out->nodes) {
+        free(at);
+        return -1;
+    }
+    for (uint32_t i = n; i-- > 1;) {
+        if (diff(cur->ncalls[i], base ? base->ncalls : NULL, bn, i) ||
+            diff(cur->nincl[i], base ? base->nincl : NULL, bn, i) ||
+            diff(cur->nself[i], base ? base->nself : NULL, bn, i))
+            at[i] = 1;
+        /* a parent is older than its children: marked before it is reached */
+        if (at[i] && nodes[i].parent && nodes[i].parent < i)
+            at[nodes[i].parent] = 1;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        if (!at[i])
+            continue;
+        struct cg_snap_node *x = &out->nodes[out->nnodes];
+        x->fn = nodes[i].fn;
+        x->parent = nodes[i].parent < i ? at[nodes[i].parent] : 0;
+        x->calls = diff(cur->ncalls[i], base ? base->ncalls : NULL, bn, i);
+        x->incl = diff(cur->nincl[i], base ? base->nincl : NULL, bn, i);
+        x->self = diff(cur->nself[i], base ? base->nself : NULL, bn, i);
+        at[i] = (uint32_t)++out->nnodes;
+    }
+    free(at);
+    return 0;
 }
 
 int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,
@@ -677,6 +924,10 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         s->cost = cost;
         s->inlined = selfs[i].inlined;
     }
+    if (parts_nodes(c, cur, base, out) != 0) {
+        cg_snapshot_free(out);
+        return -1;
+    }
     out->depth = cur->depth;
     out->lost = cur->lost - (base && base->lost <= cur->lost ? base->lost : 0);
     out->unmatched_exits =
@@ -689,8 +940,13 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
 
 int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
 {
-    if (totals_fit(dst, src->narcs, src->nselfs))
+    if (totals_fit(dst, src->narcs, src->nselfs, src->nnodes))
         return -1;
+    memcpy(dst->ncalls, src->ncalls, src->nnodes * sizeof *dst->ncalls);
+    memcpy(dst->nincl, src->nincl, src->nnodes * sizeof *dst->nincl);
+    memcpy(dst->nself, src->nself, src->nnodes * sizeof *dst->nself);
+    dst->folded = src->folded;
+    dst->beyond_paths = src->beyond_paths;
     memcpy(dst->count, src->count, src->narcs * sizeof *dst->count);
     memcpy(dst->incl, src->incl, src->narcs * sizeof *dst->incl);
     memcpy(dst->runs, src->runs, src->narcs * sizeof *dst->runs);
@@ -719,13 +975,27 @@ void cg_totals_raise(struct cg_totals *cur, const struct cg_totals *base)
     raise_to(cur->incl, base->incl, na);
     raise_to(cur->runs, base->runs, na);
     raise_to(cur->cost, base->cost, ns);
+    uint32_t nn = cur->nnodes < base->nnodes ? cur->nnodes : base->nnodes;
+    raise_to(cur->ncalls, base->ncalls, nn);
+    raise_to(cur->nincl, base->nincl, nn);
+    raise_to(cur->nself, base->nself, nn);
 }
 
 int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since)
 {
-    uint32_t bn = base->narcs, bs = base->nselfs;
-    if (totals_fit(base, now->narcs, now->nselfs))
+    uint32_t bn = base->narcs, bs = base->nselfs, bnn = base->nnodes;
+    if (totals_fit(base, now->narcs, now->nselfs, now->nnodes))
         return -1;
+    for (uint32_t i = bnn; i < now->nnodes; i++)
+        base->ncalls[i] = base->nincl[i] = base->nself[i] = 0;
+    for (uint32_t i = 0; i < now->nnodes; i++) {
+        base->ncalls[i] += diff(now->ncalls[i], since->ncalls, since->nnodes, i);
+        base->nincl[i] += diff(now->nincl[i], since->nincl, since->nnodes, i);
+        base->nself[i] += diff(now->nself[i], since->nself, since->nnodes, i);
+    }
+    base->folded += now->folded - (since->folded <= now->folded ? since->folded : now->folded);
+    base->beyond_paths +=
+        now->beyond_paths - (since->beyond_paths <= now->beyond_paths ? since->beyond_paths : now->beyond_paths);
     for (uint32_t i = bn; i < now->narcs; i++)
         base->count[i] = base->incl[i] = base->runs[i] = 0;
     for (uint32_t i = bs; i < now->nselfs; i++)
@@ -761,9 +1031,11 @@ void cg_snapshot_free(struct cg_snapshot *s)
 {
     free(s->arcs);
     free(s->selfs);
+    free(s->nodes);
     s->arcs = NULL;
     s->selfs = NULL;
-    s->narcs = s->nselfs = 0;
+    s->nodes = NULL;
+    s->narcs = s->nselfs = s->nnodes = 0;
 }
 
 /* ---- merging parts --------------------------------------------------------- */
@@ -817,10 +1089,73 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     m->threads++;
 }
 
+/* The part's nodes added to the sum's, matched by path: (parent in the
+ * sum, function). The part's come after their parents, and so do the
+ * sum's. */
+static int merged_nodes(struct cg_merged *m, const struct cg_snapshot *part)
+{
+    struct cg_snapshot *s = &m->snap;
+    size_t want = s->nnodes + part->nnodes;
+    uint32_t *to = malloc((part->nnodes ? part->nnodes : 1) * sizeof *to); /* sum index + 1 */
+    if (!to || want >= UINT32_MAX || CG_GROW(s->nodes, m->node_cap, want, 256) != 0) {
+        free(to);
+        return -1;
+    }
+    if (want * 2 > m->node_mask + 1) {
+        size_t slots = 64;
+        while (slots < 2 * (want + 1))
+            slots *= 2;
+        uint32_t *ix = calloc(slots, sizeof *ix);
+        if (!ix) {
+            free(to);
+            return -1;
+        }
+        for (size_t e = 0; e < s->nnodes; e++) {
+            size_t h = merged_hash(s->nodes[e].fn, s->nodes[e].parent, 0);
+            while (ix[h & (slots - 1)])
+                h++;
+            ix[h & (slots - 1)] = (uint32_t)e + 1;
+        }
+        free(m->node_index);
+        m->node_index = ix;
+        m->node_mask = slots - 1;
+    }
+    s->tree_bound = part->tree_bound;
+    s->tree_nodes = s->tree_nodes > part->tree_nodes ? s->tree_nodes : part->tree_nodes;
+    s->folded += part->folded;
+    s->beyond_paths += part->beyond_paths;
+    for (size_t i = 0; i < part->nnodes; i++) {
+        const struct cg_snap_node *x = &part->nodes[i];
+        uint32_t parent = x->parent && x->parent <= i ? to[x->parent - 1] : 0;
+        size_t h = merged_hash(x->fn, parent, 0);
+        for (;; h++) {
+            size_t e = m->node_index[h & m->node_mask];
+            if (!e) {
+                struct cg_snap_node *y = &s->nodes[s->nnodes];
+                *y = *x;
+                y->parent = parent;
+                m->node_index[h & m->node_mask] = (uint32_t)++s->nnodes;
+                to[i] = (uint32_t)s->nnodes;
+                break;
+            }
+            struct cg_snap_node *y = &s->nodes[e - 1];
+            if (y->fn == x->fn && y->parent == parent) {
+                y->calls += x->calls;
+                y->incl += x->incl;
+                y->self += x->self;
+                to[i] = (uint32_t)e;
+                break;
+            }
+        }
+    }
+    free(to);
+    return 0;
+}
+
 int cg_merged_take(struct cg_merged *m, struct cg_snapshot *part)
 {
     struct cg_snapshot *s = &m->snap;
-    if (s->narcs || s->nselfs || !part->narcs || !part->nselfs)
+    if (s->narcs || s->nselfs || !part->narcs || !part->nselfs || (m->paths && part->nodes))
         return cg_merged_add(m, part);
     /* The first part: its entries, unique in it, are the sum; a copy of a
      * 100,000-arc part was a few ms of fresh pages. */
@@ -892,12 +1227,16 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
             }
         }
     }
+    if (m->paths && part->nodes && merged_nodes(m, part) != 0)
+        return -1;
     merged_counters(m, part);
     return 0;
 }
 
 void cg_merged_free(struct cg_merged *m)
 {
+    free(m->snap.nodes);
+    free(m->node_index);
     free(m->snap.arcs);
     free(m->snap.selfs);
     free(m->arc_index);

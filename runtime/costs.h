@@ -117,6 +117,44 @@ struct cg_frame {
     uintptr_t code;    /* where its enter hook was called (cg_frame_code),
                           kept so that the fast path compares it without
                           the arc: 0 when not known */
+    uint32_t node;     /* its path's node (CGPROF_PATHS; 0 when off): for a
+                          call left out, its caller's */
+};
+
+/* ---- call paths (CGPROF_PATHS) ----------------------------------------------
+ * The calling-context tree: one node per distinct path of functions from
+ * the thread's root (docs/paths-format.md), found by (parent node, function)
+ * in a private open-addressing index, as the arcs are. Keyed by function,
+ * not by call site: a flame graph's frame is a function, and two call
+ * sites of one callee in one caller make one path.
+ *  - Recursion: a call of a function already on the path is folded onto the
+ *    node where it first appears (the index maps (parent, fn) to that
+ *    ancestor, an alias made once, when the path is first seen: the hooks
+ *    never walk the path). A node's inclusive time is added by the exit of
+ *    its outermost call only (`active` counts its frames on the stack), so
+ *    recursion counts it once; its calls and self time count every level.
+ *  - Bound: at most `bound` nodes per thread (CGPROF_PATHS_MAX). Past
+ *    15/16 of it a new path is counted on its parent's one "beyond" node
+ *    (fn CG_NODE_BEYOND), which everything under it folds into; the last
+ *    16th is kept for those. Past the bound, the sink.
+ *  - A dump reads nodes as it reads arcs (cg_costs_totals): self first,
+ *    then inclusive, then calls, then the frames, the reverse of the exit's
+ *    stores. */
+#define CG_NODE_BEYOND ((uintptr_t)1) /* no function starts at address 1 */
+
+struct cg_node {
+    uintptr_t fn;    /* the function called, CG_NODE_BEYOND for the paths past the bound */
+    uint32_t parent; /* node of the path without fn, 0 at the root */
+    uint32_t active; /* frames of this node on the shadow stack (not left out) */
+    uint64_t calls;  /* calls ended */
+    uint64_t incl;   /* ns of its outermost calls, ended */
+    uint64_t self;   /* ns in fn's own code on this path */
+};
+
+struct cg_node_slot {
+    uintptr_t fn;
+    uint32_t parent;
+    uint32_t node; /* 0: empty (node 0, the sink, is never indexed) */
 };
 
 #define CG_MAX_RETIRED 96
@@ -160,6 +198,16 @@ struct cg_costs {
      * position. */
     uint32_t sample_pcs;
     uint64_t unplaced;
+    /* call paths: NULL when off (CGPROF_PATHS=0). Nodes, dense, published
+     * by nnodes (release) as the arcs; the index is private. node_bound:
+     * the most nodes; folded: aliases made (re-entries of a function on
+     * the path); beyond_calls, beyond_paths: calls and new paths counted
+     * on a "beyond" node. */
+    struct cg_node *nodes;
+    uint32_t nnodes, node_cap, node_bound;
+    struct cg_node_slot *node_index;
+    uint32_t node_mask, node_slots_used;
+    uint64_t folded, beyond_paths;
     /* The thread's virtual clock in sampled mode (advanced by its timer's
      * signal), NULL when time is read from the clock. */
     const volatile uint64_t *vclock;
@@ -175,7 +223,8 @@ struct cg_costs {
  * sees the dump and keeps the old arrays, or the dump sees the new ones. */
 extern unsigned long cg_readers;
 
-int cg_costs_init(struct cg_costs *c);
+/* paths_bound: the most call-path nodes (0: no paths kept). */
+int cg_costs_init(struct cg_costs *c, uint32_t paths_bound);
 void cg_costs_destroy(struct cg_costs *c);
 /* Zeroes all costs and counts, keeping entries, the stack and its frames
  * (frames still running restart their measure at `now`). */
@@ -230,6 +279,45 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc);
  * The caller holds the thread's guard. */
 void cg_costs_unwind_to(struct cg_costs *c, uint32_t depth, uint64_t now);
 void cg_costs_unwind_below(struct cg_costs *c, uintptr_t sp, uint64_t now);
+
+/* ---- call paths ---------------------------------------------------------- */
+
+static CG_INLINE uint64_t cg_node_hash(uint32_t parent, uintptr_t fn)
+{
+    return cg_hash2(fn, parent);
+}
+
+/* The node of fn called on path `parent`, made when new (the slow path:
+ * folding, the bound). c->nodes must not be NULL. */
+uint32_t cg_node_find_slow(struct cg_costs *c, uint32_t parent, uintptr_t fn);
+
+static CG_INLINE uint32_t cg_node_find(struct cg_costs *c, uint32_t parent, uintptr_t fn)
+{
+    for (uint32_t i = (uint32_t)cg_node_hash(parent, fn);; i++) {
+        const struct cg_node_slot *s = &c->node_index[i & c->node_mask];
+        if (cg_likely(s->fn == fn && s->parent == parent))
+            return s->node;
+        if (s->node == 0)
+            return cg_node_find_slow(c, parent, fn);
+    }
+}
+
+/* A frame of node n begins (not a call left out). */
+static CG_INLINE void cg_node_enter(struct cg_costs *c, uint32_t n)
+{
+    c->nodes[n].active++;
+}
+
+/* A frame of node n entered at t_enter ends at now: its call counted, and
+ * its time if it was the node's outermost frame. The same order of stores
+ * as an arc's (cg_costs_pop). */
+static CG_INLINE void cg_node_exit(struct cg_costs *c, uint32_t n, uint64_t t_enter, uint64_t now)
+{
+    struct cg_node *node = &c->nodes[n];
+    __atomic_store_n(&node->calls, node->calls + 1, __ATOMIC_RELEASE);
+    if (--node->active == 0)
+        __atomic_store_n(&node->incl, node->incl + (now - t_enter), __ATOMIC_RELEASE);
+}
 
 /* Re-synchronises the shadow stack with the real one before a hook whose
  * own frame is at sp (the stack grows down), called from the instrumented
@@ -350,8 +438,11 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
             now = top->t_last;
         /* Sampled time moves a thousand times a second: most segments are
          * empty, and their self entries need not be written. */
-        if (now != top->t_last)
+        if (now != top->t_last) {
             c->selfs[top->self].cost += now - top->t_last;
+            if (c->nodes)
+                c->nodes[top->node].self += now - top->t_last;
+        }
         caller = top->fn;
         inlined = top->sp == sp || (top->sp > sp && cg_unlikely(site == cg_host_site(c, c->depth - 1)) &&
                                     !cg_real_call_below(c, site, sp));
@@ -389,6 +480,18 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     f->skip = c->arcs[arc].skip;
     f->host_site = host_site;
     f->code = cg_arc_code(c, arc, fn);
+    f->node = 0;
+    if (c->nodes) {
+        /* a call left out is no step of the path: its frame runs on its
+         * caller's node, and the calls it makes are its caller's */
+        uint32_t parent = top ? f[-1].node : 0; /* not top: the stack may have moved (grown) */
+        if (f->skip) {
+            f->node = parent;
+        } else {
+            f->node = cg_node_find(c, parent, fn);
+            cg_node_enter(c, f->node);
+        }
+    }
     /* The dump reads frames [0, depth): publish the frame after filling it. */
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
 }
@@ -405,8 +508,11 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
     CG_CHECK(f->self < c->nselfs);
     if (cg_unlikely(now < f->t_last))
         now = f->t_last; /* see cg_costs_enter */
-    if (now != f->t_last)
+    if (now != f->t_last) {
         c->selfs[f->self].cost += now - f->t_last;
+        if (c->nodes)
+            c->nodes[f->node].self += now - f->t_last;
+    }
     uint32_t d = c->depth - 1;
     /* The caller resumes: its running segment starts now, before it is the
      * top frame again for a dump reading meanwhile. */
@@ -429,6 +535,8 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
         /* 0 when off: never equal to a count just incremented */
         if (cg_unlikely(count == c->throttle_n))
             cg_throttle_check(c, f->arc);
+        if (c->nodes)
+            cg_node_exit(c, f->node, f->t_enter, now);
     }
 }
 
@@ -465,11 +573,25 @@ struct cg_snap_self {
     uint32_t inlined; /* cg_self's: addr is in the host's code */
 };
 
+/* A path's node in a part: parent is the index + 1 of its parent in the
+ * snapshot's nodes (which come after their parents), 0 at the root. */
+struct cg_snap_node {
+    uintptr_t fn; /* CG_NODE_BEYOND: the paths past the bound */
+    uint32_t parent;
+    uint64_t calls, incl, self;
+};
+
 struct cg_snapshot {
     struct cg_snap_arc *arcs;
     size_t narcs;
     struct cg_snap_self *selfs;
     size_t nselfs;
+    /* call paths: NULL when off; the tree's size, bound and foldings
+     * (struct cg_costs) */
+    struct cg_snap_node *nodes;
+    size_t nnodes;
+    uint32_t tree_nodes, tree_bound;
+    uint64_t folded, beyond_paths;
     uint64_t lost, unmatched_exits, left, jumped;
     uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
     uint32_t depth;     /* frames still running when it was taken */
@@ -497,6 +619,9 @@ struct cg_totals {
     uint32_t narcs;
     uint64_t *cost;                /* per self index */
     uint32_t nselfs;
+    uint64_t *ncalls, *nincl, *nself; /* per node index (CGPROF_PATHS) */
+    uint32_t nnodes;
+    uint64_t folded, beyond_paths;
     uint32_t depth;                /* calls in progress at the reading */
     uint64_t lost, unmatched_exits, left, jumped, unplaced;
 };
@@ -528,10 +653,11 @@ void cg_totals_free(struct cg_totals *t);
  * the same key add up. */
 struct cg_merged {
     struct cg_snapshot snap; /* depth 0; continued: arcs with no call */
-    size_t arc_cap, self_cap;
-    uint32_t *arc_index, *self_index; /* open addressing: entry + 1 */
-    size_t arc_mask, self_mask;
+    size_t arc_cap, self_cap, node_cap;
+    uint32_t *arc_index, *self_index, *node_index; /* open addressing: entry + 1 */
+    size_t arc_mask, self_mask, node_mask;
     unsigned threads;               /* parts added */
+    int paths;                      /* sum the parts' call paths too */
 };
 
 int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part);

@@ -60,8 +60,11 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
     if (sampled) {
         t->nhooks++;
         now = t->vclock;
-        if (cg_unlikely(now != f->t_last))
+        if (cg_unlikely(now != f->t_last)) {
             t->costs.selfs[f->self].cost += now - f->t_last;
+            if (t->costs.nodes)
+                t->costs.nodes[f->node].self += now - f->t_last;
+        }
         return now;
     }
 #if CG_HAVE_TSC
@@ -72,6 +75,8 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
     if (cg_unlikely(now < f->t_last))
         now = f->t_last;
     t->costs.selfs[f->self].cost += now - f->t_last;
+    if (t->costs.nodes)
+        t->costs.nodes[f->node].self += now - f->t_last;
     return now;
 }
 
@@ -140,6 +145,20 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
      * out */
     if (cg_unlikely(top->skip || a->caller != top->fn || a->skip))
         return 0;
+    /* The path's node (CGPROF_PATHS), found before anything changes: a new
+     * one is made by the general path. */
+    uint32_t node = 0;
+    if (c->nodes) {
+        for (uint32_t i = (uint32_t)cg_node_hash(top->node, fn);; i++) {
+            const struct cg_node_slot *s = &c->node_index[i & c->node_mask];
+            if (cg_likely(s->fn == fn && s->parent == top->node)) {
+                node = s->node;
+                break;
+            }
+            if (cg_unlikely(s->node == 0))
+                return 0;
+        }
+    }
     /* from here on as cg_costs_enter */
     uint64_t now = cg_fast_now_charge(t, top, sampled);
     if (top->last_arc != arc) {
@@ -162,6 +181,9 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
         f->host_site = top->host_site;
         f->code = key;
     }
+    f->node = node;
+    if (c->nodes)
+        cg_node_enter(c, node);
     __atomic_store_n(&c->depth, d + 1, __ATOMIC_RELEASE);
     return 1;
 }
@@ -192,6 +214,8 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     __atomic_store_n(&c->depth, d - 1, __ATOMIC_RELEASE);
     __atomic_store_n(&a->count, count, __ATOMIC_RELEASE);
     __atomic_store_n(&a->incl, a->incl + (now - f->t_enter), __ATOMIC_RELEASE);
+    if (c->nodes)
+        cg_node_exit(c, f->node, f->t_enter, now);
     /* the check is a call: made outside, by cg_guard_throttle */
     return cg_unlikely(count == c->throttle_n) ? 2 : 1;
 }

@@ -54,6 +54,20 @@ int cg_name_part(const struct cg_names *n, unsigned thread, unsigned part, int p
     return len < 0 || (size_t)len >= size - at ? -1 : 0;
 }
 
+int cg_name_paths(const struct cg_names *n, unsigned thread, unsigned part, int part_in_name, char *dst,
+                  size_t size)
+{
+    size_t len;
+    if (dir_part(n, dst, size, &len) != 0 || cg_paths_expanded(n->out, n->pid, dst + len, size - len) != 0)
+        return -1;
+    char p[24] = "";
+    if (part_in_name)
+        snprintf(p, sizeof p, ".%u", part);
+    size_t at = strlen(dst);
+    int w = snprintf(dst + at, size - at, "%s-%02u", p, thread);
+    return w < 0 || (size_t)w >= size - at ? -1 : 0;
+}
+
 int cg_name_total(const struct cg_names *n, char *dst, size_t size)
 {
     size_t len;

@@ -552,8 +552,9 @@ static int run_append(const struct run *r, size_t from, size_t to, long pid, cha
     return 0;
 }
 
-/* The total's pattern (pid < 0) or its expansion for pid. */
-static int total_name(const char *pattern, long pid, char *dst, unsigned long size)
+/* The total's pattern (pid < 0) or its expansion for pid; word: "total",
+ * or "paths" for the path files' run name. */
+static int total_name(const char *pattern, long pid, char *dst, unsigned long size, const char *word)
 {
     if (size == 0)
         return -1;
@@ -563,20 +564,28 @@ static int total_name(const char *pattern, long pid, char *dst, unsigned long si
     total_cut(pattern, &r, &at, &cut, &insert);
     unsigned long n = 0;
     dst[0] = 0;
-    size_t ilen = strlen(insert);
+    /* ".total" or "total.": the word with its dot where insert has it */
+    char ins[16];
+    snprintf(ins, sizeof ins, insert[0] == '.' ? ".%s" : "%s.", word);
+    size_t ilen = strlen(ins);
     if (run_append(&r, 0, at, pid, dst, size, &n) != 0 || n + ilen >= size)
         return -1;
-    memcpy(dst + n, insert, ilen + 1);
+    memcpy(dst + n, ins, ilen + 1);
     n += ilen;
     return run_append(&r, at + cut, r.total, pid, dst, size, &n);
 }
 
 int cg_total_pattern(const char *pattern, char *dst, unsigned long size)
 {
-    return total_name(pattern, -1, dst, size);
+    return total_name(pattern, -1, dst, size, "total");
 }
 
 int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long size)
 {
-    return total_name(pattern, pid < 0 ? 0 : pid, dst, size);
+    return total_name(pattern, pid < 0 ? 0 : pid, dst, size, "total");
+}
+
+int cg_paths_expanded(const char *pattern, long pid, char *dst, unsigned long size)
+{
+    return total_name(pattern, pid < 0 ? 0 : pid, dst, size, "paths");
 }

@@ -60,6 +60,8 @@ struct cg_options {
     struct cg_threshold throttle;       /* THRESHOLD */
     int verbose;               /* BOOL */
     int repair_warning;        /* BOOL */
+    int paths;                 /* BOOL */
+    unsigned paths_max;        /* UINT */
     /* A PATH or DIR value refused is not replaced by the default, which
      * would write elsewhere than where the user said: out_refused, no
      * profile is written at all (the runtime stays off); control_dir_refused,
@@ -130,5 +132,8 @@ int cg_total_pattern(const char *pattern, char *dst, unsigned long size);
 /* cg_total_pattern's pattern expanded for pid (as cg_expand_path would),
  * made without a copy of either. Returns 0, or -1 if it does not fit. */
 int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long size);
+/* The same with "paths" for "total": the run name of the path files
+ * (callgrind.out.%p -> callgrind.paths.<pid>), docs/paths-format.md. */
+int cg_paths_expanded(const char *pattern, long pid, char *dst, unsigned long size);
 
 #endif

@@ -22,6 +22,7 @@
 #include "symcache.h"
 #include "symtab.h"
 #include "util.h"
+#include "pathwriter.h"
 #include "writer.h"
 
 #ifndef CG_VERSION
@@ -233,6 +234,44 @@ static void note_file(const char *path)
             cg_buf_putc(&last_files, *p);
 }
 
+/* The path file of part `number` (docs/paths-format.md), in buf's memory
+ * (emptied). A failure is said as a part's is. */
+static void write_paths(struct cg_dump *d, unsigned number, const struct cg_snapshot *snap,
+                        const struct cg_symtab *symtab, struct cg_buf *buf)
+{
+    struct cg_part_info info = {
+        .pid = cg_proc_names_pid(),
+        .thread = number,
+        .part = d->part,
+        .cmd = cg_proc_cmdline(),
+    };
+    struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
+    part_file.bytes = 0;
+    buf->len = 0;
+    buf->failed = 0;
+    int err = ENAMETOOLONG;
+    if (cg_name_paths(&names, number, d->part, d->part_in_name, part_path, sizeof part_path) == 0)
+        err = cg_out_open(&part_file, part_path);
+    else
+        snprintf(part_path, sizeof part_path, "%s", cg_opts.out);
+    if (!err) {
+        int ok = cg_write_paths(&info, snap, symtab, buf) == 0;
+        if (ok && buf->len)
+            cg_out_write(&part_file, buf->data, buf->len);
+        err = cg_out_close(&part_file, part_path, ok);
+    }
+    if (err) {
+        cg_part_failed(d, part_path, err);
+    } else {
+        note_file(part_path);
+        if (cg_opts.verbose) {
+            char shown[600];
+            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", CG_QUOTE(shown, part_path), number, d->part,
+                    part_file.bytes);
+        }
+    }
+}
+
 void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct cg_snapshot *s,
                    const char *own_path)
 {
@@ -310,6 +349,10 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             cg_warn("wrote %s (thread %u, part %u, %zu bytes)", CG_QUOTE(shown, part_path), number, d->part,
                     part_file.bytes);
         }
+        /* its call paths (CGPROF_PATHS), next to it; not for the total,
+         * which the tools make from the threads' (cgprof flame) */
+        if (snap.nodes && !own_path)
+            write_paths(d, number, &snap, &symtab, &buf);
     }
     cg_buf_free(&buf);
     free(storage);

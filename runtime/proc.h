@@ -7,6 +7,7 @@
 #define CG_PROC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "options.h"
@@ -19,6 +20,10 @@ extern int cg_collecting;
 /* Nonzero when the hooks use the threads' virtual clocks (CGPROF_TIME=sample
  * and its timer set up: sample.c), read by every hook. */
 extern int cg_sampling;
+
+/* The most call-path nodes a thread keeps (CGPROF_PATHS_MAX), 0 when no
+ * paths are kept (CGPROF_PATHS=0): set before any thread attaches. */
+extern uint32_t cg_paths_bound;
 
 /* How the hooks' fast paths read the time, set once collection starts:
  * CG_FAST_NONE (not collecting, or CLOCK_MONOTONIC: a call; every hook

@@ -115,6 +115,7 @@ static int initialise(void)
     cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     if (why)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
+    cg_paths_bound = cg_opts.paths ? cg_opts.paths_max : 0;
     cg_filter_init();
     if (cg_thread_init(&thread_events) != 0 || pthread_atfork(fork_prepare, fork_parent, fork_child) != 0 ||
         cg_sample_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry) != 0) {

@@ -9,7 +9,7 @@
 int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg_symtab *out,
                     struct cg_symtab_entry **storage)
 {
-    size_t max = 3 * s->narcs + s->nselfs, n = 0;
+    size_t max = 3 * s->narcs + s->nselfs + s->nnodes, n = 0;
     uintptr_t *addrs = malloc((max ? max : 1) * sizeof *addrs);
     if (!addrs)
         return -1;
@@ -22,6 +22,11 @@ int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg
     }
     for (size_t i = 0; i < s->nselfs; i++)
         addrs[n++] = s->selfs[i].addr;
+    /* the functions of the call paths (those of ancestors with nothing in
+     * the part may be in no arc of it) */
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].fn != CG_NODE_BEYOND)
+            addrs[n++] = s->nodes[i].fn;
     /* The functions the hooks saw are instrumented: lines in their objects */
     if (syms)
         for (size_t i = 0; i < s->narcs; i++)

@@ -162,7 +162,7 @@ struct cg_thread *cg_thread_attach(void)
     int saved = errno;
     cg_self = &busy_sentinel;
     struct cg_thread *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (t == MAP_FAILED || cg_costs_init(&t->costs) != 0) {
+    if (t == MAP_FAILED || cg_costs_init(&t->costs, cg_paths_bound) != 0) {
         if (t != MAP_FAILED)
             munmap(t, sizeof *t);
         cg_self = &off_sentinel;

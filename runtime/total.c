@@ -109,6 +109,7 @@ void cg_total_warn_repairs(void)
 
 int cg_ended_add(const struct cg_snapshot *part)
 {
+    ended.paths = 1; /* thread 00 gets a path file too (the total does not) */
     return cg_merged_add(&ended, part);
 }
 

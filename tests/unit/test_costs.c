@@ -45,7 +45,7 @@ static void enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp
 static int setup(void **state)
 {
     struct cg_costs *c = malloc(sizeof *c);
-    if (!c || cg_costs_init(c) != 0) {
+    if (!c || cg_costs_init(c, 0) != 0) {
         free(c);
         return -1;
     }
@@ -1153,7 +1153,7 @@ static void test_merged_parts_add_up(void **state)
 static void test_total_of_parts_is_whole_run(void **state)
 {
     struct cg_costs *a = *state, b;
-    assert_int_equal(cg_costs_init(&b), 0);
+    assert_int_equal(cg_costs_init(&b, 0), 0);
     struct cg_totals base_a, base_b, end;
     memset(&base_a, 0, sizeof base_a);
     memset(&base_b, 0, sizeof base_b);

@@ -74,11 +74,11 @@ struct side {
     int mode;
 };
 
-static void side_init(struct side *s, int mode, int throttle)
+static void side_init(struct side *s, int mode, int throttle, uint32_t paths)
 {
     s->t = calloc(1, sizeof *s->t);
     assert_non_null(s->t);
-    assert_int_equal(cg_costs_init(&s->t->costs), 0);
+    assert_int_equal(cg_costs_init(&s->t->costs, paths), 0);
     s->t->costs.vclock = &s->t->vclock;
     s->mode = mode;
     memset(&s->filter, 0, sizeof s->filter);
@@ -146,6 +146,9 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
     SAME(left);
     SAME(jumped);
     SAME(overflow);
+    SAME(nnodes);
+    SAME(folded);
+    SAME(beyond_paths);
     {
         const struct cg_thread *ta = sa->t, *tb = sb->t;
         if (ta->ndeferred != tb->ndeferred || ta->guard != tb->guard)
@@ -157,7 +160,7 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
     for (uint32_t i = all || a->depth == 0 ? 0 : a->depth - 1; i < a->depth; i++) {
         const struct cg_frame *fa = &a->frames[i], *fb = &b->frames[i];
         if (fa->fn != fb->fn || fa->sp != fb->sp || fa->arc != fb->arc || fa->self != fb->self ||
-            fa->last_arc != fb->last_arc || fa->skip != fb->skip ||
+            fa->last_arc != fb->last_arc || fa->skip != fb->skip || fa->node != fb->node ||
             (times && (fa->t_enter != fb->t_enter || fa->t_last != fb->t_last)))
             fail_msg("%s: frame %u differs (fn %#lx/%#lx arc %u/%u self %u/%u last_arc %u/%u skip %u/%u "
                      "t_enter %llu/%llu t_last %llu/%llu)",
@@ -179,6 +182,29 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
                      where, i, (unsigned long)x->callee, (unsigned long)y->callee, (unsigned long long)x->count,
                      (unsigned long long)y->count, (unsigned long long)x->runs, (unsigned long long)y->runs,
                      (unsigned long long)x->incl, (unsigned long long)y->incl, x->skip, y->skip);
+    }
+    for (uint32_t i = 0; i < a->nnodes; i++) {
+        const struct cg_node *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->fn != y->fn || x->parent != y->parent || x->calls != y->calls || x->active != y->active ||
+            (times && (x->incl != y->incl || x->self != y->self)))
+            fail_msg("%s: node %u differs (fn %#lx/%#lx parent %u/%u calls %llu/%llu active %u/%u incl %llu/%llu "
+                     "self %llu/%llu)",
+                     where, i, (unsigned long)x->fn, (unsigned long)y->fn, x->parent, y->parent,
+                     (unsigned long long)x->calls, (unsigned long long)y->calls, x->active, y->active,
+                     (unsigned long long)x->incl, (unsigned long long)y->incl, (unsigned long long)x->self,
+                     (unsigned long long)y->self);
+    }
+    /* The paths' self time is the self entries', charged at the same
+     * moments: the two sums are equal, sinks included. */
+    if (a->nodes && times) {
+        uint64_t nodes_self = 0, selfs = 0;
+        for (uint32_t i = 0; i < a->nnodes; i++)
+            nodes_self += a->nodes[i].self;
+        for (uint32_t i = 0; i < a->nselfs; i++)
+            selfs += a->selfs[i].cost;
+        if (nodes_self != selfs)
+            fail_msg("%s: the paths' self time %llu is not the self entries' %llu", where,
+                     (unsigned long long)nodes_self, (unsigned long long)selfs);
     }
     for (uint32_t i = 0; i < a->nselfs; i++) {
         const struct cg_self *x = &a->selfs[i], *y = &b->selfs[i];
@@ -364,11 +390,12 @@ static void step(struct run *r)
     }
 }
 
-static void run_sequence(int mode, uint64_t seed, unsigned long nevents, int throttle)
+/* paths: the call paths' bound, 0 for none (CGPROF_PATHS=0) */
+static void run_sequence(int mode, uint64_t seed, unsigned long nevents, int throttle, uint32_t paths)
 {
     struct side a, b;
-    side_init(&a, CG_FAST_NONE, throttle);
-    side_init(&b, mode, throttle);
+    side_init(&a, CG_FAST_NONE, throttle, paths);
+    side_init(&b, mode, throttle, paths);
     /* FN(9): a function left out (CGPROF_SKIP) on both sides */
     assert_int_equal(cg_addrset_add((struct cg_addrset *)a.filter.skip, FN(9)), 1);
     assert_int_equal(cg_addrset_add((struct cg_addrset *)b.filter.skip, FN(9)), 1);
@@ -380,8 +407,11 @@ static void run_sequence(int mode, uint64_t seed, unsigned long nevents, int thr
     /* The fast path was taken often (half the events, with these seeds): a
      * sequence that sent everything to the general path would prove
      * nothing. */
-    printf("seed %llu, %s clock: %lu events, %lu by the fast path, %u arcs\n", (unsigned long long)seed,
-           mode == CG_FAST_SAMPLE ? "sampled" : "TSC", r.events, r.fast_ok, a.t->costs.narcs);
+    printf("seed %llu, %s clock: %lu events, %lu by the fast path, %u arcs, %u path nodes (bound %u, %llu "
+           "folded, %llu beyond)\n",
+           (unsigned long long)seed, mode == CG_FAST_SAMPLE ? "sampled" : "TSC", r.events, r.fast_ok,
+           a.t->costs.narcs, a.t->costs.nnodes, paths, (unsigned long long)a.t->costs.folded,
+           (unsigned long long)a.t->costs.beyond_paths);
     snprintf(where, sizeof where, "the end");
     compare(&a, &b, r.times, 1);
     assert_true(r.fast_ok * 3 > r.events);
@@ -398,8 +428,10 @@ static void test_sampled_clock(void **state)
     /* CGPROF_FASTPATH_SEEDS=N: more sequences, to search for a difference */
     const char *more = getenv("CGPROF_FASTPATH_SEEDS");
     uint64_t nseeds = more ? strtoull(more, NULL, 10) : 6;
+    /* paths off, on, and on with a bound small enough to be reached */
+    static const uint32_t paths[3] = { 0, 1u << 18, 64 };
     for (uint64_t seed = 1; seed <= nseeds; seed++)
-        run_sequence(CG_FAST_SAMPLE, seed * 0x9e3779b97f4a7c15u, 60000, seed % 2);
+        run_sequence(CG_FAST_SAMPLE, seed * 0x9e3779b97f4a7c15u, 60000, seed % 2, paths[seed % 3]);
 }
 
 static void test_tsc_clock(void **state)
@@ -413,7 +445,7 @@ static void test_tsc_clock(void **state)
         skip();
     }
     for (uint64_t seed = 11; seed <= 13; seed++)
-        run_sequence(CG_FAST_TSC, seed * 0x9e3779b97f4a7c15u, 60000, 0);
+        run_sequence(CG_FAST_TSC, seed * 0x9e3779b97f4a7c15u, 60000, 0, seed == 12 ? 1u << 18 : 0);
 }
 
 int main(void)

@@ -105,7 +105,7 @@ static int reset(void **state)
 {
     (void)state;
     cg_costs_destroy(&t->costs);
-    if (cg_costs_init(&t->costs) != 0)
+    if (cg_costs_init(&t->costs, 0) != 0)
         return -1;
     t->costs.vclock = &t->vclock;
     t->vclock = 0;

@@ -1,0 +1,357 @@
+"""CGPROF_PATHS: the calling-context tree the hooks keep (docs/paths-format.md).
+
+What a user of flame graphs checks: every path with its exact calls (against
+Valgrind's own call paths, --separate-callers, on the same binary), self
+times that add up to the Callgrind part's total, a tree whose times nest,
+recursion that does not blow the tree up, a bound that holds, and the same
+paths through dumps, thread merging and fork. Programs: tests/nesting/progs/
+paths.c built by gcc and clang at -O0, -O2 and -O3 (inlined calls keep their
+hooks), the examples, and the programs of longjmp, exceptions and sampling.
+
+The path files are read here by a parser of this file's own, written from
+the format's document: an independent check of the runtime's writer.
+"""
+
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import cgtest
+from cgproflib import reader
+
+NEST_DIR = os.path.join(cgtest.BUILD_DIR, "tests", "nesting")
+PATHS_SRC = os.path.join(cgtest.SOURCE_DIR, "tests", "nesting", "progs", "paths.c")
+
+
+def paths_prog(cc, level):
+    return os.path.join(NEST_DIR, "paths-%s-O%s" % (cc, level))
+
+
+class PathFile:
+    """One path file: its header and nodes, each node with its path (a tuple
+    of function names from the root)."""
+
+    HEADER = ("paths", "pid", "thread", "part", "cmd", "events", "nodes", "folded", "beyond")
+
+    def __init__(self, path):
+        self.path = path
+        self.header = {}
+        self.nodes = {}  # id -> dict(parent, fn, calls, incl, self, path)
+        names = {}
+        with open(path) as f:
+            lines = f.read().split("\n")
+        assert lines[-1] == "", "%s: does not end with a newline" % path
+        for no, line in enumerate(lines[:-1], 1):
+            where = "%s:%d: %r" % (path, no, line)
+            if line.startswith("#"):
+                continue
+            if line.startswith("fn "):
+                _, fid, name = line.split(" ", 2)
+                assert int(fid) not in names, where
+                names[int(fid)] = name
+            elif line.startswith("node "):
+                f = line.split(" ")
+                assert len(f) == 7, where
+                nid, parent, fid, calls, incl, self_ = (int(x) for x in f[1:])
+                assert nid not in self.nodes and (parent == 0 or parent in self.nodes), where
+                assert fid in names, where
+                p = (self.nodes[parent]["path"] if parent else ()) + (names[fid],)
+                self.nodes[nid] = dict(parent=parent, fn=names[fid], calls=calls, incl=incl, self=self_, path=p)
+            else:
+                key, _, value = line.partition(": ")
+                assert key in self.HEADER and key not in self.header, where
+                self.header[key] = value
+        for key in self.HEADER:
+            assert key in self.header, "%s: no %s: line" % (path, key)
+        m = re.fullmatch(r"(\d+) of (\d+)", self.header["nodes"])
+        assert m, self.header["nodes"]
+        self.tree_nodes, self.bound = int(m.group(1)), int(m.group(2))
+        self.folded = int(self.header["folded"])
+        self.beyond_calls, self.beyond_paths = (int(x) for x in self.header["beyond"].split())
+
+    def calls_by_path(self):
+        out = {}
+        for n in self.nodes.values():
+            out[n["path"]] = out.get(n["path"], 0) + n["calls"]
+        return out
+
+    def children(self, nid):
+        return [n for n in self.nodes.values() if n["parent"] == nid]
+
+
+def path_file_of(part):
+    """The path file of a Callgrind part: its name's .out made .paths."""
+    d, name = os.path.split(part)
+    i = name.rfind(".out")
+    return os.path.join(d, name[:i] + ".paths" + name[i + 4:])
+
+
+def fold(chain):
+    """A chain of functions from the root, folded as the runtime folds
+    recursion: a function already on the path goes back to its node."""
+    path = []
+    for f in chain:
+        if f in path:
+            del path[path.index(f) + 1:]
+        else:
+            path.append(f)
+    return tuple(path)
+
+
+class Checks(cgtest.ProfileAssertions):
+
+    def run_paths(self, argv, env=None, **kw):
+        e = {"CGPROF_PATHS": "1"}
+        e.update(env or {})
+        run = cgtest.run_preloaded(self, argv, env=e, **kw)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [], run.stderr)
+        self.assertTrue(run.files)
+        return run
+
+    def assert_agrees_with_part(self, part):
+        """The path file of a part against the part itself (whose arcs are
+        exact: tests elsewhere): the same calls per function, the same
+        total self time, times that nest, no function twice on a path."""
+        prof = reader.load(part)
+        self.assertEqual(prof.violations, [], part)
+        pf = PathFile(path_file_of(part))
+        where = os.path.basename(part)
+        self.assertEqual(int(pf.header["thread"]), int(prof.thread), where)
+        self.assertEqual(int(pf.header["part"]), int(prof.part), where)
+        # calls of each function: the part's incoming arcs, the whole set
+        arcs = {}
+        for (_, callee), n in prof.call_counts().items():
+            arcs[callee] = arcs.get(callee, 0) + n
+        paths = {}
+        for n in pf.nodes.values():
+            paths[n["fn"]] = paths.get(n["fn"], 0) + n["calls"]
+        arcs = {k: v for k, v in arcs.items() if v}
+        paths = {k: v for k, v in paths.items() if v}
+        # The part may also hold calls the hooks never saw, inferred: into
+        # the uninstrumented function from which a callback was called
+        # (qsort's msort_with_tmp calling cmp), counted by the callback's
+        # runs; no path goes through those.
+        inferred = {k for k in set(arcs) - set(paths)
+                    if all(c.count == 0 or c.callee.name != k or c.caller.name in paths or c.caller.name == k
+                           for c in prof.calls)}
+        self.assertEqual(paths, {k: v for k, v in arcs.items() if k not in inferred}, where)
+        # self time: the part's total, to the nanosecond
+        self.assertEqual(sum(n["self"] for n in pf.nodes.values()), prof.total_self(), where)
+        for nid, n in pf.nodes.items():
+            self.assertEqual(len(set(n["path"])), len(n["path"]), "%s: %s" % (where, n["path"]))
+            # a node's time is its own and its children's (with recursion
+            # folded, the time of a re-entry is its earlier node's: the
+            # outermost call's time holds it, its parent's own does not)
+            if pf.folded == 0:
+                below = n["self"] + sum(c["incl"] for c in pf.children(nid))
+                self.assertEqual(n["incl"], below, "%s: %s" % (where, n["path"]))
+            self.assertGreaterEqual(n["incl"], n["self"], "%s: %s" % (where, n["path"]))
+        # under a root called once, a child's time is the root's arcs' to
+        # it, to the nanosecond (the paths and the arcs time the same calls)
+        for rid, root in pf.nodes.items():
+            if root["parent"] != 0 or root["calls"] != 1:
+                continue
+            for child in pf.children(rid):
+                if child["fn"] in (root["fn"], "[paths beyond the bound]"):
+                    continue
+                arcs = [c for c in prof.calls if c.caller.name == root["fn"] and c.callee.name == child["fn"]]
+                if not arcs:
+                    continue  # a callback, called from the library's code (qsort): the arc's caller is that
+                self.assertEqual(child["incl"], sum(c.costs[0] for c in arcs), "%s: %s" % (where, child["path"]))
+        return pf, prof
+
+
+class AgreesWithArcs(Checks):
+    """Every thread's path file against its Callgrind part."""
+
+    def test_paths_prog_every_build(self):
+        found = [(cc, lv) for cc in ("gcc", "clang") for lv in "023" if os.path.exists(paths_prog(cc, lv))]
+        self.assertTrue(found, "no build of paths.c in " + NEST_DIR)
+        if shutil.which("clang"):
+            self.assertIn(("clang", "2"), found)
+        for cc, level in found:
+            with self.subTest(compiler=cc, level=level):
+                run = self.run_paths([paths_prog(cc, level), "1000"])
+                self.assertEqual(len(run.files), 1)
+                pf, _ = self.assert_agrees_with_part(run.files[0])
+                calls = pf.calls_by_path()
+                # the shapes: lex under parse and under eval, apart
+                self.assertEqual(calls[("main", "parse", "lex")], 10 + 1 + 3 + 1)
+                self.assertEqual(calls[("main", "eval", "lex")], 5)
+                # mutual recursion 1000 deep: two nodes, every call counted
+                self.assertEqual(calls[("main", "is_even")] + calls[("main", "is_even", "is_odd")], 1001)
+                self.assertNotIn(("main", "is_even", "is_odd", "is_even"), calls)
+                self.assertEqual(calls[("main", "fib")], 1973)  # fib(15): 2 * fib(16) - 1 calls
+                self.assertEqual(calls[("main", "down")], 1001)
+                self.assertEqual(calls[("main", "down", "lex")], 1)
+                self.assertEqual(calls[("main", "sort", "cmp")], pf.calls_by_path()[("main", "sort", "cmp")])
+                self.assertGreater(calls[("main", "sort", "cmp")], 0)
+                self.assertGreater(pf.folded, 0)
+
+    def test_examples_and_hazards(self):
+        cases = [
+            ([cgtest.example("basic")], {}),
+            ([cgtest.example("cxx")], {}),
+            ([cgtest.example("threads")], {}),
+            ([cgtest.prog("jumps")], {}),
+            ([cgtest.prog("throws")], {}),
+            ([cgtest.prog("inlined")], {}),
+            ([cgtest.prog("skips")], {"CGPROF_SKIP": "skipped_*"}),
+            ([cgtest.example("basic")], {"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": "250"}),
+        ]
+        for argv, env in cases:
+            if not os.path.exists(argv[0]):
+                continue
+            with self.subTest(prog=os.path.basename(argv[0]), env=env):
+                run = self.run_paths(argv, env=env)
+                for part in run.files:
+                    self.assert_agrees_with_part(part)
+
+
+class MatchesValgrind(Checks):
+    """Calls per path against Valgrind's call contexts (--separate-callers)
+    on the same binary, built so that every call is a real call (Valgrind
+    does not see inlined ones): the whole set of paths, recursion folded by
+    the runtime's rule on both sides."""
+
+    def valgrind_paths(self, argv, ours):
+        if not shutil.which("valgrind"):
+            self.skipTest("valgrind is not installed")
+        d = tempfile.mkdtemp(prefix="cgprof-vgpaths-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        out = os.path.join(d, "vg.out")
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--separate-callers=60", "--callgrind-out-file=" + out]
+                           + argv, cwd=d, env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        prof = reader.load(out)
+        calls = {}
+        for (_, callee), n in prof.call_counts().items():
+            # "callee['N]'caller1'caller2'...": the innermost first
+            parts = [x for x in callee.split("'") if not x.isdigit()]
+            if parts[0] not in ours or "main" not in parts:
+                continue
+            chain = [f for f in reversed(parts[:parts.index("main") + 1]) if f in ours]
+            path = fold(chain)
+            calls[path] = calls.get(path, 0) + n
+        return calls
+
+    def test_paths_equal_valgrinds(self):
+        d = tempfile.mkdtemp(prefix="cgprof-paths-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        compilers = [cc for cc in ("gcc", "clang") if shutil.which(cc)]
+        for cc in compilers:
+            with self.subTest(compiler=cc):
+                exe = os.path.join(d, "paths-" + cc)
+                subprocess.run([cc, "-O1", "-fno-inline", "-g", "-finstrument-functions", "-o", exe, PATHS_SRC],
+                               check=True)
+                # 12 deep: Valgrind's contexts (60 callers) hold every chain whole
+                run = self.run_paths([exe, "12"])
+                pf = PathFile(path_file_of(run.files[0]))
+                ours = {k: v for k, v in pf.calls_by_path().items() if v}
+                theirs = self.valgrind_paths([exe, "12"], {n["fn"] for n in pf.nodes.values()})
+                self.assertEqual(ours, theirs)
+                self.assertEqual(len(ours), 12)
+
+
+class Bounded(Checks):
+
+    def test_recursion_does_not_grow_the_tree(self):
+        exe = paths_prog("gcc", "2")
+        small = self.run_paths([exe, "10"])
+        deep = self.run_paths([exe, "100000"])
+        a, b = (PathFile(path_file_of(r.files[0])) for r in (small, deep))
+        self.assertEqual(set(a.calls_by_path()), set(b.calls_by_path()))
+        self.assertEqual(a.tree_nodes, b.tree_nodes)
+        calls = b.calls_by_path()
+        self.assertEqual(calls[("main", "is_even")] + calls[("main", "is_even", "is_odd")], 100001)
+        self.assertEqual(calls[("main", "down")], 100001)
+        # a recursive node's time is its outermost call's: the arc from main
+        # (whose cost holds the nested calls), to the nanosecond
+        prof = reader.load(deep.files[0])
+        for fn in ("down", "is_even", "fib"):
+            arc = sum(c.costs[0] for c in prof.calls if c.caller.name == "main" and c.callee.name == fn)
+            node = [n for n in b.nodes.values() if n["path"] == ("main", fn)][0]
+            self.assertEqual(node["incl"], arc, fn)
+        self.assert_agrees_with_part(deep.files[0])
+
+    def test_the_bound_holds(self):
+        run = self.run_paths([cgtest.example("cxx")], env={"CGPROF_PATHS_MAX": "16"})
+        pf, prof = PathFile(path_file_of(run.files[0])), reader.load(run.files[0])
+        self.assertEqual(pf.bound, 16)
+        self.assertLessEqual(pf.tree_nodes, 16)
+        beyond = [n for n in pf.nodes.values() if n["fn"] == "[paths beyond the bound]"]
+        self.assertTrue(beyond)
+        self.assertEqual(pf.beyond_calls, sum(n["calls"] for n in beyond))
+        self.assertGreater(pf.beyond_paths, 0)
+        # nothing lost: every call and every nanosecond is on some node
+        self.assertEqual(sum(n["calls"] for n in pf.nodes.values()), sum(prof.call_counts().values()))
+        self.assertEqual(sum(n["self"] for n in pf.nodes.values()), prof.total_self())
+
+    def test_bad_bound_is_refused(self):
+        run = cgtest.run_preloaded(self, [paths_prog("gcc", "0"), "10"],
+                                   env={"CGPROF_PATHS": "1", "CGPROF_PATHS_MAX": "5"})
+        self.assertEqual(run.returncode, 0)
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertIn("CGPROF_PATHS_MAX", lines[0])
+        self.assertIn("an integer from 16 to 16777216", lines[0])
+        self.assertEqual(PathFile(path_file_of(run.files[0])).bound, 262144)
+
+    def test_off_by_default(self):
+        run = cgtest.run_preloaded(self, [paths_prog("gcc", "0"), "10"])
+        self.assertEqual(run.returncode, 0)
+        self.assertTrue(run.files)
+        self.assertEqual(glob.glob(os.path.join(run.directory, "*paths*")), [])
+
+
+class PartsAndProcesses(Checks):
+
+    def test_thread_exit_merge(self):
+        run = self.run_paths([cgtest.example("threads")], env={"CGPROF_THREAD_EXIT": "merge"})
+        merged = [f for f in run.files if f.endswith("-00")]
+        self.assertEqual(len(merged), 1, run.files)
+        for part in run.files:
+            self.assert_agrees_with_part(part)
+
+    def test_fork(self):
+        run = self.run_paths([cgtest.prog("forker")])
+        pids = {os.path.basename(f).split(".")[2].split("-")[0] for f in run.files}
+        self.assertGreaterEqual(len(pids), 2, run.files)
+        for part in run.files:
+            self.assert_agrees_with_part(part)
+
+    def test_dumps_add_up(self):
+        """Parts written by dumps on demand: each agrees with its part, and
+        the parts' paths sum to what one part of the same run has."""
+        run = cgtest.Started(self, [cgtest.prog("phases")], env={"CGPROF_PATHS": "1"})
+        run.wait_ready()
+        for _ in range(4):
+            time.sleep(0.12)
+            os.kill(run.p.pid, signal.SIGUSR1)
+        rc, _, err = run.finish()
+        self.assertEqual(rc, 0, err)
+        files = run.files()
+        self.assertGreater(len(files), 3, files)
+        calls = {}
+        for part in files:
+            pf, _ = self.assert_agrees_with_part(part)
+            for p, c in pf.calls_by_path().items():
+                calls[p] = calls.get(p, 0) + c
+        # phases.c: main -> tick 600, tick -> leaf 600*50; spin_a -> leaf
+        # 500*80; spin_b -> leaf 400*90, each thread's root its function
+        self.assertEqual(calls[("main", "tick")], 600)
+        self.assertEqual(calls[("main", "tick", "leaf")], 600 * 50)
+        self.assertEqual(calls[("spin_a", "leaf")], 500 * 80)
+        self.assertEqual(calls[("spin_b", "leaf")], 400 * 90)
+
+
+if __name__ == "__main__":
+    unittest.main()
