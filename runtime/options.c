@@ -92,7 +92,7 @@ static const char *length_problem(const char *v, int pct, const char *cwd, size_
     if (last + name_suffix > CG_OPT_NAME_MAX) {
         snprintf(why, size,
                  "its last name is %zu bytes long%s: with the up to %zu bytes the runtime adds to it "
-                 "(.<pid>.<part>-<thread> and a temporary suffix), %s names would pass the system's limit of "
+                 "(paths., .<pid>.<part>-<thread> and a temporary suffix), %s names would pass the system's limit of "
                  "%d bytes for one name (NAME_MAX): at most %zu",
                  last, pid_note, name_suffix, what, CG_OPT_NAME_MAX, (size_t)CG_OPT_NAME_MAX - name_suffix);
         return why;

@@ -20,13 +20,14 @@ enum cg_opt_type {
 /* What a %p of CGPROF_OUT becomes, at most: a pid (an int) of 10 digits. */
 #define CG_OPT_PID_DIGITS 10
 /* What the runtime adds to the expanded CGPROF_OUT prefix, at most, all in
- * its last component: a part file's ".<pid>.<part>-<thread>" (naming.c:
- * 11 + 11 + 11 bytes with a pid, a part and a thread of 10 digits; the
- * total's "total." or ".out" made ".total", and ".<pid>", make 17 at most)
- * and the temporary name it is first written under, ".<name>.cgprof-tmp.
- * <pid>.<count>" (outfile.c: 1 + 12 + 10 + 1 + 10; cut to NAME_MAX by
- * outfile.c, but counted in the whole path). */
-#define CG_OPT_OUT_SUFFIX_MAX (33 + 34)
+ * its last component: a path file's "paths." (or ".out" made ".paths": 2)
+ * and ".<pid>.<part>-<thread>" (naming.c: 6 + 11 + 11 + 11 bytes with a
+ * pid, a part and a thread of 10 digits; a part's name is 6 bytes shorter,
+ * the total's "total." and ".<pid>" make 17 at most) and the temporary
+ * name it is first written under, ".<name>.cgprof-tmp.<pid>.<count>"
+ * (outfile.c: 1 + 12 + 10 + 1 + 10; cut to NAME_MAX by outfile.c, but
+ * counted in the whole path). */
+#define CG_OPT_OUT_SUFFIX_MAX (39 + 34)
 /* What the control files add to CGPROF_CONTROL_DIR: "/<pid>.status.tmp.<tid>"
  * (control.c; cgprof-control's names are shorter). */
 #define CG_OPT_CONTROL_SUFFIX_MAX (1 + 10 + 12 + 10)

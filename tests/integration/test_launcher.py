@@ -255,8 +255,8 @@ class Runs(unittest.TestCase):
             # the runtime's limits, in its words (options.c through cgprof-rules)
             (["--out=" + long_name], '--out="%s": its last name is 200 bytes long' % long_name),
             (["--out=" + too_long], '--out="/ddd'),
-            (["--out=" + too_long], "it is 4051 bytes long: with the up to 67 bytes the runtime adds, its files' "
-                                    "full names would be up to 4118 bytes, over the system's limit of 4095"),
+            (["--out=" + too_long], "it is 4051 bytes long: with the up to 73 bytes the runtime adds, its files' "
+                                    "full names would be up to 4124 bytes, over the system's limit of 4095"),
             (["--control-dir=" + too_long + "q" * 15], "it is 4066 bytes long: with the up to 33 bytes the "
                                                         "runtime adds, the control files' full names would be up "
                                                         "to 4099 bytes"),

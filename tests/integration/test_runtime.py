@@ -562,7 +562,7 @@ class Output(ProfileAssertions):
         top, deep = self.deep_tree(4040 - len("/prof"))
         prefix = deep + "/prof"
         self.assertEqual(len(prefix), 4040)
-        self.assert_refused_at_start(prefix, ["it is 4040 bytes long", "up to 4107 bytes",
+        self.assert_refused_at_start(prefix, ["it is 4040 bytes long", "up to 4113 bytes",
                                               "limit of 4095 (PATH_MAX"], [top])
 
     def test_prefix_whose_last_name_is_too_long(self):
@@ -572,7 +572,7 @@ class Output(ProfileAssertions):
         with open(prefix, "w"):
             pass
         os.unlink(prefix)
-        self.assert_refused_at_start(prefix, ["its last name is 200 bytes long", "NAME_MAX", "at most 188"],
+        self.assert_refused_at_start(prefix, ["its last name is 200 bytes long", "NAME_MAX", "at most 182"],
                                      [top])
 
     def test_symlink_at_output_path_is_replaced_not_followed(self):

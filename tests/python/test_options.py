@@ -21,14 +21,14 @@ def relative_of_length(n):
 # options.c's rules, and their edges.
 COMMON = ["", " ", "x", "-1", "0", "1", "+1", "1x", "0x10", "none", "None", "\u017fig", "\u0130", "yes\n"]
 BY_TYPE = {
-    # the edges of NAME_MAX (a name, less the 67 bytes the runtime adds,
-    # a %p counted as 10 digits) and of PATH_MAX (4095 bytes with those 67;
+    # the edges of NAME_MAX (a name, less the 73 bytes the runtime adds,
+    # a %p counted as 10 digits) and of PATH_MAX (4095 bytes with those 73;
     # a relative one with this process's working directory)
-    "PATH": ["callgrind.out", "/tmp/p.%p", "p.%%", "p%", "p%x", "dir/", "a\tb", "%p/x", "x" * 188, "x" * 189,
-             "%p" * 18 + "x" * 8, "%p" * 18 + "x" * 9, "/" + "d" * 255 + "/x", "/" + "d" * 256 + "/x",
+    "PATH": ["callgrind.out", "/tmp/p.%p", "p.%%", "p%", "p%x", "dir/", "a\tb", "%p/x", "x" * 182, "x" * 183,
+             "%p" * 18 + "x" * 2, "%p" * 18 + "x" * 3, "/" + "d" * 255 + "/x", "/" + "d" * 256 + "/x",
              ("/" + "d" * 200) * 20 + "/" + "x" * 7, ("/" + "d" * 200) * 20 + "/" + "x" * 8,
              ("d" * 200 + "/") * 19 + "x", "\u00e9t\u00e9", "\udcff"] + [
-                 relative_of_length(4095 - 67 - len(os.getcwd()) - 1 + k) for k in (0, 1)],
+                 relative_of_length(4095 - 73 - len(os.getcwd()) - 1 + k) for k in (0, 1)],
     "DIR": ["/tmp", "tmp", ("/" + "d" * 200) * 20 + "/" + "d" * 41, ("/" + "d" * 200) * 20 + "/" + "d" * 42,
             "/" + "d" * 255, "/" + "d" * 256, "/a\x01b", "/"],
     "ENUM": [],   # filled from each option's accepted values

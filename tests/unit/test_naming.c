@@ -132,6 +132,27 @@ static void test_total_names(void **state)
     assert_total("prof", "", "prof.total.4242");
 }
 
+/* The path files (docs/paths-format.md): the part's name with the total's
+ * word "paths", so that neither KCachegrind's <run>* nor callgrind.out*
+ * takes one for a Callgrind file. */
+static void assert_paths(const char *out, unsigned thread, unsigned part, int part_in_name, const char *expected)
+{
+    struct cg_names n = { out, PID, "/start/dir" };
+    char dst[CG_OPT_PATH_MAX + 64];
+    assert_int_equal(cg_name_paths(&n, thread, part, part_in_name, dst, sizeof dst), 0);
+    assert_string_equal(dst, expected);
+}
+
+static void test_paths_names(void **state)
+{
+    (void)state;
+    assert_paths("callgrind.out", 1, 1, 0, "/start/dir/callgrind.paths.4242-01");
+    assert_paths("callgrind.out", 3, 2, 1, "/start/dir/callgrind.paths.4242.2-03");
+    assert_paths("/tmp/prof", 1, 1, 0, "/tmp/prof.paths.4242-01");
+    assert_paths("/o/prof-%p", 12, 1, 0, "/o/prof-paths.4242-12");
+    assert_paths("/o/prof.%p.out", 1, 1, 0, "/o/prof.4242.paths-01");
+}
+
 /* ---- names that do not fit ------------------------------------------------------ */
 
 static void test_too_long(void **state)
@@ -317,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_part_names),
         cmocka_unit_test(test_total_names),
+        cmocka_unit_test(test_paths_names),
         cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_stems),
         cmocka_unit_test(test_last_part),

@@ -811,8 +811,8 @@ static void test_out_limits_of_one_name(void **state)
     (void)state;
     struct cg_options o;
     struct reports r;
-    size_t most = CG_OPT_NAME_MAX - CG_OPT_OUT_SUFFIX_MAX; /* 188 */
-    assert_int_equal(most, 188);
+    size_t most = CG_OPT_NAME_MAX - CG_OPT_OUT_SUFFIX_MAX; /* 182 */
+    assert_int_equal(most, 182);
     char *ok = long_path("CGPROF_OUT=", 1, 1 + most, 200, most);
     const char *env[] = { ok, NULL };
     assert_int_equal(parse(&o, &r, env), 0);
@@ -820,8 +820,8 @@ static void test_out_limits_of_one_name(void **state)
     char *bad = long_path("CGPROF_OUT=", 1, 2 + most, 200, most + 1);
     const char *env2[] = { bad, NULL };
     assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/fff", "is refused",
-                                 "its last name is 189 bytes long", "up to 67 bytes the runtime adds",
-                                 "limit of 255 bytes for one name (NAME_MAX): at most 188", "no profile is written",
+                                 "its last name is 183 bytes long", "up to 73 bytes the runtime adds",
+                                 "limit of 255 bytes for one name (NAME_MAX): at most 182", "no profile is written",
                                  NULL);
     assert_out_refused(&o);
     /* a %p counts as the longest pid, 10 digits */
@@ -830,7 +830,7 @@ static void test_out_limits_of_one_name(void **state)
     const char *env3[] = { withpid, NULL };
     assert_int_equal(parse(&o, &r, env3), 0);
     snprintf(withpid, sizeof withpid, "CGPROF_OUT=/tmp/%0*d%%p", (int)most - 9, 0);
-    assert_one_report_containing(parse(&o, &r, env3), &r, "189 bytes long (each %p counted as 10 digits)", NULL);
+    assert_one_report_containing(parse(&o, &r, env3), &r, "183 bytes long (each %p counted as 10 digits)", NULL);
     /* a directory's name: NAME_MAX itself */
     char *dir_ok = long_path("CGPROF_OUT=", 1, 1 + 255 + 1 + 1, 255, 1);
     const char *env4[] = { dir_ok, NULL };
@@ -851,16 +851,16 @@ static void test_out_limits_of_the_whole_name(void **state)
     (void)state;
     struct cg_options o;
     struct reports r;
-    size_t most = CG_OPT_PATH_MAX - 1 - CG_OPT_OUT_SUFFIX_MAX; /* 4028 */
-    assert_int_equal(most, 4028);
+    size_t most = CG_OPT_PATH_MAX - 1 - CG_OPT_OUT_SUFFIX_MAX; /* 4022 */
+    assert_int_equal(most, 4022);
     char *ok = long_path("CGPROF_OUT=", 1, most, 250, 100);
     const char *env[] = { ok, NULL };
     assert_int_equal(parse(&o, &r, env), 0);
     assert_string_equal(o.out, ok + 11);
     char *bad = long_path("CGPROF_OUT=", 1, most + 1, 250, 100);
     const char *env2[] = { bad, NULL };
-    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/ddd", "it is 4029 bytes long",
-                                 "up to 67 bytes the runtime adds", "would be up to 4096 bytes",
+    assert_one_report_containing(parse(&o, &r, env2), &r, "CGPROF_OUT=\"/ddd", "it is 4023 bytes long",
+                                 "up to 73 bytes the runtime adds", "would be up to 4096 bytes",
                                  "limit of 4095 (PATH_MAX, 4096 with the final NUL)", "no profile is written", NULL);
     assert_out_refused(&o);
     /* relative: the working directory and its '/' count */
@@ -873,8 +873,8 @@ static void test_out_limits_of_the_whole_name(void **state)
     const char *env3[] = { rel_ok, NULL }, *env4[] = { rel_bad, NULL };
     assert_int_equal(parse_in(&o, &r, cwd, env3), 0);
     assert_one_report_containing(parse_in(&o, &r, cwd, env4), &r,
-                                 "it is 3028 bytes long and taken from a working directory of 1000 bytes: with a "
-                                 "'/' between them and the up to 67 bytes the runtime adds",
+                                 "it is 3022 bytes long and taken from a working directory of 1000 bytes: with a "
+                                 "'/' between them and the up to 73 bytes the runtime adds",
                                  "would be up to 4096 bytes", NULL);
     assert_out_refused(&o);
     /* the same without a known working directory: short enough */
@@ -894,14 +894,17 @@ static void test_out_suffix_bound_covers_the_names(void **state)
     const char *patterns[] = { "p", "p.out", "p-%p", "%p/p", "p.output" };
     for (unsigned i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
         struct cg_names n = { patterns[i], 2147483647L, "" };
-        char prefix[64], name[128], total[128];
+        char prefix[64], name[128], total[128], paths[128];
         int with_pid;
         assert_int_equal(cg_name_prefix(&n, prefix, sizeof prefix, &with_pid), 0);
         assert_int_equal(cg_name_part(&n, 4294967295u, 4294967295u, 1, name, sizeof name), 0);
         assert_int_equal(cg_name_total(&n, total, sizeof total), 0);
+        assert_int_equal(cg_name_paths(&n, 4294967295u, 4294967295u, 1, paths, sizeof paths), 0);
         size_t longest = strlen(name) > strlen(total) ? strlen(name) : strlen(total);
+        if (strlen(paths) > longest)
+            longest = strlen(paths);
         /* the pattern's %p counted as 10 digits, as the checks count it */
-        assert_true(longest - strlen(prefix) <= 33);
+        assert_true(longest - strlen(prefix) <= 39);
     }
     /* outfile.c's temporary "<dir>/.<name>.cgprof-tmp.<pid>.<count>": 1 + 12 +
      * 10 + 1 + 10 at most more than the final name */
@@ -916,7 +919,7 @@ static void test_out_suffix_bound_covers_the_names(void **state)
     assert_true(strlen(f.tmp) - strlen(path) <= 34);
     assert_int_equal(cg_out_close(&f, path, 0), ENOMEM);
     assert_int_equal(rmdir(dir), 0);
-    assert_int_equal(33 + 34, CG_OPT_OUT_SUFFIX_MAX);
+    assert_int_equal(39 + 34, CG_OPT_OUT_SUFFIX_MAX);
 }
 
 static void test_control_dir_limits(void **state)
