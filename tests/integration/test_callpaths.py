@@ -203,6 +203,8 @@ class AgreesWithArcs(Checks):
             ([cgtest.prog("jumps")], {}),
             ([cgtest.prog("throws")], {}),
             ([cgtest.prog("inlined")], {}),
+            ([cgtest.prog("sigstorm")], {}),   # handlers making calls, their hooks deferred and replayed
+            ([cgtest.prog("ownsig")], {"CGPROF_SIGNAL": "USR2"}),
             ([cgtest.prog("skips")], {"CGPROF_SKIP": "skipped_*"}),
             ([cgtest.example("basic")], {"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": "250"}),
         ]
@@ -313,6 +315,22 @@ class Bounded(Checks):
 
 
 class PartsAndProcesses(Checks):
+
+    def test_api_dump_zero_pause(self):
+        """tests/progs/api.c: dumps by the API, a zero and a pause cut the
+        paths as they cut the arcs: each part's paths agree with it, and
+        hold exactly the calls of its phase."""
+        run = self.run_paths([cgtest.prog("api")])
+        main = {}
+        for part in run.files:
+            pf, prof = self.assert_agrees_with_part(part)
+            if int(prof.thread) == 1:
+                main[int(prof.part)] = {p: c for p, c in pf.calls_by_path().items() if c and p != ("main",)}
+        self.assertEqual(main, {
+            1: {("main", "repeat"): 1, ("main", "repeat", "work_a"): 3},
+            2: {("main", "repeat"): 2, ("main", "repeat", "work_c"): 4, ("main", "repeat", "work_e"): 6},
+            3: {("main", "repeat"): 1, ("main", "repeat", "work_f"): 7},
+        })
 
     def test_thread_exit_merge(self):
         run = self.run_paths([cgtest.example("threads")], env={"CGPROF_THREAD_EXIT": "merge"})
