@@ -13,7 +13,10 @@
  * build, where a thread can stop anywhere for milliseconds, this test found
  * a call counted twice: a dump that read a call's count after its exit
  * had stored it, and its frame before the exit had taken it off the stack
- * (cg_costs_pop now does the second first). */
+ * (cg_costs_pop now does the second first).
+ *
+ * The threads keep their call paths (CGPROF_PATHS): the path files' calls
+ * must add up the same, the nodes grown and read under the same rules. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,11 +101,13 @@ static void *worker(void *arg)
 }
 
 /* The sum of every "calls=N" line of the parts in dir (the total, which
- * sums them again, aside). */
-static unsigned long long calls_written(unsigned *nfiles)
+ * sums them again, aside), and of the calls of the path files' nodes
+ * ("node id parent fn calls incl self") into *paths. */
+static unsigned long long calls_written(unsigned *nfiles, unsigned long long *paths)
 {
     unsigned long long sum = 0;
     *nfiles = 0;
+    *paths = 0;
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
@@ -114,9 +119,13 @@ static unsigned long long calls_written(unsigned *nfiles)
         FILE *f = fopen(path, "r");
         assert_non_null(f);
         char line[4096];
-        while (fgets(line, sizeof line, f))
+        while (fgets(line, sizeof line, f)) {
+            unsigned long long id, parent, fn, calls;
             if (strncmp(line, "calls=", 6) == 0)
                 sum += strtoull(line + 6, NULL, 10);
+            else if (sscanf(line, "node %llu %llu %llu %llu", &id, &parent, &fn, &calls) == 4)
+                *paths += calls;
+        }
         fclose(f);
         (*nfiles)++;
     }
@@ -137,6 +146,7 @@ static void test_parts_add_up_under_load(void **state)
     cg_proc_read_identity();
     assert_int_equal(cg_thread_init(&events), 0);
     cg_collecting = 1;
+    cg_paths_bound = 1u << 18;
 
     static char stacks[WORKERS][16384];
     pthread_t th[WORKERS];
@@ -156,11 +166,12 @@ static void test_parts_add_up_under_load(void **state)
     }
     cg_dump_final("end");
     unsigned nfiles;
-    unsigned long long calls = calls_written(&nfiles);
-    printf("%u dumps, %u files, %llu calls\n", dumps, nfiles, calls);
+    unsigned long long paths, calls = calls_written(&nfiles, &paths);
+    printf("%u dumps, %u files, %llu calls, %llu in the paths\n", dumps, nfiles, calls, paths);
     assert_true(dumps >= ITER / STRIDE);
     /* each worker's root call and its ITER calls, each once */
     assert_int_equal(calls, (unsigned long long)WORKERS * (ITER + 1));
+    assert_int_equal(paths, (unsigned long long)WORKERS * (ITER + 1));
     /* every thread's state was freed by its exit */
     assert_null(cg_thread_list());
 }
