@@ -195,6 +195,13 @@ class _Chromium:
         except OSError:
             return ""
 
+    def status(self):
+        """Its exit status, once it has closed its end of the pipe."""
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return "still running"
+
     def _recv(self):
         while b"\0" not in self.buf:
             left = self.deadline - time.monotonic()
@@ -205,7 +212,7 @@ class _Chromium:
                 data = os.read(self.r, 1 << 20)
                 if not data:
                     raise BrowserError("chromium exited (status %s); its stderr:\n%s"
-                                       % (self.proc.poll(), self.stderr()))
+                                       % (self.status(), self.stderr()))
                 self.buf += data
         msg, _, self.buf = self.buf.partition(b"\0")
         return json.loads(msg)
@@ -218,7 +225,7 @@ class _Chromium:
         try:
             os.write(self.w, json.dumps(msg).encode() + b"\0")
         except BrokenPipeError:
-            raise BrowserError("chromium exited (status %s); its stderr:\n%s" % (self.proc.poll(), self.stderr()))
+            raise BrowserError("chromium exited (status %s); its stderr:\n%s" % (self.status(), self.stderr()))
         while True:
             m = self._recv()
             if m.get("id") == self.next_id:
