@@ -267,6 +267,23 @@ class PositionsLine(unittest.TestCase):
                     want[key.name] = want.get(key.name, 0) + cost
             self.assertEqual(fns, want)
 
+    def test_every_file_follows(self):
+        # every Callgrind file of a run: each thread's, the threads that
+        # ended merged (thread 00), the total
+        run = cgtest.run_preloaded(self, [cgtest.example("threads")],
+                                   env={"CGPROF_POSITIONS": "line", "CGPROF_THREAD_EXIT": "merge"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        files = run.files + glob.glob(os.path.join(run.directory, "callgrind.total.*"))
+        names = sorted(os.path.basename(f).split(".")[-1].split("-")[-1] for f in files)
+        self.assertEqual(len(names), 3, files)  # main, the merged workers (00), the total
+        self.assertIn("00", names)
+        for f in files:
+            prof = reader.load(f, strict=True)
+            self.assertEqual([str(v) for v in prof.violations], [], f)
+            self.assertEqual(prof.positions, ["line"], f)
+            total, _ = self.annotate(f)
+            self.assertEqual(total, prof.totals[0], f)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
