@@ -54,6 +54,7 @@ import tarfile
 import tempfile
 import time
 import unittest
+import urllib.parse
 import zlib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -170,6 +171,8 @@ class _Chromium:
         argv = [binary, "--headless", "--no-sandbox", "--remote-debugging-pipe",
                 "--user-data-dir=" + os.path.join(workdir, "profile"), "--no-first-run",
                 "--no-default-browser-check", "--disable-gpu", "--enable-unsafe-swiftshader",
+                # containers' /dev/shm is small (64 MB in Docker's default)
+                "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-extensions", "--mute-audio",
                 "--window-size=%d,%d" % (width, height), "about:blank"]
         with open(self.stderr_path, "wb") as err:
@@ -507,7 +510,9 @@ def open_profile(path, name=None, view="left-heavy", screenshot=None, width=1200
         try:
             page = _Page(chromium, width, height)
             # speedscope prepends file:/// to the path itself
-            page.send("Page.navigate", {"url": "file://%s#localProfilePath=%s" % (index, loader.lstrip("/"))})
+            page.send("Page.navigate", {"url": "file://%s#localProfilePath=%s"
+                                               % (urllib.parse.quote(index), urllib.parse.quote(loader.lstrip("/"),
+                                                                                              safe=""))})
             # the title is set as the profile is handed to the views
             page.wait("the profile", "document.title.endsWith(' - speedscope')")
             page.frames_drawn()
