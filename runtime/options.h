@@ -41,6 +41,9 @@ struct cg_threshold {
 /* In the order of CGPROF_TIME's accepted values. */
 enum cg_time_mode { CG_TIME_EXACT, CG_TIME_SAMPLE };
 
+/* In the order of CGPROF_POSITIONS's accepted values. */
+enum cg_positions { CG_POSITIONS_INSTR_LINE, CG_POSITIONS_LINE };
+
 /* In the order of CGPROF_THREAD_EXIT's accepted values. */
 enum cg_thread_exit { CG_THREAD_EXIT_FILE, CG_THREAD_EXIT_MERGE };
 
@@ -59,6 +62,7 @@ struct cg_options {
     char skip_object[CG_OPT_GLOBS_MAX]; /* GLOBS */
     char skip_file[CG_OPT_GLOBS_MAX];   /* GLOBS */
     struct cg_threshold throttle;       /* THRESHOLD */
+    int positions;             /* ENUM: enum cg_positions */
     int verbose;               /* BOOL */
     int repair_warning;        /* BOOL */
     int paths;                 /* BOOL */

@@ -315,6 +315,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             .clock = d->clock_desc,
             .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
             .extra_desc = desc,
+            .line_only = cg_opts.positions == CG_POSITIONS_LINE,
         };
         struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
         int named = own_path ? (snprintf(part_path, sizeof part_path, "%s", own_path), 0)

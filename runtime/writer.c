@@ -781,10 +781,12 @@ static void put_sub(struct cg_buf *b, uint64_t v, uint64_t last, int have, int h
         cg_buf_put_u64(b, v);
 }
 
-static void put_position(struct cg_buf *b, struct pos *p, uint64_t addr, uint64_t line)
+static void put_position(struct cg_buf *b, struct pos *p, int line_only, uint64_t addr, uint64_t line)
 {
-    put_sub(b, addr, p->addr, p->have, 1);
-    cg_buf_putc(b, ' ');
+    if (!line_only) {
+        put_sub(b, addr, p->addr, p->have, 1);
+        cg_buf_putc(b, ' ');
+    }
     put_sub(b, line, p->line, p->have, 0);
     p->addr = addr;
     p->line = line;
@@ -814,7 +816,7 @@ static void write_header(struct cg_buf *b, const struct cg_part_info *info, uint
         put_clean(b, *d);
         cg_buf_putc(b, '\n');
     }
-    cg_buf_puts(b, "positions: instr line\nevent: ns : ");
+    cg_buf_puts(b, info->line_only ? "positions: line\nevent: ns : " : "positions: instr line\nevent: ns : ");
     put_clean(b, info->event ? info->event : "Wall-clock time (nanoseconds)");
     cg_buf_puts(b, "\nevents: ns\n"
                    "summary: ");
@@ -822,7 +824,7 @@ static void write_header(struct cg_buf *b, const struct cg_part_info *info, uint
     cg_buf_puts(b, "\n\n");
 }
 
-static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
+static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int line_only)
 {
     const char *cur_ob = NULL, *cur_fl = NULL;
     struct pos pos = { 0, 0, 0 };
@@ -868,12 +870,14 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order)
                 cg_buf_puts(b, "calls=");
                 cg_buf_put_u64(b, l->count);
                 cg_buf_putc(b, ' ');
-                cg_buf_put_hex(b, callee->entry);
-                cg_buf_putc(b, ' ');
+                if (!line_only) {
+                    cg_buf_put_hex(b, callee->entry);
+                    cg_buf_putc(b, ' ');
+                }
                 cg_buf_put_u64(b, callee->entry_line);
                 cg_buf_putc(b, '\n');
             }
-            put_position(b, &pos, l->addr, l->lineno);
+            put_position(b, &pos, line_only, l->addr, l->lineno);
             cg_buf_putc(b, ' ');
             cg_buf_put_u64(b, l->cost);
             cg_buf_putc(b, '\n');
@@ -932,7 +936,7 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     /* about 24 bytes a cost line, twice that for calls */
     cg_buf_reserve(out, 4096 + 24 * snap->nselfs + 48 * snap->narcs);
     write_header(out, info, total);
-    if (write_body(&c, out, order) != 0)
+    if (write_body(&c, out, order, info->line_only) != 0)
         goto done;
     cg_buf_puts(out, "totals: ");
     cg_buf_put_u64(out, total);

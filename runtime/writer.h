@@ -40,6 +40,11 @@ struct cg_part_info {
     const char *clock;    /* how the time was measured, for a desc: line */
     const char *event;    /* the event's long name; NULL: wall-clock time */
     const char *const *extra_desc; /* more "Name: value" desc lines, NULL-terminated, or NULL */
+    /* 0: "positions: instr line", each cost line and calls= target gives the
+     * address and the source line; 1: "positions: line", the source line
+     * alone (CGPROF_POSITIONS=line: for readers that take one position
+     * column, speedscope's among them). */
+    int line_only;
 };
 
 /* Appends one part to out. Returns 0, or -1 on allocation failure (out then

@@ -3,6 +3,9 @@
 # Needs root (or sudo) only when something is missing.
 
 CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libcmocka-dev valgrind clang libclang-rt-dev cmake"
+# Only the tests need these (scripts/test adds them): chromium, headless, to
+# open profiles in speedscope (tests/vendor/speedscope, test_speedscope.py).
+CGPROF_TEST_PACKAGES="chromium"
 
 cgprof_install_deps() {
     local missing="" pkg

@@ -900,7 +900,8 @@ class _Parser:
 
         * line 1 is "# callgrind format", line 2 "version: 1";
         * the header (before the first body line) has creator:, pid:,
-          thread:, part:, cmd:, "positions: instr line", at least one event:
+          thread:, part:, cmd:, "positions: instr line" (or "positions: line",
+          CGPROF_POSITIONS=line), at least one event:
           line with a long name, events:, summary: and a "desc: Trigger:";
         * totals: is present and is the last non-empty line;
         * ob=/fl=/fi=/fe=/fn=/cob=/cfi=/cfl=/cfn= all use name compression:
@@ -924,8 +925,8 @@ class _Parser:
         for key in ("creator", "pid", "thread", "part", "cmd", "positions", "events", "summary"):
             if key not in self.header_keys:
                 self.strict_err(where, f"no '{key}:' in the header")
-        if "positions" in self.header_keys and p.positions != ["instr", "line"]:
-            self.strict_err(self.header_keys["positions"], "want 'positions: instr line'")
+        if "positions" in self.header_keys and p.positions not in (["instr", "line"], ["line"]):
+            self.strict_err(self.header_keys["positions"], "want 'positions: instr line' or 'positions: line'")
         if not p.event_long_names:
             self.strict_err(where, "no 'event: NAME : long name' line in the header")
         if not any(d.split(":", 1)[0].strip() == "Trigger" for d in p.desc):

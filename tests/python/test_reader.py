@@ -725,7 +725,7 @@ class StrictViolations(CheckerTestCase):
         self.assertFlagged(edit(CGPROF, "positions: instr line\n", ""),
                            r"no 'positions:' in the header", strict=True)
         self.assertFlagged(edit(CGPROF, "positions: instr line\n", "positions: instr\n"),
-                           r"want 'positions: instr line'", strict=True)
+                           r"want 'positions: instr line' or 'positions: line'", strict=True)
         self.assertFlagged(edit(CGPROF, "event: ns : Time (ns)\n", "event: ns\n"),
                            r"no 'event: NAME : long name'", strict=True)
         self.assertFlagged(edit(CGPROF, "desc: Trigger: Program termination\n",
@@ -736,6 +736,23 @@ class StrictViolations(CheckerTestCase):
             "fn=(1) main\n", "fn=(1) main\nsummary: 1000\n"),
             r"no 'summary:' in the header", strict=True)
         self.assertClean(CGPROF, strict=True)
+
+    def test_line_positions(self):
+        # CGPROF_POSITIONS=line: one position column, the calls= target too
+        text = CGPROF.replace("positions: instr line", "positions: line")
+        for old, new in (("0x1130 10 100", "10 100"), ("+8 * 50", "* 50"), ("calls=2 0x1200 20", "calls=2 20"),
+                         ("+5 12 850", "12 850"), ("0x1200 20 600", "20 600"), ("+4 21 250", "+1 250")):
+            text = edit(text, old, new)
+        self.assertClean(text, strict=True)
+        p = parse(text, strict=True)
+        self.assertEqual(p.positions, ["line"])
+        self.assertEqual(p.self_cost("main"), 150)
+        self.assertEqual(p.inclusive("main"), 1000)
+        self.assertEqual([(c.line, c.target_line, c.target_instr) for c in p.calls], [(12, 20, None)])
+        self.assertEqual([(l.instr, l.line) for l in p.functions_named("work")[0].cost_lines], [(None, 20), (None, 21)])
+        # two columns where one is declared
+        self.assertFlagged(edit(text, "calls=2 20", "calls=2 0x1200 20"),
+                           r"calls=: target position has 2 subposition\(s\), .positions:. declares 1")
 
     def test_event_after_events(self):
         moved = edit(CGPROF, "event: ns : Time (ns)\nevents: ns\n",

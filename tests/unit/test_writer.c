@@ -332,6 +332,57 @@ static void test_totals_sum_self_costs_only(void **state)
     free(text);
 }
 
+/* CGPROF_POSITIONS=line (line_only): the same part as above with one
+ * position column, the source line, in the header, the cost lines (still
+ * compressed: "*" for the line before's) and the calls= target; two addresses of one
+ * line stay two cost lines (the readers add them). */
+static void test_line_positions(void **state)
+{
+    (void)state;
+    static const struct fn_def m = { "/bin/p", 0, "main", 0x100, "p.c", 1 };
+    static const struct fn_def f = { "/bin/p", 0, "f", 0x200, "p.c", 9 };
+    struct syms sy = { .n = 0 };
+    add_entry(&sy, &m);
+    add_sym(&sy, &m, 4, NULL, 2);
+    add_sym(&sy, &m, 9, NULL, 2);
+    add_entry(&sy, &f);
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[] = { { at(&m, 0), at(&m, 5), at(&f, 0), at(&m, 4), 1, 4, 1 } };
+    struct cg_snap_self selfs[] = { { at(&m, 0), at(&m, 0), 3 }, { at(&m, 0), at(&m, 9), 5 },
+                                    { at(&f, 0), at(&f, 0), 4 } };
+    struct cg_snapshot snap = SNAP(arcs, selfs);
+    struct cg_part_info info = test_info;
+    info.line_only = 1;
+    char *text = write_part(&info, &snap, &t);
+    assert_text(text, "# callgrind format\n"
+                      "version: 1\n"
+                      "creator: cgprof-test\n"
+                      "pid: 100\n"
+                      "thread: 1\n"
+                      "part: 1\n"
+                      "cmd: ./prog\n"
+                      "desc: Trigger: Program termination\n"
+                      "positions: line\n"
+                      "event: ns : Wall-clock time (nanoseconds)\n"
+                      "events: ns\n"
+                      "summary: 12\n"
+                      "\n"
+                      "ob=(1) /bin/p\n"
+                      "fl=(1) p.c\n"
+                      "fn=(1) f\n"
+                      "9 4\n"
+                      "\n"
+                      "fn=(2) main\n"
+                      "1 3\n"
+                      "cfn=(1)\n"
+                      "calls=1 9\n"
+                      "2 4\n"
+                      "* 5\n"
+                      "\n"
+                      "totals: 12\n");
+    free(text);
+}
+
 /* ---- name compression (spec 3.1.5) ---------------------------------------------- */
 
 /* The spec's example: main calls func1 once and func2 three times, func1
@@ -1475,6 +1526,7 @@ int main(void)
         cmocka_unit_test(test_frame_without_call_instruction),
         cmocka_unit_test(test_function_without_symbol_named_by_address),
         cmocka_unit_test(test_root_call_from_unknown_code),
+        cmocka_unit_test(test_line_positions),
         cmocka_unit_test(test_realistic_program),
         cmocka_unit_test(test_output_independent_of_snapshot_order),
         cmocka_unit_test(test_appends_to_buffer),

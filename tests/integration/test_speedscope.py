@@ -1,0 +1,289 @@
+"""Profiles opened in speedscope (npm speedscope, vendored in
+tests/vendor/speedscope) in headless Chromium, through the harness
+tests/integration/speedscope.py: what it draws, frame by frame, against
+what the file says (the strict reader). And CGPROF_POSITIONS=line, the
+files speedscope's Callgrind importer reads right: it takes the first
+number after the position as the cost, so with cgprof's default
+"positions: instr line" it takes the line number for it (issue 16).
+
+tests/progs/flame.c is the program: a call tree in which every function
+has work of its own (speedscope leaves out frames under 1/10,000 of the
+heaviest root), no recursion (speedscope draws a recursive call inside its
+caller's frame) and one function with two callers. With those, what
+speedscope draws is exactly the file: each function's self cost and its
+inclusive cost (self plus its calls), no function more or less.
+
+Needs Chromium (scripts/deps.sh installs it): without it the tests fail,
+unless CGPROF_NO_BROWSER=1, which skips them."""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import cgtest  # noqa: E402
+import speedscope  # noqa: E402
+from cgproflib import reader  # noqa: E402
+
+LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
+FLAME = ("main", "parse", "tokenize", "render", "layout", "spin")
+# cgprof names the caller of main by the libc function that calls it
+ROOT = "__libc_start_call_main"
+
+
+def file_weights(prof):
+    """{function: (self, inclusive)} of every function of the file with a
+    block of its own (fn=), by name: what a flame graph of it must show."""
+    names = [k.name for k, f in prof.functions.items() if f.defined]
+    if len(set(names)) != len(names):
+        raise AssertionError("two functions of one name in %s: %s" % (prof.path, sorted(names)))
+    return {n: (prof.self_cost(n), prof.inclusive(n)) for n in names}
+
+
+def shown_weights(profile, names=None):
+    """{frame: (self, total)} that speedscope shows (all, or those named),
+    each name once."""
+    out = {}
+    for f in profile.frames:
+        if names is not None and f.name not in names:
+            continue
+        if f.name in out:
+            raise AssertionError("speedscope shows two frames named %r" % f.name)
+        out[f.name] = (f.self, f.total)
+    return out
+
+
+def sandwich_number(text):
+    """ "1,234,567 (42%)" -> 1234567, as the sandwich view displays a weight
+    without unit."""
+    m = re.fullmatch(r"([0-9,]+) \([^)]*\)", text.strip())
+    if not m:
+        raise AssertionError("sandwich cell %r is not a weight without unit" % text)
+    return int(m.group(1).replace(",", ""))
+
+
+class Speedscope(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        speedscope.require_browser()
+
+    def run_flame(self, env=None):
+        run = cgtest.run_preloaded(self, [cgtest.prog("flame")], env=env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.files), 1, run.files)
+        return run
+
+    def assert_drawn_as_file(self, path, shown):
+        """speedscope draws the file's functions, exactly those, each with
+        the file's self and inclusive cost, in its model and in its
+        sandwich view; and the flame graph is drawn."""
+        prof = reader.load(path, strict=True)
+        self.assertEqual([str(v) for v in prof.violations], [])
+        want = file_weights(prof)
+        self.assertEqual(set(want), set(FLAME) | {ROOT})
+        self.assertEqual(shown.importer, "Importing as Callgrind profile")
+        (profile,) = shown.profiles  # one event, ns: one profile
+        self.assertEqual(profile.name, os.path.basename(path) + " -- ns")
+        self.assertEqual(shown_weights(profile), want)
+        self.assertEqual(profile.total_weight, prof.totals[0])
+        rows = {r.name: (sandwich_number(r.self), sandwich_number(r.total)) for r in shown.sandwich}
+        self.assertEqual(len(rows), len(shown.sandwich), "a name twice in the sandwich view")
+        self.assertEqual(rows, want)
+        self.assertGreater(shown.drawn, 0.02, "the flame graph is blank")
+
+    def test_valgrind_file(self):
+        # The harness on the file speedscope's importer was written for:
+        # Valgrind's own (one position column, "line", by default). The
+        # hooks, empty in glibc, are left out (--fn-skip); LD_BIND_NOW, so
+        # that no function's first call of them runs the dynamic linker's
+        # lookup, too light for speedscope to draw (its cost then shows as
+        # the caller's own).
+        if not shutil.which("valgrind"):
+            self.fail("valgrind is not installed (scripts/deps.sh installs it)")
+        d = tempfile.mkdtemp(prefix="cgprof-ss-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        out = os.path.join(d, "callgrind.out.vg")
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        env["LD_BIND_NOW"] = "1"
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                            "--fn-skip=__cyg_profile_func_*", cgtest.prog("flame")],
+                           env=env, cwd=d, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        prof = reader.load(out)
+        self.assertEqual([str(v) for v in prof.violations], [])
+        self.assertEqual(prof.positions, ["line"])
+        want = {n: (prof.self_cost(n), prof.inclusive(n)) for n in FLAME}
+        shown = speedscope.open_profile(out)
+        self.assertEqual(shown.importer, "Importing as Callgrind profile")
+        (profile,) = shown.profiles
+        self.assertEqual(profile.name, "callgrind.out.vg -- Ir")
+        self.assertEqual(shown_weights(profile, FLAME), want)
+        self.assertGreater(shown.drawn, 0.02, "the flame graph is blank")
+
+    def test_positions_line_drawn_as_the_file_default_empty(self):
+        # cgprof's default, "positions: instr line": speedscope takes each
+        # cost line's second number (the line) for its cost, and the root's
+        # call from line 0 makes the whole graph weigh 0: imported without
+        # a word, nothing drawn, the sandwich view "No symbols found."
+        run = self.run_flame()
+        prof = reader.load(run.files[0], strict=True)
+        self.assertEqual(prof.positions, ["instr", "line"])
+        shown = speedscope.open_profile(run.files[0])
+        self.assertEqual(shown.importer, "Importing as Callgrind profile")
+        (profile,) = shown.profiles
+        self.assertEqual(profile.total_weight, 0)
+        self.assertEqual(shown_weights(profile), {})
+        self.assertEqual(shown.sandwich, [])
+        self.assertLess(shown.drawn, 0.01)
+
+        # CGPROF_POSITIONS=line: drawn as the file says
+        run = self.run_flame({"CGPROF_POSITIONS": "line"})
+        self.assertEqual(reader.load(run.files[0]).positions, ["line"])
+        self.assert_drawn_as_file(run.files[0], speedscope.open_profile(run.files[0]))
+        # and the total of the run, written with the same columns
+        (total,) = glob.glob(os.path.join(run.directory, "callgrind.total.*"))
+        self.assertEqual(reader.load(total).positions, ["line"])
+        self.assert_drawn_as_file(total, speedscope.open_profile(total))
+
+    def test_launcher_positions_option(self):
+        # cgprof --positions=line: the launcher's option of the variable
+        d = tempfile.mkdtemp(prefix="cgprof-ss-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        p = subprocess.run([LAUNCHER, "--quiet", "--positions=line", cgtest.prog("flame")], cwd=d, env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        (part,) = glob.glob(os.path.join(d, "callgrind.out.*"))
+        self.assert_drawn_as_file(part, speedscope.open_profile(part))
+        p = subprocess.run([LAUNCHER, "--positions=instr", cgtest.prog("flame")], cwd=d, env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("instr line|line", p.stderr)
+
+    def test_speedscope_json(self):
+        # speedscope's own format (its file-format-schema.json), a sampled
+        # profile with weights: a, a;b twice, a;b;c, a;c, d. Weights by
+        # frame: self a 5, b 3+4, c 2+6, d 1; total a 5+3+4+2+6 = 20, b 9,
+        # c 8, d 1. The same name in two files is two frames: c here is
+        # one frame (index 2), called from a and from b.
+        doc = {
+            "$schema": "https://www.speedscope.app/file-format-schema.json",
+            "name": "hand-written",
+            "activeProfileIndex": 0,
+            "exporter": "cgprof tests",
+            "shared": {"frames": [{"name": "a", "file": "a.c", "line": 1}, {"name": "b", "file": "a.c"},
+                                  {"name": "c", "file": "c.c"}, {"name": "d"}]},
+            "profiles": [{
+                "type": "sampled", "name": "hand-written profile", "unit": "nanoseconds",
+                "startValue": 0, "endValue": 21,
+                "samples": [[0], [0, 1], [0, 1], [0, 1, 2], [0, 2], [3]],
+                "weights": [5, 3, 4, 2, 6, 1],
+            }],
+        }
+        d = tempfile.mkdtemp(prefix="cgprof-ss-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        path = os.path.join(d, "hand.speedscope.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        shown = speedscope.open_profile(path, view="time-ordered")
+        self.assertEqual(shown.importer, "Importing as speedscope json file")
+        self.assertEqual(shown.title, "hand-written - speedscope")
+        (profile,) = shown.profiles
+        self.assertEqual((profile.name, profile.unit, profile.total_weight), ("hand-written profile", "nanoseconds", 21))
+        self.assertEqual(sorted((f.name, f.file, f.self, f.total) for f in profile.frames),
+                         [("a", "a.c", 5, 20), ("b", "a.c", 7, 9), ("c", "c.c", 8, 8), ("d", None, 1, 1)])
+        # the sandwich view: the same frames, their weights as speedscope
+        # writes nanoseconds
+        self.assertEqual(sorted((r.name, r.file, r.total, r.self) for r in shown.sandwich),
+                         [("a", "a.c", "20.00ns (95%)", "5.00ns (24%)"), ("b", "a.c", "9.00ns (43%)", "7.00ns (33%)"),
+                          ("c", "c.c", "8.00ns (38%)", "8.00ns (38%)"), ("d", "", "1.00ns (4.8%)", "1.00ns (4.8%)")])
+        self.assertGreater(shown.drawn, 0.02, "the flame graph is blank")
+
+
+class PositionsLine(unittest.TestCase):
+    """CGPROF_POSITIONS=line against the default, in the readers that need
+    no browser: callgrind_annotate and the strict reader. Two runs of one
+    program (the option is read at start-up): the same functions, calls and
+    source lines, each in the same order; only the times differ."""
+
+    def load_run(self, env):
+        run = cgtest.run_preloaded(self, [cgtest.example("basic")], env=env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (part,) = run.files
+        (total,) = glob.glob(os.path.join(run.directory, "callgrind.total.*"))
+        return [reader.load(part, strict=True), reader.load(total, strict=True)]
+
+    @staticmethod
+    def shape(prof):
+        """Every cost line of the file without its cost and address, in order."""
+        out = []
+        for key, f in prof.functions.items():
+            for c in f.cost_lines:
+                out.append(("self", key, c.file, c.line))
+        for c in prof.calls:
+            out.append(("call", c.caller, c.callee, c.count, c.file, c.line, c.target_line))
+        return out
+
+    def annotate(self, path):
+        if not shutil.which("callgrind_annotate"):
+            self.fail("callgrind_annotate is not installed (scripts/deps.sh installs valgrind)")
+        p = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        total = re.search(r"^([0-9,]+) \(100\.0%\)\s+PROGRAM TOTALS$", p.stdout, re.M)
+        self.assertIsNotNone(total, p.stdout)
+        fns = {}
+        for m in re.finditer(r"^\s*([0-9,]+) \(\s*[0-9.]+%\)\s+\S*:(\S+) \[", p.stdout, re.M):
+            fns[m.group(2)] = fns.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
+        return int(total.group(1).replace(",", "")), fns
+
+    def test_line_file_is_the_default_without_addresses(self):
+        default = self.load_run({})
+        line = self.load_run({"CGPROF_POSITIONS": "line"})
+        for d, l in zip(default, line):
+            self.assertEqual([str(v) for v in d.violations + l.violations], [])
+            self.assertEqual(d.positions, ["instr", "line"])
+            self.assertEqual(l.positions, ["line"])
+            self.assertTrue(all(c.instr is None for f in l.functions.values() for c in f.cost_lines))
+            self.assertTrue(all(c.target_instr is None for c in l.calls))
+            self.assertEqual(self.shape(l), self.shape(d))
+            # callgrind_annotate reads it: its totals, and each function's
+            # self cost, are the file's (as the strict reader sums them)
+            total, fns = self.annotate(l.path)
+            self.assertEqual(total, l.totals[0])
+            self.assertEqual(total, l.total_self())
+            want = {}
+            for key, f in l.functions.items():
+                cost = f.self_costs(1)[0]
+                if cost:
+                    want[key.name] = want.get(key.name, 0) + cost
+            self.assertEqual(fns, want)
+
+    def test_every_file_follows(self):
+        # every Callgrind file of a run: each thread's, the threads that
+        # ended merged (thread 00), the total
+        run = cgtest.run_preloaded(self, [cgtest.example("threads")],
+                                   env={"CGPROF_POSITIONS": "line", "CGPROF_THREAD_EXIT": "merge"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        files = run.files + glob.glob(os.path.join(run.directory, "callgrind.total.*"))
+        names = sorted(os.path.basename(f).split(".")[-1].split("-")[-1] for f in files)
+        self.assertEqual(len(names), 3, files)  # main, the merged workers (00), the total
+        self.assertIn("00", names)
+        for f in files:
+            prof = reader.load(f, strict=True)
+            self.assertEqual([str(v) for v in prof.violations], [], f)
+            self.assertEqual(prof.positions, ["line"], f)
+            total, _ = self.annotate(f)
+            self.assertEqual(total, prof.totals[0], f)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
