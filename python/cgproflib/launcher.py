@@ -460,11 +460,13 @@ def flame_summary(say, out, pid, cwd, parts):
     try:
         written = paths.run_flame(out, pid, cwd, parts)
     except paths.PathsFormatError as e:
-        say("no flame graphs: %s" % quoted(str(e))[0])
+        say("no flame graphs: %s:%d: %s" % (shown([e.path])[0], e.line, e.message))
         return
-    except (OSError, ValueError, rules.RulesError) as e:
-        say("no flame graphs: %s" % quoted(getattr(e, "strerror", None) and "%s: %s" % (e.filename, e.strerror)
-                                           or str(e))[0])
+    except OSError as e:
+        say("no flame graphs: %s: %s" % (shown([e.filename])[0] if e.filename else "", e.strerror or e))
+        return
+    except (ValueError, rules.RulesError) as e:
+        say("no flame graphs: %s" % e)
         return
     if not written:
         return

@@ -485,11 +485,14 @@ def _write(path, text):
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
             f.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError) and e.errno:
+            # named by the file meant, not its temporary
+            raise OSError(e.errno, e.strerror, path) from e
         raise
 
 

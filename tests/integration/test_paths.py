@@ -548,6 +548,12 @@ class Flame(unittest.TestCase):
                                    "before this node\n")
         self.assertFalse([n for n in os.listdir(self.dir) if "flame" in n])
 
+    def test_cannot_write(self):
+        out = os.path.join(self.dir, "no-such-dir", "x")
+        p = cgprof("flame", "--out", out, self.dir)
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertEqual(p.stderr, "cgprof flame: cannot write %s.speedscope.json: No such file or directory\n" % out)
+
     def test_usage(self):
         for argv, msg in [(["flame"], "nothing to read: give a run's prefix, files or a directory"),
                           (["flame", "--threads=all", "x"], "--threads='all': accepted: sum|each"),
@@ -678,8 +684,14 @@ class LauncherLine(unittest.TestCase):
         write(os.path.join(d, "callgrind.paths.100-01"), "paths: 2\n")
         said = []
         launcher.flame_summary(said.append, "callgrind.out", 100, d, [(0, 1)])
-        self.assertEqual(said, ["no flame graphs: \"%s/callgrind.paths.100-01:1: expected 'paths: 1' (a path file "
-                                "of format version 1), found 'paths: 2'\"" % d])
+        self.assertEqual(said, ["no flame graphs: %s/callgrind.paths.100-01:1: expected 'paths: 1' (a path file "
+                                "of format version 1), found 'paths: 2'" % d])
+        # a directory where the flame graphs cannot be written
+        write(os.path.join(d, "callgrind.paths.100-01"), GOOD.replace("pid: 5", "pid: 100"))
+        os.mkdir(os.path.join(d, "callgrind.flame.100.speedscope.json"))
+        said.clear()
+        launcher.flame_summary(said.append, "callgrind.out", 100, d, [(0, 1)])
+        self.assertEqual(said, ["no flame graphs: %s/callgrind.flame.100.speedscope.json: Is a directory" % d])
 
 
 if __name__ == "__main__":
