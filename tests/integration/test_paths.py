@@ -426,6 +426,18 @@ class Names(unittest.TestCase):
                 # nor does cgprof report take it for a part of the run
                 self.assertIsNone(naming.file_regex(pattern).fullmatch(os.path.basename(made)))
 
+    def test_word_placed_as_the_runtime_places_the_total(self):
+        # naming reads the total's rule again for "paths" and "flame", and
+        # checks each reading against the runtime's total pattern (it raises
+        # when they differ): patterns of every kind of the rule's branches
+        for pattern in ("callgrind.out", "a.out.b", "a.out.out", "x.output", "x.outa.out", "x.out-y", "out", ".out",
+                        "/d.out/x", "prof-%p", "prof-%p.out", "%%p.out", "a%%p", "a%%%p", "d/%p/x", "/tmp/prof",
+                        "\u00e9t\u00e9.out", "x.out\u00e9"):
+            with self.subTest(pattern=pattern):
+                made = naming.paths_pattern(pattern)
+                total = rules.total_patterns([pattern])[0]
+                self.assertEqual(made.replace("paths", "total"), total.replace("paths", "total"))
+
     def test_paths_scan(self):
         d = tempfile.mkdtemp(prefix="cgprof-paths-")
         self.addCleanup(shutil.rmtree, d)
