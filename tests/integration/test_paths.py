@@ -12,6 +12,7 @@ need no runtime, so that the Python side stands on the format alone."""
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -395,6 +396,19 @@ class Escapes(unittest.TestCase):
         pfs, _ = paths.load([os.path.join(d, "callgrind.paths.5-01")])
         self.assertEqual(paths.folded_lines(paths.threads_of(pfs)[0]),
                          ["main 1", "main;[paths beyond the bound] 4", "main;a%3Bb 2", "main;a%3Bb;tpl<2>%202 3"])
+        # as flamegraph.pl reads a line: the count after the last space, and
+        # a second count before it when the stack ends in a space and a
+        # number (its differential input); then the frames split at ';'
+        want = {("main",): 1, ("main", "[paths beyond the bound]"): 4, ("main", "a%3Bb"): 2,
+                ("main", "a%3Bb", "tpl<2>%202"): 3}
+        read = {}
+        for line in paths.folded_lines(paths.threads_of(pfs)[0]):
+            m = re.fullmatch(r"(.*)\s+?(\d+(?:\.\d*)?)", line)
+            self.assertIsNone(re.fullmatch(r"(.*)\s+?(\d+(?:\.\d*)?)", m.group(1)), line)
+            read[tuple(m.group(1).split(";"))] = int(m.group(2))
+        self.assertEqual(read, want)
+        # unescaped, the last name would have been read as a second count
+        self.assertIsNotNone(re.fullmatch(r"(.*)\s+?(\d+(?:\.\d*)?)", "main;tpl<2> 2"))
         # speedscope's frames hold the names as they are
         doc = paths.speedscope(paths.threads_of(pfs))
         self.assertEqual([f["name"] for f in doc["shared"]["frames"]], ["main", paths.BEYOND, "a;b", "tpl<2> 2"])
