@@ -22,6 +22,7 @@ sum_trees(), folded_lines(), speedscope(), write_flame(), flame_files(),
 hottest_lines(), run_flame(). Standard library only.
 """
 
+import gc
 import json
 import os
 import re
@@ -416,11 +417,69 @@ def escape_frame(name):
     return s[:m.start()] + "%20" + s[m.start() + 1:] if m else s
 
 
+_UNSET = object()
+
+
+def _last(item):
+    return item[0][-1]
+
+
+def _walk(tree, make):
+    """(value, self) of each path with self time, in path order (sorted
+    by names: a depth-first walk, siblings by name). A path's value is
+    make(its parent's value or None for a root, its last name), made once
+    per path and only for the paths with self time and their ancestors:
+    a stack is its parent's and one frame, never built again from the
+    names (a thread of 65536 paths 30 deep would take 2 million escapes
+    and joins otherwise), and only siblings are compared."""
+    costs = tree.costs
+    kids = {}
+    virtual = set()
+    for names, c in costs.items():
+        parent = names[:-1]
+        kids.setdefault(parent, []).append((names, c))
+        # a path whose parent the tree lacks (a tree made by hand): its
+        # ancestors are walked as paths without costs
+        while parent and parent not in costs and parent not in virtual:
+            virtual.add(parent)
+            kids.setdefault(parent[:-1], []).append((parent, None))
+            parent = parent[:-1]
+    chain = []   # [names, value] of the path walked and its ancestors, root first
+    todo = sorted(kids.get((), ()), key=_last, reverse=True)
+    while todo:
+        names, c = todo.pop()
+        del chain[len(names) - 1:]
+        chain.append([names, _UNSET])
+        below = kids.get(names)
+        if below:
+            todo += sorted(below, key=_last, reverse=True)
+        if c is None or c[2] <= 0:
+            continue
+        k = len(chain) - 1
+        while k > 0 and chain[k - 1][1] is _UNSET:
+            k -= 1
+        for entry in chain[k:]:
+            entry[1] = make(chain[k - 1][1] if k else None, entry[0][-1])
+            k += 1
+        yield chain[-1][1], c[2]
+
+
 def folded_lines(tree):
     """One line per path with self time, "main;parse;lex 1234" (the self
     time in the files' unit, ns), sorted by path."""
-    return ["%s %d" % (";".join(escape_frame(n) for n in names), c[2])
-            for names, c in sorted(tree.costs.items()) if c[2] > 0]
+    return list(_folded(tree))
+
+
+def _folded(tree):
+    esc = {}
+
+    def make(parent, name):
+        e = esc.get(name)
+        if e is None:
+            e = esc[name] = escape_frame(name)
+        return e if parent is None else parent + ";" + e
+    for stack, self_ in _walk(tree, make):
+        yield "%s %d" % (stack, self_)
 
 
 # ---- speedscope ------------------------------------------------------------------
@@ -442,20 +501,18 @@ def speedscope(profiles, name="cgprof"):
         VERSION = "?"
     frames, index = [], {}
     out = []
+
+    def make(parent, fn):
+        i = index.get(fn)
+        if i is None:
+            i = index[fn] = len(frames)
+            frames.append({"name": _json_text(fn)})
+        return [i] if parent is None else parent + [i]
     for t in profiles:
         samples, weights = [], []
-        for names, c in sorted(t.costs.items()):
-            if c[2] <= 0:
-                continue
-            stack = []
-            for fn in names:
-                i = index.get(fn)
-                if i is None:
-                    i = index[fn] = len(frames)
-                    frames.append({"name": _json_text(fn)})
-                stack.append(i)
+        for stack, self_ in _walk(t, make):
             samples.append(stack)
-            weights.append(c[2])
+            weights.append(self_)
         out.append({"type": "sampled", "name": _json_text(t.label),
                     "unit": "nanoseconds" if t.event in (None, "ns") else "none",
                     "startValue": 0, "endValue": sum(weights), "samples": samples, "weights": weights})
@@ -478,12 +535,13 @@ def flame_files(prefix, threads, each=True):
     return out
 
 
-def _write(path, text):
-    # a temporary renamed in place: a viewer never reads half a file
+def _write(path, write):
+    """write(f) into path, through a temporary renamed in place: a viewer
+    never reads half a file."""
     tmp = "%s.tmp.%d" % (path, os.getpid())
     try:
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-            f.write(text)
+            write(f)
         os.replace(tmp, path)
     except BaseException as e:
         try:
@@ -494,6 +552,25 @@ def _write(path, text):
             # named by the file meant, not its temporary
             raise OSError(e.errno, e.strerror, path) from e
         raise
+
+
+def _dump_json(f, doc):
+    """json.dumps(doc) into f, a profile at a time: json.dump() would
+    encode in Python (ten times slower than dumps' C encoder), and the
+    whole file as one string may be hundreds of MB."""
+    def dumps(v):
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    f.write("{")
+    for i, (key, value) in enumerate(doc.items()):
+        f.write("%s%s:" % ("," if i else "", dumps(key)))
+        if key == "profiles":
+            f.write("[")
+            for j, p in enumerate(value):
+                f.write(("," if j else "") + dumps(p))
+            f.write("]")
+        else:
+            f.write(dumps(value))
+    f.write("}\n")
 
 
 def write_flame(prefix, threads, each=True, name=None):
@@ -507,10 +584,11 @@ def write_flame(prefix, threads, each=True, name=None):
     cmd = total.cmd or ""
     doc = speedscope(profiles, name or ("%s (pid %s)" % (cmd, ", ".join(str(p) for p in sorted(total.pids)))
                                         if cmd else "cgprof"))
-    _write(files[0][0], json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
-    _write(files[1][0], "".join(line + "\n" for line in folded_lines(total)))
+    _write(files[0][0], lambda f: _dump_json(f, doc))
+    del doc
+    _write(files[1][0], lambda f: f.writelines(line + "\n" for line in _folded(total)))
     for (path, _), t in zip(files[2:], threads):
-        _write(path, "".join(line + "\n" for line in folded_lines(t)))
+        _write(path, lambda f: f.writelines(line + "\n" for line in _folded(t)))
     return [p for p, _ in files]
 
 
@@ -594,6 +672,9 @@ def parse_flame_args(argv):
 
 def flame_main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    # Hundreds of thousands of paths, each a tuple, none in a cycle: the
+    # cyclic collector would walk them again and again (as in report.main)
+    gc.disable()
 
     def err(msg):
         for line in msg.split("\n"):
@@ -663,6 +744,16 @@ def run_flame(pattern, pid, cwd, parts):
     wrote), written at flame_prefix(); their paths, [] when the run wrote
     no path files. Raises PathsFormatError, OSError, ValueError,
     rules.RulesError."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_flame(pattern, pid, cwd, parts)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run_flame(pattern, pid, cwd, parts):
     want = set(parts)
     found = naming.paths_scan(pattern, pid, cwd)
     files = sorted(p for p, f in found.items() if f.pid in (pid, None) and (f.part, f.thread) in want)

@@ -387,6 +387,17 @@ class Escapes(unittest.TestCase):
                            ("[paths beyond the bound]", "[paths beyond the bound]"), ("50%", "50%")]:
             self.assertEqual(paths.escape_frame(name), want)
 
+    def test_tree_made_by_hand(self):
+        # a Tree given to folded_lines and speedscope by a caller: paths in
+        # any order, ancestors missing
+        t = paths.Tree("mine")
+        t.costs = {("z",): [1, 1, 1], ("a", "b", "c"): [1, 5, 5], ("a",): [1, 10, 2], ("a", "b", "a b"): [2, 3, 3]}
+        self.assertEqual(paths.folded_lines(t), ["a 2", "a;b;a b 3", "a;b;c 5", "z 1"])
+        doc = paths.speedscope([t])
+        self.assertEqual(doc["shared"]["frames"], [{"name": n} for n in ("a", "b", "a b", "c", "z")])
+        self.assertEqual((doc["profiles"][0]["samples"], doc["profiles"][0]["weights"]),
+                         ([[0], [0, 1, 2], [0, 1, 3], [4]], [2, 3, 5, 1]))
+
     def test_folded_file_with_such_names(self):
         d = tempfile.mkdtemp(prefix="cgprof-paths-")
         self.addCleanup(shutil.rmtree, d)
