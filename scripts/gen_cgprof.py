@@ -106,6 +106,31 @@ REPORT_OPTIONS = (
     ("--diff A B", "Two runs (each a prefix, file or directory): per function, inclusive and self time and calls "
                    "before, after and the change (absolute and %), the largest change of inclusive time first; "
                    "functions in one run only are marked so."),
+    ("--paths", "The hottest call paths (main > parse > lex), each with its calls, inclusive and self time, from "
+                "the path files a run with CGPROF_PATHS=1 writes next to its Callgrind files (callgrind.paths.<pid>-"
+                "<NN>); --top, --sort and --threads apply. Without path files: a message saying so, status 1."),
+)
+
+# cgprof flame (cgproflib.paths), for the man page
+FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the path files the runtime writes with "
+              "CGPROF_PATHS=1 (callgrind.paths.<pid>-<NN>, next to the Callgrind parts; their format is in "
+              "docs/paths-format.md): every distinct call path from a thread's root with its exact calls, inclusive "
+              "and self time, recursion folded, so that a function called from two places is drawn under each "
+              "with its own time. WHAT is found as cgprof report finds Callgrind files: a run's prefix, a file (a "
+              "path file, or a Callgrind part: its path file) or a directory (every path file in it). The parts "
+              "of a thread are summed path by path, and the threads into the total. It writes PREFIX.speedscope.json "
+              "(one profile for all threads, one per thread: https://www.speedscope.app or npx speedscope FILE), "
+              "PREFIX.folded (the collapsed stacks of all threads, main;parse;lex <self ns> per line: flamegraph.pl "
+              "PREFIX.folded > flame.svg) and PREFIX-<NN>.folded per thread, and prints their names. In a "
+              "collapsed stack, ';', newlines and control bytes of a name are written %XX (';' is %3B), and the "
+              "space of a name ending in a space and a number is %20. The launcher writes them itself after a "
+              "run with CGPROF_PATHS=1. Exit status 0; 1 if a path file cannot be read or is malformed (file:line: "
+              "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has no path files.")
+FLAME_OPTIONS = (
+    ("--out PREFIX", "Where to write. The default is the run's name with flame for out, callgrind.flame.<pid> "
+                     "for callgrind.out.<pid>, in the path files' directory: KCachegrind, which loads "
+                     "callgrind.out* (and <run>* given a run), never takes them for profiles."),
+    ("--threads=sum|each", "each (the default): all threads and each thread; sum: all threads only."),
 )
 
 
@@ -119,6 +144,9 @@ def make_man(options: List[Option], version: str) -> str:
         "[\\fIoptions\\fR] [\\fB\\-\\-\\fR] \\fIprogram\\fR [\\fIargs\\fR...]",
         ".br",
         ".B cgprof report",
+        "[\\fIoptions\\fR] \\fIWHAT\\fR...",
+        ".br",
+        ".B cgprof flame",
         "[\\fIoptions\\fR] \\fIWHAT\\fR...",
         ".SH DESCRIPTION",
         _roff("cgprof runs PROGRAM with libcgprof.so preloaded, the way valgrind --tool=callgrind runs a "
@@ -168,9 +196,14 @@ def make_man(options: List[Option], version: str) -> str:
     out += [".SH CGPROF REPORT", _roff(REPORT_TEXT), ".PP", _roff("Its options:")]
     for flag, text in REPORT_OPTIONS:
         out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
+    out += [".SH CGPROF FLAME", _roff(FLAME_TEXT), ".PP", _roff("Its options:")]
+    for flag, text in FLAME_OPTIONS:
+        out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
     out += [
         ".SH FILES",
-        _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out)."),
+        _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out). "
+              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). callgrind.flame.<pid>.folded, "
+              ".speedscope.json: cgprof flame's."),
         ".SH EXAMPLES",
         ".nf",
         _roff("gcc -O2 $(pkg-config --cflags cgprof) -o myprog myprog.c\n"
@@ -181,6 +214,8 @@ def make_man(options: List[Option], version: str) -> str:
               "cgprof report callgrind.out.<pid>\n"
               "cgprof report --callers parse callgrind.out.<pid>\n"
               "cgprof report --diff before/ after/\n"
+              "cgprof report --paths callgrind.out.<pid>\n"
+              "cgprof flame callgrind.out.<pid>\n"
               "kcachegrind callgrind.out.<pid>"),
         ".fi",
         ".SH SEE ALSO",

@@ -8,6 +8,9 @@ so that neither shadows the other on a path or in a traceback):
               at build time into _generated (read by optable), and the
               runtime's verdicts on their values
     naming    the names of the profile files
+    report    `cgprof report`, and the launcher's summary
+    paths     the path files (docs/paths-format.md): `cgprof flame`,
+              `cgprof report --paths`
     signals   signals by name
     rules     the runtime's own rules, asked from its own code (cgprof-rules)
 

@@ -52,7 +52,8 @@ MAX_LISTED_FILES = 20
 CHILDREN = ("sum", "each", "none")
 
 USAGE = ("usage: cgprof [options] [--] program [args...]\n"
-         "       cgprof report [options] WHAT...   (reads saved profiles: cgprof report --help)")
+         "       cgprof report [options] WHAT...   (reads saved profiles: cgprof report --help)\n"
+         "       cgprof flame [options] WHAT...    (flame graphs of call paths: cgprof flame --help)")
 
 
 class UsageError(Exception):
@@ -114,8 +115,13 @@ def help_text():
               "",
               "cgprof report [options] WHAT... reads saved profiles, cgprof's and Valgrind's (a run's prefix,",
               "files or a directory): the flat profile with recursion counted once, --callers/--callees FUNC,",
-              "--lines FUNC, --diff A B; `cgprof report --help` lists its options. A program named report",
-              "runs as ./report or after --."]
+              "--lines FUNC, --diff A B, --paths; `cgprof report --help` lists its options. A program named",
+              "report runs as ./report or after --.",
+              "",
+              "cgprof flame [--out PREFIX] [--threads=sum|each] WHAT... writes flame graphs (speedscope's",
+              "JSON, flamegraph.pl's collapsed stacks) of the call paths a run with CGPROF_PATHS=1 wrote;",
+              "the launcher writes them itself after such a run. `cgprof flame --help` says more. A program",
+              "named flame runs as ./flame or after --."]
     return "\n".join(lines) + "\n"
 
 
@@ -445,6 +451,32 @@ def report_repairs(say, paths):
     report.report_repairs(say, paths)
 
 
+def flame_summary(say, out, pid, cwd, parts):
+    """After a run with CGPROF_PATHS: the flame graphs of the program's
+    path files (cgproflib.paths), written next to its profile, in one
+    line; nothing when it wrote none. Only the program's: its children's
+    have their own pids, and `cgprof flame` on their prefixes."""
+    from . import paths
+    try:
+        written = paths.run_flame(out, pid, cwd, parts)
+    except paths.PathsFormatError as e:
+        say("no flame graphs: %s:%d: %s" % (shown([e.path])[0], e.line, e.message))
+        return
+    except OSError as e:
+        say("no flame graphs: %s: %s" % (shown([e.filename])[0] if e.filename else "", e.strerror or e))
+        return
+    except (ValueError, rules.RulesError) as e:
+        say("no flame graphs: %s" % e)
+        return
+    if not written:
+        return
+    names = shown([os.path.relpath(p) if not os.path.relpath(p).startswith("..") else p for p in written])
+    threads = names[2:]
+    say("flame graphs of the call paths: %s (speedscope), %s (flamegraph.pl)%s" %
+        (names[0], names[1], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
+         "; per thread: %s ... %s (%d files)" % (threads[0], threads[-1], len(threads))))
+
+
 # ---- running -----------------------------------------------------------------
 
 # Sent to cgprof, meant for the program: passed on. SIGINT and SIGQUIT come
@@ -477,6 +509,10 @@ def main(argv=None):
     # named report runs as ./report or after --.
     if argv[:1] == ["report"]:
         return report.main(argv[1:])
+    # `cgprof flame ...` the same (cgproflib.paths)
+    if argv[:1] == ["flame"]:
+        from . import paths
+        return paths.flame_main(argv[1:])
     # The signals cgprof forwards to the program are held from here until
     # the program runs and the forwarding is in place, then forwarded: one
     # sent to a cgprof that has just started is not lost and does not end
@@ -691,6 +727,8 @@ def _main(argv, original_mask):
             say("the total of all threads: %s" % first)
         say("open them with: kcachegrind %s   or: callgrind_annotate --inclusive=yes %s" %
             (run, first))
+        if "CGPROF_PATHS" in env and mine:
+            flame_summary(say, out, pid, cwd, [(new[p].part, new[p].thread) for p in mine])
     elif status < 0:
         say("no profile was written: the program was killed before exit() (with --crash=yes a crash "
             "still leaves its profile)")

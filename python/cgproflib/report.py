@@ -32,7 +32,7 @@ DEFAULT_TOP = 20
 SORTS = ("inclusive", "self", "calls")
 
 USAGE = ("usage: cgprof report [--top=N] [--sort=inclusive|self|calls] [--threads=sum|each] [--event=NAME]\n"
-         "                     [--callers FUNC | --callees FUNC | --lines FUNC | --diff A B] WHAT...")
+         "                     [--callers FUNC | --callees FUNC | --lines FUNC | --diff A B | --paths] WHAT...")
 
 
 class UsageError(Exception):
@@ -420,6 +420,9 @@ def help_text():
         "  --lines FUNC    FUNC's self time per source line (with the line's text when the source is there)",
         "  --diff A B      two runs (each a prefix, file or directory): per function, inclusive and self",
         "                  time and calls before, after and the change, the largest change first",
+        "  --paths         the hottest call paths (main > parse > lex): calls, inclusive and self time per",
+        "                  distinct path, from the path files a run with CGPROF_PATHS=1 writes next to",
+        "                  its Callgrind files (docs/paths-format.md); --top, --sort, --threads apply",
         "",
         "Options:",
         "  --top=N         how many functions the flat profile and --diff list (default %d; 0: all)" % DEFAULT_TOP,
@@ -434,7 +437,7 @@ def help_text():
         "",
         "The warnings of the files' desc: lines (repairs, losses, calls in progress, parts written at a",
         "thread's exit) are printed once, summed, on standard error. Exit status: 0; 1 if a file cannot",
-        "be read or FUNC is in no file; 2 on a usage error.",
+        "be read, FUNC is in no file or --paths finds no path files; 2 on a usage error.",
     ]) + "\n"
 
 
@@ -470,7 +473,7 @@ def parse_args(argv):
             i += 1
             continue
         name, eq, value = arg[2:].partition("=")
-        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff"):
+        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths"):
             raise UsageError("unknown option %r (cgprof report --help lists them)" % ("--" + name))
         if name == "diff":
             if eq:
@@ -481,6 +484,14 @@ def parse_args(argv):
                 raise UsageError("one view at a time: --%s and --diff" % a.view)
             a.view, a.diff = "diff", (argv[i + 1], argv[i + 2])
             i += 3
+            continue
+        if name == "paths":
+            if eq:
+                raise UsageError("--paths takes no value")
+            if a.view:
+                raise UsageError("one view at a time: --%s and --paths" % a.view)
+            a.view = "paths"
+            i += 1
             continue
         if not eq:
             if i + 1 >= len(argv):
@@ -585,6 +596,10 @@ def _main(argv):
         report_repairs(err, None, descs)
         report_notes(err, descs)
         return status
+    if a.view == "paths":
+        # the path files' own reader and views (cgproflib.paths)
+        from . import paths
+        return paths.report_paths(a.whats, a.top, a.sort, a.threads, out, err)
     files, missing = collect(a.whats)
     for w, why in missing:
         err("%s: %s" % (w, why))
