@@ -207,6 +207,80 @@ class Speedscope(unittest.TestCase):
         self.assertGreater(shown.drawn, 0.02, "the flame graph is blank")
 
 
+def paths_weights(path_files):
+    """{function: (self, total)} that a flame graph of the call paths must
+    show, from the path files themselves (read here as the format says):
+    self, the function's self time on every path; total, the self time of
+    every path through it (a function is on a path at most once: recursion
+    is folded)."""
+    self_, total = {}, {}
+    for path in path_files:
+        names, paths = {}, {}
+        with open(path) as f:
+            for line in f:
+                if line.startswith("fn "):
+                    _, fid, name = line.rstrip("\n").split(" ", 2)
+                    names[fid] = name
+                elif line.startswith("node "):
+                    _, nid, parent, fid, _, _, s = line.split()
+                    paths[nid] = paths.get(parent, ()) + (names[fid],)
+                    for fn in paths[nid]:
+                        total[fn] = total.get(fn, 0) + int(s)
+                    self_[names[fid]] = self_.get(names[fid], 0) + int(s)
+    return {fn: (self_[fn], total[fn]) for fn in self_ if total[fn]}
+
+
+class FlameGraphs(unittest.TestCase):
+    """The flame graphs of the call paths (CGPROF_PATHS=1, cgprof flame):
+    speedscope opens the speedscope file and draws every thread and all
+    threads with exactly the paths' self and total times, frame by frame."""
+
+    @classmethod
+    def setUpClass(cls):
+        speedscope.require_browser()
+
+    def flame_of(self, argv):
+        d = tempfile.mkdtemp(prefix="cgprof-flame-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        p = subprocess.run([LAUNCHER, "--paths"] + argv, cwd=d, env=env, capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        (json_file,) = glob.glob(os.path.join(d, "callgrind.flame.*.speedscope.json"))
+        return d, json_file
+
+    def assert_profiles(self, d, shown):
+        threads = sorted(glob.glob(os.path.join(d, "callgrind.paths.*")))
+        self.assertTrue(threads)
+        self.assertEqual(shown.importer, "Importing as speedscope json file")
+        by_name = {p.name: p for p in shown.profiles}
+        self.assertEqual(len(by_name), len(shown.profiles))
+        self.assertEqual(len(shown.profiles), len(threads) + 1, sorted(by_name))
+        self.assertEqual(shown.profiles[0].name, "all threads")
+        # all threads: the first profile
+        whole = shown.profiles[0]
+        self.assertEqual(whole.unit, "nanoseconds")
+        self.assertEqual(shown_weights(whole), paths_weights(threads))
+        for path in threads:
+            nn = path.rsplit("-", 1)[1]
+            (mine,) = [p for p in shown.profiles[1:] if p.name.startswith("thread %d" % int(nn))]
+            self.assertEqual(shown_weights(mine), paths_weights([path]), path)
+        self.assertGreater(shown.drawn, 0.02, "the flame graph is blank")
+
+    def test_flame_prog(self):
+        d, js = self.flame_of([cgtest.prog("flame")])
+        shown = speedscope.open_profile(js)
+        self.assertEqual(set(shown_weights(shown.profiles[0])), set(FLAME))
+        self.assert_profiles(d, shown)
+
+    def test_threads_and_recursion(self):
+        # examples/threads: five threads, fib recursive under fib_worker
+        d, js = self.flame_of([cgtest.example("threads")])
+        shown = speedscope.open_profile(js)
+        self.assertIn("fib", shown_weights(shown.profiles[0]))
+        self.assert_profiles(d, shown)
+
+
 class PositionsLine(unittest.TestCase):
     """CGPROF_POSITIONS=line against the default, in the readers that need
     no browser: callgrind_annotate and the strict reader. Two runs of one
