@@ -22,6 +22,7 @@ The files are read with cgproflib.reader.digest(), the reader's fast path
 """
 
 import gc
+import heapq
 import os
 import sys
 
@@ -47,13 +48,16 @@ def ms(ns):
 
 class Group:
     """The sum of some files (a thread, a process, a run): self cost per
-    function, arcs, lines, and the flat profile made of them."""
+    function, arcs (or, read for the flat profile only, calls and outgoing
+    cost per function: reader.Digest.flat), lines, and the flat profile
+    made of them."""
 
     def __init__(self, label=""):
         self.label = label
         self.files = 0
         self.self_cost = {}
         self.arcs = {}
+        self.calls_out = {}
         self.lines = {}
         self.where = {}
         self.total = 0
@@ -65,6 +69,7 @@ class Group:
         if self.files == 1:
             # the first file's tables are taken as they are: no copy
             self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, dict(d.files)
+            self.calls_out = d.flat
             self.total = d.total
             return
         for k, v in d.self_cost.items():
@@ -76,6 +81,13 @@ class Group:
             else:
                 a[0] += n
                 a[1] += c
+        for k, (n, c) in d.flat.items():
+            a = self.calls_out.get(k)
+            if a is None:
+                self.calls_out[k] = [n, c]
+            else:
+                a[0] += n
+                a[1] += c
         for k, v in d.lines.items():
             self.lines[k] = self.lines.get(k, 0) + v
         for k, fl in d.files.items():
@@ -84,10 +96,11 @@ class Group:
         self.total += d.total
 
     def flat(self):
-        """{(name, object): [inclusive, self, calls, file]}"""
-        funcs = {}
-        for k, s in self.self_cost.items():
-            funcs[k] = [s, s, 0, self.where.get(k, "")]
+        """{(name, object): [inclusive, self, calls, file]}, in the order
+        of the self costs, then of the arcs (the first to name each
+        function; calls_out is made in that order)"""
+        where = self.where
+        funcs = {k: [s, s, 0, where.get(k, "")] for k, s in self.self_cost.items()}
         for (caller, callee, _fl, _line), (n, c) in self.arcs.items():
             e = funcs.get(callee)
             if e is None:
@@ -98,6 +111,13 @@ class Group:
                 if e is None:
                     e = funcs[caller] = [0, 0, 0, self.where.get(caller, "")]
                 e[0] += c
+        for k, (n, c) in self.calls_out.items():
+            e = funcs.get(k)
+            if e is None:
+                funcs[k] = [c, 0, n, where.get(k, "")]
+            else:
+                e[0] += c
+                e[2] += n
         return funcs
 
 
@@ -112,7 +132,7 @@ def load_group(paths, event=None, lines=False, label="", sites=False):
     g, bad = Group(label), []
     for path in paths:
         try:
-            g.add(reader.digest(path, event, lines, sites=sites))
+            g.add(reader.digest(path, event, lines, sites=sites, flat=not (lines or sites)))
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
         except reader.CallgrindFormatError as e:
@@ -150,7 +170,9 @@ def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
     order = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
              "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
              "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}[sort]
-    ranked = sorted(funcs.items(), key=order)[:top]
+    # the top N of a sort: the same rows, in the same order (ties in the
+    # order of funcs), without sorting all the functions of a big profile
+    ranked = heapq.nsmallest(top, funcs.items(), key=order)
     out = ["%stop %d functions by %s%s (%d file%s; %s in all threads):" %
            (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
             if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],
@@ -523,7 +545,7 @@ def groups_of(files, threads, event, lines, sites):
     per, bad = {}, []
     for path in files:
         try:
-            d = reader.digest(path, event, lines, sites=sites)
+            d = reader.digest(path, event, lines, sites=sites, flat=not (lines or sites))
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
             continue
@@ -600,7 +622,7 @@ def _main(argv):
         if not g.files:
             continue
         if a.view is None:
-            for line in flat_lines(g, a.top if a.top else len(g.self_cost) + len(g.arcs) + 1, a.sort, label):
+            for line in flat_lines(g, a.top if a.top else sys.maxsize, a.sort, label):
                 out(line)
             found = True
         elif a.view in ("callers", "callees"):
