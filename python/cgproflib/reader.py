@@ -1104,7 +1104,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
 
     def define(value, o, f_):
         name, ident = name_of("fn", value)
-        k = (fold_re.sub("", name) if fold else name, o)
+        k = (fold_re.sub("", name) if fold and "'" in name else name, o)
         i = number.get(k)
         if i is None:
             i = number[k] = len(keys)
@@ -1176,6 +1176,9 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
             nev = len(d.events)
             k = ev - npos
             pattern = _fast_pattern(npos, nev, k)
+            fn_get = fn_ref.get
+            agg_get = arcs.get
+            ce = None                 # the flat entry of fn, once named
             width = npos + nev
             carry = "\n" + text[pos:]
             text = None
@@ -1195,30 +1198,39 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                     chunk = carry if carry != "\n" else ""
                 for flv, fnv, run, cobv, cfiv, cfnv, cnt, ccost, scost, raw in pattern.findall(chunk):
                     if cfnv:                  # a call
-                        if cobv:
-                            n = ob_ref.get(cobv)
-                            cob = n if n is not None else object_name(cobv)
-                        if cfiv:
-                            n = fl_ref.get(cfiv)
-                            cfi = n if n is not None else file_name(cfiv)
-                        callee = fn_ref.get(cfnv)
-                        if callee is None:
+                        callee = fn_get(cfnv)
+                        if callee is None:    # named here first
+                            if cobv:
+                                n = ob_ref.get(cobv)
+                                cob = n if n is not None else object_name(cobv)
+                            if cfiv:
+                                n = fl_ref.get(cfiv)
+                                cfi = n if n is not None else file_name(cfiv)
                             callee = define(cfnv, cob if cob is not None else ob,
                                             cfi if cfi is not None else cur_file)
+                        else:
+                            # cob=/cfi= matter to a callee named here only,
+                            # but an id they define or miss does to the file
+                            if cfiv and cfiv not in fl_ref:
+                                file_name(cfiv)
+                            if cobv and cobv not in ob_ref:
+                                object_name(cobv)
                         if fn is None:
                             bad()
                         if flat:
-                            e = arcs.get(callee)
+                            e = agg_get(callee)
                             if e is None:
                                 arcs[callee] = [int(cnt), 0]
                             else:
                                 e[0] += int(cnt)
                             if callee != fn:
-                                e = arcs.get(fn)
-                                if e is None:
-                                    arcs[fn] = [0, int(ccost)]
-                                else:
-                                    e[1] += int(ccost)
+                                # the caller's entry, named after its first
+                                # callee (as Group.flat() names them)
+                                if ce is None:
+                                    ce = agg_get(fn)
+                                    if ce is None:
+                                        ce = arcs[fn] = [0, 0]
+                                ce[1] += int(ccost)
                         else:
                             key = (fn << 32) | callee
                             e = arcs.get(key)
@@ -1238,7 +1250,8 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                             total += acc
                             acc = 0
                         cur_file = fl
-                        fn = fn_ref.get(fnv)
+                        fn = fn_get(fnv)
+                        ce = None
                         if fn is None:
                             fn = define(fnv, ob, fl)
                         if run:
@@ -1332,6 +1345,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     acc = 0
                                 cur_file = fl
                                 fn = fn_ref.get(value)
+                                ce = None
                                 if fn is None:
                                     fn = define(value, ob, fl)
                             elif kind in (4, 6, 7):   # cfi= cfl=, fl=, fi= fe=
@@ -1355,7 +1369,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     self_cost[fn] = self_cost.get(fn, 0) + acc
                                     total += acc
                                     acc = 0
-                                fn = None
+                                fn = ce = None
                             elif kind == 9:           # jump= jcnd=: the next line is the jump's source
                                 pending = 2
                             elif raw[:3] == "jfi":

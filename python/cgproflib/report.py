@@ -68,7 +68,7 @@ class Group:
         self.event = self.event or d.event
         if self.files == 1:
             # the first file's tables are taken as they are: no copy
-            self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, dict(d.files)
+            self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, d.files
             self.calls_out = d.flat
             self.total = d.total
             return
