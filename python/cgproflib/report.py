@@ -170,9 +170,16 @@ def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
     order = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
              "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
              "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}[sort]
-    # the top N of a sort: the same rows, in the same order (ties in the
-    # order of funcs), without sorting all the functions of a big profile
-    ranked = heapq.nsmallest(top, funcs.items(), key=order)
+    items = funcs.items()
+    if top < len(funcs):
+        # Only the functions whose first key is at least the top N's
+        # lowest can be in the top N: sorting them alone (stable, so ties
+        # stay in the order of funcs) gives the same rows as sorting all
+        # of a big profile's functions.
+        col = {"inclusive": 0, "self": 1, "calls": 2}[sort]
+        cut = heapq.nlargest(top, [v[col] for v in funcs.values()])[-1]
+        items = [kv for kv in items if kv[1][col] >= cut]
+    ranked = sorted(items, key=order)[:top]
     out = ["%stop %d functions by %s%s (%d file%s; %s in all threads):" %
            (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
             if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],
