@@ -1413,8 +1413,8 @@ def digest(path: str, event: Optional[str] = None, lines: bool = False, fold: bo
     resolve the call sites' lines (without, the arcs are keyed by caller,
     callee and file only, and the positions are not followed: faster);
     flat: only what the flat profile needs, Digest.flat (calls and the cost
-    of the calls to other functions, per function) instead of the arcs (no
-    lines, no sites: lines and sites must be false). Raises OSError, and
+    of the calls to other functions, per function) instead of the arcs
+    (neither lines, which it refuses, nor sites). Raises OSError, and
     CallgrindFormatError (one violation) on a line it cannot read or an
     event the file lacks.
 
@@ -1424,9 +1424,11 @@ def digest(path: str, event: Optional[str] = None, lines: bool = False, fold: bo
     it cannot read a file exactly as the line reader would (an error, whose
     message names the line; a header line after the body) the line reader,
     _digest_lines(), reads it again: the same numbers either way."""
+    if flat:
+        if lines:
+            raise ValueError("digest(flat=True) reads no lines")
+        sites = False
     if lines or sites:
-        if flat:
-            raise ValueError("digest(flat=True) reads neither lines nor sites")
         return _digest_lines(path, event, lines, fold, sites)
     try:
         return _digest_fast(path, event, fold, flat)
