@@ -25,6 +25,8 @@ import gc
 import heapq
 import os
 import sys
+from itertools import compress, count, filterfalse, repeat
+from operator import add, ge, itemgetter
 
 from . import reader
 
@@ -161,25 +163,63 @@ class Units:
         return "%s ms" % ms(v) if self.ns else "%d %s" % (v, self.event)
 
 
+ORDERS = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
+          "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
+          "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}
+
+
+def top_functions(g, top, sort="inclusive"):
+    """The first `top` of sorted(g.flat().items(), key=ORDERS[sort]): the
+    same rows in the same order (the sort is stable: ties in the order of
+    g.flat()), without making a row for each function of a big profile
+    when the group was read for the flat profile only (Group.calls_out)."""
+    order = ORDERS[sort]
+    col = {"inclusive": 0, "self": 1, "calls": 2}[sort]
+    sc, co = g.self_cost, g.calls_out
+    if g.arcs or top >= len(sc) + len(co):
+        funcs = g.flat()
+        items = funcs.items()
+        if top < len(funcs):
+            # Only the functions whose first key is at least the top N's
+            # lowest can be in the top N: sorting them alone gives the
+            # same rows.
+            cut = heapq.nlargest(top, [v[col] for v in funcs.values()])[-1]
+            items = [kv for kv in items if kv[1][col] >= cut]
+        return sorted(items, key=order)[:top]
+    # The column sorted on, for every function, by maps over the tables
+    # (no loop in Python): the functions with calls, then those with
+    # self cost only; then the rows of those that can be in the top N.
+    co_keys = list(co)
+    co_calls = list(map(itemgetter(0), co.values()))
+    co_self = list(map(sc.get, co_keys, repeat(0)))
+    only_self = list(filterfalse(co.__contains__, sc))
+    if col == 0:
+        vals = list(map(add, co_self, map(itemgetter(1), co.values())))
+    else:
+        vals = co_self if col == 1 else co_calls
+    vals += map(sc.__getitem__, only_self) if col != 2 else repeat(0, len(only_self))
+    cut = heapq.nlargest(top, vals)[-1]
+    where = g.where
+    rows = []
+    for k in compress(co_keys + only_self, map(ge, vals, repeat(cut))):
+        s = sc.get(k, 0)
+        n, c = co.get(k, (0, 0))
+        rows.append((k, [s + c, s, n, where.get(k, "")]))
+    # the order of g.flat(): the self costs' keys, then the other ones of calls_out
+    pos = dict(zip(sc, count()))
+    later = dict(zip(co_keys, count(len(sc))))
+    rows.sort(key=lambda kv: pos[kv[0]] if kv[0] in pos else later[kv[0]])
+    return sorted(rows, key=order)[:top]
+
+
 def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
     """The flat profile as the launcher's summary prints it."""
-    funcs = g.flat()
-    if top == 0 or not funcs:
+    if top == 0:
+        return []
+    ranked = top_functions(g, top, sort)
+    if not ranked:
         return []
     u = Units(g.event)
-    order = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
-             "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
-             "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}[sort]
-    items = funcs.items()
-    if top < len(funcs):
-        # Only the functions whose first key is at least the top N's
-        # lowest can be in the top N: sorting them alone (stable, so ties
-        # stay in the order of funcs) gives the same rows as sorting all
-        # of a big profile's functions.
-        col = {"inclusive": 0, "self": 1, "calls": 2}[sort]
-        cut = heapq.nlargest(top, [v[col] for v in funcs.values()])[-1]
-        items = [kv for kv in items if kv[1][col] >= cut]
-    ranked = sorted(items, key=order)[:top]
     out = ["%stop %d functions by %s%s (%d file%s; %s in all threads):" %
            (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
             if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import unittest
 
-from cgproflib import reader
+from cgproflib import reader, report
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_PROFILE = os.path.join(SOURCE_DIR, "tests", "bench", "gen_profile.py")
@@ -280,6 +280,75 @@ class AgainstLineReader(Base):
     def test_header_after_the_body(self):
         late = CGPROF.replace("totals: 0\n", "positions: line\n0x1 1 5\ntotals: 0\n")
         self.same_as_line_reader(self.write("late", late))
+
+
+# Ties: the same name in three objects with the same numbers, and
+# functions seen only in calls (no self cost): printed in the order the
+# report has always printed them (the order of Group.flat()).
+TIES = """# callgrind format
+events: ns
+
+ob=(1) /a
+fl=(1) t.c
+fn=(1) caller
+cfn=(2) f
+calls=1 1
+1 10
+cob=(2) /b
+cfn=(3) f
+calls=1 1
+1 10
+cob=(3) /c
+cfn=(4) f
+calls=1 1
+1 10
+cfn=(5) g
+calls=2 1
+1 0
+fn=(6) h
+cfn=(7) k
+calls=2 1
+1 0
+fn=(2)
+1 10
+ob=(2)
+fn=(3)
+1 10
+ob=(3)
+fn=(4)
+1 10
+"""
+
+
+class TopFunctions(Base):
+    """report.top_functions() of a group read for the flat profile only,
+    against what the report printed before the fast path: the arcs of the
+    line reader summed by Group.flat() and all of it sorted."""
+
+    def check(self, path):
+        old = report.Group()
+        old.add(reader._digest_lines(path, None, False, True, False))
+        new = report.Group()
+        new.add(reader.digest(path, flat=True))
+        self.assertFalse(new.arcs)
+        self.assertEqual(list(new.flat().items()), list(old.flat().items()))
+        n = len(old.flat())
+        for sort in report.SORTS:
+            full = sorted(old.flat().items(), key=report.ORDERS[sort])
+            for top in (1, 2, 3, 5, 20, n - 1, n, n + 1):
+                if top > 0:
+                    self.assertEqual(report.top_functions(new, top, sort), full[:top], (sort, top))
+
+    def test_ties(self):
+        self.check(self.write("ties", TIES))
+
+    def test_corners(self):
+        self.check(self.write("corners", CORNERS))
+
+    def test_generated_profile(self):
+        path = os.path.join(self.dir, "big.cg")
+        subprocess.run([sys.executable, GEN_PROFILE, path, "1"], check=True, timeout=300)
+        self.check(path)
 
 
 if __name__ == "__main__":
