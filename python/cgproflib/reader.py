@@ -1099,6 +1099,14 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
         return n
 
     keys: List[Tuple[str, str]] = []
+    # flat: per function number, the calls into it and the cost of its
+    # calls to other functions, and the order the functions are named in
+    # by the calls (a callee at its call, a caller at its first call to
+    # another function: the order Group.flat() gives the arcs' functions)
+    calls_in: List[int] = []
+    calls_out: List[int] = []
+    named = bytearray()
+    order: List[int] = []
     number: Dict[Tuple[str, str], int] = {}
     where: List[str] = []
 
@@ -1110,6 +1118,9 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
             i = number[k] = len(keys)
             keys.append(k)
             where.append(f_)
+            calls_in.append(0)
+            calls_out.append(0)
+            named.append(0)
         elif not where[i]:
             where[i] = f_
         if ident is not None:
@@ -1177,8 +1188,6 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
             k = ev - npos
             pattern = _fast_pattern(npos, nev, k)
             fn_get = fn_ref.get
-            agg_get = arcs.get
-            ce = None                 # the flat entry of fn, once named
             width = npos + nev
             carry = "\n" + text[pos:]
             text = None
@@ -1218,19 +1227,15 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                         if fn is None:
                             bad()
                         if flat:
-                            e = agg_get(callee)
-                            if e is None:
-                                arcs[callee] = [int(cnt), 0]
-                            else:
-                                e[0] += int(cnt)
+                            calls_in[callee] += int(cnt)
+                            if not named[callee]:
+                                named[callee] = 1
+                                order.append(callee)
                             if callee != fn:
-                                # the caller's entry, named after its first
-                                # callee (as Group.flat() names them)
-                                if ce is None:
-                                    ce = agg_get(fn)
-                                    if ce is None:
-                                        ce = arcs[fn] = [0, 0]
-                                ce[1] += int(ccost)
+                                calls_out[fn] += int(ccost)
+                                if not named[fn]:
+                                    named[fn] = 1
+                                    order.append(fn)
                         else:
                             key = (fn << 32) | callee
                             e = arcs.get(key)
@@ -1251,7 +1256,6 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                             acc = 0
                         cur_file = fl
                         fn = fn_get(fnv)
-                        ce = None
                         if fn is None:
                             fn = define(fnv, ob, fl)
                         if run:
@@ -1266,17 +1270,15 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                         else:
                             if pending == 1:
                                 if flat:
-                                    e = arcs.get(callee)
-                                    if e is None:
-                                        arcs[callee] = [pcount, 0]
-                                    else:
-                                        e[0] += pcount
+                                    calls_in[callee] += pcount
+                                    if not named[callee]:
+                                        named[callee] = 1
+                                        order.append(callee)
                                     if callee != fn:
-                                        e = arcs.get(fn)
-                                        if e is None:
-                                            arcs[fn] = [0, int(scost)]
-                                        else:
-                                            e[1] += int(scost)
+                                        calls_out[fn] += int(scost)
+                                        if not named[fn]:
+                                            named[fn] = 1
+                                            order.append(fn)
                                 else:
                                     key = (fn << 32) | callee
                                     e = arcs.get(key)
@@ -1303,15 +1305,15 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                             else:
                                 if pending == 1:
                                     if flat:
-                                        e = arcs.get(callee)
-                                        if e is None:
-                                            e = arcs[callee] = [0, 0]
-                                        e[0] += pcount
+                                        calls_in[callee] += pcount
+                                        if not named[callee]:
+                                            named[callee] = 1
+                                            order.append(callee)
                                         if callee != fn:
-                                            e = arcs.get(fn)
-                                            if e is None:
-                                                e = arcs[fn] = [0, 0]
-                                            e[1] += cost
+                                            calls_out[fn] += cost
+                                            if not named[fn]:
+                                                named[fn] = 1
+                                                order.append(fn)
                                     else:
                                         key = (fn << 32) | callee
                                         e = arcs.get(key)
@@ -1345,7 +1347,6 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     acc = 0
                                 cur_file = fl
                                 fn = fn_ref.get(value)
-                                ce = None
                                 if fn is None:
                                     fn = define(value, ob, fl)
                             elif kind in (4, 6, 7):   # cfi= cfl=, fl=, fi= fe=
@@ -1369,7 +1370,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     self_cost[fn] = self_cost.get(fn, 0) + acc
                                     total += acc
                                     acc = 0
-                                fn = ce = None
+                                fn = None
                             elif kind == 9:           # jump= jcnd=: the next line is the jump's source
                                 pending = 2
                             elif raw[:3] == "jfi":
@@ -1399,7 +1400,8 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
     d.self_cost = dict(zip(map(key_of, self_cost), self_cost.values()))
     d.files = dict(zip(keys, where))
     if flat:
-        d.flat = dict(zip(map(key_of, arcs), arcs.values()))
+        d.flat = dict(zip(map(key_of, order), map(list, zip(map(calls_in.__getitem__, order),
+                                                            map(calls_out.__getitem__, order)))))
     else:
         d.arcs = {(keys[k >> 32], keys[k & 0xffffffff], "", None): v for k, v in arcs.items()}
     return d
