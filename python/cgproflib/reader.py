@@ -1008,7 +1008,8 @@ class _Slow(Exception):
     body began): digest() reads the file again with it."""
 
 
-_FAST_BLOCK = 8 << 20        # characters read at a time (a memory bound, not a limit)
+_FAST_BLOCK = 1 << 20        # characters read at a time (a memory bound, not a limit: 1 MB was
+                             # as fast as 0.5 or 2 MB, 8 MB 8% slower)
 
 
 def _fast_pattern(npos: int, nev: int, k: int):
