@@ -1128,6 +1128,13 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
             fn_ref[ident] = i
         return i
 
+    def lone_cr(text):
+        """Whether text holds a "\\r" that ends a line by itself (the file
+        object's newline="" splits lines there too; the tokens do not),
+        but for one at its end, which the next read may pair with "\\n"."""
+        r = text.count("\r")
+        return r and r != text.count("\r\n") + (text[-1:] == "\r")
+
     def header(raw):
         """A header line (events:, desc:, ...) as digest() reads it."""
         nonlocal ev, npos
@@ -1162,6 +1169,8 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             # the header, line by line, up to the first line of the body
             text = f.read(_FAST_BLOCK)
+            if lone_cr(text):
+                bad()
             pos = 0
             while pos < len(text):
                 nl = text.find("\n", pos)
@@ -1170,6 +1179,8 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                     if more:
                         text = text[pos:] + more
                         pos = 0
+                        if lone_cr(text):
+                            bad()
                         continue
                     nl = len(text) - 1
                 raw = text[pos:nl + 1]
@@ -1197,6 +1208,8 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                 more = f.read(_FAST_BLOCK)
                 if more:
                     chunk = carry + more
+                    if lone_cr(chunk):
+                        bad()
                     cut = chunk.rfind("\n")
                     if cut <= 0:
                         carry = chunk

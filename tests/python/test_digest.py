@@ -60,7 +60,8 @@ def strict_numbers(path, event=None):
 # for the first time (its object and file come from them), a name given
 # without compression, fi=/fe=, recursion and Valgrind's fib'2, self cost
 # lines after a call's, a call whose cost line lacks the event (0), lines
-# with fewer events, a hexadecimal cost, "\r\n", jump=/jcnd=, ob= in the
+# with fewer events, a hexadecimal cost, "\r\n" and a lone "\r" (which
+# ends a line too), jump=/jcnd=, ob= in the
 # middle, the same name in two objects, comments and blank lines.
 CORNERS = """# callgrind format
 version: 1
@@ -125,7 +126,7 @@ fl=(2)
 fn=(2)
 20 40 9
 fn=(6) util
-20 1
+20 1\r21 2
 
 ob=(1)
 fn=(3)
@@ -262,7 +263,8 @@ class AgainstLineReader(Base):
         self.assertEqual(got[("main", "/bin/prog")], (100 + 5 + 8 + 9, 122 + 40 + 700 + 0 + 300, 1))
         # the callee named under cob= is libc's; util in libc is another function
         self.assertEqual(got[("memcpy", "/lib/libc.so")], (40, 40, 3))
-        self.assertEqual(got[("util", "/lib/libc.so")], (1, 1, 7))
+        # a lone "\r" ends a line, as the file object reads it: 1 + 2
+        self.assertEqual(got[("util", "/lib/libc.so")], (3, 3, 7))
         self.assertEqual(got[("util", "/bin/prog")], (500, 600, 8))
         self.assertEqual(d.files[("memcpy", "/lib/libc.so")], "/src/libc.c")
         self.assertEqual(d.files[("util", "/bin/prog")], "/src/util.c")
