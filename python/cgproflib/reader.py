@@ -984,6 +984,9 @@ class Digest:
         self.arcs: Dict[Tuple, List[int]] = {}
         # (function, file, line) -> self cost (when asked for)
         self.lines: Dict[Tuple, int] = {}
+        # digest(flat=True), instead of the arcs: function -> [calls into
+        # it, inclusive cost of its calls to OTHER functions]
+        self.flat: Dict[Tuple[str, str], List[int]] = {}
         self.total = 0
 
     def desc_value(self, type_: str) -> Optional[str]:
@@ -1000,20 +1003,488 @@ _BODY_KEYS = {"calls": 1, "fn": 2, "cfn": 3, "cfi": 4, "cfl": 4, "cob": 5, "fl":
               "ob": 8, "jump": 9, "jcnd": 9, "jfi": 10, "jfn": 10}
 
 
+class _Slow(Exception):
+    """The fast path met what only the line reader reads exactly (an
+    error, whose message needs the line number, or a header line after the
+    body began): digest() reads the file again with it."""
+
+
+_FAST_BLOCK = 1 << 20        # characters read at a time (a memory bound, not a limit: 1 MB was
+                             # as fast as 0.5 or 2 MB, 8 MB 8% slower)
+
+
+def _fast_pattern(npos: int, nev: int, k: int):
+    """The tokens of the fast path, each one or more whole lines, each line
+    preceded by its "\\n" (the text is fed with one in front):
+
+    1. blank lines, an optional fl=, fn=, and the run of complete cost lines
+       (every position and every event, plain tokens) after it;
+    2. an optional cob=, an optional cfi=/cfl=, cfn=, calls= and its cost
+       line: one call;
+    3. one cost line whose event is there;
+    4. any other line, read as the line reader reads it.
+
+    Only what the line reader would read the same way is a token of kinds
+    1-3: values without "\\r", tokens of [0-9a-fA-Fx+*-] separated by blanks
+    and tabs, the event's cost in decimal (str.split() and int() accept more:
+    those lines are kind 4)."""
+    tok = r"[0-9a-fA-Fx+*-]+"
+    sep = r"[ \t]+"
+    poss = r"[0-9+*-][0-9a-fA-Fx+*-]*" + (sep + tok) * (npos - 1)
+    end = r"[ \t]*(?=\n|\Z)"
+    full = r"\n" + poss + (sep + tok) * k + sep + r"[0-9]+" + (sep + tok) * (nev - k - 1) + end
+    one = poss + (sep + tok) * k + sep + r"([0-9]+)(?:" + sep + tok + r")*" + end
+    value = r"([^\n\r]+)"
+    return re.compile(
+        r"\n+(?:fl=" + value + r"\n)?fn=" + value + r"((?:" + full + r")*)"
+        r"|\n(?:cob=" + value + r"\n)?(?:cf[il]=" + value + r"\n)?cfn=" + value +
+        r"\ncalls=([0-9]+)(?: [^\n]*)?\n" + one +
+        r"|\n" + one +
+        r"|\n([^\n]*)")
+
+
+def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Digest:
+    """digest() without lines or sites: the same numbers, read by tokens of
+    whole lines (_fast_pattern) found by one regular expression, so that
+    most of the file is never seen line by line from Python. Raises _Slow
+    where the line reader must take over (digest() does)."""
+    d = Digest(path)
+    ids = {"ob": {}, "fl": {}, "fn": {}}
+    fn_ref: Dict[str, int] = {}
+    fl_ref: Dict[str, str] = {}
+    ob_ref: Dict[str, str] = {}
+    ob = fl = cur_file = ""
+    fn = None
+    acc = 0
+    cob = cfi = None
+    callee = None
+    pending = 0
+    pcount = 0
+    npos = 1
+    ev = -1
+    self_cost: Dict[int, int] = {}
+    arcs: Dict[int, List[int]] = {}
+    fold_re = _RECURSION_SUFFIX_RE
+    body_keys = _BODY_KEYS
+    cost_start = "0123456789+-*"
+    total = 0
+
+    def bad(*_):
+        raise _Slow()
+
+    def name_of(space, value):
+        if value[:1] == "(":
+            close = value.find(")")
+            if close < 0:
+                bad()
+            ident = value[:close + 1]
+            rest = value[close + 1:].lstrip(" \t")
+            table = ids[space]
+            if rest:
+                table[ident] = rest
+                return rest, ident
+            if ident not in table:
+                bad()
+            return table[ident], ident
+        return value, None
+
+    def file_name(value):
+        n, ident = name_of("fl", value)
+        if ident is not None:
+            fl_ref[ident] = n
+        return n
+
+    def object_name(value):
+        n, ident = name_of("ob", value)
+        if ident is not None:
+            ob_ref[ident] = n
+        return n
+
+    keys: List[Tuple[str, str]] = []
+    # flat: per function number, the calls into it and the cost of its
+    # calls to other functions, and the order the functions are named in
+    # by the calls (a callee at its call, a caller at its first call to
+    # another function: the order Group.flat() gives the arcs' functions)
+    calls_in: List[int] = []
+    calls_out: List[int] = []
+    named = bytearray()
+    order: List[int] = []
+    number: Dict[Tuple[str, str], int] = {}
+    where: List[str] = []
+
+    def define(value, o, f_):
+        name, ident = name_of("fn", value)
+        k = (fold_re.sub("", name) if fold and "'" in name else name, o)
+        i = number.get(k)
+        if i is None:
+            i = number[k] = len(keys)
+            keys.append(k)
+            where.append(f_)
+            calls_in.append(0)
+            calls_out.append(0)
+            named.append(0)
+        elif not where[i]:
+            where[i] = f_
+        if ident is not None:
+            fn_ref[ident] = i
+        return i
+
+    def lone_cr(text):
+        """Whether text holds a "\\r" that ends a line by itself (the file
+        object's newline="" splits lines there too; the tokens do not),
+        but for one at its end, which the next read may pair with "\\n"."""
+        r = text.count("\r")
+        return r and r != text.count("\r\n") + (text[-1:] == "\r")
+
+    def header(raw):
+        """A header line (events:, desc:, ...) as digest() reads it."""
+        nonlocal ev, npos
+        hkey, colon, value = raw.partition(":")
+        if not colon or "=" in hkey:
+            bad()
+        value = value.strip()
+        if hkey == "events":
+            d.events = value.split()
+            want = event or ("ns" if "ns" in d.events else d.events[0] if d.events else None)
+            if want not in d.events:
+                bad()
+            d.event = want
+            ev = npos + d.events.index(want)
+        elif hkey == "positions":
+            d.positions = value.split()
+            npos = len(d.positions)
+            if ev >= 0:
+                ev = npos + d.events.index(d.event)
+        elif hkey == "desc":
+            d.desc.append(value)
+        elif hkey in ("pid", "thread", "part"):
+            setattr(d, hkey, int(value))
+        elif hkey == "cmd":
+            d.cmd = value
+        elif hkey == "creator":
+            d.creator = value
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            # the header, line by line, up to the first line of the body
+            text = f.read(_FAST_BLOCK)
+            if lone_cr(text):
+                bad()
+            pos = 0
+            while pos < len(text):
+                nl = text.find("\n", pos)
+                if nl < 0:
+                    more = f.read(_FAST_BLOCK)
+                    if more:
+                        text = text[pos:] + more
+                        pos = 0
+                        if lone_cr(text):
+                            bad()
+                        continue
+                    nl = len(text) - 1
+                raw = text[pos:nl + 1]
+                c = raw[:1]
+                if c in cost_start:
+                    break
+                eq = raw.find("=", 0, 6)
+                if eq > 0 and raw[:eq] in body_keys:
+                    break
+                pos = nl + 1
+                if c == "\n" or c == "#" or not raw.strip():
+                    continue
+                header(raw)
+            if ev < 0 or npos < 1:
+                bad()
+            nev = len(d.events)
+            k = ev - npos
+            pattern = _fast_pattern(npos, nev, k)
+            fn_get = fn_ref.get
+            width = npos + nev
+            carry = "\n" + text[pos:]
+            text = None
+            at_end = False
+            while not at_end:
+                more = f.read(_FAST_BLOCK)
+                if more:
+                    chunk = carry + more
+                    if lone_cr(chunk):
+                        bad()
+                    cut = chunk.rfind("\n")
+                    if cut <= 0:
+                        carry = chunk
+                        continue
+                    carry = chunk[cut:]
+                    chunk = chunk[:cut]
+                else:
+                    at_end = True
+                    chunk = carry if carry != "\n" else ""
+                for flv, fnv, run, cobv, cfiv, cfnv, cnt, ccost, scost, raw in pattern.findall(chunk):
+                    if cfnv:                  # a call
+                        callee = fn_get(cfnv)
+                        if callee is None:    # named here first
+                            if cobv:
+                                n = ob_ref.get(cobv)
+                                cob = n if n is not None else object_name(cobv)
+                            if cfiv:
+                                n = fl_ref.get(cfiv)
+                                cfi = n if n is not None else file_name(cfiv)
+                            callee = define(cfnv, cob if cob is not None else ob,
+                                            cfi if cfi is not None else cur_file)
+                        else:
+                            # cob=/cfi= matter to a callee named here only,
+                            # but an id they define or miss does to the file
+                            if cfiv and cfiv not in fl_ref:
+                                file_name(cfiv)
+                            if cobv and cobv not in ob_ref:
+                                object_name(cobv)
+                        if fn is None:
+                            bad()
+                        if flat:
+                            calls_in[callee] += int(cnt)
+                            if not named[callee]:
+                                named[callee] = 1
+                                order.append(callee)
+                            if callee != fn:
+                                calls_out[fn] += int(ccost)
+                                if not named[fn]:
+                                    named[fn] = 1
+                                    order.append(fn)
+                        else:
+                            key = (fn << 32) | callee
+                            e = arcs.get(key)
+                            if e is None:
+                                arcs[key] = [int(cnt), int(ccost)]
+                            else:
+                                e[0] += int(cnt)
+                                e[1] += int(ccost)
+                        pending = 0
+                        cob = cfi = None
+                    elif fnv:                 # fn=, and its cost lines
+                        if flv:
+                            n = fl_ref.get(flv)
+                            fl = n if n is not None else file_name(flv)
+                        if acc:
+                            self_cost[fn] = self_cost.get(fn, 0) + acc
+                            total += acc
+                            acc = 0
+                        cur_file = fl
+                        fn = fn_get(fnv)
+                        if fn is None:
+                            fn = define(fnv, ob, fl)
+                        if run:
+                            if pending:
+                                bad()
+                            acc += sum(map(int, run.split()[ev::width]))
+                    elif scost:               # a cost line
+                        if fn is None:
+                            bad()
+                        if pending == 0:
+                            acc += int(scost)
+                        else:
+                            if pending == 1:
+                                if flat:
+                                    calls_in[callee] += pcount
+                                    if not named[callee]:
+                                        named[callee] = 1
+                                        order.append(callee)
+                                    if callee != fn:
+                                        calls_out[fn] += int(scost)
+                                        if not named[fn]:
+                                            named[fn] = 1
+                                            order.append(fn)
+                                else:
+                                    key = (fn << 32) | callee
+                                    e = arcs.get(key)
+                                    if e is None:
+                                        arcs[key] = [pcount, int(scost)]
+                                    else:
+                                        e[0] += pcount
+                                        e[1] += int(scost)
+                                cob = cfi = None
+                            pending = 0
+                    else:                     # any other line, as digest() reads it
+                        c = raw[:1]
+                        if c in cost_start and c:
+                            if fn is None:
+                                bad()
+                            toks = raw.split()
+                            if len(toks) > ev:
+                                t = toks[ev]
+                                cost = int(t) if t[:2] != "0x" else int(t, 16)
+                            else:
+                                cost = 0
+                            if pending == 0:
+                                acc += cost
+                            else:
+                                if pending == 1:
+                                    if flat:
+                                        calls_in[callee] += pcount
+                                        if not named[callee]:
+                                            named[callee] = 1
+                                            order.append(callee)
+                                        if callee != fn:
+                                            calls_out[fn] += cost
+                                            if not named[fn]:
+                                                named[fn] = 1
+                                                order.append(fn)
+                                    else:
+                                        key = (fn << 32) | callee
+                                        e = arcs.get(key)
+                                        if e is None:
+                                            arcs[key] = [pcount, cost]
+                                        else:
+                                            e[0] += pcount
+                                            e[1] += cost
+                                    cob = cfi = None
+                                pending = 0
+                            continue
+                        eq = raw.find("=", 0, 6)
+                        kind = body_keys.get(raw[:eq]) if eq > 0 else None
+                        if kind is not None:
+                            value = raw[eq + 1:].rstrip("\r\n")
+                            if kind == 1:             # calls=
+                                sp = value.find(" ")
+                                pcount = int(value[:sp] if sp > 0 else value)
+                                if callee is None:
+                                    bad()
+                                pending = 1
+                            elif kind == 3:           # cfn=
+                                callee = fn_ref.get(value)
+                                if callee is None:
+                                    callee = define(value, cob if cob is not None else ob,
+                                                    cfi if cfi is not None else cur_file)
+                            elif kind == 2:           # fn=
+                                if acc:
+                                    self_cost[fn] = self_cost.get(fn, 0) + acc
+                                    total += acc
+                                    acc = 0
+                                cur_file = fl
+                                fn = fn_ref.get(value)
+                                if fn is None:
+                                    fn = define(value, ob, fl)
+                            elif kind in (4, 6, 7):   # cfi= cfl=, fl=, fi= fe=
+                                n = fl_ref.get(value)
+                                if n is None:
+                                    n = file_name(value)
+                                if kind == 4:
+                                    cfi = n
+                                elif kind == 6:
+                                    fl = cur_file = n
+                                else:
+                                    cur_file = n
+                            elif kind == 5:           # cob=
+                                n = ob_ref.get(value)
+                                if n is None:
+                                    n = object_name(value)
+                                cob = n
+                            elif kind == 8:           # ob=: KCachegrind forgets the function
+                                ob = ob_ref.get(value) or object_name(value)
+                                if acc:
+                                    self_cost[fn] = self_cost.get(fn, 0) + acc
+                                    total += acc
+                                    acc = 0
+                                fn = None
+                            elif kind == 9:           # jump= jcnd=: the next line is the jump's source
+                                pending = 2
+                            elif raw[:3] == "jfi":
+                                file_name(value)
+                            else:                     # jfn=: defines an id, as cfn= would
+                                if value not in fn_ref:
+                                    define(value, ob, cur_file)
+                            continue
+                        if c == "\n" or c == "#" or not raw.strip() or c == "":
+                            continue
+                        if raw[:7] in ("events:", "positio"):
+                            bad()             # the tokens were made for the header's
+                        header(raw)
+            if acc:
+                if fn is None:
+                    bad()
+                self_cost[fn] = self_cost.get(fn, 0) + acc
+                total += acc
+    except (ValueError, IndexError, KeyError):
+        raise _Slow()
+    finally:
+        if collecting:
+            gc.enable()
+    d.total = total
+    # numbers to keys by map and zip (no loop in Python over 100,000s of them)
+    key_of = keys.__getitem__
+    d.self_cost = dict(zip(map(key_of, self_cost), self_cost.values()))
+    d.files = dict(zip(keys, where))
+    if flat:
+        d.flat = dict(zip(map(key_of, order), map(list, zip(map(calls_in.__getitem__, order),
+                                                            map(calls_out.__getitem__, order)))))
+    else:
+        d.arcs = {(keys[k >> 32], keys[k & 0xffffffff], "", None): v for k, v in arcs.items()}
+    return d
+
+
 def digest(path: str, event: Optional[str] = None, lines: bool = False, fold: bool = True,
-           sites: bool = True) -> Digest:
+           sites: bool = True, flat: bool = False) -> Digest:
     """Read one Callgrind file fast (see Digest). event: the event to read
     (default: ns when the file has it, else the first, which is Ir in
     Valgrind's files); lines: collect the self cost per source line; sites:
     resolve the call sites' lines (without, the arcs are keyed by caller,
-    callee and file only, and the positions are not followed: faster).
-    Raises OSError, and CallgrindFormatError (one violation) on a line it
-    cannot read or an event the file lacks.
+    callee and file only, and the positions are not followed: faster);
+    flat: only what the flat profile needs, Digest.flat (calls and the cost
+    of the calls to other functions, per function) instead of the arcs
+    (neither lines, which it refuses, nor sites). Raises OSError, and
+    CallgrindFormatError (one violation) on a line it cannot read or an
+    event the file lacks.
 
-    Why it is fast: one loop, the line's first character or key picks the
-    work; a self cost is summed in a local until the function changes; a
-    name reference "(id)" is one dict lookup; positions are followed only
-    when asked for."""
+    Without lines and sites the file is read by _digest_fast(): tokens of
+    whole lines found by one regular expression, most of the file never
+    seen line by line from Python (a 100 MB file in a few seconds). Where
+    it cannot read a file exactly as the line reader would (an error, whose
+    message names the line; a header line after the body) the line reader,
+    _digest_lines(), reads it again: the same numbers either way."""
+    if flat:
+        if lines:
+            raise ValueError("digest(flat=True) reads no lines")
+        sites = False
+    if lines or sites:
+        return _digest_lines(path, event, lines, fold, sites)
+    try:
+        return _digest_fast(path, event, fold, flat)
+    except _Slow:
+        pass
+    d = _digest_lines(path, event, False, fold, False)
+    if flat:
+        d.flat = _flat_of_arcs(d.arcs)
+        d.arcs = {}
+    return d
+
+
+def _flat_of_arcs(arcs) -> Dict[Tuple[str, str], List[int]]:
+    """Digest.flat made of Digest.arcs: per function, [calls into it, cost
+    of its calls to other functions], in the order the functions are first
+    named by an arc (the callee before the caller), which is the order the
+    fast path makes them in."""
+    out: Dict[Tuple[str, str], List[int]] = {}
+    for (caller, callee, _fl, _line), (n, c) in arcs.items():
+        e = out.get(callee)
+        if e is None:
+            e = out[callee] = [0, 0]
+        e[0] += n
+        if caller != callee:
+            e = out.get(caller)
+            if e is None:
+                e = out[caller] = [0, 0]
+            e[1] += c
+    return out
+
+
+def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, sites: bool) -> Digest:
+    """digest() line by line: every view (the lines, the call sites), and
+    the files the fast path leaves to it.
+
+    Why it is fast for a line reader: one loop, the line's first character
+    or key picks the work; a self cost is summed in a local until the
+    function changes; a name reference "(id)" is one dict lookup; positions
+    are followed only when asked for."""
     d = Digest(path)
     ids = {"ob": {}, "fl": {}, "fn": {}}
     fn_ref: Dict[str, int] = {}      # "(id)" of a function -> its number

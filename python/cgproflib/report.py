@@ -22,8 +22,11 @@ The files are read with cgproflib.reader.digest(), the reader's fast path
 """
 
 import gc
+import heapq
 import os
 import sys
+from itertools import compress, count, filterfalse, repeat
+from operator import add, ge, itemgetter
 
 from . import reader
 
@@ -47,13 +50,16 @@ def ms(ns):
 
 class Group:
     """The sum of some files (a thread, a process, a run): self cost per
-    function, arcs, lines, and the flat profile made of them."""
+    function, arcs (or, read for the flat profile only, calls and outgoing
+    cost per function: reader.Digest.flat), lines, and the flat profile
+    made of them."""
 
     def __init__(self, label=""):
         self.label = label
         self.files = 0
         self.self_cost = {}
         self.arcs = {}
+        self.calls_out = {}
         self.lines = {}
         self.where = {}
         self.total = 0
@@ -64,7 +70,8 @@ class Group:
         self.event = self.event or d.event
         if self.files == 1:
             # the first file's tables are taken as they are: no copy
-            self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, dict(d.files)
+            self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, d.files
+            self.calls_out = d.flat
             self.total = d.total
             return
         for k, v in d.self_cost.items():
@@ -76,6 +83,13 @@ class Group:
             else:
                 a[0] += n
                 a[1] += c
+        for k, (n, c) in d.flat.items():
+            a = self.calls_out.get(k)
+            if a is None:
+                self.calls_out[k] = [n, c]
+            else:
+                a[0] += n
+                a[1] += c
         for k, v in d.lines.items():
             self.lines[k] = self.lines.get(k, 0) + v
         for k, fl in d.files.items():
@@ -84,10 +98,11 @@ class Group:
         self.total += d.total
 
     def flat(self):
-        """{(name, object): [inclusive, self, calls, file]}"""
-        funcs = {}
-        for k, s in self.self_cost.items():
-            funcs[k] = [s, s, 0, self.where.get(k, "")]
+        """{(name, object): [inclusive, self, calls, file]}, in the order
+        of the self costs, then of the arcs (the first to name each
+        function; calls_out is made in that order)"""
+        where = self.where
+        funcs = {k: [s, s, 0, where.get(k, "")] for k, s in self.self_cost.items()}
         for (caller, callee, _fl, _line), (n, c) in self.arcs.items():
             e = funcs.get(callee)
             if e is None:
@@ -98,6 +113,13 @@ class Group:
                 if e is None:
                     e = funcs[caller] = [0, 0, 0, self.where.get(caller, "")]
                 e[0] += c
+        for k, (n, c) in self.calls_out.items():
+            e = funcs.get(k)
+            if e is None:
+                funcs[k] = [c, 0, n, where.get(k, "")]
+            else:
+                e[0] += c
+                e[2] += n
         return funcs
 
 
@@ -112,7 +134,7 @@ def load_group(paths, event=None, lines=False, label="", sites=False):
     g, bad = Group(label), []
     for path in paths:
         try:
-            g.add(reader.digest(path, event, lines, sites=sites))
+            g.add(reader.digest(path, event, lines, sites=sites, flat=not (lines or sites)))
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
         except reader.CallgrindFormatError as e:
@@ -141,16 +163,63 @@ class Units:
         return "%s ms" % ms(v) if self.ns else "%d %s" % (v, self.event)
 
 
+ORDERS = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
+          "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
+          "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}
+
+
+def top_functions(g, top, sort="inclusive"):
+    """The first `top` of sorted(g.flat().items(), key=ORDERS[sort]): the
+    same rows in the same order (the sort is stable: ties in the order of
+    g.flat()), without making a row for each function of a big profile
+    when the group was read for the flat profile only (Group.calls_out)."""
+    order = ORDERS[sort]
+    col = {"inclusive": 0, "self": 1, "calls": 2}[sort]
+    sc, co = g.self_cost, g.calls_out
+    if g.arcs or top >= len(sc) + len(co):
+        funcs = g.flat()
+        items = funcs.items()
+        if top < len(funcs):
+            # Only the functions whose first key is at least the top N's
+            # lowest can be in the top N: sorting them alone gives the
+            # same rows.
+            cut = heapq.nlargest(top, [v[col] for v in funcs.values()])[-1]
+            items = [kv for kv in items if kv[1][col] >= cut]
+        return sorted(items, key=order)[:top]
+    # The column sorted on, for every function, by maps over the tables
+    # (no loop in Python): the functions with calls, then those with
+    # self cost only; then the rows of those that can be in the top N.
+    co_keys = list(co)
+    co_calls = list(map(itemgetter(0), co.values()))
+    co_self = list(map(sc.get, co_keys, repeat(0)))
+    only_self = list(filterfalse(co.__contains__, sc))
+    if col == 0:
+        vals = list(map(add, co_self, map(itemgetter(1), co.values())))
+    else:
+        vals = co_self if col == 1 else co_calls
+    vals += map(sc.__getitem__, only_self) if col != 2 else repeat(0, len(only_self))
+    cut = heapq.nlargest(top, vals)[-1]
+    where = g.where
+    rows = []
+    for k in compress(co_keys + only_self, map(ge, vals, repeat(cut))):
+        s = sc.get(k, 0)
+        n, c = co.get(k, (0, 0))
+        rows.append((k, [s + c, s, n, where.get(k, "")]))
+    # the order of g.flat(): the self costs' keys, then the other ones of calls_out
+    pos = dict(zip(sc, count()))
+    later = dict(zip(co_keys, count(len(sc))))
+    rows.sort(key=lambda kv: pos[kv[0]] if kv[0] in pos else later[kv[0]])
+    return sorted(rows, key=order)[:top]
+
+
 def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
     """The flat profile as the launcher's summary prints it."""
-    funcs = g.flat()
-    if top == 0 or not funcs:
+    if top == 0:
+        return []
+    ranked = top_functions(g, top, sort)
+    if not ranked:
         return []
     u = Units(g.event)
-    order = {"inclusive": lambda kv: (-kv[1][0], -kv[1][2], kv[0][0]),
-             "self": lambda kv: (-kv[1][1], -kv[1][0], kv[0][0]),
-             "calls": lambda kv: (-kv[1][2], -kv[1][0], kv[0][0])}[sort]
-    ranked = sorted(funcs.items(), key=order)[:top]
     out = ["%stop %d functions by %s%s (%d file%s; %s in all threads):" %
            (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
             if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],
@@ -534,7 +603,7 @@ def groups_of(files, threads, event, lines, sites):
     per, bad = {}, []
     for path in files:
         try:
-            d = reader.digest(path, event, lines, sites=sites)
+            d = reader.digest(path, event, lines, sites=sites, flat=not (lines or sites))
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
             continue
@@ -615,7 +684,7 @@ def _main(argv):
         if not g.files:
             continue
         if a.view is None:
-            for line in flat_lines(g, a.top if a.top else len(g.self_cost) + len(g.arcs) + 1, a.sort, label):
+            for line in flat_lines(g, a.top if a.top else sys.maxsize, a.sort, label):
                 out(line)
             found = True
         elif a.view in ("callers", "callees"):
