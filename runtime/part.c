@@ -42,7 +42,7 @@ static int failure_said;
  * stack; a path is up to PATH_MAX, its temporary name longer. */
 static char part_path[CG_OPT_PATH_MAX + 128];
 static struct cg_out_file part_file;
-static char first_failure[CG_OPT_PATH_MAX + 64];
+static char first_failure[CG_OPT_PATH_MAX + 128]; /* as part_path */
 static int first_errno;
 /* What the start-up check found wrong with the files' directory (0: it
  * looked writable), said then: the same failure at the end of the run is
@@ -234,6 +234,22 @@ static void note_file(const char *path)
             cg_buf_putc(&last_files, *p);
 }
 
+/* The end of a file of the dump at part_path: said if it failed (err), else
+ * listed for the status and, with CGPROF_VERBOSE, said. */
+static void file_done(struct cg_dump *d, unsigned number, int err)
+{
+    if (err) {
+        cg_part_failed(d, part_path[0] ? part_path : "(out of memory)", err);
+        return;
+    }
+    note_file(part_path);
+    if (cg_opts.verbose) {
+        char shown[600];
+        cg_warn("wrote %s (thread %u, part %u, %zu bytes)", CG_QUOTE(shown, part_path), number, d->part,
+                part_file.bytes);
+    }
+}
+
 /* The path file of part `number` (docs/paths-format.md), in buf's memory
  * (emptied). A failure is said as a part's is. */
 static void write_paths(struct cg_dump *d, unsigned number, const struct cg_snapshot *snap,
@@ -260,16 +276,7 @@ static void write_paths(struct cg_dump *d, unsigned number, const struct cg_snap
             cg_out_write(&part_file, buf->data, buf->len);
         err = cg_out_close(&part_file, part_path, ok);
     }
-    if (err) {
-        cg_part_failed(d, part_path, err);
-    } else {
-        note_file(part_path);
-        if (cg_opts.verbose) {
-            char shown[600];
-            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", CG_QUOTE(shown, part_path), number, d->part,
-                    part_file.bytes);
-        }
-    }
+    file_done(d, number, err);
 }
 
 void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct cg_snapshot *s,
@@ -341,20 +348,11 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             err = cg_out_close(&part_file, part_path, ok);
         }
     }
-    if (err) {
-        cg_part_failed(d, part_path[0] ? part_path : "(out of memory)", err);
-    } else {
-        note_file(part_path);
-        if (cg_opts.verbose) {
-            char shown[600];
-            cg_warn("wrote %s (thread %u, part %u, %zu bytes)", CG_QUOTE(shown, part_path), number, d->part,
-                    part_file.bytes);
-        }
-        /* its call paths (CGPROF_PATHS), next to it; not for the total,
-         * which the tools make from the threads' (cgprof flame) */
-        if (snap.nodes && !own_path)
-            write_paths(d, number, &snap, &symtab, &buf);
-    }
+    file_done(d, number, err);
+    /* its call paths (CGPROF_PATHS), next to it; not for the total, which
+     * the tools make from the threads' (cgprof flame) */
+    if (!err && snap.nodes && !own_path)
+        write_paths(d, number, &snap, &symtab, &buf);
     cg_buf_free(&buf);
     free(storage);
 }

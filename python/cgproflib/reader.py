@@ -1241,6 +1241,10 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                 object_name(cobv)
                         if fn is None:
                             bad()
+                        # (the same as for a call whose cost line comes
+                        # apart, below: written out in both places, since a
+                        # function call per call line is the cost this
+                        # loop exists to avoid)
                         if flat:
                             calls_in[callee] += int(cnt)
                             if not named[callee]:
