@@ -90,12 +90,13 @@ static int stem(const char *pattern, char *dst, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
-int cg_name_stems(const struct cg_names *n, char *parts, char *total, size_t size)
+int cg_name_stems(const struct cg_names *n, char *parts, char *total, char *paths, size_t size)
 {
     char pattern[CG_OPT_PATH_MAX + 16];
-    if (stem(n->out, parts, size) != 0 || cg_total_pattern(n->out, pattern, sizeof pattern) != 0)
+    if (stem(n->out, parts, size) != 0 || cg_total_pattern(n->out, pattern, sizeof pattern) != 0 ||
+        stem(pattern, total, size) != 0 || cg_paths_pattern(n->out, pattern, sizeof pattern) != 0)
         return -1;
-    return stem(pattern, total, size);
+    return stem(pattern, paths, size);
 }
 
 unsigned cg_name_last_part(const struct cg_names *n)

@@ -29,11 +29,12 @@ int cg_name_paths(const struct cg_names *n, unsigned thread, unsigned part, int 
 int cg_name_total(const struct cg_names *n, char *dst, size_t size);
 /* What the file names of every run of the pattern start with, whatever
  * its pid: the parts' (the prefix's file name up to its first %, with the
- * "." before the pid when the pattern has no %p) and the total's, the
- * same of cg_total_pattern's. They tell the temporaries of this prefix's
+ * "." before the pid when the pattern has no %p), the total's, the
+ * same of cg_total_pattern's, and the path files', of its "paths"
+ * pattern (cg_paths_pattern). They tell the temporaries of this prefix's
  * files (outfile.h) from those of other prefixes in the directory.
  * Returns 0, or -1 when one does not fit size. */
-int cg_name_stems(const struct cg_names *n, char *parts, char *total, size_t size);
+int cg_name_stems(const struct cg_names *n, char *parts, char *total, char *paths, size_t size);
 /* The highest part number of the files already in the prefix's directory
  * under this pid (0 when none): a program started by exec() in this
  * process has the pid of the image that ran before it, and may have

@@ -585,6 +585,11 @@ int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long si
     return total_name(pattern, pid < 0 ? 0 : pid, dst, size, "total");
 }
 
+int cg_paths_pattern(const char *pattern, char *dst, unsigned long size)
+{
+    return total_name(pattern, -1, dst, size, "paths");
+}
+
 int cg_paths_expanded(const char *pattern, long pid, char *dst, unsigned long size)
 {
     return total_name(pattern, pid < 0 ? 0 : pid, dst, size, "paths");

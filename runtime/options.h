@@ -140,5 +140,6 @@ int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long si
 /* The same with "paths" for "total": the run name of the path files
  * (callgrind.out.%p -> callgrind.paths.<pid>), docs/paths-format.md. */
 int cg_paths_expanded(const char *pattern, long pid, char *dst, unsigned long size);
+int cg_paths_pattern(const char *pattern, char *dst, unsigned long size);
 
 #endif

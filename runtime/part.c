@@ -163,8 +163,8 @@ static void clean_leftovers(const char *path)
     struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
     /* static, as part_path: under the dump lock, and off the stack of a
      * dump (which may be a crash's, on an alternate signal stack) */
-    static char stems[2][CG_OPT_PATH_MAX];
-    if (cg_name_stems(&names, stems[0], stems[1], sizeof stems[0]) != 0)
+    static char stems[3][CG_OPT_PATH_MAX];
+    if (cg_name_stems(&names, stems[0], stems[1], stems[2], sizeof stems[0]) != 0)
         return;
     static char dir[CG_OPT_PATH_MAX + 128];
     snprintf(dir, sizeof dir, "%s", path);
@@ -173,8 +173,8 @@ static void clean_leftovers(const char *path)
         slash[slash == dir] = 0; /* "/name": the root */
     else
         snprintf(dir, sizeof dir, ".");
-    const char *const s[2] = { stems[0], stems[1] };
-    cg_out_clean(dir, s, 2, leftover_removed, dir);
+    const char *const s[3] = { stems[0], stems[1], stems[2] };
+    cg_out_clean(dir, s, 3, leftover_removed, dir);
 }
 
 void cg_part_check_dir(void)

@@ -203,14 +203,16 @@ static void test_too_long(void **state)
 /* ---- what every run's names start with -------------------------------------------- */
 
 /* The stems, and that every name of the pattern, for any pid, thread and
- * part, starts with one of them (the parts' and the total's). */
-static void assert_stems(const char *out, const char *parts, const char *total)
+ * part, starts with one of them (the parts', the total's, the path
+ * files'). */
+static void assert_stems(const char *out, const char *parts, const char *total, const char *paths)
 {
     struct cg_names n = { out, PID, "/s" };
-    char p[CG_OPT_PATH_MAX], t[CG_OPT_PATH_MAX];
-    assert_int_equal(cg_name_stems(&n, p, t, sizeof p), 0);
+    char p[CG_OPT_PATH_MAX], t[CG_OPT_PATH_MAX], q[CG_OPT_PATH_MAX];
+    assert_int_equal(cg_name_stems(&n, p, t, q, sizeof p), 0);
     assert_string_equal(p, parts);
     assert_string_equal(t, total);
+    assert_string_equal(q, paths);
     static const long pids[] = { 1, 7, 4242, 4194304 };
     for (unsigned i = 0; i < sizeof pids / sizeof pids[0]; i++) {
         struct cg_names m = { out, pids[i], "/s" };
@@ -218,6 +220,8 @@ static void assert_stems(const char *out, const char *parts, const char *total)
         for (int in_name = 0; in_name < 2; in_name++) {
             assert_int_equal(cg_name_part(&m, 3, 12, in_name, name, sizeof name), 0);
             assert_true(strncmp(strrchr(name, '/') + 1, parts, strlen(parts)) == 0);
+            assert_int_equal(cg_name_paths(&m, 3, 12, in_name, name, sizeof name), 0);
+            assert_true(strncmp(strrchr(name, '/') + 1, paths, strlen(paths)) == 0);
         }
         assert_int_equal(cg_name_total(&m, name, sizeof name), 0);
         assert_true(strncmp(strrchr(name, '/') + 1, total, strlen(total)) == 0);
@@ -227,20 +231,20 @@ static void assert_stems(const char *out, const char *parts, const char *total)
 static void test_stems(void **state)
 {
     (void)state;
-    assert_stems("callgrind.out", "callgrind.out.", "callgrind.total.");
-    assert_stems("/abs/myapp.out", "myapp.out.", "myapp.total.");
-    assert_stems("/tmp/prof", "prof.", "prof.total.");
-    assert_stems("prof-%p.cg", "prof-", "prof-total.");
+    assert_stems("callgrind.out", "callgrind.out.", "callgrind.total.", "callgrind.paths.");
+    assert_stems("/abs/myapp.out", "myapp.out.", "myapp.total.", "myapp.paths.");
+    assert_stems("/tmp/prof", "prof.", "prof.total.", "prof.paths.");
+    assert_stems("prof-%p.cg", "prof-", "prof-total.", "prof-paths.");
     /* %p in the directory: the file name has none */
-    assert_stems("/tmp/%p/prof", "prof", "total.prof");
+    assert_stems("/tmp/%p/prof", "prof", "total.prof", "paths.prof");
     /* a name that is all pid: every name starts with "" */
-    assert_stems("/tmp/%p", "", "total.");
+    assert_stems("/tmp/%p", "", "total.", "paths.");
     /* %% is a % in the names: the stem stops before it */
-    assert_stems("100%%-%p", "100", "100");
-    assert_stems("a%%b", "a", "a");
-    char dst[8], other[8];
+    assert_stems("100%%-%p", "100", "100", "100");
+    assert_stems("a%%b", "a", "a", "a");
+    char dst[8], other[8], third[8];
     struct cg_names n = { "callgrind.out", PID, "" };
-    assert_int_equal(cg_name_stems(&n, dst, other, sizeof dst), -1);
+    assert_int_equal(cg_name_stems(&n, dst, other, third, sizeof dst), -1);
 }
 
 /* ---- the parts already written under this pid ------------------------------------ */
