@@ -14,8 +14,10 @@ files an arc's cost holds the nested calls, recursive ones included, so the
 arcs fib -> fib would count the inner levels again (callgrind_annotate
 --inclusive=yes adds them: fib at 427%). Valgrind's own files split the
 levels (fib'2); folded back into fib, the same rule gives what Valgrind
-shows for fib. Mutual recursion (f -> g -> f) is still counted more than
-once: a Callgrind file holds arcs, not paths.
+shows for fib. Mutual recursion (f -> g -> f) is counted more than once
+by arcs: a Callgrind file holds arcs, not paths. When every file read has
+its path file (CGPROF_PATHS=1), inclusive times come from the paths
+instead (Group.add_paths): once under any recursion.
 
 The files are read with cgproflib.reader.digest(), the reader's fast path
 (one pass, only the chosen event), not its strict model.
@@ -64,6 +66,33 @@ class Group:
         self.where = {}
         self.total = 0
         self.event = None
+        # inclusive ns per function name from the files' path files
+        # (CGPROF_PATHS), used when every file has one
+        self.paths_incl = {}
+        self.paths_all = True
+
+    def add_paths(self, path):
+        """The inclusive time of each function from the call paths of the
+        Callgrind file `path` (its path file, docs/paths-format.md), when it
+        has one. A function is on a path at most once (recursion folded)
+        and a node's time is its outermost calls', so the sum over its
+        nodes counts each of its calls' time once, mutual recursion
+        included, where arcs count f -> g -> f's inner time again."""
+        from . import naming, paths
+        pf = None
+        for name in naming.paths_names_of(path)[1:]:
+            if os.path.isfile(name) and paths.is_path_file(name):
+                try:
+                    pf = paths.read(name)
+                except (OSError, paths.PathsFormatError):
+                    pf = None
+                break
+        if pf is None or (pf.event or "ns") != (self.event or "ns"):
+            self.paths_all = False
+            return
+        incl = self.paths_incl
+        for names, _calls, inclusive, _self in pf.paths:
+            incl[names[-1]] = incl.get(names[-1], 0) + inclusive
 
     def add(self, d):
         self.files += 1
@@ -120,6 +149,14 @@ class Group:
             else:
                 e[0] += c
                 e[2] += n
+        if self.paths_incl and self.paths_all:
+            named = {}
+            for k in funcs:
+                named[k[0]] = named.get(k[0], 0) + 1
+            for k, e in funcs.items():
+                v = self.paths_incl.get(k[0])
+                if v is not None and named[k[0]] == 1:  # a name in two objects: which is which?
+                    e[0] = v
         return funcs
 
 
@@ -135,6 +172,7 @@ def load_group(paths, event=None, lines=False, label="", sites=False):
     for path in paths:
         try:
             g.add(reader.digest(path, event, lines, sites=sites, flat=not (lines or sites)))
+            g.add_paths(path)
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
         except reader.CallgrindFormatError as e:
@@ -176,7 +214,7 @@ def top_functions(g, top, sort="inclusive"):
     order = ORDERS[sort]
     col = {"inclusive": 0, "self": 1, "calls": 2}[sort]
     sc, co = g.self_cost, g.calls_out
-    if g.arcs or top >= len(sc) + len(co):
+    if g.arcs or top >= len(sc) + len(co) or (g.paths_incl and g.paths_all):
         funcs = g.flat()
         items = funcs.items()
         if top < len(funcs):

@@ -263,6 +263,39 @@ class MatchesValgrind(Checks):
                 self.assertEqual(len(ours), 12)
 
 
+class Report(Checks):
+    """cgprof report's flat profile with the path files at hand: a
+    function's inclusive time from its paths, counted once under mutual
+    recursion, where the arcs count the inner levels again."""
+
+    def test_mutual_recursion_counted_once(self):
+        from cgproflib import report
+        for cc, level in (("gcc", "2"), ("clang", "0")):
+            exe = paths_prog(cc, level)
+            if not os.path.exists(exe):
+                continue
+            with self.subTest(compiler=cc, level=level):
+                run = self.run_paths([exe, "3000"])
+                prof = reader.load(run.files[0])
+                flat, total, bad = report.summarize(run.files)
+                self.assertEqual(bad, [])
+                incl = {k[0]: v[0] for k, v in flat.items()}
+                # is_even's time is its one call's from main: the arc's
+                arc = sum(c.costs[0] for c in prof.calls if c.caller.name == "main" and c.callee.name == "is_even")
+                self.assertEqual(incl["is_even"], arc)
+                self.assertLessEqual(incl["is_odd"], incl["is_even"])
+                self.assertLessEqual(incl["main"], total)
+                # every function's, from the paths: the sum of its nodes'
+                pf = PathFile(path_file_of(run.files[0]))
+                for fn in ("main", "parse", "lex", "fib", "down", "sort", "cmp"):
+                    self.assertEqual(incl[fn], sum(n["incl"] for n in pf.nodes.values() if n["fn"] == fn), fn)
+                # without the path files the arcs count the levels again
+                for f in glob.glob(os.path.join(run.directory, "callgrind.paths.*")):
+                    os.unlink(f)
+                flat, total, _ = report.summarize(run.files)
+                self.assertGreater({k[0]: v[0] for k, v in flat.items()}["is_even"], 10 * total)
+
+
 class Bounded(Checks):
 
     def test_recursion_does_not_grow_the_tree(self):
