@@ -784,7 +784,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
      * than it will really cost, and successive totals only grow (parts
      * never lose what a torn read put in the part before). */
     if (now == CG_NOW)
-        now = c->vclock ? *c->vclock : cg_clock_now();
+        now = c->vclock ? *c->vclock : cg_costs_time_of(c, cg_clock_now());
     uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
     const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
     /* Calls still running: counted once each, with their cost so far. Only
@@ -819,6 +819,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     free(seen);
     t->folded = c->folded;
     t->beyond_paths = c->beyond_paths;
+    t->comp = __atomic_load_n(&c->comp, __ATOMIC_RELAXED);
     t->depth = running;
     t->lost = c->lost;
     t->unmatched_exits = c->unmatched_exits;
@@ -935,6 +936,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
     out->left = cur->left - (base && base->left <= cur->left ? base->left : 0);
     out->jumped = cur->jumped - (base && base->jumped <= cur->jumped ? base->jumped : 0);
     out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
+    out->compensated = cur->comp - (base && base->comp <= cur->comp ? base->comp : 0);
     return 0;
 }
 
@@ -957,6 +959,7 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->left = src->left;
     dst->jumped = src->jumped;
     dst->unplaced = src->unplaced;
+    dst->comp = src->comp;
     return 0;
 }
 
@@ -1013,6 +1016,7 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
     base->left += now->left - (since->left <= now->left ? since->left : now->left);
     base->jumped += now->jumped - (since->jumped <= now->jumped ? since->jumped : now->jumped);
     base->unplaced += now->unplaced - (since->unplaced <= now->unplaced ? since->unplaced : now->unplaced);
+    base->comp += now->comp - (since->comp <= now->comp ? since->comp : now->comp);
     return 0;
 }
 
@@ -1083,6 +1087,7 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->left += part->left;
     s->jumped += part->jumped;
     s->unplaced += part->unplaced;
+    s->compensated += part->compensated;
     s->continued = 0;
     for (size_t i = 0; i < s->narcs; i++)
         s->continued += s->arcs[i].count == 0;

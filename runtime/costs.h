@@ -163,6 +163,16 @@ struct cg_costs {
     /* shadow stack */
     struct cg_frame *frames;
     uint32_t depth, frame_cap;
+    /* Overhead compensation (CGPROF_COMPENSATE, exact time only): the
+     * hooks' own time so far, in ns, which every time this thread keeps
+     * leaves out: its clock is the clock less comp. Each hook adds the
+     * part of it that ran before its clock reading (comp_pre[enter]) and
+     * the part of the hook before it that ran after that one's reading
+     * (comp_pending, set from comp_post[enter]): so each self-time segment
+     * between two hooks loses what those two hooks spent inside it. Zero
+     * when off. Calibrated at start-up (runtime.c). */
+    uint64_t comp, comp_pending;
+    uint32_t comp_pre[2], comp_post[2]; /* [0]: exit hook, [1]: enter hook */
     /* arcs: dense array + private index */
     struct cg_arc *arcs;
     uint32_t narcs, arc_cap;
@@ -317,6 +327,36 @@ static CG_INLINE void cg_node_exit(struct cg_costs *c, uint32_t n, uint64_t t_en
     __atomic_store_n(&node->calls, node->calls + 1, __ATOMIC_RELEASE);
     if (--node->active == 0)
         __atomic_store_n(&node->incl, node->incl + (now - t_enter), __ATOMIC_RELEASE);
+}
+
+/* ---- overhead compensation -------------------------------------------------- */
+
+/* The time of a hook whose clock read raw (ns), compensated (see comp):
+ * never before the top frame's last time, the overhead given back when it
+ * would be (a segment never goes below zero: what is subtracted from it is
+ * at most what it measured). enter: 1 for an enter hook, 0 for an exit. */
+static CG_INLINE uint64_t cg_costs_hook_time(struct cg_costs *c, uint64_t raw, int enter)
+{
+    uint64_t comp = c->comp + c->comp_pending + c->comp_pre[enter];
+    c->comp_pending = c->comp_post[enter];
+    uint64_t now = raw - comp;
+    if (c->depth) {
+        uint64_t floor = c->frames[c->depth - 1].t_last;
+        if (cg_unlikely(now < floor || now > raw)) {
+            now = floor;
+            comp = raw >= floor ? raw - floor : c->comp;
+        }
+    }
+    __atomic_store_n(&c->comp, comp, __ATOMIC_RELAXED);
+    return now;
+}
+
+/* The thread's compensated time now, for what is not a hook (a dump, the
+ * thread's end, a longjmp): the clock less the overhead so far. */
+static CG_INLINE uint64_t cg_costs_time_of(const struct cg_costs *c, uint64_t raw)
+{
+    uint64_t comp = __atomic_load_n(&c->comp, __ATOMIC_RELAXED);
+    return raw > comp ? raw - comp : raw;
 }
 
 /* Re-synchronises the shadow stack with the real one before a hook whose
@@ -594,6 +634,7 @@ struct cg_snapshot {
     uint64_t folded, beyond_paths;
     uint64_t lost, unmatched_exits, left, jumped;
     uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
+    uint64_t compensated; /* ns of the hooks' own time left out (CGPROF_COMPENSATE) */
     uint32_t depth;     /* frames still running when it was taken */
     uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
 };
@@ -624,6 +665,7 @@ struct cg_totals {
     uint64_t folded, beyond_paths;
     uint32_t depth;                /* calls in progress at the reading */
     uint64_t lost, unmatched_exits, left, jumped, unplaced;
+    uint64_t comp;                 /* struct cg_costs's comp */
 };
 
 /* Reads the totals of `c` at `now` into *t (its arrays are reallocated to

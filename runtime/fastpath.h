@@ -54,7 +54,8 @@
  *  - sampled: the clock moves a thousand times a second, so most segments
  *    are empty: one well-predicted test instead of the charge, and the
  *    clock never steps back. */
-static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_frame *f, const int sampled)
+static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_frame *f, const int sampled,
+                                             const int enter)
 {
     uint64_t now;
     if (sampled) {
@@ -68,12 +69,21 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
         return now;
     }
 #if CG_HAVE_TSC
-    now = cg_tsc_to_ns(__rdtsc());
+    uint64_t raw = cg_tsc_to_ns(__rdtsc());
 #else
-    now = 0; /* not reached: no CG_FAST_TSC without a TSC */
+    uint64_t raw = 0; /* not reached: no CG_FAST_TSC without a TSC */
 #endif
-    if (cg_unlikely(now < f->t_last))
+    /* cg_costs_hook_time, with the top frame at hand: the clock less the
+     * hooks' own time (overhead compensation; all zero when off) */
+    struct cg_costs *c = &t->costs;
+    uint64_t comp = c->comp + c->comp_pending + c->comp_pre[enter];
+    c->comp_pending = c->comp_post[enter];
+    now = raw - comp;
+    if (cg_unlikely(now < f->t_last || now > raw)) {
         now = f->t_last;
+        comp = raw >= now ? raw - now : c->comp;
+    }
+    __atomic_store_n(&c->comp, comp, __ATOMIC_RELAXED);
     t->costs.selfs[f->self].cost += now - f->t_last;
     if (t->costs.nodes)
         t->costs.nodes[f->node].self += now - f->t_last;
@@ -160,7 +170,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
         }
     }
     /* from here on as cg_costs_enter */
-    uint64_t now = cg_fast_now_charge(t, top, sampled);
+    uint64_t now = cg_fast_now_charge(t, top, sampled, 1);
     if (top->last_arc != arc) {
         top->last_arc = arc;
         a->runs++;
@@ -203,7 +213,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
         return 0;
     /* from here on as cg_costs_pop */
     CG_CHECK(f->arc < c->narcs && f->self < c->nselfs);
-    uint64_t now = cg_fast_now_charge(t, f, sampled);
+    uint64_t now = cg_fast_now_charge(t, f, sampled, 0);
     struct cg_arc *a = &c->arcs[f->arc];
     if (cg_likely(d > 1)) {
         f[-1].t_last = now;

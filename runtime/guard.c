@@ -20,7 +20,7 @@ void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
     d->sp = sp;
     d->code = code;
     d->enter = enter;
-    d->now = cg_sampling ? t->vclock : cg_clock_now();
+    d->now = cg_guard_time(t);
 }
 
 /* Replays the deferred events, in order; the caller holds the guard (more
@@ -57,7 +57,7 @@ void cg_guard_replay_late(struct cg_thread *t)
 void cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
                         int enter)
 {
-    cg_guard_apply(t, fn, site, sp, code, enter, cg_guard_now(t), 1);
+    cg_guard_apply(t, fn, site, sp, code, enter, cg_guard_now(t, enter), 1);
     cg_guard_release(t);
 }
 
@@ -81,7 +81,7 @@ void cg_hook_nonlocal(uint32_t depth, uintptr_t sp)
     int saved = errno;
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
-    uint64_t now = cg_sampling ? t->vclock : cg_clock_now();
+    uint64_t now = cg_guard_time(t);
     if (depth != UINT32_MAX)
         cg_costs_unwind_to(&t->costs, depth, now);
     else

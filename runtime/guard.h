@@ -23,14 +23,21 @@
  * whose TSC lags): cg_costs_enter/pop never go below the top frame's last
  * time, which they load anyway, instead of a per-thread "last time" that
  * every hook loaded and stored. */
-static CG_INLINE uint64_t cg_guard_now(struct cg_thread *t)
+static CG_INLINE uint64_t cg_guard_now(struct cg_thread *t, int enter)
 {
     if (cg_sampling) {
         /* sampled time: the clock is the thread's, moved by its timer */
         t->nhooks++;
         return t->vclock;
     }
-    return cg_clock_now();
+    return cg_costs_hook_time(&t->costs, cg_clock_now(), enter);
+}
+
+/* The thread's time for what is not a hook (a longjmp's frames, a handler's
+ * deferred hook, the thread's end): compensated, not adding to it. */
+static CG_INLINE uint64_t cg_guard_time(const struct cg_thread *t)
+{
+    return cg_sampling ? t->vclock : cg_costs_time_of(&t->costs, cg_clock_now());
 }
 
 /* One event applied to t's tables, the guard held: the general path of a

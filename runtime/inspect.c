@@ -62,7 +62,7 @@ static void put_word(struct cg_buf *b, const char *s)
 
 static uint64_t thread_now(const struct cg_costs *c)
 {
-    return c->vclock ? *c->vclock : cg_clock_now();
+    return c->vclock ? *c->vclock : cg_costs_time_of(c, cg_clock_now());
 }
 
 /* The thread's name: its own (cgprof_set_thread_name, written by the thread

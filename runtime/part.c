@@ -139,6 +139,11 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  (unsigned long long)s->unplaced, (unsigned)CG_SAMPLE_PCS);
     if (d->paused)
         snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
+    if (s->compensated)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Overhead compensated: %llu ns of the hooks' own time left out (%u ns a call inside the callee, "
+                 "%u in its caller; CGPROF_COMPENSATE)",
+                 (unsigned long long)s->compensated, cg_comp_in, cg_comp_out);
     return nd;
 }
 

@@ -12,6 +12,7 @@ struct cg_options cg_opts;
 int cg_collecting;
 int cg_sampling;
 uint32_t cg_paths_bound;
+uint32_t cg_comp_in, cg_comp_out;
 int cg_fast_mode;
 
 enum { CMDLINE_MAX = 64 * 1024 };

@@ -25,6 +25,12 @@ extern int cg_sampling;
  * paths are kept (CGPROF_PATHS=0): set before any thread attaches. */
 extern uint32_t cg_paths_bound;
 
+/* Overhead compensation (CGPROF_COMPENSATE): what a hook pair adds, in ns,
+ * inside the callee's measured interval and inside its caller's self time,
+ * calibrated at start-up (runtime.c); 0 when off. Each thread's tables get
+ * it split over the two hooks' parts (struct cg_costs, comp). */
+extern uint32_t cg_comp_in, cg_comp_out;
+
 /* How the hooks' fast paths read the time, set once collection starts:
  * CG_FAST_NONE (not collecting, or CLOCK_MONOTONIC: a call; every hook
  * takes the general path), CG_FAST_TSC, or CG_FAST_SAMPLE (the thread's

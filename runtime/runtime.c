@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/auxv.h>
 
+#include "calibrate.h"
 #include "clock.h"
 #include "crash.h"
 #include "dump.h"
@@ -43,6 +44,7 @@ static void thread_attached(struct cg_thread *t)
 {
     cg_filter_attach(&t->costs);
     cg_sample_thread_start(t);
+    cg_calibrate_apply(&t->costs, cg_comp_in, cg_comp_out);
     /* An output directory that cannot take the files is said now, rather
      * than after the whole run: at the process's first hook, not in the
      * constructor, so that the processes that run no hook (a shell, mkdir
@@ -124,6 +126,11 @@ static int initialise(void)
     }
     cg_collecting = 1;
     cg_fast_mode = cg_sampling ? CG_FAST_SAMPLE : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
+    /* Overhead compensation: what the hooks cost, measured with them, once
+     * collecting (sampled time has no hook time to leave out: a sample in
+     * a hook is charged where the hook's call is) */
+    if (cg_opts.compensate && !cg_sampling && cg_calibrate(&cg_comp_in, &cg_comp_out) != 0)
+        cg_comp_in = cg_comp_out = 0;
     return 0;
 }
 

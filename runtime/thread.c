@@ -49,7 +49,7 @@ static CG_NOINSTR void on_thread_exit(void *arg)
         events.gone();
         return;
     }
-    t->t_end = cg_sampling ? t->vclock : cg_clock_now();
+    t->t_end = cg_sampling ? t->vclock : cg_costs_time_of(&t->costs, cg_clock_now());
     cg_self = &off_sentinel;
     events.stopping(t);
     __atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
@@ -132,7 +132,7 @@ void cg_thread_forked(void)
     struct cg_thread *t = cg_self;
     int real = t && t->costs.frames != NULL;
     if (real) {
-        uint64_t now = cg_sampling ? t->vclock : cg_clock_now();
+        uint64_t now = cg_sampling ? t->vclock : cg_costs_time_of(&t->costs, cg_clock_now());
         cg_costs_zero(&t->costs, now);
         cg_totals_free(&t->paused);
         if (cg_costs_totals(&t->costs, now, &t->base) != 0) {

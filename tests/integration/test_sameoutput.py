@@ -8,7 +8,8 @@ each program runs twice, once under each runtime, in the same environment:
 the same binary, the same libraries, so that every address, name, count and
 line can be compared. What may differ is left out: the times (and so the
 self-cost lines, one of which is absent from a run where it added up to 0
-ns), the pid (pid:, the file names), the TSC's calibration (desc: Clock:).
+ns), the pid (pid:, the file names), the TSC's calibration (desc: Clock:),
+the time the overhead compensation left out (desc: Overhead compensated:).
 
 Skipped, saying why, where the history or a build of it is not at hand.
 CGPROF_BASELINE_REV names another revision; CGPROF_BASELINE_LIB a runtime
@@ -91,8 +92,10 @@ def normalise(path):
     out = ["violations %s" % [str(v).split(":", 1)[1] for v in prof.violations],
            "version %s creator %s thread %s part %s" % (prof.version, prof.creator, prof.thread, prof.part),
            "cmd %s" % prof.cmd, "positions %s events %s" % (prof.positions, prof.events)]
+    # the time the overhead compensation left out (CGPROF_COMPENSATE, issue
+    # 17) is timing too: the baseline has none
     out += ["desc %s" % ("Clock: invariant TSC at <MHz>" if d.startswith("Clock: invariant TSC at ") else d)
-            for d in prof.desc]
+            for d in prof.desc if not d.startswith("Overhead compensated: ")]
     out += ["function %s | %s | %s" % k for k in sorted(prof.functions)]
     out += sorted("call %s -> %s: %d at %s %s to %s %s" % (c.caller, c.callee, c.count, c.instr, c.line,
                                                           c.target_instr, c.target_line) for c in prof.calls)

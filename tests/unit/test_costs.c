@@ -128,6 +128,51 @@ static void snap(struct cg_costs *c, uint64_t now, struct cg_snapshot *s)
     assert_int_equal(cg_costs_snapshot(c, now, s), 0);
 }
 
+/* ---- overhead compensation (CGPROF_COMPENSATE) ------------------------------ */
+
+/* The hooks' parts: an enter hook spends 2 ns before its clock reading and
+ * 5 after, an exit hook 3 before and 4 after. Each self segment loses the
+ * part after the reading of the hook that began it and the part before
+ * the reading of the hook that ends it; an inclusive time, every hook
+ * part inside it; a segment shorter than that is 0 and the excess is
+ * given back, not taken from the next one. */
+static void test_overhead_compensation(void **state)
+{
+    struct cg_costs *c = *state;
+    const uintptr_t fa = 0x10000, gb = 0x20000;
+    c->comp_pre[1] = 2;
+    c->comp_post[1] = 5;
+    c->comp_pre[0] = 3;
+    c->comp_post[0] = 4;
+    uintptr_t root_sp = SP, child_sp = SP - 256;
+    enter(c, fa, 0x9000, root_sp, cg_costs_hook_time(c, 1000, 1)); /* at 998 */
+    enter(c, gb, fa + 0x10, child_sp, cg_costs_hook_time(c, 1100, 1)); /* fa: 100 - 5 - 2 */
+    cg_costs_exit(c, gb, cg_costs_hook_time(c, 1110, 0));              /* gb: 10 - 5 - 3 */
+    enter(c, gb, fa + 0x20, child_sp, cg_costs_hook_time(c, 1150, 1)); /* fa: 40 - 4 - 2 */
+    uint64_t t = cg_costs_hook_time(c, 1151, 0); /* gb: 1 ns, less than 5 + 3: zero */
+    assert_int_equal(t, c->frames[1].t_last);
+    cg_costs_exit(c, gb, t);
+    cg_costs_exit(c, fa, cg_costs_hook_time(c, 1251, 0)); /* fa: 100 - 4 - 3 */
+    assert_int_equal(c->depth, 0);
+    struct cg_snapshot s;
+    snap(c, cg_costs_time_of(c, 1300), &s);
+    ASSERT_SELF(&s, fa, fa, 93);
+    ASSERT_SELF(&s, fa, fa + 0x10, 34);
+    ASSERT_SELF(&s, fa, fa + 0x20, 93);
+    ASSERT_SELF(&s, gb, gb, 2);
+    ASSERT_ARC(&s, fa, fa + 0x10, gb, 1, 2);
+    ASSERT_ARC(&s, fa, fa + 0x20, gb, 1, 0);
+    /* fa's call: 251 ns as the clock read it, less its own enter's part after
+     * and exit's part before (5 + 3), two pairs of hooks under it (2 x 14),
+     * and 1 ns given back (the second gb had 1, not 8: 7 of them) */
+    ASSERT_ARC(&s, 0, 0x9000, fa, 1, 251 - 8 - 28 + 7);
+    /* its self and its callees' add up to it */
+    assert_int_equal(93 + 34 + 93 + 2 + 0, 251 - 8 - 28 + 7);
+    /* what was left out, for the part's desc: line */
+    assert_int_equal(s.compensated, 1251 - (998 + 222));
+    cg_snapshot_free(&s);
+}
+
 static void assert_snapshots_equal(const struct cg_snapshot *a, const struct cg_snapshot *b)
 {
     assert_int_equal(a->narcs, b->narcs);
@@ -1865,6 +1910,7 @@ int main(void)
     SP = (uintptr_t)stack + STACK_BYTES - 4096;
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
+        T(test_overhead_compensation),
         T(test_arc_counts_and_inclusive),
         T(test_sample_chain_charges_uninstrumented_code),
         T(test_parts_count_each_call_once_and_split_time),

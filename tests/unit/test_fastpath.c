@@ -80,6 +80,12 @@ static void side_init(struct side *s, int mode, int throttle, uint32_t paths)
     assert_non_null(s->t);
     assert_int_equal(cg_costs_init(&s->t->costs, paths), 0);
     s->t->costs.vclock = &s->t->vclock;
+    /* overhead compensation's parts (CGPROF_COMPENSATE): with the TSC, both
+     * paths subtract them; with the sampled clock, neither */
+    s->t->costs.comp_pre[1] = 7;
+    s->t->costs.comp_post[1] = 6;
+    s->t->costs.comp_pre[0] = 5;
+    s->t->costs.comp_post[0] = 8;
     s->mode = mode;
     memset(&s->filter, 0, sizeof s->filter);
     struct cg_addrset *skip = cg_addrset_new(16);
@@ -147,6 +153,9 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
     SAME(jumped);
     SAME(overflow);
     SAME(nnodes);
+    SAME(comp_pending); /* set by the last hook's kind, on either path */
+    if (times)
+        SAME(comp); /* the sampled clock: never compensated */
     SAME(folded);
     SAME(beyond_paths);
     {

@@ -1,0 +1,114 @@
+/* Overhead compensation's calibration: see calibrate.h.
+ *
+ * What is measured: a loop of calls of a tiny function, once plain and once
+ * with the enter and exit hooks that -finstrument-functions adds (the real
+ * exported hooks, on a scratch thread state put in cg_self for the while:
+ * the fast path, as a program's calls take it). The hooks' own tables say
+ * how long each call took between its two clock readings: what the hooks
+ * add inside the callee (the end of the enter hook, the start of the exit
+ * hook; the tiny body is the plain call's too); the loop's time less the
+ * plain loop's, less that, is what they add in the caller (the start of
+ * the enter hook, the end of the exit hook, the calls of the hooks). Each
+ * is the least over ROUNDS rounds of CALLS calls: a preemption or an
+ * interrupt only adds to a round. About 2 ms at start-up. */
+#include "calibrate.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clock.h"
+#include "costs.h"
+#include "hooks.h"
+#include "thread.h"
+
+enum { ROUNDS = 9, CALLS = 4000 };
+
+static volatile unsigned sink;
+
+static CG_NOINSTR __attribute__((noinline)) void plain_call(void)
+{
+    sink++;
+}
+
+/* What -finstrument-functions makes of plain_call: the same body between
+ * the two hooks, given the function and its call site. */
+static CG_NOINSTR __attribute__((noinline)) void hooked_call(void)
+{
+    cg_hook_enter_entry((void *)(uintptr_t)hooked_call, __builtin_return_address(0));
+    sink++;
+    cg_hook_exit_entry((void *)(uintptr_t)hooked_call, __builtin_return_address(0));
+}
+
+/* One round on t (in cg_self): the plain loop's time, the hooked loop's
+ * (under a root frame, as a program's calls are), and the hooked calls'
+ * own time as the tables counted it; each per call, in ns. */
+static CG_NOINSTR __attribute__((noinline)) int round_of(struct cg_thread *t, uint64_t *plain, uint64_t *hooked,
+                                                        uint64_t *inside)
+{
+    uint64_t t0 = cg_clock_now();
+    for (unsigned i = 0; i < CALLS; i++)
+        plain_call();
+    uint64_t t1 = cg_clock_now();
+    cg_hook_enter_entry((void *)(uintptr_t)round_of, __builtin_return_address(0));
+    uint64_t t2 = cg_clock_now();
+    for (unsigned i = 0; i < CALLS; i++)
+        hooked_call();
+    uint64_t t3 = cg_clock_now();
+    cg_hook_exit_entry((void *)(uintptr_t)round_of, __builtin_return_address(0));
+    const struct cg_costs *c = &t->costs;
+    for (uint32_t a = 1; a < c->narcs; a++)
+        if (c->arcs[a].callee == (uintptr_t)hooked_call && c->arcs[a].count == CALLS) {
+            *plain = (t1 - t0) / CALLS;
+            *hooked = (t3 - t2) / CALLS;
+            *inside = c->arcs[a].incl / CALLS;
+            return 0;
+        }
+    return -1; /* the calls were not counted as made: measure nothing */
+}
+
+int cg_calibrate(uint32_t *in, uint32_t *out)
+{
+    struct cg_thread *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED)
+        return -1;
+    struct cg_thread *saved = cg_self;
+    uint64_t best_in = UINT64_MAX, best_out = UINT64_MAX;
+    int rounds = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        memset(t, 0, sizeof *t);
+        if (cg_costs_init(&t->costs, 0) != 0)
+            break;
+        uint64_t plain = 0, hooked = 0, inside = 0;
+        cg_self = t;
+        int rc = round_of(t, &plain, &hooked, &inside);
+        cg_self = saved;
+        cg_costs_destroy(&t->costs);
+        if (rc != 0)
+            continue;
+        rounds++;
+        uint64_t added = hooked > plain ? hooked - plain : 0;
+        uint64_t o = added > inside ? added - inside : 0;
+        if (inside < best_in)
+            best_in = inside;
+        if (o < best_out)
+            best_out = o;
+    }
+    munmap(t, sizeof *t);
+    if (!rounds)
+        return -1;
+    *in = (uint32_t)(best_in < 100000 ? best_in : 100000);
+    *out = (uint32_t)(best_out < 100000 ? best_out : 100000);
+    return 0;
+}
+
+void cg_calibrate_apply(struct cg_costs *c, uint32_t in, uint32_t out)
+{
+    /* Each hook's part before its clock reading, and after it (the next
+     * hook adds that one): the callee's interval holds the enter hook's
+     * part after and the exit hook's part before, half each; the caller's
+     * self, the rest. */
+    c->comp_post[1] = in / 2;
+    c->comp_pre[0] = in - in / 2;
+    c->comp_pre[1] = out / 2;
+    c->comp_post[0] = out - out / 2;
+}
