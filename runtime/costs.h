@@ -173,6 +173,12 @@ struct cg_costs {
      * when off. Calibrated at start-up (runtime.c). */
     uint64_t comp, comp_pending;
     uint32_t comp_pre[2], comp_post[2]; /* [0]: exit hook, [1]: enter hook */
+    /* Time off the CPU (CGPROF_OFF_CPU, offcpu.h): the head of the thread's
+     * ring buffer of context switch records, which the kernel moves, and
+     * the head as last drained; NULL when off. A hook that finds them
+     * different leaves its event to the general path, which drains. */
+    const volatile uint64_t *switch_head;
+    uint64_t switch_seen;
     /* arcs: dense array + private index */
     struct cg_arc *arcs;
     uint32_t narcs, arc_cap;

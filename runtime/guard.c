@@ -1,5 +1,6 @@
 /* The hooks' guard and their general path: see guard.h. */
 #include "guard.h"
+#include "offcpu.h"
 
 #include <errno.h>
 
@@ -57,7 +58,12 @@ void cg_guard_replay_late(struct cg_thread *t)
 void cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
                         int enter)
 {
-    cg_guard_apply(t, fn, site, sp, code, enter, cg_guard_now(t, enter), 1);
+    uint64_t now = cg_guard_now(t, enter);
+    /* the time the thread spent switched out since the last hook, as a
+     * callee of the function running then (CGPROF_OFF_CPU) */
+    if (cg_unlikely(t->costs.switch_head != NULL) && *t->costs.switch_head != t->costs.switch_seen)
+        cg_offcpu_drain(t, now);
+    cg_guard_apply(t, fn, site, sp, code, enter, now, 1);
     cg_guard_release(t);
 }
 

@@ -68,6 +68,7 @@ struct cg_options {
     int paths;                 /* BOOL */
     unsigned paths_max;        /* UINT */
     int compensate;            /* BOOL */
+    int off_cpu;               /* BOOL */
     /* A PATH or DIR value refused is not replaced by the default, which
      * would write elsewhere than where the user said: out_refused, no
      * profile is written at all (the runtime stays off); control_dir_refused,

@@ -17,6 +17,7 @@
 #include "dump.h"
 #include "filter.h"
 #include "hooks.h"
+#include "offcpu.h"
 #include "options.h"
 #include "part.h"
 #include "proc.h"
@@ -45,6 +46,7 @@ static void thread_attached(struct cg_thread *t)
     cg_filter_attach(&t->costs);
     cg_sample_thread_start(t);
     cg_calibrate_apply(&t->costs, cg_comp_in, cg_comp_out);
+    cg_offcpu_thread_start(t);
     /* An output directory that cannot take the files is said now, rather
      * than after the whole run: at the process's first hook, not in the
      * constructor, so that the processes that run no hook (a shell, mkdir
@@ -63,9 +65,16 @@ static void thread_gone(void)
     cg_service_thread_gone();
 }
 
+/* A thread that ends: its timer and its switch records go. */
+static void thread_stopping(struct cg_thread *t)
+{
+    cg_sample_thread_stop(t);
+    cg_offcpu_thread_stop(t);
+}
+
 static const struct cg_thread_events thread_events = {
     .attached = thread_attached,
-    .stopping = cg_sample_thread_stop,
+    .stopping = thread_stopping,
     .ended = cg_dump_thread_exit,
     .gone = thread_gone,
 };
@@ -92,6 +101,7 @@ static void fork_child(void)
     cg_proc_forked();
     cg_thread_forked();
     cg_sample_forked(cg_thread_list());
+    cg_offcpu_forked(cg_thread_list());
     cg_dump_forked();
     cg_service_forked();
 }
@@ -119,6 +129,7 @@ static int initialise(void)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
     cg_paths_bound = cg_opts.paths ? cg_opts.paths_max : 0;
     cg_filter_init();
+    cg_offcpu_init(cg_opts.off_cpu && cg_opts.time == CG_TIME_EXACT);
     if (cg_thread_init(&thread_events) != 0 || pthread_atfork(fork_prepare, fork_parent, fork_child) != 0 ||
         cg_sample_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry) != 0) {
         cg_warn("cannot set up thread and fork handling; not profiling");

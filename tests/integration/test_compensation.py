@@ -70,5 +70,50 @@ class Compensation(cgtest.ProfileAssertions):
                         self.assertEqual(len(compensation(prof)), 1)
 
 
+class OffCpu(cgtest.ProfileAssertions):
+    """CGPROF_OFF_CPU=1: the time a thread was off the CPU shown as calls of
+    cgprof_off_cpu from the function that was running. Lower bounds only
+    (a nap of 100 ms is at least 100 ms off the CPU; a loaded machine may
+    add more anywhere)."""
+
+    def run_offcpu(self, env):
+        run = cgtest.run_preloaded(self, [cgtest.prog("offcpu")], env=env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        return {int(p.thread): p for p in run.profiles()}
+
+    def test_off_cpu_apart(self):
+        profs = self.run_offcpu({"CGPROF_OFF_CPU": "1"})
+        main, waiter = profs[1], profs[2]
+        for p in profs.values():
+            self.assert_valid(p)
+            self.assert_inclusive_covers_self(p)
+        calls = main.call_counts()
+        self.assertEqual({k: v for k, v in calls.items() if "cgprof_off_cpu" not in k},
+                         {("__libc_start_call_main", "main"): 1, ("main", "work"): 3, ("work", "spin"): 3,
+                          ("work", "nap"): 3})
+        off = {c.caller.name: 0 for c in main.calls if c.callee.name == "cgprof_off_cpu"}
+        for c in main.calls:
+            if c.callee.name == "cgprof_off_cpu":
+                off[c.caller.name] += c.costs[0]
+        self.assertGreaterEqual(off.get("nap", 0), 3 * 100 * 1000 * 1000)
+        # nap's own time is what it did on the CPU: far less than its naps
+        self.assertLess(main.self_cost("nap"), off["nap"] / 10)
+        # the off-CPU function's own time is that time, in the thread's total
+        self.assertEqual(main.self_cost("cgprof_off_cpu"), sum(off.values()))
+        # the waiter blocked in read() until main's three naps were over
+        w = sum(c.costs[0] for c in waiter.calls
+                if c.caller.name == "wait_for_main" and c.callee.name == "cgprof_off_cpu")
+        self.assertGreaterEqual(w, 3 * 100 * 1000 * 1000)
+
+    def test_off_by_default(self):
+        for env in ({}, {"CGPROF_OFF_CPU": "1", "CGPROF_TIME": "sample"}):
+            with self.subTest(env=env):
+                profs = self.run_offcpu(env)
+                self.assertEqual(sorted(profs), [1, 2])
+                for p in profs.values():
+                    self.assertEqual([f for f in p.functions if f.name == "cgprof_off_cpu"], [])
+
+
 if __name__ == "__main__":
     unittest.main()

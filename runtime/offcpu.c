@@ -1,0 +1,172 @@
+/* Time off the CPU: see offcpu.h.
+ *
+ * Why a ring buffer of switch records: the time a thread is descheduled or
+ * blocked is known exactly by the kernel, which writes a record when it
+ * switches the thread out and another when it switches it back in
+ * (perf_event_open with context_switch, a software dummy event: no
+ * counter, no sampling, allowed for one's own threads at
+ * perf_event_paranoid 2). Reading the thread's CPU clock at every hook
+ * instead is a system call (the vDSO has no thread CPU clock): 100s of ns
+ * a hook. Here the hooks pay one load and a compare until the thread is
+ * switched. The records' times are CLOCK_MONOTONIC; only their differences
+ * are used (the time off the CPU), charged to the segment running when the
+ * records came: whatever the thread did since the last hook was the top
+ * frame's. */
+#define _GNU_SOURCE
+#include "offcpu.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "costs.h"
+#include "thread.h"
+#include "util.h"
+
+enum { DATA_PAGES = 8 };
+
+static int enabled;
+static int refused_said;
+static long page;
+
+CG_NOINSTR __attribute__((noinline, used)) void cgprof_off_cpu(void)
+{
+    __asm__ volatile("");
+}
+
+void cg_offcpu_init(int on)
+{
+    enabled = on;
+    page = sysconf(_SC_PAGESIZE);
+}
+
+void cg_offcpu_thread_start(struct cg_thread *t)
+{
+    if (!enabled || t->switch_ring)
+        return;
+    int saved = errno;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.context_switch = 1;
+    a.sample_id_all = 1;
+    a.sample_type = PERF_SAMPLE_TIME;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    void *ring = MAP_FAILED;
+    size_t len = (size_t)page * (1 + DATA_PAGES);
+    if (fd >= 0)
+        ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    if (ring == MAP_FAILED) {
+        int err = errno;
+        if (fd >= 0)
+            syscall(SYS_close, fd);
+        if (!__atomic_exchange_n(&refused_said, 1, __ATOMIC_ACQ_REL)) {
+            /* system calls only: a thread's first hook may be anywhere */
+            char paranoid[16] = "?";
+            long pfd = syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+            if (pfd >= 0) {
+                long n = syscall(SYS_read, pfd, paranoid, sizeof paranoid - 1);
+                paranoid[n > 0 ? n : 0] = 0;
+                paranoid[strcspn(paranoid, "\n")] = 0;
+                if (!paranoid[0])
+                    snprintf(paranoid, sizeof paranoid, "?");
+                syscall(SYS_close, pfd);
+            }
+            cg_warn("CGPROF_OFF_CPU=1: the kernel refuses the context switch events it needs (%s: %s; "
+                    "/proc/sys/kernel/perf_event_paranoid is %s, 2 or less is needed without CAP_PERFMON): "
+                    "time off the CPU stays in the functions' own time",
+                    fd >= 0 ? "mmap" : "perf_event_open", strerror(err), paranoid);
+        }
+        errno = saved;
+        return;
+    }
+    t->switch_fd = (int)fd;
+    t->switch_ring = ring;
+    t->costs.switch_seen = 0;
+    /* published last: the hooks compare the head with switch_seen */
+    __atomic_store_n(&t->costs.switch_head, &((struct perf_event_mmap_page *)ring)->data_head, __ATOMIC_RELEASE);
+    errno = saved;
+}
+
+void cg_offcpu_thread_stop(struct cg_thread *t)
+{
+    if (!t->switch_ring)
+        return;
+    int saved = errno;
+    __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+    munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
+    syscall(SYS_close, (long)t->switch_fd);
+    t->switch_ring = NULL;
+    errno = saved;
+}
+
+void cg_offcpu_forked(struct cg_thread *t)
+{
+    if (!t || !t->switch_ring)
+        return;
+    /* the mapping and the event are the parent's thread's */
+    t->costs.switch_head = NULL;
+    munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
+    syscall(SYS_close, (long)t->switch_fd);
+    t->switch_ring = NULL;
+    cg_offcpu_thread_start(t);
+}
+
+void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
+{
+    struct perf_event_mmap_page *m = t->switch_ring;
+    struct cg_costs *c = &t->costs;
+    if (!m)
+        return;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = m->data_tail;
+    const unsigned char *data = (const unsigned char *)m + page;
+    uint64_t size = (uint64_t)page * DATA_PAGES;
+    uint64_t off = 0;
+    while (tail < head) {
+        struct perf_event_header h;
+        unsigned char rec[64];
+        for (size_t i = 0; i < sizeof h; i++)
+            ((unsigned char *)&h)[i] = data[(tail + i) % size];
+        if (h.size < sizeof h || h.size > sizeof rec)
+            break;
+        for (size_t i = 0; i < h.size; i++)
+            rec[i] = data[(tail + i) % size];
+        tail += h.size;
+        if (h.type != PERF_RECORD_SWITCH || h.size < sizeof h + 8)
+            continue;
+        uint64_t time;
+        memcpy(&time, rec + h.size - 8, 8); /* sample_id: the time, last */
+        if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+            t->switched_out = time;
+        } else if (t->switched_out && time > t->switched_out) {
+            off += time - t->switched_out;
+            t->switched_out = 0;
+        }
+    }
+    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    c->switch_seen = head;
+    if (!off || c->depth == 0)
+        return;
+    /* on the top frame's running segment, at most all of it */
+    struct cg_frame *top = &c->frames[c->depth - 1];
+    if (now <= top->t_last)
+        return;
+    if (off > now - top->t_last)
+        off = now - top->t_last;
+    uintptr_t fn = (uintptr_t)cgprof_off_cpu, pos = c->selfs[top->self].addr;
+    if (cg_costs_sample(c, &fn, &pos, 1, fn, off, 1, t->offcpu_last, &t->offcpu_nlast) == 0)
+        top->t_last += off;
+}

@@ -1,0 +1,32 @@
+/* Time off the CPU shown apart (CGPROF_OFF_CPU=1; thread layer): each
+ * thread's context switches, from a perf_event ring buffer of
+ * PERF_RECORD_SWITCH records the kernel writes as it switches the thread
+ * out and back in. The hooks see that records came (a load and a compare:
+ * struct cg_costs, switch_head) and the general path charges each time the
+ * thread was off the CPU to a callee of the running function,
+ * cgprof_off_cpu, at its position, instead of to its own time. */
+#ifndef CG_OFFCPU_H
+#define CG_OFFCPU_H
+
+#include <stdint.h>
+
+struct cg_thread;
+
+/* Once, at start-up, before any thread attaches: on (CGPROF_OFF_CPU=1,
+ * exact time). */
+void cg_offcpu_init(int on);
+/* The calling thread's ring buffer (at its first hook); on refusal, one
+ * message for the process and the thread goes without. */
+void cg_offcpu_thread_start(struct cg_thread *t);
+void cg_offcpu_thread_stop(struct cg_thread *t);
+/* In a forked child, for the thread that forked: the parent's buffer is
+ * the parent's; a new one. */
+void cg_offcpu_forked(struct cg_thread *t);
+/* Charges the switches recorded since the last call to the top frame, its
+ * guard held, before a hook's event at `now` (the thread's time). */
+void cg_offcpu_drain(struct cg_thread *t, uint64_t now);
+
+/* The function the time off the CPU is shown as called (never called). */
+void cgprof_off_cpu(void);
+
+#endif

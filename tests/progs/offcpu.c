@@ -1,0 +1,57 @@
+/* Time on and off the CPU (CGPROF_OFF_CPU, tests/integration/
+ * test_compensation.py): work() spins (on the CPU) then naps 100 ms
+ * (off it: usleep blocks), three times; a second thread waits on a pipe
+ * that main writes after its naps. Expected: nap -> cgprof_off_cpu at
+ * least 3 x 100 ms, exactly as many calls of each function as without. */
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+static int fds[2];
+
+static void spin(void)
+{
+    for (unsigned long i = 0; i < 2000000; i++)
+        sink += i;
+}
+
+static void nap(void)
+{
+    usleep(100000);
+}
+
+static void work(void)
+{
+    spin();
+    nap();
+}
+
+static void wait_for_main(void)
+{
+    char c;
+    if (read(fds[0], &c, 1) != 1)
+        sink = 0;
+}
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    wait_for_main();
+    return NULL;
+}
+
+int main(void)
+{
+    if (pipe(fds) != 0)
+        return 1;
+    pthread_t t;
+    pthread_create(&t, NULL, waiter, NULL);
+    for (int i = 0; i < 3; i++)
+        work();
+    if (write(fds[1], "x", 1) != 1)
+        return 1;
+    pthread_join(t, NULL);
+    printf("offcpu: done\n");
+    return 0;
+}
