@@ -226,7 +226,7 @@ def perf_profile(data, dsos, funcs):
             if started:
                 sample(chain)
             chain, started = [], False
-        elif line[0] not in " \t":
+        elif not line.startswith("\t"):  # a sample's first line: its tid, right-aligned (" 3946")
             if started:
                 sample(chain)
             chain, started = [], True
