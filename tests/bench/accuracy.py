@@ -288,6 +288,7 @@ class Program:
         self.plain_objs, self.instr_objs = plain_objs, instr_objs
         self.commands, self.cwd, self.threads = commands, cwd, threads
         self.repeat = 1
+        self.preload = []  # uninstrumented libraries preloaded in both builds' runs
 
 
 def build_small(tmp, name, source, cxx=False, defines=()):
@@ -350,11 +351,20 @@ def prog_jq(tmp, quick):
     objs = {t: [os.path.join(inst[t], "bin", "jq")] + sorted(glob.glob(os.path.join(inst[t], "lib", "libjq.so.*.*")))
             for t in inst}
     filters = JQ_FILTERS[:2] if quick else JQ_FILTERS
+    # jq seeds its objects' hash with arc4random (Debian's patch): the
+    # calls change from run to run. test_realprog's fixed seed, preloaded in
+    # every run of both builds, makes them the same.
+    seed = os.path.join(tmp, "libfixedseed.so")
+    with open(seed + ".c", "w") as f:
+        f.write(trp.FIXED_SEED_C)
+    nice_build(["gcc", "-shared", "-fPIC", "-O2", "-o", seed, seed + ".c"])
     # the same command for both builds but the binary: the command is
     # written for the plain build and mapped to the instrumented one
-    return Program("jq", "jq 1.6 (%s), %d filters on %.1f MB of JSON" % (what.split(",")[0], len(filters),
+    prog = Program("jq", "jq 1.6 (%s), %d filters on %.1f MB of JSON" % (what.split(",")[0], len(filters),
                                                                          os.path.getsize(data) / 1e6),
                    objs["plain"], objs["instr"], [[objs["plain"][0], f, data] for f in filters], tmp, 1)
+    prog.preload = [seed]
+    return prog
 
 
 def apt_source(trp, package, directory):
@@ -461,7 +471,8 @@ def calibrate(prog, target):
     for _ in range(3):  # the fastest of 3: a run slowed by the machine's load would repeat too few
         t = time.perf_counter()
         for c in prog.commands:
-            subprocess.run(c, cwd=prog.cwd, env=clean_env(), stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(c, cwd=prog.cwd, env=clean_env({"LD_PRELOAD": ":".join(prog.preload)} if prog.preload
+                                                          else None), stdout=subprocess.DEVNULL, check=True)
         times.append(time.perf_counter() - t)
     one = min(times)
     prog.repeat = max(1, min(300, int(math.ceil(target / max(one, 1e-4)))))
@@ -474,7 +485,7 @@ def perf_run(prog, tmp, i, freq, callgraph, funcs):
     t = time.perf_counter()
     run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(freq)] + cg + ["-o", data, "--", "sh", "-c",
                                                                               script_of(prog, prog.commands)],
-        cwd=prog.cwd, env=clean_env())
+        cwd=prog.cwd, env=clean_env({"LD_PRELOAD": ":".join(prog.preload)} if prog.preload else None))
     wall = time.perf_counter() - t
     dsos = {os.path.basename(o) for o in prog.plain_objs}
     prof = perf_profile(data, dsos, funcs)
@@ -486,7 +497,7 @@ def cgprof_run(prog, tmp, i, env, funcs):
     d = os.path.join(tmp, "%s-cgprof%d-%s" % (prog.name, i, "-".join("%s" % v for v in env.values()) or "default"))
     os.makedirs(d)
     e = clean_env(env)
-    e["LD_PRELOAD"] = LIB
+    e["LD_PRELOAD"] = ":".join(prog.preload + [LIB])
     e["CGPROF_OUT"] = os.path.join(d, "callgrind.out")
     cmds = [instr_command(prog, c) for c in prog.commands]
     t = time.perf_counter()
@@ -538,6 +549,7 @@ def measure(prog, args, tmp, variants):
     ps, pi = perf_all.shares()
     res = {"prog": prog, "samples": perf_all.total, "dropped": perf_all.dropped, "funcs": len(funcs),
            "variants": {}}
+    top = sorted(pi, key=lambda k: (-pi[k], k))[:TOP_INCLUSIVE]
     for label, profs in cgs.items():
         cg_all = Profile()
         for p in profs:
@@ -549,8 +561,7 @@ def measure(prog, args, tmp, variants):
             a, b = profs[0].shares(), profs[1].shares()
             err = (tvd(a[0], b[0]), tvd_incl(a[1], b[1], pi))
         res["variants"][label] = {"tvd": tvd(ps, cs), "tvd_incl": tvd_incl(pi, ci, pi), "top": fmt_top(ps, cs),
-                                  "top_incl": fmt_top({k: pi[k] for k in sorted(pi, key=lambda k: -pi[k])
-                                                       [:TOP_INCLUSIVE]}, {k: ci.get(k, 0) for k in pi}),
+                                  "top_incl": fmt_top({k: pi[k] for k in top}, {k: ci.get(k, 0) for k in top}),
                                   "outside": out_pct, "cg_err": err}
     if len(perfs) >= 2:
         a, b = perfs[0].shares(), perfs[1].shares()
