@@ -19,7 +19,10 @@ __cyg_profile_func_enter in the instrumented build). A perf sample is
 charged to the innermost such function of its call chain, as cgprof charges
 the time spent in uninstrumented code (libc, zlib) to its caller's self
 time; samples without one (the dynamic loader, before main, the shell that
-repeats a run) are dropped and counted. cgprof's self time per function is
+repeats a run) are dropped and counted, and among them those whose chain
+perf unwound only part way (it does not end where a process or a thread
+starts: they were the program's, perf lost their frames; with jq, in
+libc's malloc in some runs and not in others). cgprof's self time per function is
 summed over all threads' files (cgproflib.report.summarize); its time in
 functions outside the set (the libc function named as the caller of a
 callback) is left out and counted.
@@ -182,6 +185,7 @@ class Profile:
         self.incl = collections.Counter()
         self.total = 0
         self.dropped = 0
+        self.truncated = 0
         self.outside = 0
 
     def add(self, other):
@@ -189,12 +193,17 @@ class Profile:
         self.incl.update(other.incl)
         self.total += other.total
         self.dropped += other.dropped
+        self.truncated += other.truncated
         self.outside += other.outside
         return self
 
     def shares(self):
         t = self.total or 1
         return ({k: 100.0 * v / t for k, v in self.self.items()}, {k: 100.0 * v / t for k, v in self.incl.items()})
+
+
+# where the chain of a thread ends when it is whole
+OUTERMOST = {"_start", "clone", "clone3", "start_thread", "__libc_start_main", "__libc_start_call_main", "[unknown]"}
 
 
 def perf_profile(data, dsos, funcs):
@@ -214,6 +223,12 @@ def perf_profile(data, dsos, funcs):
                     ours.append(s)
         if not ours:
             prof.dropped += 1
+            user = [(sym, dso) for sym, dso in chain if not dso.startswith("[")]
+            # a chain that does not end where a process or thread starts:
+            # the unwinding stopped (in libc's malloc, seen with jq)
+            if user and "ld-linux" not in user[-1][1] and \
+                    re.sub(r"\+0x[0-9a-f]+$", "", user[-1][0]) not in OUTERMOST:
+                prof.truncated += 1
             return
         prof.total += 1
         prof.self[ours[0]] += 1
@@ -535,7 +550,8 @@ def measure(prog, args, tmp, variants):
     for i in range(args.runs):
         prof, wall = perf_run(prog, tmp, i, args.freq, args.call_graph, funcs)
         perfs.append(prof)
-        log("%s: perf run %d: %d samples kept, %d dropped, %.1f s" % (prog.name, i, prof.total, prof.dropped, wall))
+        log("%s: perf run %d: %d samples kept, %d dropped (%d of them unwound only part way), %.1f s"
+            % (prog.name, i, prof.total, prof.dropped, prof.truncated, wall))
     cgs = {}
     for label, env in variants:
         cgs[label] = []
@@ -547,7 +563,8 @@ def measure(prog, args, tmp, variants):
     for p in perfs:
         perf_all.add(p)
     ps, pi = perf_all.shares()
-    res = {"prog": prog, "samples": perf_all.total, "dropped": perf_all.dropped, "funcs": len(funcs),
+    res = {"prog": prog, "samples": perf_all.total, "dropped": perf_all.dropped, "truncated": perf_all.truncated,
+           "per_run": [(p.total, p.dropped, p.truncated) for p in perfs], "funcs": len(funcs),
            "variants": {}}
     top = sorted(pi, key=lambda k: (-pi[k], k))[:TOP_INCLUSIVE]
     for label, profs in cgs.items():
@@ -576,8 +593,10 @@ def report(res, variants):
     say("")
     say("%s: %s" % (prog.name, prog.what))
     say("  %d instrumented functions; run %d time%s per profile; perf samples kept %d (dropped: %d, "
-        "outside the program's functions)" % (res["funcs"], prog.repeat, "s" if prog.repeat > 1 else "",
-                                              res["samples"], res["dropped"]))
+        "outside the program's functions, %d of them with a chain that perf unwound only part way)"
+        % (res["funcs"], prog.repeat, "s" if prog.repeat > 1 else "", res["samples"], res["dropped"],
+           res["truncated"]))
+    say("  per perf run, kept / dropped / unwound part way: " + ", ".join("%d / %d / %d" % r for r in res["per_run"]))
     pe = res["perf_err"]
     if pe:
         say("  error bar, perf run 1 against perf run 2 (%d and %d samples): TVD self %.1f, inclusive %.1f points"
