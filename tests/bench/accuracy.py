@@ -516,9 +516,17 @@ def cgprof_run(prog, tmp, i, env, funcs):
     e["CGPROF_OUT"] = os.path.join(d, "callgrind.out")
     cmds = [instr_command(prog, c) for c in prog.commands]
     t = time.perf_counter()
+    said = set()
     for _ in range(prog.repeat):
         for c in cmds:
-            subprocess.run(c, cwd=prog.cwd, env=e, stdout=subprocess.DEVNULL, check=True)
+            p = subprocess.run(c, cwd=prog.cwd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               errors="replace")
+            if p.returncode:
+                raise RuntimeError("%s under cgprof failed (%d): %s" % (" ".join(c), p.returncode, p.stderr[-2000:]))
+            for line in p.stderr.splitlines():  # cgprof's notes, once for the repeated runs
+                if line.startswith("cgprof") and line not in said:
+                    said.add(line)
+                    log("%s under cgprof: %s" % (prog.name, line))
     wall = time.perf_counter() - t
     prof = cgprof_profile(d, funcs)
     shutil.rmtree(d, ignore_errors=True)
@@ -605,7 +613,8 @@ def report(res, variants):
         v = res["variants"][label]
         ce = v["cg_err"]
         say("  cgprof%s: TVD self %.1f points, inclusive (top %d) %.1f points; cgprof's time outside the set %.1f%%%s"
-            % (" " + label if label else "", v["tvd"], TOP_INCLUSIVE, v["tvd_incl"], v["outside"],
+            % (" %s compensation (CGPROF_COMPENSATE=%s)" % (label, "1" if label == "after" else "0") if label else "",
+               v["tvd"], TOP_INCLUSIVE, v["tvd_incl"], v["outside"],
                "; cgprof run 1 against run 2: self %.1f, inclusive %.1f" % ce if ce else ""))
         say("   largest self differences:")
         for line in v["top"]:
@@ -649,8 +658,9 @@ def main(argv=None):
     if not os.path.exists(LIB):
         ap.error("%s is not built (meson setup build && ninja -C build)" % LIB)
     if has_compensate() and "CGPROF_COMPENSATE" not in extra:
-        variants = [("compensated", dict(extra, CGPROF_COMPENSATE="1")),
-                    ("uncompensated", dict(extra, CGPROF_COMPENSATE="0"))]
+        # after compensation (CGPROF_COMPENSATE=1), before (=0)
+        variants = [("after", dict(extra, CGPROF_COMPENSATE="1")),
+                    ("before", dict(extra, CGPROF_COMPENSATE="0"))]
     else:
         variants = [("", extra)]
     say("cgprof accuracy: perf (cpu-clock, -F %d, --call-graph %s) on the plain build against cgprof on the "
