@@ -149,8 +149,8 @@ def dsc_complete(dsc):
     return True
 
 
-def apt_download(directory):
-    """Fetches jq's bookworm source (.dsc, orig tarball, Debian tarball) into
+def apt_download(directory, package="jq"):
+    """Fetches jq's (or package's: tests/bench/accuracy.py's pigz) bookworm source (.dsc, orig tarball, Debian tarball) into
     directory with apt-get, in a private configuration: our sources list
     only, our package lists and cache, under CACHE/apt. Returns the .dsc;
     raises SkipTest saying why when it cannot."""
@@ -170,7 +170,7 @@ def apt_download(directory):
     if os.geteuid() == 0:
         # as root apt hands downloads to the user _apt, who cannot write here
         opts += ["-o", "APT::Sandbox::User=root"]
-    for step in (["update"], ["source", "--download-only", "jq"]):
+    for step in (["update"], ["source", "--download-only", package]):
         try:
             status, out = sh(["apt-get", "-q"] + opts + step, cwd=directory, timeout=600)
         except subprocess.TimeoutExpired:
@@ -184,9 +184,9 @@ def apt_download(directory):
             why = [l for l in lines if l.startswith(("E:", "W:", "Err:"))] or lines[-2:]
             raise unittest.SkipTest("apt-get %s failed (no network?): %s; %s"
                                     % (step[0], " / ".join(why[:3]), HOW_TO_ENABLE))
-    dscs = [d for d in glob.glob(os.path.join(directory, "jq_*.dsc")) if dsc_complete(d)]
+    dscs = [d for d in glob.glob(os.path.join(directory, package + "_*.dsc")) if dsc_complete(d)]
     if not dscs:
-        raise unittest.SkipTest("apt-get source jq left no complete .dsc and orig tarball in %s; %s"
+        raise unittest.SkipTest("apt-get source " + package + " left no complete .dsc and orig tarball in %s; %s"
                                 % (directory, HOW_TO_ENABLE))
     return max(dscs, key=os.path.getmtime)
 
