@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "costs.h"
 #include "hooks.h"
+#include "proc.h"
 #include "thread.h"
 
 enum { ROUNDS = 9, CALLS = 4000 };
@@ -60,6 +61,13 @@ static CG_NOINSTR __attribute__((noinline)) int round_of(struct cg_thread *t, ui
 
 int cg_calibrate(uint32_t *in, uint32_t *out)
 {
+    return cg_calibrate_mode(cg_fast_mode, in, out);
+}
+
+int cg_calibrate_mode(int mode, uint32_t *in, uint32_t *out)
+{
+    int mode_was = cg_fast_mode;
+    cg_fast_mode = mode;
     struct cg_thread *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (t == MAP_FAILED)
         return -1;
@@ -86,6 +94,7 @@ int cg_calibrate(uint32_t *in, uint32_t *out)
             best_out = o;
     }
     munmap(t, sizeof *t);
+    cg_fast_mode = mode_was;
     if (!rounds)
         return -1;
     *in = (uint32_t)(best_in < 100000 ? best_in : 100000);
@@ -93,8 +102,14 @@ int cg_calibrate(uint32_t *in, uint32_t *out)
     return 0;
 }
 
-void cg_calibrate_apply(struct cg_costs *c, uint32_t in, uint32_t out)
+void cg_calibrate_apply(struct cg_costs *c, uint32_t in, uint32_t out, uint32_t gin, uint32_t gout)
 {
+    /* the general path's hooks (a new arc, a recursion from the host's
+     * own call site, a frame to repair...) cost more: their own figures */
+    c->comp_gpost[1] = gin / 2;
+    c->comp_gpre[0] = gin - gin / 2;
+    c->comp_gpre[1] = gout / 2;
+    c->comp_gpost[0] = gout - gout / 2;
     /* Each hook's part before its clock reading, and after it (the next
      * hook adds that one): the callee's interval holds the enter hook's
      * part after and the exit hook's part before, half each; the caller's

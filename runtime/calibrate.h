@@ -13,6 +13,9 @@ struct cg_costs;
  * adds). The runtime must be collecting, its fast mode set. Returns 0, or
  * -1 when it could not (no memory: no compensation). */
 int cg_calibrate(uint32_t *in, uint32_t *out);
+/* The same with the hooks in fast mode `mode` (proc.h; CG_FAST_NONE: every
+ * hook by the general path). */
+int cg_calibrate_mode(int mode, uint32_t *in, uint32_t *out);
 
 /* calib_target.c: the same small function instrumented by the compiler,
  * and plain. Never called by anything else. */
@@ -21,6 +24,6 @@ double cg_calib_plain(double a, int i);
 
 /* Gives a thread's tables the calibrated cost, split over the parts of the
  * two hooks before and after their clock readings (struct cg_costs: comp). */
-void cg_calibrate_apply(struct cg_costs *c, uint32_t in, uint32_t out);
+void cg_calibrate_apply(struct cg_costs *c, uint32_t in, uint32_t out, uint32_t gin, uint32_t gout);
 
 #endif

@@ -173,6 +173,7 @@ struct cg_costs {
      * when off. Calibrated at start-up (runtime.c). */
     uint64_t comp, comp_pending;
     uint32_t comp_pre[2], comp_post[2]; /* [0]: exit hook, [1]: enter hook */
+    uint32_t comp_gpre[2], comp_gpost[2]; /* the same for the general path's hooks */
     /* Time off the CPU (CGPROF_OFF_CPU, offcpu.h): the head of the thread's
      * ring buffer of context switch records, which the kernel moves, and
      * the head as last drained; NULL when off. A hook that finds them
@@ -343,8 +344,9 @@ static CG_INLINE void cg_node_exit(struct cg_costs *c, uint32_t n, uint64_t t_en
  * at most what it measured). enter: 1 for an enter hook, 0 for an exit. */
 static CG_INLINE uint64_t cg_costs_hook_time(struct cg_costs *c, uint64_t raw, int enter)
 {
-    uint64_t comp = c->comp + c->comp_pending + c->comp_pre[enter];
-    c->comp_pending = c->comp_post[enter];
+    /* the general path's costs (the fast path has its own copy of this) */
+    uint64_t comp = c->comp + c->comp_pending + c->comp_gpre[enter];
+    c->comp_pending = c->comp_gpost[enter];
     uint64_t now = raw - comp;
     if (c->depth) {
         uint64_t floor = c->frames[c->depth - 1].t_last;

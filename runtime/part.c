@@ -103,7 +103,7 @@ void cg_part_failed(struct cg_dump *d, const char *what, int err)
 
 /* The desc: lines a part adds to the writer's: the thread's name, how it
  * was asked for, and what its counts hold beyond plain calls. */
-static int desc_lines(const struct cg_dump *d, const char *name, const struct cg_snapshot *s, char (*extra)[160])
+static int desc_lines(const struct cg_dump *d, const char *name, const struct cg_snapshot *s, char (*extra)[200])
 {
     int nd = 0;
     if (name && name[0])
@@ -142,8 +142,8 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
     if (s->compensated)
         snprintf(extra[nd++], sizeof extra[0],
                  "Overhead compensated: %llu ns of the hooks' own time left out (%u ns a call inside the callee, "
-                 "%u in its caller; CGPROF_COMPENSATE)",
-                 (unsigned long long)s->compensated, cg_comp_in, cg_comp_out);
+                 "%u in its caller; %u and %u by the general path; CGPROF_COMPENSATE)",
+                 (unsigned long long)s->compensated, cg_comp_in, cg_comp_out, cg_comp_gin, cg_comp_gout);
     return nd;
 }
 
@@ -309,7 +309,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
     const char *filter_desc[2];
     int nfilter = cg_filter_desc(session, filter_desc, 2);
     if (cg_symtab_build(session, &snap, &symtab, &storage) == 0) {
-        char extra[11][160];
+        char extra[11][200];
         const char *desc[14];
         int nd = desc_lines(d, name, &snap, extra);
         for (int i = 0; i < nd; i++)

@@ -13,6 +13,7 @@ int cg_collecting;
 int cg_sampling;
 uint32_t cg_paths_bound;
 uint32_t cg_comp_in, cg_comp_out;
+uint32_t cg_comp_gin, cg_comp_gout;
 int cg_fast_mode;
 
 enum { CMDLINE_MAX = 64 * 1024 };

@@ -30,6 +30,8 @@ extern uint32_t cg_paths_bound;
  * calibrated at start-up (runtime.c); 0 when off. Each thread's tables get
  * it split over the two hooks' parts (struct cg_costs, comp). */
 extern uint32_t cg_comp_in, cg_comp_out;
+/* the same for hooks that take the general path */
+extern uint32_t cg_comp_gin, cg_comp_gout;
 
 /* How the hooks' fast paths read the time, set once collection starts:
  * CG_FAST_NONE (not collecting, or CLOCK_MONOTONIC: a call; every hook

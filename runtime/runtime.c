@@ -45,7 +45,7 @@ static void thread_attached(struct cg_thread *t)
 {
     cg_filter_attach(&t->costs);
     cg_sample_thread_start(t);
-    cg_calibrate_apply(&t->costs, cg_comp_in, cg_comp_out);
+    cg_calibrate_apply(&t->costs, cg_comp_in, cg_comp_out, cg_comp_gin, cg_comp_gout);
     cg_offcpu_thread_start(t);
     /* An output directory that cannot take the files is said now, rather
      * than after the whole run: at the process's first hook, not in the
@@ -140,8 +140,10 @@ static int initialise(void)
     /* Overhead compensation: what the hooks cost, measured with them, once
      * collecting (sampled time has no hook time to leave out: a sample in
      * a hook is charged where the hook's call is) */
-    if (cg_opts.compensate && !cg_sampling && cg_calibrate(&cg_comp_in, &cg_comp_out) != 0)
-        cg_comp_in = cg_comp_out = 0;
+    if (cg_opts.compensate && !cg_sampling &&
+        (cg_calibrate(&cg_comp_in, &cg_comp_out) != 0 ||
+         cg_calibrate_mode(CG_FAST_NONE, &cg_comp_gin, &cg_comp_gout) != 0))
+        cg_comp_in = cg_comp_out = cg_comp_gin = cg_comp_gout = 0;
     return 0;
 }
 

@@ -140,10 +140,11 @@ static void test_overhead_compensation(void **state)
 {
     struct cg_costs *c = *state;
     const uintptr_t fa = 0x10000, gb = 0x20000;
-    c->comp_pre[1] = 2;
-    c->comp_post[1] = 5;
-    c->comp_pre[0] = 3;
-    c->comp_post[0] = 4;
+    /* cg_costs_hook_time is the general path's: its figures */
+    c->comp_gpre[1] = 2;
+    c->comp_gpost[1] = 5;
+    c->comp_gpre[0] = 3;
+    c->comp_gpost[0] = 4;
     uintptr_t root_sp = SP, child_sp = SP - 256;
     enter(c, fa, 0x9000, root_sp, cg_costs_hook_time(c, 1000, 1)); /* at 998 */
     enter(c, gb, fa + 0x10, child_sp, cg_costs_hook_time(c, 1100, 1)); /* fa: 100 - 5 - 2 */

@@ -82,10 +82,10 @@ static void side_init(struct side *s, int mode, int throttle, uint32_t paths)
     s->t->costs.vclock = &s->t->vclock;
     /* overhead compensation's parts (CGPROF_COMPENSATE): with the TSC, both
      * paths subtract them; with the sampled clock, neither */
-    s->t->costs.comp_pre[1] = 7;
-    s->t->costs.comp_post[1] = 6;
-    s->t->costs.comp_pre[0] = 5;
-    s->t->costs.comp_post[0] = 8;
+    s->t->costs.comp_pre[1] = s->t->costs.comp_gpre[1] = 7;
+    s->t->costs.comp_post[1] = s->t->costs.comp_gpost[1] = 6;
+    s->t->costs.comp_pre[0] = s->t->costs.comp_gpre[0] = 5;
+    s->t->costs.comp_post[0] = s->t->costs.comp_gpost[0] = 8;
     s->mode = mode;
     memset(&s->filter, 0, sizeof s->filter);
     struct cg_addrset *skip = cg_addrset_new(16);
