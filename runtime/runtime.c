@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/auxv.h>
@@ -41,10 +42,35 @@ static void report_option(void *ctx, const char *msg, const char *why)
 
 /* ---- a thread's life, as the layers above see it ---- */
 
+/* Overhead compensation's calibration: 0 not done, 1 under way, 2 done. */
+static int calibrated;
+
+/* What the hooks cost, measured with them (a few ms), once per process, at
+ * its first hook: not in initialise(), which the constructor runs in every
+ * process the runtime is preloaded into (a shell, a compiler of a build),
+ * most of which never run a hook. A thread attaching meanwhile waits for
+ * the figures. Sampled time has no hook time to leave out: a sample in a
+ * hook is charged where the hook's call is. */
+static void calibrate_once(void)
+{
+    int s = 0;
+    if (__atomic_compare_exchange_n(&calibrated, &s, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (cg_opts.compensate && !cg_sampling &&
+            (cg_calibrate(&cg_comp_in, &cg_comp_out) != 0 ||
+             cg_calibrate_mode(CG_FAST_NONE, &cg_comp_gin, &cg_comp_gout) != 0))
+            cg_comp_in = cg_comp_out = cg_comp_gin = cg_comp_gout = 0;
+        __atomic_store_n(&calibrated, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    while (__atomic_load_n(&calibrated, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+}
+
 static void thread_attached(struct cg_thread *t)
 {
     cg_filter_attach(&t->costs);
     cg_sample_thread_start(t);
+    calibrate_once();
     cg_calibrate_apply(&t->costs, cg_comp_in, cg_comp_out, cg_comp_gin, cg_comp_gout);
     cg_offcpu_thread_start(t);
     /* An output directory that cannot take the files is said now, rather
@@ -98,6 +124,9 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    /* a calibration under way in another thread: that thread is not here */
+    if (__atomic_load_n(&calibrated, __ATOMIC_ACQUIRE) == 1)
+        __atomic_store_n(&calibrated, 0, __ATOMIC_RELEASE);
     cg_proc_forked();
     cg_thread_forked();
     cg_sample_forked(cg_thread_list());
@@ -137,13 +166,6 @@ static int initialise(void)
     }
     cg_collecting = 1;
     cg_fast_mode = cg_sampling ? CG_FAST_SAMPLE : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
-    /* Overhead compensation: what the hooks cost, measured with them, once
-     * collecting (sampled time has no hook time to leave out: a sample in
-     * a hook is charged where the hook's call is) */
-    if (cg_opts.compensate && !cg_sampling &&
-        (cg_calibrate(&cg_comp_in, &cg_comp_out) != 0 ||
-         cg_calibrate_mode(CG_FAST_NONE, &cg_comp_gin, &cg_comp_gout) != 0))
-        cg_comp_in = cg_comp_out = cg_comp_gin = cg_comp_gout = 0;
     return 0;
 }
 
