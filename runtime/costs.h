@@ -338,25 +338,32 @@ static CG_INLINE void cg_node_exit(struct cg_costs *c, uint32_t n, uint64_t t_en
 
 /* ---- overhead compensation -------------------------------------------------- */
 
-/* The time of a hook whose clock read raw (ns), compensated (see comp):
- * never before the top frame's last time, the overhead given back when it
+/* The time of a hook whose clock read raw (ns), compensated (see comp),
+ * the hook's parts before and after its reading being pre and post: never
+ * before floor (the top frame's last time), the overhead given back when it
  * would be (a segment never goes below zero: what is subtracted from it is
- * at most what it measured). enter: 1 for an enter hook, 0 for an exit. */
-static CG_INLINE uint64_t cg_costs_hook_time(struct cg_costs *c, uint64_t raw, int enter)
+ * at most what it measured). */
+static CG_INLINE uint64_t cg_costs_comp_time(struct cg_costs *c, uint64_t raw, uint64_t floor, uint32_t pre,
+                                             uint32_t post)
 {
-    /* the general path's costs (the fast path has its own copy of this) */
-    uint64_t comp = c->comp + c->comp_pending + c->comp_gpre[enter];
-    c->comp_pending = c->comp_gpost[enter];
+    uint64_t comp = c->comp + c->comp_pending + pre;
+    c->comp_pending = post;
     uint64_t now = raw - comp;
-    if (c->depth) {
-        uint64_t floor = c->frames[c->depth - 1].t_last;
-        if (cg_unlikely(now < floor || now > raw)) {
-            now = floor;
-            comp = raw >= floor ? raw - floor : c->comp;
-        }
+    if (cg_unlikely(now < floor || now > raw)) {
+        now = floor;
+        comp = raw >= floor ? raw - floor : c->comp;
     }
     __atomic_store_n(&c->comp, comp, __ATOMIC_RELAXED);
     return now;
+}
+
+/* The same for a hook of the general path (enter: 1 for an enter hook, 0
+ * for an exit); the fast path's calls cg_costs_comp_time with its own
+ * figures and the top frame at hand. */
+static CG_INLINE uint64_t cg_costs_hook_time(struct cg_costs *c, uint64_t raw, int enter)
+{
+    uint64_t floor = c->depth ? c->frames[c->depth - 1].t_last : 0;
+    return cg_costs_comp_time(c, raw, floor, c->comp_gpre[enter], c->comp_gpost[enter]);
 }
 
 /* The thread's compensated time now, for what is not a hook (a dump, the

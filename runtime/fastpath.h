@@ -73,17 +73,10 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
 #else
     uint64_t raw = 0; /* not reached: no CG_FAST_TSC without a TSC */
 #endif
-    /* cg_costs_hook_time, with the top frame at hand: the clock less the
-     * hooks' own time (overhead compensation; all zero when off) */
+    /* the clock less the hooks' own time (overhead compensation; all zero
+     * when off), with the fast path's figures */
     struct cg_costs *c = &t->costs;
-    uint64_t comp = c->comp + c->comp_pending + c->comp_pre[enter];
-    c->comp_pending = c->comp_post[enter];
-    now = raw - comp;
-    if (cg_unlikely(now < f->t_last || now > raw)) {
-        now = f->t_last;
-        comp = raw >= now ? raw - now : c->comp;
-    }
-    __atomic_store_n(&c->comp, comp, __ATOMIC_RELAXED);
+    now = cg_costs_comp_time(c, raw, f->t_last, c->comp_pre[enter], c->comp_post[enter]);
     t->costs.selfs[f->self].cost += now - f->t_last;
     if (t->costs.nodes)
         t->costs.nodes[f->node].self += now - f->t_last;
