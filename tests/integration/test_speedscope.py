@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cgtest  # noqa: E402
 import speedscope  # noqa: E402
-from cgproflib import reader  # noqa: E402
+from cgproflib import paths, reader  # noqa: E402
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 FLAME = ("main", "parse", "tokenize", "render", "layout", "spin")
@@ -215,18 +215,10 @@ def paths_weights(path_files):
     is folded)."""
     self_, total = {}, {}
     for path in path_files:
-        names, paths = {}, {}
-        with open(path) as f:
-            for line in f:
-                if line.startswith("fn "):
-                    _, fid, name = line.rstrip("\n").split(" ", 2)
-                    names[fid] = name
-                elif line.startswith("node "):
-                    _, nid, parent, fid, _, _, s = line.split()
-                    paths[nid] = paths.get(parent, ()) + (names[fid],)
-                    for fn in paths[nid]:
-                        total[fn] = total.get(fn, 0) + int(s)
-                    self_[names[fid]] = self_.get(names[fid], 0) + int(s)
+        for names, _calls, _incl, s in paths.read(path).paths:
+            for fn in names:
+                total[fn] = total.get(fn, 0) + s
+            self_[names[-1]] = self_.get(names[-1], 0) + s
     return {fn: (self_[fn], total[fn]) for fn in self_ if total[fn]}
 
 
