@@ -22,10 +22,16 @@ time; samples without one (the dynamic loader, before main, the shell that
 repeats a run) are dropped and counted, and among them those whose chain
 perf unwound only part way (it does not end where a process or a thread
 starts: they were the program's, perf lost their frames; with jq, in
-libc's malloc in some runs and not in others). cgprof's self time per function is
-summed over all threads' files (cgproflib.report.summarize); its time in
-functions outside the set (the libc function named as the caller of a
-callback) is left out and counted.
+libc's malloc in some runs and not in others). perf names inlined frames
+(--inline): a function inlined in spite of -fno-inline (always_inline) keeps
+its hooks, and cgprof shows it apart.
+
+cgprof runs with CGPROF_OFF_CPU=1 and CGPROF_PATHS=1 (and what --cgprof-env
+adds or overrides): perf's cpu-clock counts time on the CPU, so cgprof's time
+off it (descheduled, blocked: a thread waiting for its work) is left out and
+its share printed; its self time per function is summed over all threads'
+files (cgproflib.report.summarize), its time in functions outside the set
+(the libc function named as the caller of a callback) left out and counted.
 
 Per program it prints: the samples, the total variation distance (TVD) of
 the self-time shares, half the sum over the functions of |perf share -
@@ -33,8 +39,8 @@ cgprof share|, in percentage points (0: the same profile; 100: nothing in
 common); the 5 functions whose shares differ most; and the TVD of the
 inclusive shares of the 10 functions with the most inclusive time under perf
 (perf: the fraction of samples whose chain holds the function, once per
-sample; cgprof: report.summarize's inclusive time, recursion counted once,
-over the same total), the same half sum over those 10 (inclusive shares
+sample; cgprof: the self time of every call path through the function, from
+the path files, the time off the CPU left out, over the same total), the same half sum over those 10 (inclusive shares
 do not add up to 100: this one can exceed 100).
 
 A run of each program is repeated (in one perf record, as many times under
@@ -187,6 +193,8 @@ class Profile:
         self.dropped = 0
         self.truncated = 0
         self.outside = 0
+        self.off = 0
+        self.incl_from = "files"
 
     def add(self, other):
         self.self.update(other.self)
@@ -195,6 +203,8 @@ class Profile:
         self.dropped += other.dropped
         self.truncated += other.truncated
         self.outside += other.outside
+        self.off += other.off
+        self.incl_from = other.incl_from
         return self
 
     def shares(self):
@@ -209,12 +219,26 @@ OUTERMOST = {"_start", "clone", "clone3", "start_thread", "__libc_start_main", "
 def perf_profile(data, dsos, funcs):
     """The samples of perf.data charged as cgprof charges time."""
     err = open(data + ".err", "w+")
-    p = subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,ip,sym,dso", "--no-inline"],
+    # --inline: a function inlined in spite of -fno-inline (always_inline,
+    # as xz's lzma_memcmplen) keeps its hooks, and cgprof shows it apart
+    # (README, "Inlined calls"); perf names it from the line tables, as a
+    # frame of dso "inlined" before its host's
+    p = subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,ip,sym,dso", "--inline"],
                          stdout=subprocess.PIPE, stderr=err, text=True, errors="replace")
     prof = Profile()
     frame = re.compile(r"^\s+[0-9a-f]+ (.*) \((.*)\)$")
 
     def sample(chain):
+        # an inlined frame is in the object of the frame it is inlined into
+        # (the next one that is not inlined)
+        fixed, host = [], None
+        for sym, dso in reversed(chain):
+            if dso == "inlined":
+                dso = host or dso
+            else:
+                host = dso
+            fixed.append((sym, dso))
+        chain = fixed[::-1]
         ours = []
         for sym, dso in chain:
             if os.path.basename(dso) in dsos:
@@ -259,10 +283,18 @@ def perf_profile(data, dsos, funcs):
     return prof
 
 
+OFF_CPU = "cgprof_off_cpu"
+
+
 def cgprof_profile(directory, funcs):
     """cgprof's self and inclusive ns per function, summed over the files
-    (all threads and processes) in directory."""
-    from cgproflib import report
+    (all threads and processes) in directory. The time off the CPU
+    (CGPROF_OFF_CPU=1: the pseudo-function cgprof_off_cpu), which perf's
+    cpu-clock does not see, is counted apart (off), in neither. Inclusive
+    time from the path files when there are (CGPROF_PATHS=1), as perf's: a
+    function's is the self time of every path through it, the time off the
+    CPU under it left out; else the Callgrind files' (which include it)."""
+    from cgproflib import paths, report
     files, _ = report.collect([directory])
     flat, _total, bad = report.summarize(files)
     if bad:
@@ -270,12 +302,28 @@ def cgprof_profile(directory, funcs):
     prof = Profile()
     for (name, _obj), (incl, self_ns, _calls, _fl) in flat.items():
         n = norm(name)
-        if n in funcs:
+        if n == OFF_CPU:
+            prof.off += self_ns
+        elif n in funcs:
             prof.self[n] += self_ns
             prof.incl[n] += incl
             prof.total += self_ns
         else:
             prof.outside += self_ns
+    pfiles, _missing = paths.collect([directory])
+    if pfiles:
+        pfs, pbad = paths.load(pfiles)
+        if pbad:
+            raise RuntimeError("path files that cannot be read: %s" % pbad)
+        prof.incl = collections.Counter()
+        for pf in pfs:
+            for names, _calls, _incl, self_ns in pf.paths:
+                if not self_ns or norm(names[-1]) == OFF_CPU:
+                    continue
+                for n in {norm(x) for x in names}:
+                    if n in funcs:
+                        prof.incl[n] += self_ns
+        prof.incl_from = "paths"
     return prof
 
 
@@ -581,13 +629,15 @@ def measure(prog, args, tmp, variants):
             cg_all.add(p)
         cs, ci = cg_all.shares()
         out_pct = 100.0 * cg_all.outside / max(1, cg_all.total + cg_all.outside)
+        off_pct = 100.0 * cg_all.off / max(1, cg_all.total + cg_all.outside + cg_all.off)
         err = None
         if len(profs) >= 2:
             a, b = profs[0].shares(), profs[1].shares()
             err = (tvd(a[0], b[0]), tvd_incl(a[1], b[1], pi))
         res["variants"][label] = {"tvd": tvd(ps, cs), "tvd_incl": tvd_incl(pi, ci, pi), "top": fmt_top(ps, cs),
                                   "top_incl": fmt_top({k: pi[k] for k in top}, {k: ci.get(k, 0) for k in top}),
-                                  "outside": out_pct, "cg_err": err}
+                                  "outside": out_pct, "off": off_pct, "incl_from": cg_all.incl_from,
+                                  "cg_err": err}
     if len(perfs) >= 2:
         a, b = perfs[0].shares(), perfs[1].shares()
         res["perf_err"] = (tvd(a[0], b[0]), tvd_incl(a[1], b[1], pi), perfs[0].total, perfs[1].total)
@@ -612,9 +662,10 @@ def report(res, variants):
     for label, _ in variants:
         v = res["variants"][label]
         ce = v["cg_err"]
-        say("  cgprof%s: TVD self %.1f points, inclusive (top %d) %.1f points; cgprof's time outside the set %.1f%%%s"
+        say("  cgprof%s: TVD self %.1f points, inclusive (top %d, from the %s) %.1f points; cgprof's time outside "
+            "the set %.1f%%, off the CPU %.1f%% (left out)%s"
             % (" %s compensation (CGPROF_COMPENSATE=%s)" % (label, "1" if label == "after" else "0") if label else "",
-               v["tvd"], TOP_INCLUSIVE, v["tvd_incl"], v["outside"],
+               v["tvd"], TOP_INCLUSIVE, v["incl_from"], v["tvd_incl"], v["outside"], v["off"],
                "; cgprof run 1 against run 2: self %.1f, inclusive %.1f" % ce if ce else ""))
         say("   largest self differences:")
         for line in v["top"]:
@@ -645,7 +696,10 @@ def main(argv=None):
     unknown = [n for n in names if n not in PROGRAMS]
     if unknown:
         ap.error("unknown program %s (known: %s)" % (", ".join(unknown), ", ".join(PROGRAMS)))
-    extra = {}
+    # perf's cpu-clock counts time on the CPU: cgprof's time off it apart
+    # (CGPROF_OFF_CPU=1), and its paths for inclusive times as perf's
+    # (CGPROF_PATHS=1); --cgprof-env CGPROF_OFF_CPU=0 compares wall time
+    extra = {"CGPROF_OFF_CPU": "1", "CGPROF_PATHS": "1"}
     for kv in args.cgprof_env:
         k, sep, v = kv.partition("=")
         if not sep or not k.startswith("CGPROF_"):
