@@ -22,16 +22,20 @@
 #include "clock.h"
 #include "costs.h"
 #include "hooks.h"
+#include "options.h"
 #include "proc.h"
 #include "thread.h"
 
 enum { ROUNDS = 9, CALLS = 4000 };
+/* Fraction bits of the per-call figures: each is rounded to the nearest ns
+ * at the end, not truncated per round (a bias of half a ns a figure). */
+enum { FRAC = 8 };
 
 static volatile double sink;
 
 /* One round on t (in cg_self): the plain loop's time, the hooked loop's
  * (under a root frame, as a program's calls are), and the hooked calls'
- * own time as the tables counted it; each per call, in ns. */
+ * own time as the tables counted it; each per call, in ns << FRAC. */
 static CG_NOINSTR __attribute__((noinline)) int round_of(struct cg_thread *t, uint64_t *plain, uint64_t *hooked,
                                                         uint64_t *inside)
 {
@@ -51,12 +55,37 @@ static CG_NOINSTR __attribute__((noinline)) int round_of(struct cg_thread *t, ui
     const struct cg_costs *c = &t->costs;
     for (uint32_t a = 1; a < c->narcs; a++)
         if (c->arcs[a].callee == (uintptr_t)cg_calib_hooked && c->arcs[a].count == CALLS) {
-            *plain = (t1 - t0) / CALLS;
-            *hooked = (t3 - t2) / CALLS;
-            *inside = c->arcs[a].incl / CALLS;
+            *plain = ((t1 - t0) << FRAC) / CALLS;
+            *hooked = ((t3 - t2) << FRAC) / CALLS;
+            *inside = (c->arcs[a].incl << FRAC) / CALLS;
             return 0;
         }
     return -1; /* the calls were not counted as made: measure nothing */
+}
+
+/* A scratch thread state with the program's settings (its call paths, its
+ * time off the CPU: their hooks do more), so that the hooks measured do
+ * what the program's will. */
+static int scratch(struct cg_thread *t)
+{
+    static const volatile uint64_t quiet; /* a ring buffer with nothing new */
+    memset(t, 0, sizeof *t);
+    if (cg_costs_init(&t->costs, cg_paths_bound) != 0)
+        return -1;
+    if (cg_opts.off_cpu)
+        t->costs.switch_head = &quiet;
+    return 0;
+}
+
+static uint64_t least(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+static uint32_t rounded(uint64_t v)
+{
+    v = (v + (1u << (FRAC - 1))) >> FRAC;
+    return (uint32_t)least(v, 100000);
 }
 
 int cg_calibrate(uint32_t *in, uint32_t *out)
@@ -72,33 +101,34 @@ int cg_calibrate_mode(int mode, uint32_t *in, uint32_t *out)
     if (t == MAP_FAILED)
         return -1;
     struct cg_thread *saved = cg_self;
-    uint64_t best_in = UINT64_MAX, best_out = UINT64_MAX;
+    /* Each figure is the least of its rounds, apart: the hooked loop less
+     * the plain loop of one round would take a round whose plain loop was
+     * slowed (an interrupt) for one whose hooks were fast (it gave 2 ns in
+     * the caller, against 11 in the other rounds). */
+    uint64_t plain = UINT64_MAX, hooked = UINT64_MAX, inside = UINT64_MAX;
     int rounds = 0;
     for (int r = 0; r < ROUNDS; r++) {
-        memset(t, 0, sizeof *t);
-        if (cg_costs_init(&t->costs, 0) != 0)
+        if (scratch(t) != 0)
             break;
-        uint64_t plain = 0, hooked = 0, inside = 0;
+        uint64_t p = 0, h = 0, i = 0;
         cg_self = t;
-        int rc = round_of(t, &plain, &hooked, &inside);
+        int rc = round_of(t, &p, &h, &i);
         cg_self = saved;
         cg_costs_destroy(&t->costs);
         if (rc != 0)
             continue;
         rounds++;
-        uint64_t added = hooked > plain ? hooked - plain : 0;
-        uint64_t o = added > inside ? added - inside : 0;
-        if (inside < best_in)
-            best_in = inside;
-        if (o < best_out)
-            best_out = o;
+        plain = least(plain, p);
+        hooked = least(hooked, h);
+        inside = least(inside, i);
     }
     munmap(t, sizeof *t);
     cg_fast_mode = mode_was;
     if (!rounds)
         return -1;
-    *in = (uint32_t)(best_in < 100000 ? best_in : 100000);
-    *out = (uint32_t)(best_out < 100000 ? best_out : 100000);
+    uint64_t added = hooked > plain ? hooked - plain : 0;
+    *in = rounded(inside);
+    *out = rounded(added > inside ? added - inside : 0);
     return 0;
 }
 

@@ -174,6 +174,28 @@ static void test_overhead_compensation(void **state)
     cg_snapshot_free(&s);
 }
 
+/* A clock that steps back (a TSC behind on the core the thread moved to):
+ * the time stays where it was and no overhead is taken, not a huge
+ * compensation from a negative difference; then it goes on. */
+static void test_compensation_clock_back(void **state)
+{
+    struct cg_costs *c = *state;
+    const uintptr_t fa = 0x10000;
+    c->comp_gpre[1] = 2;
+    c->comp_gpost[1] = 5;
+    c->comp_gpre[0] = 3;
+    c->comp_gpost[0] = 4;
+    enter(c, fa, 0x9000, SP, cg_costs_hook_time(c, 1000, 1)); /* at 998, 2 taken */
+    uint64_t was = c->comp;
+    assert_int_equal(cg_costs_hook_time(c, 900, 1), 998);
+    assert_int_equal(c->comp, was);
+    /* the next reading is compensated as before: 1100 less 2, 5 pending
+     * from the enter hook of 1000 (the one at 900 took none), and 2 */
+    uint64_t t = cg_costs_hook_time(c, 1100, 0);
+    assert_true(t >= 998 && t <= 1100);
+    assert_true(c->comp < 1100);
+}
+
 static void assert_snapshots_equal(const struct cg_snapshot *a, const struct cg_snapshot *b)
 {
     assert_int_equal(a->narcs, b->narcs);
@@ -1912,6 +1934,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_overhead_compensation),
+        T(test_compensation_clock_back),
         T(test_arc_counts_and_inclusive),
         T(test_sample_chain_charges_uninstrumented_code),
         T(test_parts_count_each_call_once_and_split_time),
