@@ -820,6 +820,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->folded = c->folded;
     t->beyond_paths = c->beyond_paths;
     t->comp = __atomic_load_n(&c->comp, __ATOMIC_RELAXED);
+    t->off_pending = 0;
     t->depth = running;
     t->lost = c->lost;
     t->unmatched_exits = c->unmatched_exits;
@@ -937,6 +938,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
     out->jumped = cur->jumped - (base && base->jumped <= cur->jumped ? base->jumped : 0);
     out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
     out->compensated = cur->comp - (base && base->comp <= cur->comp ? base->comp : 0);
+    out->off_pending = cur->off_pending;
     return 0;
 }
 
@@ -960,6 +962,7 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->jumped = src->jumped;
     dst->unplaced = src->unplaced;
     dst->comp = src->comp;
+    dst->off_pending = src->off_pending;
     return 0;
 }
 
@@ -1088,6 +1091,7 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->jumped += part->jumped;
     s->unplaced += part->unplaced;
     s->compensated += part->compensated;
+    s->off_pending += part->off_pending;
     s->continued = 0;
     for (size_t i = 0; i < s->narcs; i++)
         s->continued += s->arcs[i].count == 0;

@@ -656,6 +656,7 @@ struct cg_snapshot {
     uint64_t lost, unmatched_exits, left, jumped;
     uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
     uint64_t compensated; /* ns of the hooks' own time left out (CGPROF_COMPENSATE) */
+    uint64_t off_pending; /* ns off the CPU since the thread's last hook, left out (CGPROF_OFF_CPU) */
     uint32_t depth;     /* frames still running when it was taken */
     uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
 };
@@ -687,6 +688,7 @@ struct cg_totals {
     uint32_t depth;                /* calls in progress at the reading */
     uint64_t lost, unmatched_exits, left, jumped, unplaced;
     uint64_t comp;                 /* struct cg_costs's comp */
+    uint64_t off_pending;          /* time off the CPU left out of the reading (dump.c) */
 };
 
 /* Reads the totals of `c` at `now` into *t (its arrays are reallocated to

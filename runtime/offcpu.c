@@ -170,3 +170,51 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
     if (cg_costs_sample(c, &fn, &pos, 1, fn, off, 1, t->offcpu_last, &t->offcpu_nlast) == 0)
         top->t_last += off;
 }
+
+uint64_t cg_offcpu_pending(const struct cg_thread *t)
+{
+    const struct perf_event_mmap_page *m = __atomic_load_n(&t->switch_ring, __ATOMIC_ACQUIRE);
+    if (!m || !__atomic_load_n(&t->costs.switch_head, __ATOMIC_ACQUIRE))
+        return 0;
+    /* The records from the owner's position on: the owner may drain them
+     * meanwhile (it is running then: little is pending) and the kernel
+     * reuse their place, so a record that does not look like one ends the
+     * reading. */
+    uint64_t tail = __atomic_load_n(&m->data_tail, __ATOMIC_ACQUIRE);
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+    uint64_t out = __atomic_load_n(&t->switched_out, __ATOMIC_RELAXED);
+    const unsigned char *data = (const unsigned char *)m + page;
+    uint64_t size = (uint64_t)page * DATA_PAGES;
+    uint64_t off = 0;
+    if (head - tail > size)
+        return 0;
+    while (tail < head) {
+        struct perf_event_header h;
+        unsigned char rec[64];
+        for (size_t i = 0; i < sizeof h; i++)
+            ((unsigned char *)&h)[i] = data[(tail + i) % size];
+        if (h.size < sizeof h || h.size > sizeof rec)
+            break;
+        for (size_t i = 0; i < h.size; i++)
+            rec[i] = data[(tail + i) % size];
+        tail += h.size;
+        if (h.type != PERF_RECORD_SWITCH || h.size < sizeof h + 8)
+            continue;
+        uint64_t time;
+        memcpy(&time, rec + h.size - 8, 8);
+        if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+            out = time;
+        } else if (out && time > out) {
+            off += time - out;
+            out = 0;
+        }
+    }
+    if (out) { /* still off the CPU */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        if (now > out)
+            off += now - out;
+    }
+    return off;
+}

@@ -26,6 +26,14 @@ void cg_offcpu_forked(struct cg_thread *t);
  * guard held, before a hook's event at `now` (the thread's time). */
 void cg_offcpu_drain(struct cg_thread *t, uint64_t now);
 
+/* For a dump, from any thread: how long thread t has been off the CPU
+ * that its hooks have not yet charged (ns, by the records in its ring not
+ * yet drained; a stretch still going on counts up to now), without
+ * draining them: a thread blocked when a dump is taken (a worker waiting
+ * for work at exit, a server idle at a SIGUSR1) would otherwise show its
+ * wait so far as the running function's own time. 0 when off. */
+uint64_t cg_offcpu_pending(const struct cg_thread *t);
+
 /* The function the time off the CPU is shown as called (never called). */
 void cgprof_off_cpu(void);
 

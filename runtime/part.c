@@ -139,6 +139,11 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  (unsigned long long)s->unplaced, (unsigned)CG_SAMPLE_PCS);
     if (d->paused)
         snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
+    if (s->off_pending)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Off the CPU at this dump: %llu ns since the thread's last hook, left out of this part (charged "
+                 "to cgprof_off_cpu when it runs again; CGPROF_OFF_CPU)",
+                 (unsigned long long)s->off_pending);
     if (s->compensated)
         snprintf(extra[nd++], sizeof extra[0],
                  "Overhead compensated: %llu ns of the hooks' own time left out (%u ns a call inside the callee, "
@@ -309,7 +314,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
     const char *filter_desc[2];
     int nfilter = cg_filter_desc(session, filter_desc, 2);
     if (cg_symtab_build(session, &snap, &symtab, &storage) == 0) {
-        char extra[11][200];
+        char extra[12][200];
         const char *desc[14];
         int nd = desc_lines(d, name, &snap, extra);
         for (int i = 0; i < nd; i++)

@@ -78,8 +78,8 @@ class OffCpu(cgtest.ProfileAssertions):
     (a nap of 100 ms is at least 100 ms off the CPU; a loaded machine may
     add more anywhere)."""
 
-    def run_offcpu(self, env):
-        run = cgtest.run_preloaded(self, [cgtest.prog("offcpu")], env=env)
+    def run_offcpu(self, env, args=()):
+        run = cgtest.run_preloaded(self, [cgtest.prog("offcpu")] + list(args), env=env)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(cgtest.stderr_lines(run.stderr), [])
         return {int(p.thread): p for p in run.profiles()}
@@ -107,6 +107,31 @@ class OffCpu(cgtest.ProfileAssertions):
         w = sum(c.costs[0] for c in waiter.calls
                 if c.caller.name == "wait_for_main" and c.callee.name == "cgprof_off_cpu")
         self.assertGreaterEqual(w, 3 * 100 * 1000 * 1000)
+
+    def test_blocked_at_the_dump(self):
+        # the waiter is still blocked in read() when the files are written
+        # at exit: its wait so far is not wait_for_main's own time, and the
+        # part says how much was left out
+        profs = self.run_offcpu({"CGPROF_OFF_CPU": "1"}, ["stuck"])
+        waiter = profs[2]
+        self.assert_valid(waiter)
+        self.assert_inclusive_covers_self(waiter)
+        pending = [d for d in waiter.desc if d.startswith("Off the CPU at this dump")]
+        self.assertEqual(len(pending), 1, waiter.desc)
+        m = re.fullmatch(r"Off the CPU at this dump: (\d+) ns since the thread's last hook, left out of this "
+                         r"part \(charged to cgprof_off_cpu when it runs again; CGPROF_OFF_CPU\)", pending[0])
+        self.assertIsNotNone(m, pending[0])
+        self.assertGreaterEqual(int(m.group(1)), 3 * 100 * 1000 * 1000)
+        # what wait_for_main did on the CPU: far less than its wait
+        self.assertLess(waiter.self_cost("wait_for_main"), int(m.group(1)) / 10)
+        # still a call in progress, counted once
+        self.assertEqual(waiter.call_counts().get(("waiter", "wait_for_main")), 1)
+        # main, which writes the files at its exit, was running: its naps
+        # were charged by its hooks; what it may have waited since its last
+        # hook is the writing's (on a loaded machine, some us), not a nap
+        for d in profs[1].desc:
+            if d.startswith("Off the CPU at this dump"):
+                self.assertLess(int(d.split()[6]), 100 * 1000 * 1000, d)
 
     def test_off_by_default(self):
         for env in ({}, {"CGPROF_OFF_CPU": "1", "CGPROF_TIME": "sample"}):

@@ -2,7 +2,10 @@
  * test_compensation.py): work() spins (on the CPU) then naps 100 ms
  * (off it: usleep blocks), three times; a second thread waits on a pipe
  * that main writes after its naps. Expected: nap -> cgprof_off_cpu at
- * least 3 x 100 ms, exactly as many calls of each function as without. */
+ * least 3 x 100 ms, exactly as many calls of each function as without.
+ * With an argument (`offcpu stuck`), main never writes and exits after its
+ * naps: the waiter is still blocked in wait_for_main when the files are
+ * written, its wait so far (at least 300 ms) not yet seen by a hook. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -41,14 +44,19 @@ static void *waiter(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argv;
     if (pipe(fds) != 0)
         return 1;
     pthread_t t;
     pthread_create(&t, NULL, waiter, NULL);
     for (int i = 0; i < 3; i++)
         work();
+    if (argc > 1) {
+        printf("offcpu: the waiter is left blocked\n");
+        return 0;
+    }
     if (write(fds[1], "x", 1) != 1)
         return 1;
     pthread_join(t, NULL);
