@@ -306,6 +306,7 @@ void cg_dump_thread_exit(struct cg_thread *t)
             cg_part_end(&d);
         }
         cg_totals_free(&cur);
+        cg_offcpu_thread_release(t);
         cg_thread_release(t);
         /* The status file is the service thread's to rewrite, within a
          * second (cg_dump_status_stale): a program that runs thousands of

@@ -102,12 +102,23 @@ void cg_offcpu_thread_start(struct cg_thread *t)
 
 void cg_offcpu_thread_stop(struct cg_thread *t)
 {
-    if (!t->switch_ring)
+    if (!t->switch_ring || t->switch_fd < 0)
         return;
     int saved = errno;
     __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
-    munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
+    /* The mapping stays until the thread's state goes (a dump may be
+     * reading it: cg_offcpu_pending); the event goes now. */
     syscall(SYS_close, (long)t->switch_fd);
+    t->switch_fd = -1;
+    errno = saved;
+}
+
+void cg_offcpu_thread_release(struct cg_thread *t)
+{
+    if (!t->switch_ring)
+        return;
+    int saved = errno;
+    munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
     t->switch_ring = NULL;
     errno = saved;
 }
@@ -119,7 +130,8 @@ void cg_offcpu_forked(struct cg_thread *t)
     /* the mapping and the event are the parent's thread's */
     t->costs.switch_head = NULL;
     munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
-    syscall(SYS_close, (long)t->switch_fd);
+    if (t->switch_fd >= 0)
+        syscall(SYS_close, (long)t->switch_fd);
     t->switch_ring = NULL;
     cg_offcpu_thread_start(t);
 }

@@ -19,6 +19,8 @@ void cg_offcpu_init(int on);
  * message for the process and the thread goes without. */
 void cg_offcpu_thread_start(struct cg_thread *t);
 void cg_offcpu_thread_stop(struct cg_thread *t);
+/* Its ring goes with its state (under the dump lock: see cg_offcpu_pending). */
+void cg_offcpu_thread_release(struct cg_thread *t);
 /* In a forked child, for the thread that forked: the parent's buffer is
  * the parent's; a new one. */
 void cg_offcpu_forked(struct cg_thread *t);
@@ -31,7 +33,9 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now);
  * yet drained; a stretch still going on counts up to now), without
  * draining them: a thread blocked when a dump is taken (a worker waiting
  * for work at exit, a server idle at a SIGUSR1) would otherwise show its
- * wait so far as the running function's own time. 0 when off. */
+ * wait so far as the running function's own time. 0 when off. With the
+ * dump lock held: the ring stays mapped until cg_offcpu_thread_release,
+ * which the dumper calls. */
 uint64_t cg_offcpu_pending(const struct cg_thread *t);
 
 /* The function the time off the CPU is shown as called (never called). */
