@@ -289,11 +289,15 @@ class Report(Checks):
                 pf = PathFile(path_file_of(run.files[0]))
                 for fn in ("main", "parse", "lex", "fib", "down", "sort", "cmp"):
                     self.assertEqual(incl[fn], sum(n["incl"] for n in pf.nodes.values() if n["fn"] == fn), fn)
-                # without the path files the arcs count the levels again
+                # without the path files the arcs count the levels again:
+                # more than the whole run, impossible for a time counted
+                # once (by how much depends on the recursion's share of the
+                # run, a few ns a level, less with overhead compensation: 6x
+                # to 40x seen; 10x failed in CI)
                 for f in glob.glob(os.path.join(run.directory, "callgrind.paths.*")):
                     os.unlink(f)
                 flat, total, _ = report.summarize(run.files)
-                self.assertGreater({k[0]: v[0] for k, v in flat.items()}["is_even"], 10 * total)
+                self.assertGreater({k[0]: v[0] for k, v in flat.items()}["is_even"], total)
 
 
 class Bounded(Checks):
