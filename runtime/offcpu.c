@@ -136,6 +136,41 @@ void cg_offcpu_forked(struct cg_thread *t)
     cg_offcpu_thread_start(t);
 }
 
+/* The switch records of ring m from *tail to head: the time off the CPU
+ * between each switch out and its switch in, *out the time of a switch out
+ * not yet matched (0: none), carried from one reading to the next. *tail
+ * ends after the last record read; a record that does not look like one
+ * ends the reading. */
+static uint64_t scan(const struct perf_event_mmap_page *m, uint64_t *tail, uint64_t head, uint64_t *out)
+{
+    const unsigned char *data = (const unsigned char *)m + page;
+    uint64_t size = (uint64_t)page * DATA_PAGES;
+    uint64_t off = 0, at = *tail;
+    while (at < head) {
+        struct perf_event_header h;
+        unsigned char rec[64];
+        for (size_t i = 0; i < sizeof h; i++)
+            ((unsigned char *)&h)[i] = data[(at + i) % size];
+        if (h.size < sizeof h || h.size > sizeof rec)
+            break;
+        for (size_t i = 0; i < h.size; i++)
+            rec[i] = data[(at + i) % size];
+        at += h.size;
+        if (h.type != PERF_RECORD_SWITCH || h.size < sizeof h + 8)
+            continue;
+        uint64_t time;
+        memcpy(&time, rec + h.size - 8, 8); /* sample_id: the time, last */
+        if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+            *out = time;
+        } else if (*out && time > *out) {
+            off += time - *out;
+            *out = 0;
+        }
+    }
+    *tail = at;
+    return off;
+}
+
 void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
 {
     struct perf_event_mmap_page *m = t->switch_ring;
@@ -144,30 +179,9 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
         return;
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = m->data_tail;
-    const unsigned char *data = (const unsigned char *)m + page;
-    uint64_t size = (uint64_t)page * DATA_PAGES;
-    uint64_t off = 0;
-    while (tail < head) {
-        struct perf_event_header h;
-        unsigned char rec[64];
-        for (size_t i = 0; i < sizeof h; i++)
-            ((unsigned char *)&h)[i] = data[(tail + i) % size];
-        if (h.size < sizeof h || h.size > sizeof rec)
-            break;
-        for (size_t i = 0; i < h.size; i++)
-            rec[i] = data[(tail + i) % size];
-        tail += h.size;
-        if (h.type != PERF_RECORD_SWITCH || h.size < sizeof h + 8)
-            continue;
-        uint64_t time;
-        memcpy(&time, rec + h.size - 8, 8); /* sample_id: the time, last */
-        if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
-            t->switched_out = time;
-        } else if (t->switched_out && time > t->switched_out) {
-            off += time - t->switched_out;
-            t->switched_out = 0;
-        }
-    }
+    uint64_t out = t->switched_out;
+    uint64_t off = scan(m, &tail, head, &out);
+    __atomic_store_n(&t->switched_out, out, __ATOMIC_RELAXED); /* a dump reads it: cg_offcpu_pending */
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
     c->switch_seen = head;
     if (!off || c->depth == 0)
@@ -195,32 +209,9 @@ uint64_t cg_offcpu_pending(const struct cg_thread *t)
     uint64_t tail = __atomic_load_n(&m->data_tail, __ATOMIC_ACQUIRE);
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
     uint64_t out = __atomic_load_n(&t->switched_out, __ATOMIC_RELAXED);
-    const unsigned char *data = (const unsigned char *)m + page;
-    uint64_t size = (uint64_t)page * DATA_PAGES;
-    uint64_t off = 0;
-    if (head - tail > size)
+    if (head - tail > (uint64_t)page * DATA_PAGES)
         return 0;
-    while (tail < head) {
-        struct perf_event_header h;
-        unsigned char rec[64];
-        for (size_t i = 0; i < sizeof h; i++)
-            ((unsigned char *)&h)[i] = data[(tail + i) % size];
-        if (h.size < sizeof h || h.size > sizeof rec)
-            break;
-        for (size_t i = 0; i < h.size; i++)
-            rec[i] = data[(tail + i) % size];
-        tail += h.size;
-        if (h.type != PERF_RECORD_SWITCH || h.size < sizeof h + 8)
-            continue;
-        uint64_t time;
-        memcpy(&time, rec + h.size - 8, 8);
-        if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
-            out = time;
-        } else if (out && time > out) {
-            off += time - out;
-            out = 0;
-        }
-    }
+    uint64_t off = scan(m, &tail, head, &out);
     if (out) { /* still off the CPU */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
