@@ -336,6 +336,14 @@ static CG_INLINE void cg_node_exit(struct cg_costs *c, uint32_t n, uint64_t t_en
         __atomic_store_n(&node->incl, node->incl + (now - t_enter), __ATOMIC_RELEASE);
 }
 
+/* Whether the thread was switched out since its last hook (CGPROF_OFF_CPU:
+ * its ring's head moved; false when off): then its general path drains the
+ * records (offcpu.h). */
+static CG_INLINE int cg_costs_switched(const struct cg_costs *c)
+{
+    return cg_unlikely(c->switch_head != NULL) && *c->switch_head != c->switch_seen;
+}
+
 /* ---- overhead compensation -------------------------------------------------- */
 
 /* The time of a hook whose clock read raw (ns), compensated (see comp),

@@ -95,7 +95,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     if (cg_unlikely(d == 0 || d == c->frame_cap))
         return 0;
     /* the thread was switched out since the last hook (CGPROF_OFF_CPU) */
-    if (cg_unlikely(c->switch_head != NULL) && *c->switch_head != c->switch_seen)
+    if (cg_costs_switched(c))
         return 0;
     /* cg_costs_resync's test for an entry: a real call's frame is below
      * its caller's. At the same sp is an inlined call, whose arc is keyed
@@ -204,7 +204,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
      * mismatch (cg_costs_exit) */
     if (cg_unlikely(d == 0 || c->overflow))
         return 0;
-    if (cg_unlikely(c->switch_head != NULL) && *c->switch_head != c->switch_seen)
+    if (cg_costs_switched(c))
         return 0;
     struct cg_frame *f = &c->frames[d - 1];
     if (cg_unlikely(f->fn != fn || f->skip))

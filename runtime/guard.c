@@ -61,7 +61,7 @@ void cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintp
     uint64_t now = cg_guard_now(t, enter);
     /* the time the thread spent switched out since the last hook, as a
      * callee of the function running then (CGPROF_OFF_CPU) */
-    if (cg_unlikely(t->costs.switch_head != NULL) && *t->costs.switch_head != t->costs.switch_seen)
+    if (cg_costs_switched(&t->costs))
         cg_offcpu_drain(t, now);
     cg_guard_apply(t, fn, site, sp, code, enter, now, 1);
     cg_guard_release(t);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "costs.h"
 #include "thread.h"
 #include "util.h"
@@ -212,10 +213,8 @@ uint64_t cg_offcpu_pending(const struct cg_thread *t)
     if (head - tail > (uint64_t)page * DATA_PAGES)
         return 0;
     uint64_t off = scan(m, &tail, head, &out);
-    if (out) { /* still off the CPU */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (out) { /* still off the CPU (the records' clock: CLOCK_MONOTONIC) */
+        uint64_t now = cg_mono_ns();
         if (now > out)
             off += now - out;
     }
