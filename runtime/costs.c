@@ -701,6 +701,51 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
     return 0;
 }
 
+int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t pc, uint64_t period)
+{
+    if (c->depth == 0)
+        return -1;
+    struct cg_frame *top = &c->frames[c->depth - 1];
+    if (top->skip)
+        return -1;
+    uint32_t arc = arc_lookup(c, top->fn, site, fn);
+    if (arc == CG_SINK)
+        return -1;
+    struct cg_arc *a = &c->arcs[arc];
+    if (a->sampled || a->skip || a->code_off == CG_NO_CODE)
+        return -1;
+    uint32_t self, node = 0;
+    if (pc < fn + (uintptr_t)(intptr_t)a->code_off) {
+        /* the prologue: the call's frame is not made yet */
+        self = a->entry_self;
+        if (c->nodes) {
+            int saved = errno;
+            node = cg_node_find(c, top->node, fn);
+            errno = saved;
+        }
+    } else {
+        /* the epilogue: the frame just above the stack is still this call's */
+        const struct cg_frame *f = top + 1;
+        if (c->depth >= c->frame_cap || f->fn != fn || f->arc != arc || f->skip)
+            return -1;
+        self = f->self;
+        node = f->node;
+    }
+    /* as cg_costs_sample_at: the segment's start first, then the costs */
+    __atomic_store_n(&top->t_last, top->t_last + period, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->selfs[self].cost, c->selfs[self].cost + period, __ATOMIC_RELEASE);
+    __atomic_store_n(&a->incl, a->incl + period, __ATOMIC_RELEASE);
+    if (c->nodes) {
+        struct cg_node *n = &c->nodes[node];
+        __atomic_store_n(&n->self, n->self + period, __ATOMIC_RELEASE);
+        /* a node on the stack (a recursion folded onto it) has it already,
+         * by its running frame's inclusive time */
+        if (!n->active)
+            __atomic_store_n(&n->incl, n->incl + period, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
 /* The reads of a running thread's tables that its owner writes with plain
  * stores (the hot path has no atomics but for the depth, the counts and
  * their times): self costs, runs and the fields of frames. A value read

@@ -280,6 +280,20 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
 #define CG_SAMPLE_PCS 16384
 int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period);
 
+/* A sample in the code of fn, a function whose hooks are the program's,
+ * called from the top frame at site but not framed at that moment (the
+ * walk found it just under the top frame): in its prologue, before its
+ * enter hook is called (pc before the enter hook's return address, its
+ * arc's code_off), or in its epilogue, after its exit hook (the frame just
+ * popped is that call's). That time is the call's own, as a sampling
+ * profiler of the plain build counts it: period ns of self time (at the
+ * call's entry for a prologue, at its last position for an epilogue), of
+ * inclusive time on its arc and, with call paths, on its node. The top
+ * frame's running segment starts period later. Returns 0, or -1 when it is
+ * neither (no real arc from this site, a call left out, its code not
+ * known): nothing is charged. The caller holds the thread's guard. */
+int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t pc, uint64_t period);
+
 /* Slow paths of the hooks, out of line. */
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, int inlined,
                           uintptr_t code);

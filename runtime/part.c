@@ -144,7 +144,13 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  "Off the CPU at this dump: %llu ns since the thread's last hook, left out of this part (charged "
                  "to cgprof_off_cpu when it runs again; CGPROF_OFF_CPU)",
                  (unsigned long long)s->off_pending);
-    if (s->compensated)
+    if (s->compensated && cg_sampling)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Overhead compensated: %llu ns of the hooks' own time left out (%llu samples that found the "
+                 "thread in cgprof's hooks; CGPROF_COMPENSATE)",
+                 (unsigned long long)s->compensated,
+                 (unsigned long long)(s->compensated / (cg_sample_period_ns() ? cg_sample_period_ns() : 1)));
+    else if (s->compensated)
         snprintf(extra[nd++], sizeof extra[0],
                  "Overhead compensated: %llu ns of the hooks' own time left out (%u ns a call inside the callee, "
                  "%u in its caller; %u and %u by the general path; CGPROF_COMPENSATE)",

@@ -30,11 +30,14 @@
 #include "sample.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -52,8 +55,32 @@
 static uint64_t period_ns;
 static int sample_sig;
 static int stepped_aside;
-/* The hooks' entry points: a sample in them is the top frame's. */
+/* The hooks' entry points: a sample in them is the hooks' time. */
 static uintptr_t hook_enter, hook_exit;
+/* The code of libcgprof.so (empty when the runtime is linked into the
+ * program): a sample in it is the hooks' time too, in what they call
+ * before their guard is taken or after it is given back. */
+static uintptr_t own_text_lo, own_text_hi;
+
+static int find_own_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size, (void)arg;
+    int first = info->dlpi_name == NULL || info->dlpi_name[0] == '\0';
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || hook_enter < lo || hook_enter >= lo + ph->p_memsz)
+            continue;
+        /* not the program's own text, which holds the runtime when it is
+         * linked in (the main program is named "") */
+        if (!first) {
+            own_text_lo = lo;
+            own_text_hi = lo + ph->p_memsz;
+        }
+        return 1;
+    }
+    return 0;
+}
 
 #if CG_HAVE_LIBUNWIND
 static const struct cg_unwinder *unwinder;
@@ -78,8 +105,9 @@ static void load_unwinder(void)
  * its host's, and a clone or a cold part (fn.constprop.0, fn.cold) is a
  * function of its own for the unwinder. Returns the number of
  * uninstrumented frames in between (fns[0] outermost), or 0 when the
- * sample is in the top frame's own code, in a hook, or cannot be walked
- * within CG_SAMPLE_DEPTH frames.
+ * sample is in the top frame's own code, in a hook (*hook set: before its
+ * guard is taken or after it is given back), or cannot be walked within
+ * CG_SAMPLE_DEPTH frames.
  *
  * *own is set when the interrupted code is the top frame's own, with *pc
  * the interrupted address: the machine function it is in is the one that
@@ -90,7 +118,7 @@ static void load_unwinder(void)
  * position, as does a sample in a frame the stack pointers alone would
  * call the top frame's (a frame left by a longjmp not seen yet). */
 static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
-                     uintptr_t *sites, uintptr_t *pc, int *own)
+                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook)
 {
     const struct cg_unwinder *u = unwinder;
     if (!u)
@@ -106,8 +134,11 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
         unw_word_t ip, cfa;
         if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0 || u->get_proc_info(&cur, &pi) < 0 || pi.start_ip == 0)
             return 0;
-        if (pi.start_ip == hook_enter || pi.start_ip == hook_exit)
-            return 0; /* a hook before or after its guard: the top frame's */
+        if (pi.start_ip == hook_enter || pi.start_ip == hook_exit ||
+            (pi.start_ip >= own_text_lo && pi.start_ip < own_text_hi)) {
+            *hook = 1; /* a hook before or after its guard */
+            return 0;
+        }
         /* the caller's stack pointer is this frame's call frame address */
         if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
             return 0;
@@ -143,12 +174,52 @@ static void load_unwinder(void)
 }
 
 static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
-                     uintptr_t *sites, uintptr_t *pc, int *own)
+                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook)
 {
-    (void)uc, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own;
+    (void)uc, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own, (void)hook;
     return 0;
 }
 #endif
+
+/* Reads len bytes at addr of this process without faulting (code may be
+ * mapped execute-only): 0 when all were read. */
+static int peek(uintptr_t addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
+}
+
+/* Whether pc, in a function just under the top frame, is in a PLT entry
+ * that jumps to a hook (the program's calls of the hooks go through one in
+ * its own object): the hooks' time. */
+static int at_hook_stub(uintptr_t pc)
+{
+    unsigned char b[11];
+    if (peek(pc, b, sizeof b) != 0)
+        return 0;
+    unsigned i = 0;
+    if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) /* endbr64 */
+        i = 4;
+    if (b[i] == 0xf2) /* bnd */
+        i++;
+    if (b[i] != 0xff || b[i + 1] != 0x25) /* jmp *disp32(%rip) */
+        return 0;
+    int32_t disp;
+    memcpy(&disp, b + i + 2, sizeof disp);
+    uintptr_t to;
+    if (peek(pc + i + 6 + (uintptr_t)(intptr_t)disp, &to, sizeof to) != 0)
+        return 0;
+    return to == hook_enter || to == hook_exit;
+}
+
+/* A sample in the hooks (CGPROF_COMPENSATE): cgprof's own time, left out.
+ * The thread's clock does not move, so no frame gets it; the amount is
+ * the part's "Overhead compensated" (comp, unused by this clock
+ * otherwise). */
+static void left_out(struct cg_thread *t, uint64_t p)
+{
+    __atomic_store_n(&t->costs.comp, t->costs.comp + p, __ATOMIC_RELAXED);
+}
 
 static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
 {
@@ -163,22 +234,35 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
     if (si && si->si_code == SI_TIMER && si->si_overrun > 0)
         p *= 1 + (uint64_t)si->si_overrun;
     t->samples++;
-    /* In a hook, or nothing instrumented running: the clock moves on and
-     * the hooks charge the time where it belongs. */
+    /* In a hook: cgprof's own time, left out with CGPROF_COMPENSATE. Else
+     * (or nothing instrumented running) the clock moves on and the hooks
+     * charge the time where it belongs. */
     if (t->guard || t->ndeferred || t->costs.depth == 0) {
-        t->vclock += p;
+        if (t->guard == CG_GUARD_HOOK && cg_opts.compensate)
+            left_out(t, p);
+        else
+            t->vclock += p;
         errno = saved;
         return;
     }
+
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
     struct cg_frame *top = &t->costs.frames[t->costs.depth - 1];
     uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
-    int own = 0;
-    unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own);
+    int own = 0, hook = 0;
+    unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own, &hook);
+    if (cg_opts.compensate && (hook || (n == 1 && !own && at_hook_stub(pc)))) {
+        left_out(t, p);
+        cg_guard_release(t);
+        errno = saved;
+        return;
+    }
     t->vclock += p;
     if (own)
         cg_costs_sample_at(&t->costs, pc, p); /* or left to the hooks, at the frame's position */
+    else if (n == 1 && cg_costs_sample_call(&t->costs, fns[0], sites[0], pc, p) == 0)
+        ; /* an instrumented call's prologue or epilogue: its own time */
     else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
                                   &t->sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
@@ -219,6 +303,7 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
         return 0;
     }
     load_unwinder();
+    dl_iterate_phdr(find_own_text, NULL);
     sample_sig = cg_opts.sample_signal;
     period_ns = 1000000000u / cg_opts.sample_hz;
     cg_sampling = 1;
@@ -235,6 +320,16 @@ void cg_sample_thread_start(struct cg_thread *t)
     if (!cg_sampling || stepped_aside || t->has_timer)
         return;
     int saved = errno;
+    /* A thread that blocks the sampling signal would never be sampled, its
+     * time unseen: xz's workers start with every signal blocked (their
+     * creator blocks all around pthread_create, so that the process's
+     * signals go to its main thread). The signal is cgprof's (a program
+     * that sets an action for it makes cgprof step aside), and the timer
+     * sends it to this thread alone: unblocked here. */
+    sigset_t ours;
+    sigemptyset(&ours);
+    sigaddset(&ours, sample_sig);
+    pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;

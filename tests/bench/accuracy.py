@@ -2,6 +2,7 @@
 """cgprof's accuracy benchmark: cgprof's times against a sampling profiler's.
 
     python3 tests/bench/accuracy.py [--programs a,b] [--runs N] [--quick] [-F HZ]
+                                    [--time exact|sample|both]
                                     [--call-graph dwarf|fp] [--cgprof-env VAR=VALUE]...
     scripts/bench --accuracy [the same options]
 
@@ -54,9 +55,13 @@ The error bar: the same TVDs between two perf runs of the plain build (and
 between two cgprof runs): what sampling noise and run-to-run variation alone
 give. A difference between perf and cgprof well above it is cgprof's error.
 
-With the launcher listing --compensate (CGPROF_COMPENSATE: overhead
-compensation), cgprof runs with CGPROF_COMPENSATE=1 and =0 and both TVDs are
-printed side by side. When perf cannot sample here (not installed, no
+cgprof runs with each clock (--time, default both): CGPROF_TIME=exact
+(every call timed) and CGPROF_TIME=sample (calls counted, the thread's CPU
+time sampled, at perf's frequency: CGPROF_SAMPLE_HZ=-F); with the launcher
+listing --compensate, each with CGPROF_COMPENSATE=1 ("comp": in exact time
+the calibrated cost of the hooks subtracted per call, in sampled time the
+samples that land in the hooks left out) and =0 ("raw"), all TVDs printed
+side by side. When perf cannot sample here (not installed, no
 permission, no kernel support), it says so and exits 0.
 
 Programs (--programs, comma-separated; default all):
@@ -290,10 +295,11 @@ def cgprof_profile(directory, funcs):
     """cgprof's self and inclusive ns per function, summed over the files
     (all threads and processes) in directory. The time off the CPU
     (CGPROF_OFF_CPU=1: the pseudo-function cgprof_off_cpu), which perf's
-    cpu-clock does not see, is counted apart (off), in neither. Inclusive
-    time from the path files when there are (CGPROF_PATHS=1), as perf's: a
-    function's is the self time of every path through it, the time off the
-    CPU under it left out; else the Callgrind files' (which include it)."""
+    cpu-clock does not see, is counted apart (off), in neither. From the
+    path files when there are (CGPROF_PATHS=1), as perf counts: a path's
+    self time is its innermost function of the set's, and a function's
+    inclusive time the self time of every path through it, the time off the
+    CPU left out; else the Callgrind files' (which include it)."""
     from cgproflib import paths, report
     files, _ = report.collect([directory])
     flat, _total, bad = report.summarize(files)
@@ -315,14 +321,24 @@ def cgprof_profile(directory, funcs):
         pfs, pbad = paths.load(pfiles)
         if pbad:
             raise RuntimeError("path files that cannot be read: %s" % pbad)
-        prof.incl = collections.Counter()
+        # self time too, by perf's rule: a path's self time is its
+        # innermost function of the set's (with CGPROF_TIME=sample, the
+        # time sampled in libc's malloc is shown as malloc's, called from
+        # the function that called it; perf's sample there is charged to
+        # that caller)
+        prof.incl, prof.self, prof.total, prof.outside = collections.Counter(), collections.Counter(), 0, 0
         for pf in pfs:
             for names, _calls, _incl, self_ns in pf.paths:
                 if not self_ns or norm(names[-1]) == OFF_CPU:
                     continue
-                for n in {norm(x) for x in names}:
-                    if n in funcs:
-                        prof.incl[n] += self_ns
+                ours = [n for n in (norm(x) for x in names) if n in funcs]
+                if not ours:
+                    prof.outside += self_ns
+                    continue
+                prof.self[ours[-1]] += self_ns
+                prof.total += self_ns
+                for n in set(ours):
+                    prof.incl[n] += self_ns
         prof.incl_from = "paths"
     return prof
 
@@ -664,7 +680,7 @@ def report(res, variants):
         ce = v["cg_err"]
         say("  cgprof%s: TVD self %.1f points, inclusive (top %d, from the %s) %.1f points; cgprof's time outside "
             "the set %.1f%%, off the CPU %.1f%% (left out)%s"
-            % (" %s compensation (CGPROF_COMPENSATE=%s)" % (label, "1" if label == "after" else "0") if label else "",
+            % (" (%s)" % label if label else "",
                v["tvd"], TOP_INCLUSIVE, v["incl_from"], v["tvd_incl"], v["outside"], v["off"],
                "; cgprof run 1 against run 2: self %.1f, inclusive %.1f" % ce if ce else ""))
         say("   largest self differences:")
@@ -687,6 +703,8 @@ def main(argv=None):
     ap.add_argument("--call-graph", choices=("dwarf", "fp"), default="dwarf",
                     help="perf's stack walk (default dwarf: libc has no frame pointers, an fp chain through it "
                          "skips the caller)")
+    ap.add_argument("--time", choices=("exact", "sample", "both"), default="both",
+                    help="cgprof's clock (CGPROF_TIME): exact, sample (at perf's frequency), or both (default)")
     ap.add_argument("--cgprof-env", action="append", default=[], metavar="VAR=VALUE",
                     help="a runtime setting for cgprof's runs (repeatable)")
     args = ap.parse_args(argv)
@@ -711,17 +729,27 @@ def main(argv=None):
         return 0
     if not os.path.exists(LIB):
         ap.error("%s is not built (meson setup build && ninja -C build)" % LIB)
-    if has_compensate() and "CGPROF_COMPENSATE" not in extra:
-        # after compensation (CGPROF_COMPENSATE=1), before (=0)
-        variants = [("after", dict(extra, CGPROF_COMPENSATE="1")),
-                    ("before", dict(extra, CGPROF_COMPENSATE="0"))]
-    else:
-        variants = [("", extra)]
+    # each clock asked for (CGPROF_TIME: exact, every call timed; sample,
+    # the thread's CPU time sampled at perf's frequency), each with and
+    # without overhead compensation (CGPROF_COMPENSATE)
+    times = ["exact", "sample"] if args.time == "both" else [args.time]
+    if "CGPROF_TIME" in extra:
+        times = [extra.pop("CGPROF_TIME")]
+    variants = []
+    for tm in times:
+        env = dict(extra, CGPROF_TIME=tm)
+        if tm == "sample":
+            env.setdefault("CGPROF_SAMPLE_HZ", str(args.freq))
+        if has_compensate() and "CGPROF_COMPENSATE" not in extra:
+            variants += [(tm + " comp", dict(env, CGPROF_COMPENSATE="1")), (tm + " raw", dict(env, CGPROF_COMPENSATE="0"))]
+        else:
+            variants.append((tm, env))
     say("cgprof accuracy: perf (cpu-clock, -F %d, --call-graph %s) on the plain build against cgprof on the "
         "instrumented one" % (args.freq, args.call_graph))
     say("flags of both builds: %s (+ -finstrument-functions%s)" % (" ".join(FLAGS), "; C++: " + CXX_EXCLUDE))
-    say("cgprof settings: %s" % (", ".join("%s=%s" % kv for kv in extra.items()) or "default")
-        + ("; with CGPROF_COMPENSATE=1 and =0" if len(variants) > 1 else ""))
+    say("cgprof settings: %s" % (", ".join("%s=%s" % kv for kv in extra.items()) or "default"))
+    for label, env in variants:
+        say("  %-12s %s" % (label + ":", ", ".join("%s=%s" % kv for kv in env.items() if kv[0] not in extra)))
     say("load average at start: %s (%d CPUs)" % (loadavg(), os.cpu_count()))
     tmp = tempfile.mkdtemp(prefix="cgprof-accuracy-")
     results = []
@@ -743,13 +771,13 @@ def main(argv=None):
     say("summary (TVD in percentage points; error bar: perf against perf)")
     head = "  %-10s %8s" % ("program", "samples")
     for label, _ in variants:
-        head += "  %14s %14s" % (("self " + label)[:14], ("incl " + label)[:14])
+        head += "  %17s %17s" % ("self " + label, "incl " + label)
     head += "  %10s %10s" % ("err self", "err incl")
     say(head)
     for r in results:
         line = "  %-10s %8d" % (r["prog"].name, r["samples"])
         for label, _ in variants:
-            line += "  %14.1f %14.1f" % (r["variants"][label]["tvd"], r["variants"][label]["tvd_incl"])
+            line += "  %17.1f %17.1f" % (r["variants"][label]["tvd"], r["variants"][label]["tvd_incl"])
         pe = r["perf_err"]
         line += "  %10s %10s" % (("%.1f" % pe[0]) if pe else "-", ("%.1f" % pe[1]) if pe else "-")
         say(line)

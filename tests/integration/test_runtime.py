@@ -837,6 +837,23 @@ class Sampled(ProfileAssertions):
         self.assertLess(p.self_cost("burn_outside") / ms, 0.1 * outside)
         self.assertGreater(p.inclusive("spin_outside") / ms, 0.8 * outside)
 
+    def test_thread_that_blocks_every_signal(self):
+        # burn_self in a thread started with every signal blocked (xz's
+        # workers): its timer's signal is unblocked in it, so its time is
+        # seen (without, none of it: the thread's part had no sample)
+        run = run_preloaded(self, [prog("sampled"), "300", "blocked"], env={"CGPROF_TIME": "sample"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        profs = run.profiles()
+        self.assertEqual(len(profs), 2)
+        worker = [p for p in profs if p.functions_named("burn_self")]
+        self.assertEqual(len(worker), 1)
+        self.assert_valid(worker[0])
+        self.assertEqual(worker[0].call_counts()[("burner", "burn_self")], 1)
+        if cgtest.WRAPPER:
+            return  # CPU time under valgrind says nothing of ours
+        self.assertTrue(200 <= worker[0].inclusive("burn_self") / 1e6 <= 420, worker[0].inclusive("burn_self"))
+
     def test_rate_and_signal_options(self):
         p = self.run_sampled({"CGPROF_SAMPLE_HZ": "100", "CGPROF_SAMPLE_SIGNAL": "RTMIN+5"})
         self.assertIn("every 10000000 ns", p.desc_value("Clock"))

@@ -4,8 +4,15 @@
  * many small calls whose counts must stay exact.
  *
  *   sampled MS    each of burn_self and burn_outside burns about MS ms of
- *                 CPU time; small() is called 100,000 times */
+ *                 CPU time; small() is called 100,000 times
+ *   sampled MS blocked
+ *                 the same, with burn_self in a thread started with every
+ *                 signal blocked (as xz starts its workers: the process's
+ *                 signals then go to the main thread) */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void spin_outside(double ms); /* sampled_outside.c: not instrumented */
@@ -37,10 +44,27 @@ __attribute__((noinline)) static void small(int i)
     sink += (unsigned long)i;
 }
 
+static void *burner(void *arg)
+{
+    burn_self(*(double *)arg);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     double ms = argc > 1 ? atof(argv[1]) : 300;
-    burn_self(ms);
+    if (argc > 2 && strcmp(argv[2], "blocked") == 0) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_t th;
+        if (pthread_create(&th, NULL, burner, &ms) != 0)
+            return 1;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_join(th, NULL);
+    } else {
+        burn_self(ms);
+    }
     burn_outside(ms);
     for (int i = 0; i < 100000; i++)
         small(i);

@@ -248,14 +248,27 @@ static void test_guarded(void **state)
     assert_int_equal(t->vclock, PERIOD);
     assert_int_equal(t->samples, 1);
 
-    /* inside a hook: the clock moves and the sample counts; nothing else
-     * (the hook charges the time) */
+    /* inside a hook, with overhead compensation (the default): cgprof's
+     * own time, left out: the clock stays, the sample counts, comp says
+     * how much was left out */
     t->nhooks = 6;
     t->guard = CG_GUARD_HOOK;
     sample();
     assert_int_equal(t->guard, CG_GUARD_HOOK);
-    assert_int_equal(t->vclock, 2 * (uint64_t)PERIOD);
+    assert_int_equal(t->vclock, PERIOD);
+    assert_int_equal(t->costs.comp, PERIOD);
     assert_int_equal(t->samples, 2);
+    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(top->t_last, 0);
+    /* without (CGPROF_COMPENSATE=0): the clock moves and the sample
+     * counts; nothing else (the hook charges the time) */
+    cg_opts.compensate = 0;
+    sample();
+    cg_opts.compensate = 1;
+    assert_int_equal(t->guard, CG_GUARD_HOOK);
+    assert_int_equal(t->vclock, 2 * (uint64_t)PERIOD);
+    assert_int_equal(t->costs.comp, PERIOD);
+    assert_int_equal(t->samples, 3);
     assert_int_equal(t->sample_hooks, 5);
     assert_int_equal(top->t_last, 0);
     t->guard = 0;
@@ -266,7 +279,7 @@ static void test_guarded(void **state)
     assert_int_equal(t->ndeferred, 1);
     assert_int_equal(t->guard, 0);
     assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
-    assert_int_equal(t->samples, 3);
+    assert_int_equal(t->samples, 4);
     assert_int_equal(t->sample_hooks, 5);
     t->ndeferred = 0;
 
@@ -276,7 +289,7 @@ static void test_guarded(void **state)
     timer_sample(3);
     assert_int_equal(t->guard, CG_GUARD_RUNTIME);
     assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
-    assert_int_equal(t->samples, 3);
+    assert_int_equal(t->samples, 4);
     assert_int_equal(t->sample_hooks, 5);
     t->guard = 0;
 
@@ -390,14 +403,119 @@ static void test_uninstrumented(void **state)
     assert_int_equal(self_cost(TOP, TOP), 0);
     ASSERT_ARC(0, ROOT_SITE, TOP, 2, 5 * (uint64_t)PERIOD);
 
-    /* in a hook (its entry point, before its guard): the top frame's */
+    /* in a hook (its entry point, before its guard): with overhead
+     * compensation (the default), left out; without, the top frame's */
     uint32_t narcs = t->costs.narcs;
     sample_from(kick_hook, 2, 0);
     assert_int_equal(t->costs.narcs, narcs);
+    assert_int_equal(t->vclock, 5 * (uint64_t)PERIOD);
+    assert_int_equal(t->costs.comp, 2 * (uint64_t)PERIOD);
+    assert_int_equal(self_cost(TOP, TOP), 0);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 3, 5 * (uint64_t)PERIOD);
+    cg_opts.compensate = 0;
+    sample_from(kick_hook, 2, 0);
+    cg_opts.compensate = 1;
+    assert_int_equal(t->costs.narcs, narcs);
+    assert_int_equal(t->costs.comp, 2 * (uint64_t)PERIOD);
     assert_int_equal(self_cost(TOP, TOP), 2 * (uint64_t)PERIOD);
-    ASSERT_ARC(0, ROOT_SITE, TOP, 3, 7 * (uint64_t)PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 4, 7 * (uint64_t)PERIOD);
     assert_int_equal(all_self(), 7 * (uint64_t)PERIOD);
 #else
+    printf("built without libunwind: the walk is not tested\n");
+    skip();
+#endif
+}
+
+/* ---- a sample in an instrumented call's prologue or epilogue ------------------------------ */
+
+/* kick, with a call of itself framed by the hooks' tables first (entered
+ * and left at once, at its own call site, made by framed_call): its enter
+ * hook called from kick_framed + framed_off. When that is after the
+ * interrupted pc (kick_framed_resume), the sample is in its prologue;
+ * before it, in its epilogue when that call is the one just left
+ * (framed_other: another call left after it, from another site). */
+extern const char kick_framed_resume[];
+static intptr_t framed_off;
+static int framed_other;
+
+__attribute__((noinline, noclone)) static void framed_call(uintptr_t fn, uintptr_t site)
+{
+    uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
+    cg_costs_enter(&t->costs, fn, site, sp, fn + (uintptr_t)framed_off, t->vclock);
+    cg_costs_exit(&t->costs, fn, t->vclock);
+    if (framed_other) {
+        cg_costs_enter(&t->costs, G, TOP + 0x30, sp, G + 4, t->vclock);
+        cg_costs_exit(&t->costs, G, t->vclock);
+    }
+}
+
+__attribute__((noinline, noclone)) static void kick_framed(void)
+{
+    kick_site = (uintptr_t)__builtin_return_address(0);
+    framed_call((uintptr_t)kick_framed, kick_site);
+    long ret;
+    __asm__ volatile("syscall\n\t"
+                     ".globl kick_framed_resume\n"
+                     "kick_framed_resume:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
+                     : "rcx", "r11", "memory");
+}
+
+static void test_prologue_epilogue(void **state)
+{
+#if CG_HAVE_LIBUNWIND
+    if (!cg_unwinder()) {
+        printf("libunwind cannot be loaded here: the walk is not tested\n");
+        skip();
+    }
+    const uintptr_t k = (uintptr_t)kick_framed;
+    const intptr_t resume = (intptr_t)((uintptr_t)kick_framed_resume - k);
+    framed_other = 0;
+    /* the prologue: the enter hook is called after the interrupted pc. The
+     * period is kick's own time (at its entry) and its call's inclusive
+     * time; its count stays the calls the hooks saw; TOP's self has none */
+    framed_off = resume + 1;
+    sample_from(kick_framed, 1, 0);
+    assert_int_equal(t->samples, 1);
+    ASSERT_ARC(TOP, kick_site, k, 1, PERIOD);
+    assert_int_equal(find_arc(TOP, kick_site, k)->sampled, 0);
+    assert_int_equal(self_cost(k, k), PERIOD);
+    assert_int_equal(all_self(), PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 1, PERIOD);
+    assert_int_equal(t->costs.narcs, 3); /* the sink, TOP's, kick's */
+
+    /* the epilogue: the enter hook was called before it, and the call just
+     * left is kick's from this site */
+    assert_int_equal(reset(state), 0);
+    framed_off = 1;
+    sample_from(kick_framed, 1, 0);
+    ASSERT_ARC(TOP, kick_site, k, 1, PERIOD);
+    assert_int_equal(self_cost(k, k), PERIOD);
+    assert_int_equal(all_self(), PERIOD);
+    ASSERT_ARC(0, ROOT_SITE, TOP, 1, PERIOD);
+    assert_int_equal(t->costs.narcs, 3);
+
+    /* neither: another call left since (kick's frame is gone), or kick's
+     * code not known: the time stays TOP's, as before this change, and no
+     * arc is made by the sampler */
+    assert_int_equal(reset(state), 0);
+    framed_other = 1;
+    sample_from(kick_framed, 1, 0);
+    framed_other = 0;
+    ASSERT_ARC(TOP, kick_site, k, 1, 0);
+    assert_int_equal(self_cost(TOP, TOP + 0x30), PERIOD);
+    assert_int_equal(all_self(), PERIOD);
+    assert_int_equal(t->costs.narcs, 4);
+    assert_int_equal(reset(state), 0);
+    framed_off = CG_NO_CODE;
+    sample_from(kick_framed, 1, 0);
+    ASSERT_ARC(TOP, kick_site, k, 1, 0);
+    assert_int_equal(self_cost(TOP, kick_site), PERIOD);
+    assert_int_equal(all_self(), PERIOD);
+    assert_int_equal(t->costs.narcs, 3);
+#else
+    (void)state;
     printf("built without libunwind: the walk is not tested\n");
     skip();
 #endif
@@ -585,6 +703,7 @@ int main(void)
         cmocka_unit_test_setup(test_guarded, reset),
         cmocka_unit_test_setup(test_other_threads, reset),
         cmocka_unit_test_setup(test_uninstrumented, reset),
+        cmocka_unit_test_setup(test_prologue_epilogue, reset),
         cmocka_unit_test_setup(test_own_code, reset),
         cmocka_unit_test_setup(test_timers, reset),
         cmocka_unit_test_setup(test_claimed, reset),
