@@ -41,6 +41,9 @@ struct cg_threshold {
 /* In the order of CGPROF_TIME's accepted values. */
 enum cg_time_mode { CG_TIME_EXACT, CG_TIME_SAMPLE };
 
+/* In the order of CGPROF_SAMPLE_TIMER's accepted values. */
+enum cg_sample_timer { CG_SAMPLE_TIMER_AUTO, CG_SAMPLE_TIMER_PERF, CG_SAMPLE_TIMER_POSIX };
+
 /* In the order of CGPROF_POSITIONS's accepted values. */
 enum cg_positions { CG_POSITIONS_INSTR_LINE, CG_POSITIONS_LINE };
 
@@ -52,6 +55,7 @@ struct cg_options {
     int clock;                 /* ENUM: index into the accepted values */
     int time;                  /* ENUM: enum cg_time_mode */
     unsigned sample_hz;        /* UINT */
+    int sample_timer;          /* ENUM: enum cg_sample_timer */
     int sample_signal;         /* SIGNAL */
     int signal;                /* SIGNAL: the number, 0 for none */
     int thread_exit;           /* ENUM: enum cg_thread_exit */

@@ -57,9 +57,9 @@ void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int pa
     d->part_in_name = part_in_name;
     if (cg_sampling)
         snprintf(d->clock_desc, sizeof d->clock_desc,
-                 "sampled: each thread's CPU time (CLOCK_THREAD_CPUTIME_ID timer) every %llu ns; calls are "
+                 "sampled: each thread's CPU time (%s) every %llu ns; calls are "
                  "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
-                 "count visits, a lower bound", (unsigned long long)cg_sample_period_ns());
+                 "count visits, a lower bound", cg_sample_timer_desc(), (unsigned long long)cg_sample_period_ns());
     else if (cg_clock_use_tsc)
         snprintf(d->clock_desc, sizeof d->clock_desc,
                  "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());

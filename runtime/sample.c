@@ -30,12 +30,15 @@
 #include "sample.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -225,6 +228,10 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     int saved = errno;
+    /* the perf_event timer, disabled by its overflow: enabled again (it is
+     * ours: cgprof owns the signal, and only its events send it so) */
+    if (si && (si->si_code == POLL_IN || si->si_code == POLL_HUP) && si->si_fd >= 0)
+        ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
     struct cg_thread *t = cg_self;
     if (!t || !t->costs.frames || t->guard == CG_GUARD_RUNTIME) {
         errno = saved;
@@ -271,6 +278,86 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+/* The perf_event timer (CGPROF_SAMPLE_TIMER=perf, or auto where the kernel
+ * allows it): a task clock of the thread with a sampling period, its
+ * overflow sending the sampling signal to that thread (O_ASYNC, F_SETSIG,
+ * F_SETOWN_EX). The kernel drives it by a high-resolution timer of its
+ * own, so CGPROF_SAMPLE_HZ is the rate of the signals, where a POSIX
+ * CPU-time timer is checked at the scheduler's tick (250 a second) and
+ * carries the periods between in one signal. Each overflow disables it
+ * (PERF_EVENT_IOC_REFRESH 1); the handler enables it again. Where the
+ * kernel refuses to sample its own code (perf_event_paranoid 2 and
+ * above, without CAP_PERFMON), the time in system calls is not sampled:
+ * exclude_kernel. */
+static int use_perf;
+static int perf_exclude_kernel;
+
+static int perf_timer_open(int exclude_kernel)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = period_ns;
+    a.disabled = 1;
+    a.exclude_kernel = (unsigned)exclude_kernel;
+    a.exclude_hv = 1;
+    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void perf_timer_close(struct cg_thread *t)
+{
+    /* only if the fd is still that event: a program may close fds it did
+     * not open (closefrom) and reuse the number */
+    uint64_t id = 0;
+    if (ioctl(t->timer_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->timer_id)
+        close(t->timer_fd);
+    t->timer_fd = -1;
+}
+
+static int perf_timer_start(struct cg_thread *t)
+{
+    int fd = perf_timer_open(perf_exclude_kernel);
+    if (fd < 0)
+        return -1;
+    struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
+    uint64_t id = 0;
+    if (fcntl(fd, F_SETSIG, sample_sig) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
+        fcntl(fd, F_SETFL, O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+        close(fd);
+        return -1;
+    }
+    t->timer_fd = fd;
+    t->timer_id = id;
+    t->has_timer = 2;
+    if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+        perf_timer_close(t);
+        t->has_timer = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether this process may use the perf_event timer, and how (at start-up). */
+static void perf_timer_probe(void)
+{
+    if (cg_opts.sample_timer == CG_SAMPLE_TIMER_POSIX)
+        return;
+    for (int excl = 0; excl <= 1; excl++) {
+        int fd = perf_timer_open(excl);
+        if (fd >= 0) {
+            close(fd);
+            use_perf = 1;
+            perf_exclude_kernel = excl;
+            return;
+        }
+    }
+    if (cg_opts.sample_timer == CG_SAMPLE_TIMER_PERF)
+        cg_warn("CGPROF_SAMPLE_TIMER=perf: the kernel refuses a perf_event task clock here (%s); using POSIX "
+                "CPU-time timers", strerror(errno));
+}
+
 int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
 {
     hook_enter = enter_hook;
@@ -306,6 +393,7 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
     dl_iterate_phdr(find_own_text, NULL);
     sample_sig = cg_opts.sample_signal;
     period_ns = 1000000000u / cg_opts.sample_hz;
+    perf_timer_probe();
     cg_sampling = 1;
     return 0;
 }
@@ -313,6 +401,13 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
 uint64_t cg_sample_period_ns(void)
 {
     return period_ns;
+}
+
+const char *cg_sample_timer_desc(void)
+{
+    if (!use_perf)
+        return "CLOCK_THREAD_CPUTIME_ID timer";
+    return perf_exclude_kernel ? "perf_event task clock, user time only" : "perf_event task clock";
 }
 
 void cg_sample_thread_start(struct cg_thread *t)
@@ -330,6 +425,10 @@ void cg_sample_thread_start(struct cg_thread *t)
     sigemptyset(&ours);
     sigaddset(&ours, sample_sig);
     pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
+    if (use_perf && perf_timer_start(t) == 0) {
+        errno = saved;
+        return;
+    }
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
@@ -356,15 +455,21 @@ void cg_sample_thread_stop(struct cg_thread *t)
     if (!t->has_timer)
         return;
     int saved = errno;
+    if (t->has_timer == 2)
+        perf_timer_close(t);
+    else
+        timer_delete((timer_t)t->timer);
     t->has_timer = 0;
-    timer_delete((timer_t)t->timer);
     errno = saved;
 }
 
 void cg_sample_forked(struct cg_thread *t)
 {
-    /* timers are not inherited by a child: the forking thread needs one */
+    /* timers are not inherited by a child: the forking thread needs one;
+     * the fd of a perf_event is, and still counts the parent's thread */
     if (t) {
+        if (t->has_timer == 2)
+            perf_timer_close(t);
         t->has_timer = 0;
         cg_sample_thread_start(t);
     }
@@ -381,7 +486,9 @@ int cg_sample_signal_claimed(int sig)
             cg_signal_name(sig, name, sizeof name));
     /* Timers of running threads are process-wide objects: stop them all. */
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        if (t->has_timer) {
+        if (t->has_timer == 2) {
+            ioctl(t->timer_fd, PERF_EVENT_IOC_DISABLE, 0);
+        } else if (t->has_timer) {
             struct itimerspec off;
             memset(&off, 0, sizeof off);
             timer_settime((timer_t)t->timer, 0, &off, NULL);

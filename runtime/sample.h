@@ -12,6 +12,11 @@ struct cg_thread;
  * are the entry layer's, given here. */
 int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook);
 uint64_t cg_sample_period_ns(void);
+
+/* What sends the threads' samples, for a part's header: "CLOCK_THREAD_CPUTIME_ID
+ * timer", or a perf_event task clock (user time only, where the kernel does
+ * not let it sample its own code). */
+const char *cg_sample_timer_desc(void);
 /* The calling thread's timer (from its first hook) and its end. */
 void cg_sample_thread_start(struct cg_thread *t);
 void cg_sample_thread_stop(struct cg_thread *t);

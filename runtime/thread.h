@@ -59,8 +59,10 @@ struct cg_thread {
     uint64_t t_end;         /* time (ns) at which it ended */
     char name[64];          /* cgprof_set_thread_name(), "" if none */
     /* the sampler's (sample.c) */
-    void *timer;            /* timer_t of this thread's CPU-time timer */
-    int has_timer;
+    void *timer;            /* timer_t of this thread's CPU-time timer (posix) */
+    int has_timer;          /* 1: a posix timer; 2: a perf_event (timer_fd) */
+    int timer_fd;           /* the perf_event's fd, and its id (checked before */
+    uint64_t timer_id;      /* it is closed: the program may have reused the fd) */
     uint64_t sample_hooks;  /* nhooks at the last sample in uninstrumented code */
     uint32_t sample_last[CG_SAMPLE_DEPTH];
     unsigned sample_nlast;

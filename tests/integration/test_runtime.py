@@ -854,6 +854,33 @@ class Sampled(ProfileAssertions):
             return  # CPU time under valgrind says nothing of ours
         self.assertTrue(200 <= worker[0].inclusive("burn_self") / 1e6 <= 420, worker[0].inclusive("burn_self"))
 
+    def test_timers(self):
+        # perf (auto picks it where the kernel allows a perf_event task
+        # clock, as here: the other tests run with it): a perf_event fd for
+        # the thread, said in the header, and its signals at the rate asked
+        # for, one period each; posix: no such fd, CLOCK_THREAD_CPUTIME_ID
+        for timer, fds, said in (("perf", 1, "perf_event task clock"), ("posix", 0, "CLOCK_THREAD_CPUTIME_ID")):
+            if cgtest.WRAPPER and timer == "perf":
+                continue  # valgrind's own signal delivery, not the kernel's
+            with self.subTest(timer=timer):
+                run = run_preloaded(self, [prog("sampled"), "300", "fds"],
+                                    env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_TIMER": timer})
+                self.assertEqual(run.returncode, 0, run.stderr)
+                self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+                self.assertEqual(run.stdout, "perf_event fds: %d\n" % fds)
+                (p,) = run.profiles()
+                self.assert_valid(p)
+                self.assertIn(said, p.desc_value("Clock"))
+                self.assertEqual(p.call_counts()[("main", "small")], 100000)
+                if not cgtest.WRAPPER:
+                    self.assertTrue(200 <= p.inclusive("burn_self") / 1e6 <= 420, p.inclusive("burn_self"))
+        run = run_preloaded(self, [prog("sampled"), "10"],
+                            env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_TIMER": "perfect"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(cgtest.stderr_lines(run.stderr)), 1, run.stderr)
+        self.assertIn("CGPROF_SAMPLE_TIMER", run.stderr)
+        self.assertIn("auto|perf|posix", run.stderr)
+
     def test_rate_and_signal_options(self):
         p = self.run_sampled({"CGPROF_SAMPLE_HZ": "100", "CGPROF_SAMPLE_SIGNAL": "RTMIN+5"})
         self.assertIn("every 10000000 ns", p.desc_value("Clock"))

@@ -8,10 +8,16 @@
  *   sampled MS blocked
  *                 the same, with burn_self in a thread started with every
  *                 signal blocked (as xz starts its workers: the process's
- *                 signals then go to the main thread) */
+ *                 signals then go to the main thread)
+ *   sampled MS fds
+ *                 the same, then prints how many perf_event fds the
+ *                 process has open (CGPROF_SAMPLE_TIMER=perf: its thread's) */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -44,6 +50,26 @@ __attribute__((noinline)) static void small(int i)
     sink += (unsigned long)i;
 }
 
+static int perf_event_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], to[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, to, sizeof to - 1);
+        if (len > 0) {
+            to[len] = '\0';
+            n += strcmp(to, "anon_inode:[perf_event]") == 0;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 static void *burner(void *arg)
 {
     burn_self(*(double *)arg);
@@ -68,5 +94,7 @@ int main(int argc, char **argv)
     burn_outside(ms);
     for (int i = 0; i < 100000; i++)
         small(i);
+    if (argc > 2 && strcmp(argv[2], "fds") == 0)
+        printf("perf_event fds: %d\n", perf_event_fds());
     return 0;
 }

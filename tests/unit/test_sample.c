@@ -676,8 +676,11 @@ int main(void)
 {
     /* runtime.c's initialisation, the minimum of it; the timers are the
      * test's to start */
-    char time[] = "CGPROF_TIME=sample", hz[] = "CGPROF_SAMPLE_HZ=10", sig[] = "CGPROF_SAMPLE_SIGNAL=USR2";
-    char *env[] = { time, hz, sig, NULL };
+    /* POSIX timers: the tests read them back (timer_gettime); the
+     * perf_event timer is tested on a program (test_runtime.py) */
+    char time[] = "CGPROF_TIME=sample", hz[] = "CGPROF_SAMPLE_HZ=10", sig[] = "CGPROF_SAMPLE_SIGNAL=USR2",
+         timer[] = "CGPROF_SAMPLE_TIMER=posix";
+    char *env[] = { time, hz, sig, timer, NULL };
     if (cg_options_parse(&cg_opts, env, NULL, report, NULL) != 0)
         return 1;
     sample_sig = cg_opts.sample_signal;
