@@ -224,14 +224,9 @@ static void left_out(struct cg_thread *t, uint64_t p)
     __atomic_store_n(&t->costs.comp, t->costs.comp + p, __ATOMIC_RELAXED);
 }
 
-static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
+static CG_NOINSTR void charge(siginfo_t *si, void *uc)
 {
-    (void)sig;
     int saved = errno;
-    /* the perf_event timer, disabled by its overflow: enabled again (it is
-     * ours: cgprof owns the signal, and only its events send it so) */
-    if (si && (si->si_code == POLL_IN || si->si_code == POLL_HUP) && si->si_fd >= 0)
-        ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
     struct cg_thread *t = cg_self;
     if (!t || !t->costs.frames || t->guard == CG_GUARD_RUNTIME) {
         errno = saved;
@@ -276,6 +271,24 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
     t->sample_hooks = t->nhooks;
     cg_guard_release(t);
     errno = saved;
+}
+
+static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    charge(si, uc);
+    /* The perf_event timer, disabled by its overflow: enabled again when
+     * the handler is done, so that the handler's own time (a first walk
+     * through a library's unwind tables takes longer than a period at
+     * 20,000 Hz) is not counted: re-enabled at its start, the next
+     * overflow came as it returned, and the thread only ran handlers,
+     * every sample at the one place it had stopped. It is ours: cgprof
+     * owns the signal, and only its events send it so. */
+    if (si && (si->si_code == POLL_IN || si->si_code == POLL_HUP) && si->si_fd >= 0) {
+        int saved = errno;
+        ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+        errno = saved;
+    }
 }
 
 /* The perf_event timer (CGPROF_SAMPLE_TIMER=perf, or auto where the kernel
