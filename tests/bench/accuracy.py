@@ -55,6 +55,15 @@ The error bar: the same TVDs between two perf runs of the plain build (and
 between two cgprof runs): what sampling noise and run-to-run variation alone
 give. A difference between perf and cgprof well above it is cgprof's error.
 
+The floor (per clock; --no-floor leaves it out): perf on the instrumented
+build running under cgprof with the same settings, its samples in cgprof's
+hooks (libcgprof.so, the hooks' PLT entries) left out, the rest charged as
+perf's are. That is where the program's own instructions spent their time
+with the hooks between them: the hooks change how the code around them
+runs (a store that fed the next call's load has long retired when the
+next call comes), so no accounting of cgprof's can come closer to perf on
+the plain build than the floor, but by guessing those effects.
+
 cgprof runs with each clock (--time, default both): CGPROF_TIME=exact
 (every call timed) and CGPROF_TIME=sample (calls counted, the thread's CPU
 time sampled, at perf's frequency: CGPROF_SAMPLE_HZ=-F); with the launcher
@@ -199,6 +208,7 @@ class Profile:
         self.truncated = 0
         self.outside = 0
         self.off = 0
+        self.hooks = 0
         self.incl_from = "files"
 
     def add(self, other):
@@ -209,6 +219,7 @@ class Profile:
         self.truncated += other.truncated
         self.outside += other.outside
         self.off += other.off
+        self.hooks += other.hooks
         self.incl_from = other.incl_from
         return self
 
@@ -221,8 +232,11 @@ class Profile:
 OUTERMOST = {"_start", "clone", "clone3", "start_thread", "__libc_start_main", "__libc_start_call_main", "[unknown]"}
 
 
-def perf_profile(data, dsos, funcs):
-    """The samples of perf.data charged as cgprof charges time."""
+def perf_profile(data, dsos, funcs, hooks=False):
+    """The samples of perf.data charged as cgprof charges time. hooks: the
+    run was the instrumented build under cgprof (the floor): a sample in
+    libcgprof.so or in a PLT entry of a hook is cgprof's, left out and
+    counted (prof.hooks)."""
     err = open(data + ".err", "w+")
     # --inline: a function inlined in spite of -fno-inline (always_inline,
     # as xz's lzma_memcmplen) keeps its hooks, and cgprof shows it apart
@@ -234,6 +248,12 @@ def perf_profile(data, dsos, funcs):
     frame = re.compile(r"^\s+[0-9a-f]+ (.*) \((.*)\)$")
 
     def sample(chain):
+        if hooks:
+            first = [c for c in chain if c[1] != "inlined"][:1]
+            if first and (os.path.basename(first[0][1]).startswith("libcgprof") or
+                          first[0][0].startswith("__cyg_profile_func_")):
+                prof.hooks += 1
+                return
         # an inlined frame is in the object of the frame it is inlined into
         # (the next one that is not inlined)
         fixed, host = [], None
@@ -572,6 +592,29 @@ def perf_run(prog, tmp, i, freq, callgraph, funcs):
     return prof, wall
 
 
+def floor_run(prog, tmp, i, freq, callgraph, funcs, env):
+    """perf on the instrumented build running under cgprof (env), the
+    samples in cgprof's hooks left out: what the program's own
+    instructions took with the hooks between them. No accounting of
+    cgprof's can come closer to perf on the plain build than this, but by
+    guessing how the hooks slowed or sped up the code around them."""
+    data = os.path.join(tmp, "%s-floor%d.data" % (prog.name, i))
+    d = os.path.join(tmp, "%s-floor%d" % (prog.name, i))
+    os.makedirs(d)
+    e = clean_env(env)
+    e["LD_PRELOAD"] = ":".join(prog.preload + [LIB])
+    e["CGPROF_OUT"] = os.path.join(d, "callgrind.out")
+    cg = ["--call-graph", "dwarf,16384"] if callgraph == "dwarf" else ["--call-graph", "fp"]
+    cmds = [instr_command(prog, c) for c in prog.commands]
+    run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(freq)] + cg + ["-o", data, "--", "sh", "-c",
+                                                                              script_of(prog, cmds)],
+        cwd=prog.cwd, env=e)
+    prof = perf_profile(data, {os.path.basename(o) for o in prog.instr_objs}, funcs, hooks=True)
+    os.unlink(data)
+    shutil.rmtree(d, ignore_errors=True)
+    return prof
+
+
 def cgprof_run(prog, tmp, i, env, funcs):
     d = os.path.join(tmp, "%s-cgprof%d-%s" % (prog.name, i, "-".join("%s" % v for v in env.values()) or "default"))
     os.makedirs(d)
@@ -606,11 +649,11 @@ def has_compensate():
     return "--compensate" in out
 
 
-def fmt_top(perf_s, cg_s):
+def fmt_top(perf_s, cg_s, what="cgprof"):
     keys = set(perf_s) | set(cg_s)
     top = sorted(keys, key=lambda k: (-abs(perf_s.get(k, 0) - cg_s.get(k, 0)), k))[:TOP_DIFFS]
-    return ["    %-40s perf %5.1f%%  cgprof %5.1f%%  %+5.1f" % (k[:40], perf_s.get(k, 0), cg_s.get(k, 0),
-                                                          cg_s.get(k, 0) - perf_s.get(k, 0)) for k in top]
+    return ["    %-40s perf %5.1f%%  %s %5.1f%%  %+5.1f" % (k[:40], perf_s.get(k, 0), what, cg_s.get(k, 0),
+                                                      cg_s.get(k, 0) - perf_s.get(k, 0)) for k in top]
 
 
 def measure(prog, args, tmp, variants):
@@ -631,6 +674,18 @@ def measure(prog, args, tmp, variants):
             prof, wall = cgprof_run(prog, tmp, i, env, funcs)
             cgs[label].append(prof)
             log("%s: cgprof (%s) run %d: %.1f s" % (prog.name, label, i, wall))
+    floors = {}
+    if args.floor:
+        for label, env in variants:
+            tm = env.get("CGPROF_TIME", "exact")
+            if tm in floors or env.get("CGPROF_COMPENSATE") == "0":
+                continue
+            floors[tm] = []
+            for i in range(args.runs):
+                floors[tm].append(floor_run(prog, tmp, i, args.freq, args.call_graph, funcs, env))
+                log("%s: floor (%s) run %d: %d samples kept, %d in the hooks" % (prog.name, tm, i,
+                                                                                  floors[tm][-1].total,
+                                                                                  floors[tm][-1].hooks))
     perf_all = Profile()
     for p in perfs:
         perf_all.add(p)
@@ -654,6 +709,14 @@ def measure(prog, args, tmp, variants):
                                   "top_incl": fmt_top({k: pi[k] for k in top}, {k: ci.get(k, 0) for k in top}),
                                   "outside": out_pct, "off": off_pct, "incl_from": cg_all.incl_from,
                                   "cg_err": err}
+    res["floors"] = {}
+    for tm, profs in floors.items():
+        fl = Profile()
+        for p in profs:
+            fl.add(p)
+        fs, fi = fl.shares()
+        res["floors"][tm] = {"tvd": tvd(ps, fs), "tvd_incl": tvd_incl(pi, fi, pi), "top": fmt_top(ps, fs, "floor"),
+                             "samples": fl.total, "hooks": 100.0 * fl.hooks / max(1, fl.hooks + fl.total)}
     if len(perfs) >= 2:
         a, b = perfs[0].shares(), perfs[1].shares()
         res["perf_err"] = (tvd(a[0], b[0]), tvd_incl(a[1], b[1], pi), perfs[0].total, perfs[1].total)
@@ -675,6 +738,12 @@ def report(res, variants):
     if pe:
         say("  error bar, perf run 1 against perf run 2 (%d and %d samples): TVD self %.1f, inclusive %.1f points"
             % (pe[2], pe[3], pe[0], pe[1]))
+    for tm, f in res["floors"].items():
+        say("  floor (%s time): perf on the instrumented build under cgprof, the %.0f%% of its samples in the "
+            "hooks left out (%d kept): TVD self %.1f, inclusive %.1f points"
+            % (tm, f["hooks"], f["samples"], f["tvd"], f["tvd_incl"]))
+        for line in f["top"][:3]:
+            say(line)
     for label, _ in variants:
         v = res["variants"][label]
         ce = v["cg_err"]
@@ -703,6 +772,9 @@ def main(argv=None):
     ap.add_argument("--call-graph", choices=("dwarf", "fp"), default="dwarf",
                     help="perf's stack walk (default dwarf: libc has no frame pointers, an fp chain through it "
                          "skips the caller)")
+    ap.add_argument("--no-floor", dest="floor", action="store_false",
+                    help="leave out the floor: perf on the instrumented build under cgprof, the hooks' samples "
+                         "left out (per clock: what no accounting of cgprof's can beat)")
     ap.add_argument("--time", choices=("exact", "sample", "both"), default="both",
                     help="cgprof's clock (CGPROF_TIME): exact, sample (at perf's frequency), or both (default)")
     ap.add_argument("--cgprof-env", action="append", default=[], metavar="VAR=VALUE",
@@ -772,12 +844,17 @@ def main(argv=None):
     head = "  %-10s %8s" % ("program", "samples")
     for label, _ in variants:
         head += "  %17s %17s" % ("self " + label, "incl " + label)
+    floor_tms = sorted({tm for r in results for tm in r["floors"]})
+    for tm in floor_tms:
+        head += "  %12s" % ("floor " + tm)
     head += "  %10s %10s" % ("err self", "err incl")
     say(head)
     for r in results:
         line = "  %-10s %8d" % (r["prog"].name, r["samples"])
         for label, _ in variants:
             line += "  %17.1f %17.1f" % (r["variants"][label]["tvd"], r["variants"][label]["tvd_incl"])
+        for tm in floor_tms:
+            line += "  %12s" % ("%.1f" % r["floors"][tm]["tvd"] if tm in r["floors"] else "-")
         pe = r["perf_err"]
         line += "  %10s %10s" % (("%.1f" % pe[0]) if pe else "-", ("%.1f" % pe[1]) if pe else "-")
         say(line)
