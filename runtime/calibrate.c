@@ -13,7 +13,7 @@
  * plain loop's, less that, is what they add in the caller (the start of
  * the enter hook, the end of the exit hook, the calls of the hooks). Each
  * is the least over ROUNDS rounds of CALLS calls: a preemption or an
- * interrupt only adds to a round. About 2 ms at start-up. */
+ * interrupt only adds to a round. About 4 ms at start-up (README). */
 #include "calibrate.h"
 
 #include <string.h>

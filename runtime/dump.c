@@ -69,31 +69,7 @@ static void begin(struct cg_dump *d, const char *trigger, unsigned part, int par
     d->paused = paused;
 }
 
-/* When a dump reads a running thread t: now, less the time it has been off
- * the CPU since its last hook (CGPROF_OFF_CPU; *pending: that time), which
- * would otherwise be the running function's own time (a worker blocked
- * waiting for work at exit, a server idle at a SIGUSR1); its next hook
- * charges it to cgprof_off_cpu, in a later part. Never before the top
- * frame's last time. */
-static uint64_t read_time(struct cg_thread *t, uint64_t *pending)
-{
-    const struct cg_costs *c = &t->costs;
-    uint64_t off = c->vclock ? 0 : cg_offcpu_pending(t);
-    if (!off)
-        return CG_NOW;
-    uint64_t now = cg_costs_time_of(c, cg_clock_now());
-    uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
-    const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
-    uint64_t floor = depth ? __atomic_load_n(&frames[depth - 1].t_last, __ATOMIC_RELAXED) : 0;
-    if (now < floor)
-        return now;
-    if (off > now - floor)
-        off = now - floor;
-    *pending = off;
-    return now - off;
-}
-
-/* The totals a part of t is taken from: now (see read_time), or the moment
+/* The totals a part of t is taken from: now (see cg_offcpu_read_time), or the moment
  * collection was paused, or the moment the thread ended. */
 static int current_totals(struct cg_thread *t, struct cg_totals *out)
 {
@@ -101,7 +77,7 @@ static int current_totals(struct cg_thread *t, struct cg_totals *out)
         return cg_totals_copy(out, &t->paused);
     if (finished(t))
         return cg_costs_totals(&t->costs, t->t_end, out);
-    uint64_t pending = 0, now = read_time(t, &pending);
+    uint64_t pending = 0, now = cg_offcpu_read_time(t, &pending);
     int rc = cg_costs_totals(&t->costs, now, out);
     out->off_pending = pending;
     return rc;
@@ -252,7 +228,8 @@ static void collect_locked(int on)
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (finished(t))
             continue;
-        if (cg_costs_totals(&t->costs, CG_NOW, &cur) != 0)
+        uint64_t pending = 0;
+        if (cg_costs_totals(&t->costs, cg_offcpu_read_time(t, &pending), &cur) != 0)
             continue;
         if (on) {
             cg_totals_skip(&t->base, &cur, &t->paused);

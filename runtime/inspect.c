@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "offcpu.h"
 #include "proc.h"
 #include "symcache.h"
 #include "symbols.h"
@@ -60,9 +61,15 @@ static void put_word(struct cg_buf *b, const char *s)
     }
 }
 
-static uint64_t thread_now(const struct cg_costs *c)
+/* Now on t's clock; with time off the CPU pending, when it went off (as a
+ * dump reads it: its running frames' times are those on the CPU). */
+static uint64_t thread_now(const struct cg_thread *t)
 {
-    return c->vclock ? *c->vclock : cg_costs_time_of(c, cg_clock_now());
+    const struct cg_costs *c = &t->costs;
+    if (c->vclock)
+        return *c->vclock;
+    uint64_t pending = 0, now = cg_offcpu_read_time(t, &pending);
+    return now == CG_NOW ? cg_costs_time_of(c, cg_clock_now()) : now;
 }
 
 /* The thread's name: its own (cgprof_set_thread_name, written by the thread
@@ -200,7 +207,7 @@ static void write_stack(struct cg_buf *b, struct cg_thread *t, struct cg_syms *s
 {
     static struct stack_copy s; /* under the dump lock */
     uint32_t moved = read_stack(&t->costs, &s);
-    uint64_t now = thread_now(&t->costs);
+    uint64_t now = thread_now(t);
     uint32_t narcs = __atomic_load_n(&t->costs.narcs, __ATOMIC_ACQUIRE);
     const struct cg_arc *arcs = __atomic_load_n(&t->costs.arcs, __ATOMIC_SEQ_CST);
 

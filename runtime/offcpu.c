@@ -220,3 +220,23 @@ uint64_t cg_offcpu_pending(const struct cg_thread *t)
     }
     return off;
 }
+
+/* Now less the time off the CPU since the last hook (see offcpu.h): the
+ * thread's next hook charges it to cgprof_off_cpu, in a later part. */
+uint64_t cg_offcpu_read_time(const struct cg_thread *t, uint64_t *pending)
+{
+    const struct cg_costs *c = &t->costs;
+    uint64_t off = c->vclock ? 0 : cg_offcpu_pending(t);
+    if (!off)
+        return CG_NOW;
+    uint64_t now = cg_costs_time_of(c, cg_clock_now());
+    uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
+    const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
+    uint64_t floor = depth ? __atomic_load_n(&frames[depth - 1].t_last, __ATOMIC_RELAXED) : 0;
+    if (now < floor)
+        return now;
+    if (off > now - floor)
+        off = now - floor;
+    *pending = off;
+    return now - off;
+}

@@ -38,6 +38,16 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now);
  * which the dumper calls. */
 uint64_t cg_offcpu_pending(const struct cg_thread *t);
 
+/* The time (ns, the thread's compensated clock) at which a reading of
+ * running thread t's totals is taken, from any thread, under the dump
+ * lock: CG_NOW (costs.h: now), or, with time off the CPU pending
+ * (cg_offcpu_pending), now less that time, never before the top frame's
+ * last time; *pending gets what was left out (0 when nothing was). A dump,
+ * a pause of the collection and a look at the stacks read it alike, so
+ * that the wait is not the running function's own time there and
+ * cgprof_off_cpu's later. */
+uint64_t cg_offcpu_read_time(const struct cg_thread *t, uint64_t *pending);
+
 /* The function the time off the CPU is shown as called (never called). */
 void cgprof_off_cpu(void);
 

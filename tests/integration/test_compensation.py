@@ -189,6 +189,25 @@ class OffCpu(cgtest.ProfileAssertions):
             if d.startswith("Off the CPU at this dump"):
                 self.assertLess(int(d.split()[6]), 100 * 1000 * 1000, d)
 
+    def test_paused_while_blocked(self):
+        # main pauses the collection and resumes it while the waiter is
+        # blocked in read(): both readings of the waiter stop where it went
+        # off the CPU (as a dump's do), so its part stays whole: the caller's
+        # inclusive time covers its callee's, the wait is cgprof_off_cpu's.
+        # Read at the pause's moment instead, the wait so far was
+        # wait_for_main's own time there, and the skip of the paused window
+        # took 100 ms from waiter's inclusive time and none from
+        # wait_for_main's (203 ms against 305 ms)
+        profs = self.run_offcpu({"CGPROF_OFF_CPU": "1"}, ["paused"])
+        waiter = profs[2]
+        self.assert_valid(waiter)
+        self.assert_inclusive_covers_self(waiter)
+        self.assertGreaterEqual(waiter.inclusive("waiter"), waiter.inclusive("wait_for_main"))
+        self.assertGreaterEqual(waiter.inclusive("cgprof_off_cpu"), 2 * 100 * 1000 * 1000)
+        self.assertLess(waiter.self_cost("wait_for_main"), 50 * 1000 * 1000)
+        self.assertEqual(waiter.call_counts().get(("waiter", "wait_for_main")), 1)
+        self.assertEqual(waiter.call_counts().get(("wait_for_main", "cgprof_off_cpu")), 1)
+
     def test_off_by_default(self):
         for env in ({}, {"CGPROF_OFF_CPU": "1", "CGPROF_TIME": "sample"}):
             with self.subTest(env=env):

@@ -5,10 +5,16 @@
  * least 3 x 100 ms, exactly as many calls of each function as without.
  * With an argument (`offcpu stuck`), main never writes and exits after its
  * naps: the waiter is still blocked in wait_for_main when the files are
- * written, its wait so far (at least 300 ms) not yet seen by a hook. */
+ * written, its wait so far (at least 300 ms) not yet seen by a hook.
+ * With `offcpu paused`, main pauses the collection after its first nap and
+ * resumes it after its second (cgprof_collect): the waiter is blocked
+ * through both. */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "cgprof.h"
 
 static volatile unsigned long sink;
 static int fds[2];
@@ -51,9 +57,13 @@ int main(int argc, char **argv)
         return 1;
     pthread_t t;
     pthread_create(&t, NULL, waiter, NULL);
-    for (int i = 0; i < 3; i++)
+    int paused = argc > 1 && strcmp(argv[1], "paused") == 0;
+    for (int i = 0; i < 3; i++) {
         work();
-    if (argc > 1) {
+        if (paused && i < 2)
+            cgprof_collect(i == 1);
+    }
+    if (argc > 1 && !paused) {
         printf("offcpu: the waiter is left blocked\n");
         return 0;
     }
