@@ -329,30 +329,32 @@ static void test_other_threads(void **state)
  * returns, at kick_resume. kick_hook does the same at kick_hook_resume;
  * the sampler is told it is the enter hook. */
 extern const char kick_resume[], kick_hook_resume[];
+
+/* tgkill(this thread, the sampling signal) made here, by the system call
+ * itself (no libc frame in between), with a global label right after the
+ * syscall instruction: where the signal finds the thread. */
+#define TGKILL_AT(label)                                                                                     \
+    do {                                                                                                     \
+        long ret_;                                                                                           \
+        __asm__ volatile("syscall\n\t"                                                                       \
+                         ".globl " #label "\n" #label ":"                                                    \
+                         : "=a"(ret_)                                                                        \
+                         : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()),                   \
+                           "d"((long)sample_sig)                                                             \
+                         : "rcx", "r11", "memory");                                                          \
+    } while (0)
 static uintptr_t kick_site; /* kick's return address */
 
 __attribute__((noinline, noclone)) static void kick(void)
 {
     kick_site = (uintptr_t)__builtin_return_address(0);
-    long ret;
-    __asm__ volatile("syscall\n\t"
-                     ".globl kick_resume\n"
-                     "kick_resume:"
-                     : "=a"(ret)
-                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
-                     : "rcx", "r11", "memory");
+    TGKILL_AT(kick_resume);
 }
 
 __attribute__((noinline, noclone)) static void kick_hook(void)
 {
     kick_site = (uintptr_t)__builtin_return_address(0);
-    long ret;
-    __asm__ volatile("syscall\n\t"
-                     ".globl kick_hook_resume\n"
-                     "kick_hook_resume:"
-                     : "=a"(ret)
-                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
-                     : "rcx", "r11", "memory");
+    TGKILL_AT(kick_hook_resume);
 }
 
 /* The top frame TOP, whose sp is a stack pointer of this function's own
@@ -453,13 +455,7 @@ __attribute__((noinline, noclone)) static void kick_framed(void)
 {
     kick_site = (uintptr_t)__builtin_return_address(0);
     framed_call((uintptr_t)kick_framed, kick_site);
-    long ret;
-    __asm__ volatile("syscall\n\t"
-                     ".globl kick_framed_resume\n"
-                     "kick_framed_resume:"
-                     : "=a"(ret)
-                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
-                     : "rcx", "r11", "memory");
+    TGKILL_AT(kick_framed_resume);
 }
 
 static void test_prologue_epilogue(void **state)
@@ -534,13 +530,7 @@ __attribute__((noinline, noclone)) static void own_code(uintptr_t shift)
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa() - sizeof(uintptr_t);
     uintptr_t fn = (uintptr_t)own_code + shift;
     cg_costs_enter(&t->costs, fn, ROOT_SITE, sp, (uintptr_t)own_resume, t->vclock);
-    long ret;
-    __asm__ volatile("syscall\n\t"
-                     ".globl own_resume\n"
-                     "own_resume:"
-                     : "=a"(ret)
-                     : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()), "d"((long)sample_sig)
-                     : "rcx", "r11", "memory");
+    TGKILL_AT(own_resume);
     cg_costs_exit(&t->costs, fn, t->vclock);
 }
 
