@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
 #include "control.h"
 #include "costs.h"
 #include "inspect.h"

@@ -343,10 +343,10 @@ static int perf_timer_start(struct cg_thread *t)
     }
     t->timer_fd = fd;
     t->timer_id = id;
-    t->has_timer = 2;
+    t->has_timer = CG_TIMER_PERF;
     if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
         perf_timer_close(t);
-        t->has_timer = 0;
+        t->has_timer = CG_TIMER_NONE;
         return -1;
     }
     return 0;
@@ -455,7 +455,7 @@ void cg_sample_thread_start(struct cg_thread *t)
         its.it_value = its.it_interval;
         if (timer_settime(id, 0, &its, NULL) == 0) {
             t->timer = (void *)id;
-            t->has_timer = 1;
+            t->has_timer = CG_TIMER_POSIX;
         } else {
             timer_delete(id);
         }
@@ -468,11 +468,11 @@ void cg_sample_thread_stop(struct cg_thread *t)
     if (!t->has_timer)
         return;
     int saved = errno;
-    if (t->has_timer == 2)
+    if (t->has_timer == CG_TIMER_PERF)
         perf_timer_close(t);
     else
         timer_delete((timer_t)t->timer);
-    t->has_timer = 0;
+    t->has_timer = CG_TIMER_NONE;
     errno = saved;
 }
 
@@ -481,9 +481,9 @@ void cg_sample_forked(struct cg_thread *t)
     /* timers are not inherited by a child: the forking thread needs one;
      * the fd of a perf_event is, and still counts the parent's thread */
     if (t) {
-        if (t->has_timer == 2)
+        if (t->has_timer == CG_TIMER_PERF)
             perf_timer_close(t);
-        t->has_timer = 0;
+        t->has_timer = CG_TIMER_NONE;
         cg_sample_thread_start(t);
     }
 }
@@ -499,7 +499,7 @@ int cg_sample_signal_claimed(int sig)
             cg_signal_name(sig, name, sizeof name));
     /* Timers of running threads are process-wide objects: stop them all. */
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        if (t->has_timer == 2) {
+        if (t->has_timer == CG_TIMER_PERF) {
             ioctl(t->timer_fd, PERF_EVENT_IOC_DISABLE, 0);
         } else if (t->has_timer) {
             struct itimerspec off;

@@ -37,6 +37,9 @@ struct cg_jmp_seen {
     uint32_t depth;
 };
 
+/* What a thread's samples come from (sample.c): cg_thread.has_timer. */
+enum cg_timer_kind { CG_TIMER_NONE, CG_TIMER_POSIX, CG_TIMER_PERF };
+
 struct cg_thread {
     /* Nonzero while a hook runs on this thread (CG_GUARD_HOOK) or the
      * runtime works on it (CG_GUARD_RUNTIME): a hook entered again from a
@@ -60,7 +63,7 @@ struct cg_thread {
     char name[64];          /* cgprof_set_thread_name(), "" if none */
     /* the sampler's (sample.c) */
     void *timer;            /* timer_t of this thread's CPU-time timer (posix) */
-    int has_timer;          /* 1: a posix timer; 2: a perf_event (timer_fd) */
+    int has_timer;          /* enum cg_timer_kind */
     int timer_fd;           /* the perf_event's fd, and its id (checked before */
     uint64_t timer_id;      /* it is closed: the program may have reused the fd) */
     uint64_t sample_hooks;  /* nhooks at the last sample in uninstrumented code */

@@ -578,13 +578,28 @@ def calibrate(prog, target):
     return one
 
 
+def perf_record(prog, data, freq, callgraph, commands, env):
+    """perf record of the commands, repeated (script_of), into data."""
+    cg = ["--call-graph", "dwarf,16384"] if callgraph == "dwarf" else ["--call-graph", "fp"]
+    run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(freq)] + cg + ["-o", data, "--", "sh", "-c",
+                                                                              script_of(prog, commands)],
+        cwd=prog.cwd, env=env)
+
+
+def cgprof_env(prog, env, directory):
+    """The environment of a run of the instrumented build under cgprof
+    (settings env), its files written in directory."""
+    e = clean_env(env)
+    e["LD_PRELOAD"] = ":".join(prog.preload + [LIB])
+    e["CGPROF_OUT"] = os.path.join(directory, "callgrind.out")
+    return e
+
+
 def perf_run(prog, tmp, i, freq, callgraph, funcs):
     data = os.path.join(tmp, "%s-perf%d.data" % (prog.name, i))
-    cg = ["--call-graph", "dwarf,16384"] if callgraph == "dwarf" else ["--call-graph", "fp"]
     t = time.perf_counter()
-    run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(freq)] + cg + ["-o", data, "--", "sh", "-c",
-                                                                              script_of(prog, prog.commands)],
-        cwd=prog.cwd, env=clean_env({"LD_PRELOAD": ":".join(prog.preload)} if prog.preload else None))
+    perf_record(prog, data, freq, callgraph, prog.commands,
+                clean_env({"LD_PRELOAD": ":".join(prog.preload)} if prog.preload else None))
     wall = time.perf_counter() - t
     dsos = {os.path.basename(o) for o in prog.plain_objs}
     prof = perf_profile(data, dsos, funcs)
@@ -601,14 +616,8 @@ def floor_run(prog, tmp, i, freq, callgraph, funcs, env):
     data = os.path.join(tmp, "%s-floor%d.data" % (prog.name, i))
     d = os.path.join(tmp, "%s-floor%d" % (prog.name, i))
     os.makedirs(d)
-    e = clean_env(env)
-    e["LD_PRELOAD"] = ":".join(prog.preload + [LIB])
-    e["CGPROF_OUT"] = os.path.join(d, "callgrind.out")
-    cg = ["--call-graph", "dwarf,16384"] if callgraph == "dwarf" else ["--call-graph", "fp"]
-    cmds = [instr_command(prog, c) for c in prog.commands]
-    run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(freq)] + cg + ["-o", data, "--", "sh", "-c",
-                                                                              script_of(prog, cmds)],
-        cwd=prog.cwd, env=e)
+    perf_record(prog, data, freq, callgraph, [instr_command(prog, c) for c in prog.commands],
+                cgprof_env(prog, env, d))
     prof = perf_profile(data, {os.path.basename(o) for o in prog.instr_objs}, funcs, hooks=True)
     os.unlink(data)
     shutil.rmtree(d, ignore_errors=True)
@@ -618,9 +627,7 @@ def floor_run(prog, tmp, i, freq, callgraph, funcs, env):
 def cgprof_run(prog, tmp, i, env, funcs):
     d = os.path.join(tmp, "%s-cgprof%d-%s" % (prog.name, i, "-".join("%s" % v for v in env.values()) or "default"))
     os.makedirs(d)
-    e = clean_env(env)
-    e["LD_PRELOAD"] = ":".join(prog.preload + [LIB])
-    e["CGPROF_OUT"] = os.path.join(d, "callgrind.out")
+    e = cgprof_env(prog, env, d)
     cmds = [instr_command(prog, c) for c in prog.commands]
     t = time.perf_counter()
     said = set()
