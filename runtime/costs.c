@@ -405,6 +405,16 @@ uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, 
     return e;
 }
 
+void cg_costs_drop_arc(struct cg_costs *c, uintptr_t caller, uintptr_t key, uintptr_t fn, int inlined, int kind)
+{
+    uint32_t arc = cg_arc_find(c, caller, key, fn, inlined, 0);
+    if (arc == CG_SINK)
+        return;
+    struct cg_arc *a = &c->arcs[arc];
+    a->skip = (uint8_t)kind;
+    a->entry_self = a->ret_self;
+}
+
 /* An arc's count reached CGPROF_THROTTLE's N (in the exit of its Nth call):
  * if its calls took less than T ns on average, or its callee is throttled
  * already (by another arc, or thread), its later calls are left out. The
@@ -419,8 +429,11 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
         return;
     a->entry_self = a->ret_self;
     a->skip = CG_ARC_THROTTLED;
-    if (cg_addrset_add(f->throttled, a->callee) < 0)
+    int added = cg_addrset_add(f->throttled, a->callee);
+    if (added < 0)
         __atomic_fetch_add(&f->throttle_full, 1, __ATOMIC_RELAXED);
+    else if (added > 0)
+        __atomic_store_n(&f->throttled_at, cg_mono_ns(), __ATOMIC_RELAXED);
 }
 
 int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp)
@@ -596,8 +609,12 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
     const struct cg_frame *top = &c->frames[c->depth - 1];
     uintptr_t caller = top->skip ? c->arcs[top->arc].caller : top->fn;
     uintptr_t site0 = top->skip ? c->arcs[top->arc].site : sites[0];
+    /* A real call of an instrumented function, sampled around its hooks,
+     * is left to cg_costs_sample_call; one whose hook calls were taken back
+     * (throttled: it keeps no frame) is sampled as code that is not
+     * instrumented, by address, on the arc it has */
     uint32_t first = arc_lookup(c, caller, site0, fns[0]);
-    if (first != CG_SINK && !c->arcs[first].sampled)
+    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].skip < CG_ARC_DROPPED)
         return -1;
     int saved = errno;
     uint32_t arcs[CG_SAMPLE_DEPTH];
@@ -628,7 +645,9 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         int seen = 0;
         for (unsigned k = 0; k < *nlast && !seen; k++)
             seen = last[k] == arcs[i];
-        if (new_visit || !seen) {
+        /* a call without a frame keeps the count it had (exact until it
+         * was throttled, a lower bound since): a visit is not a call */
+        if ((new_visit || !seen) && a->skip < CG_ARC_DROPPED) {
             a->count++;
             if (c->nodes)
                 c->nodes[nodes[i]].calls++;

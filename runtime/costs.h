@@ -40,7 +40,11 @@
  * site; the calls it makes are recorded as made by the nearest caller that
  * is not left out, at that call site. A throttled arc keeps the calls it
  * counted before it was throttled. */
-enum { CG_ARC_COUNTED = 0, CG_ARC_SKIPPED = 1, CG_ARC_THROTTLED = 2 };
+enum { CG_ARC_COUNTED = 0, CG_ARC_SKIPPED = 1, CG_ARC_THROTTLED = 2, CG_ARC_DROPPED = 3, CG_ARC_FOLDED = 4 };
+/* CG_ARC_DROPPED and CG_ARC_FOLDED: a call that keeps no frame (fold.h):
+ * of a function left out, or inlined and folded into its host. The hooks
+ * find the arc and drop the call at once (its hook calls come again where
+ * they could not be taken back); the counts it had before are kept. */
 
 /* The process-wide filters (filter.c) as the tables see them. */
 struct cg_filter {
@@ -51,6 +55,10 @@ struct cg_filter {
      * far, by any thread. */
     struct cg_addrset *throttled;
     uint64_t throttle_n, throttle_ns;
+    /* when a function was last added to throttled (CLOCK_MONOTONIC ns): the
+     * exits of throttled functions are taken back some time after it
+     * (fold.h) */
+    uint64_t throttled_at;
     unsigned long throttle_full; /* functions not listed: the set was full */
 };
 
@@ -119,6 +127,10 @@ struct cg_frame {
                           the arc: 0 when not known */
     uint32_t node;     /* its path's node (CGPROF_PATHS; 0 when off): for a
                           call left out, its caller's */
+    uint32_t folded_self; /* copies of its own function inlined into its
+                          code (recursion inlined into itself), folded and
+                          not ended yet: the next exits of its function are
+                          theirs, not the frame's (fold.h) */
 };
 
 /* ---- call paths (CGPROF_PATHS) ----------------------------------------------
@@ -202,6 +214,10 @@ struct cg_costs {
      * ran, found from the stack pointers or by the exit of a function under
      * it) and popped as ending then: a repair, said in the profile. */
     uint64_t left;
+    /* Hook calls of calls that keep no frame (fold.h) that still reached
+     * the tables: enters of inlined calls folded into their host, and
+     * exits of calls without a frame. Counted, not a repair. */
+    uint64_t inlined_calls, frameless_exits;
     /* Frames ended by a longjmp or by exception unwinding, which cannot
      * call their exit hooks: popped when the jump or the unwinder left them
      * (see nonlocal.c), known exactly, not a repair. */
@@ -293,6 +309,11 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period);
  * neither (no real arc from this site, a call left out, its code not
  * known): nothing is charged. The caller holds the thread's guard. */
 int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t pc, uint64_t period);
+
+/* The arc (caller, key, fn) made or found, marked kind (CG_ARC_DROPPED or
+ * CG_ARC_FOLDED): the fast path then drops the call by it. inlined: key is
+ * the hook's return address (a call in the top frame's frame). */
+void cg_costs_drop_arc(struct cg_costs *c, uintptr_t caller, uintptr_t key, uintptr_t fn, int inlined, int kind);
 
 /* Slow paths of the hooks, out of line. */
 uint32_t cg_arc_find_slow(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, int inlined,
@@ -564,6 +585,7 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     f->host_site = host_site;
     f->code = cg_arc_code(c, arc, fn);
     f->node = 0;
+    f->folded_self = 0;
     if (c->nodes) {
         /* a call left out is no step of the path: its frame runs on its
          * caller's node, and the calls it makes are its caller's */

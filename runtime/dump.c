@@ -12,6 +12,7 @@
 
 #include "control.h"
 #include "costs.h"
+#include "fold.h"
 #include "inspect.h"
 #include "naming.h"
 #include "offcpu.h"
@@ -239,6 +240,14 @@ static void collect_locked(int on)
     }
     cg_totals_free(&cur);
     paused = !on;
+    /* the hook calls taken back while off, put back when on */
+    cg_fold_collect(on);
+}
+
+void cg_dump_start_off(void)
+{
+    paused = 1;
+    cg_fold_collect(0);
 }
 
 void cg_dump_collect(int on)

@@ -16,6 +16,9 @@ struct cg_thread;
 int cg_dump_now(const char *reason);
 void cg_dump_zero(void);
 void cg_dump_collect(int on);
+/* Collection off from the start (CGPROF_COLLECT=off): by the runtime's
+ * initialisation, before any thread has tables. */
+void cg_dump_start_off(void);
 /* Every live thread's part before exec() replaces the image, and the
  * total. */
 void cg_dump_exec(const char *what);

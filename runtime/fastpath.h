@@ -149,8 +149,26 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     /* A caller that is not the top frame (another arc of this key and
      * callee: a frame left out calls through its arc's caller); an arc left
      * out */
-    if (cg_unlikely(top->skip || a->caller != top->fn || a->skip))
+    if (cg_unlikely(top->skip || a->caller != top->fn || a->skip)) {
+        /* a call that keeps no frame (fold.h): no frame, no segment
+         * ended; only the hook's own time counted, as the general path
+         * does (cg_guard_now) */
+        if (a->skip >= CG_ARC_DROPPED && a->caller == top->fn && !top->skip) {
+            c->inlined_calls += a->skip == CG_ARC_FOLDED;
+            /* a copy of the top frame's own function inlined into it: its
+             * exit will be one of the same function, dropped by the count */
+            top->folded_self += a->skip == CG_ARC_FOLDED && fn == top->fn;
+            if (sampled) {
+                t->nhooks++;
+            } else {
+#if CG_HAVE_TSC
+                cg_costs_comp_time(c, cg_tsc_to_ns(__rdtsc()), top->t_last, c->comp_pre[1], c->comp_post[1]);
+#endif
+            }
+            return 1;
+        }
         return 0;
+    }
     /* The path's node (CGPROF_PATHS), found before anything changes: a new
      * one is made by the general path. */
     uint32_t node = 0;
@@ -188,6 +206,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
         f->code = key;
     }
     f->node = node;
+    f->folded_self = 0;
     if (c->nodes)
         cg_node_enter(c, node);
     __atomic_store_n(&c->depth, d + 1, __ATOMIC_RELEASE);
@@ -207,7 +226,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     if (cg_costs_switched(c))
         return 0;
     struct cg_frame *f = &c->frames[d - 1];
-    if (cg_unlikely(f->fn != fn || f->skip))
+    if (cg_unlikely(f->fn != fn || f->skip || f->folded_self))
         return 0;
     /* from here on as cg_costs_pop */
     CG_CHECK(f->arc < c->narcs && f->self < c->nselfs);

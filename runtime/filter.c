@@ -390,6 +390,12 @@ static struct cg_buf desc_skip, desc_throttle;
 static char **last_names;
 static size_t last_count, last_set_n;
 
+void cg_filter_left_out(const struct cg_addrset **skipped, const struct cg_addrset **throttled)
+{
+    *skipped = __atomic_load_n(&filter.skip, __ATOMIC_ACQUIRE);
+    *throttled = filter.throttle_n ? filter.throttled : NULL;
+}
+
 int cg_filter_desc(struct cg_syms *syms, const char **out, int max)
 {
     int n = 0;

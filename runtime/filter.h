@@ -30,6 +30,10 @@ void cg_filter_scan(void);
  * depend on the object that calls it), from the base namespace. */
 int cg_filter_after_dlopen(const char *file, const void *caller);
 
+/* The functions left out now (the skipped, the throttled), for the
+ * writer (writer.h, left_out); either may be NULL. */
+void cg_filter_left_out(const struct cg_addrset **skipped, const struct cg_addrset **throttled);
+
 /* Up to max "Name: value" header lines (for desc:) describing the filters,
  * throttled functions named through syms (may be NULL). The strings live
  * until the next call. Returns their number. */

@@ -1,6 +1,7 @@
 /* The hooks' guard and their general path: see guard.h. */
 #include "guard.h"
 #include "offcpu.h"
+#include "takeback.h"
 
 #include <errno.h>
 
@@ -75,7 +76,15 @@ void cg_guard_hook(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
 
 void cg_guard_throttle(struct cg_thread *t, uint32_t arc)
 {
-    cg_throttle_check(&t->costs, arc);
+    struct cg_costs *c = &t->costs;
+    int was = c->arcs[arc].skip;
+    cg_throttle_check(c, arc);
+    /* The function's own enter taken back at once, from the frame just
+     * popped (where its enter hook was called): its calls from any caller
+     * stop coming, not only those of this arc. */
+    uintptr_t code = c->frames[c->depth].code;
+    if (!was && c->arcs[arc].skip == CG_ARC_THROTTLED && code)
+        cg_takeback_call(c->arcs[arc].callee, code, 1, CG_TB_FILTERED);
     cg_guard_release(t);
 }
 

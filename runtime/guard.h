@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "compiler.h"
 #include "costs.h"
+#include "fold.h"
 #include "proc.h"
 #include "thread.h"
 
@@ -45,6 +46,9 @@ static CG_INLINE uint64_t cg_guard_time(const struct cg_thread *t)
 static CG_INLINE void cg_guard_apply(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
                                      uintptr_t code, int enter, uint64_t now, int resync)
 {
+    /* a call that keeps no frame: dropped, its hook call taken back */
+    if (cg_fold_event(t, fn, site, sp, code, enter, now, resync))
+        return;
     if (resync)
         cg_costs_resync(&t->costs, fn, site, sp, code, enter, now);
     if (enter)

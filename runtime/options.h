@@ -47,6 +47,10 @@ enum cg_sample_timer { CG_SAMPLE_TIMER_AUTO, CG_SAMPLE_TIMER_PERF, CG_SAMPLE_TIM
 /* In the order of CGPROF_POSITIONS's accepted values. */
 enum cg_positions { CG_POSITIONS_INSTR_LINE, CG_POSITIONS_LINE };
 
+/* In the order of CGPROF_INLINED's and CGPROF_COLLECT's accepted values. */
+enum cg_inlined_mode { CG_INLINED_FOLD, CG_INLINED_COUNT };
+enum cg_collect_start { CG_COLLECT_ON, CG_COLLECT_OFF };
+
 /* In the order of CGPROF_THREAD_EXIT's accepted values. */
 enum cg_thread_exit { CG_THREAD_EXIT_FILE, CG_THREAD_EXIT_MERGE };
 
@@ -73,6 +77,9 @@ struct cg_options {
     unsigned paths_max;        /* UINT */
     int compensate;            /* BOOL */
     int off_cpu;               /* BOOL */
+    int inlined;               /* ENUM: enum cg_inlined_mode */
+    int collect;               /* ENUM: enum cg_collect_start */
+    int takeback;              /* BOOL */
     /* A PATH or DIR value refused is not replaced by the default, which
      * would write elsewhere than where the user said: out_refused, no
      * profile is written at all (the runtime stays off); control_dir_refused,

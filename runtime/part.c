@@ -18,6 +18,7 @@
 #include "naming.h"
 #include "outfile.h"
 #include "proc.h"
+#include "takeback.h"
 #include "sample.h"
 #include "symcache.h"
 #include "symtab.h"
@@ -103,7 +104,7 @@ void cg_part_failed(struct cg_dump *d, const char *what, int err)
 
 /* The desc: lines a part adds to the writer's: the thread's name, how it
  * was asked for, and what its counts hold beyond plain calls. */
-static int desc_lines(const struct cg_dump *d, const char *name, const struct cg_snapshot *s, char (*extra)[200])
+static int desc_lines(const struct cg_dump *d, const char *name, const struct cg_snapshot *s, char (*extra)[240])
 {
     int nd = 0;
     if (name && name[0])
@@ -139,6 +140,15 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  (unsigned long long)s->unplaced, (unsigned)CG_SAMPLE_PCS);
     if (d->paused)
         snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
+    struct cg_takeback_stats tb;
+    cg_takeback_stats(&tb);
+    unsigned long taken = tb.sites[CG_TB_INLINED] + tb.sites[CG_TB_FILTERED] + tb.sites[CG_TB_PAUSED];
+    if (taken || tb.refused)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Hook calls taken back: %lu sites in the process (%lu of inlined calls, %lu of functions left "
+                 "out, %lu while collection was off; %lu tail jumps), %lu refused",
+                 taken, tb.sites[CG_TB_INLINED], tb.sites[CG_TB_FILTERED], tb.sites[CG_TB_PAUSED],
+                 tb.tails[CG_TB_INLINED] + tb.tails[CG_TB_FILTERED] + tb.tails[CG_TB_PAUSED], tb.refused);
     if (s->off_pending)
         snprintf(extra[nd++], sizeof extra[0],
                  "Off the CPU at this dump: %llu ns since the thread's last hook, left out of this part (charged "
@@ -320,8 +330,8 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
     const char *filter_desc[2];
     int nfilter = cg_filter_desc(session, filter_desc, 2);
     if (cg_symtab_build(session, &snap, &symtab, &storage) == 0) {
-        char extra[12][200];
-        const char *desc[14];
+        char extra[16][240];
+        const char *desc[18];
         int nd = desc_lines(d, name, &snap, extra);
         for (int i = 0; i < nd; i++)
             desc[i] = extra[i];
@@ -340,6 +350,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             .extra_desc = desc,
             .line_only = cg_opts.positions == CG_POSITIONS_LINE,
         };
+        cg_filter_left_out(&info.left_out[0], &info.left_out[1]);
         struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
         int named = own_path ? (snprintf(part_path, sizeof part_path, "%s", own_path), 0)
                              : cg_name_part(&names, number, d->part, d->part_in_name, part_path,

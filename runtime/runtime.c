@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 
@@ -25,6 +26,7 @@
 #include "real.h"
 #include "sample.h"
 #include "service.h"
+#include "takeback.h"
 #include "thread.h"
 #include "util.h"
 
@@ -128,6 +130,7 @@ static void fork_child(void)
     if (__atomic_load_n(&calibrated, __ATOMIC_ACQUIRE) == 1)
         __atomic_store_n(&calibrated, 0, __ATOMIC_RELEASE);
     cg_proc_forked();
+    cg_takeback_forked();
     cg_thread_forked();
     cg_sample_forked(cg_thread_list());
     cg_offcpu_forked(cg_thread_list());
@@ -164,8 +167,11 @@ static int initialise(void)
         cg_warn("cannot set up thread and fork handling; not profiling");
         return -1;
     }
+    cg_takeback_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry, cg_opts.takeback);
     cg_collecting = 1;
     cg_fast_mode = cg_sampling ? CG_FAST_SAMPLE : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
+    if (cg_opts.collect == CG_COLLECT_OFF)
+        cg_dump_start_off();
     return 0;
 }
 
@@ -225,6 +231,14 @@ static void final_dump(const char *trigger)
     if (getpid() == cg_proc_pid()) {
         cg_dump_final(trigger);
         cg_filter_report_exit();
+        /* the system refused to let the program's code change (a W^X
+         * policy): said once, the hooks having done their work meanwhile */
+        struct cg_takeback_stats tb;
+        cg_takeback_stats(&tb);
+        if (tb.refused)
+            cg_warn("could not take back %lu hook call sites (the first at %#lx: %s): their hooks kept being "
+                    "called, at their cost, and the profile is the same (CGPROF_TAKEBACK=0 to not try)",
+                    tb.refused, (unsigned long)tb.refused_at, strerror(tb.refused_errno));
         /* Preloaded into every process of a build or a shell pipeline, the
          * runtime meets programs that are not instrumented: silent, unless
          * asked. */

@@ -265,6 +265,8 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
         cg_costs_sample_at(&t->costs, pc, p); /* or left to the hooks, at the frame's position */
     else if (n == 1 && cg_costs_sample_call(&t->costs, fns[0], sites[0], pc, p) == 0)
         ; /* an instrumented call's prologue or epilogue: its own time */
+    else if (n == 1 && t->costs.filter && cg_addrset_has(t->costs.filter->skip, fns[0]))
+        cg_costs_sample_at(&t->costs, pc, p); /* a function left out: its code is its caller's */
     else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
                                   &t->sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */

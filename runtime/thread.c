@@ -3,6 +3,7 @@
 #include "thread.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -95,6 +96,38 @@ void cg_thread_mark_internal(void)
     cg_self = &off_sentinel;
 }
 
+/* Walks of the registry from the hooks (cg_thread_any_frame) under way:
+ * a thread unlinked meanwhile is freed only when they are done. */
+static unsigned long walkers;
+
+/* Reads a running thread's frames as a dump does (racy by design): only
+ * whether one is of fn, from code in [lo, hi). */
+static CG_RACY_READ int has_frame(const struct cg_thread *t, uintptr_t fn, uintptr_t lo, uintptr_t hi)
+{
+    uint32_t d = __atomic_load_n(&t->costs.depth, __ATOMIC_ACQUIRE);
+    const struct cg_frame *f = __atomic_load_n(&t->costs.frames, __ATOMIC_ACQUIRE);
+    if (!f || d > t->costs.frame_cap)
+        return 0;
+    for (uint32_t i = 0; i < d; i++)
+        if (f[i].fn == fn && (lo == hi || f[i].code == 0 || (f[i].code >= lo && f[i].code < hi)))
+            return 1;
+    return 0;
+}
+
+int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi)
+{
+    int found = 0;
+    __atomic_fetch_add(&walkers, 1, __ATOMIC_SEQ_CST);
+    /* no frames array freed meanwhile either (struct cg_costs, retired) */
+    __atomic_fetch_add(&cg_readers, 1, __ATOMIC_SEQ_CST);
+    for (struct cg_thread *t = cg_thread_list(); t && !found; t = t->next)
+        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
+            found = has_frame(t, fn, lo, hi);
+    __atomic_fetch_sub(&cg_readers, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&walkers, 1, __ATOMIC_SEQ_CST);
+    return found;
+}
+
 void cg_thread_release(struct cg_thread *t)
 {
     /* Only the dumper removes, so only the head can change under us (new
@@ -108,6 +141,9 @@ void cg_thread_release(struct cg_thread *t)
             return; /* not registered: leave it alone */
         p->next = t->next;
     }
+    /* a walker that found t before it was unlinked may still read it */
+    while (__atomic_load_n(&walkers, __ATOMIC_SEQ_CST))
+        sched_yield();
     cg_costs_destroy(&t->costs);
     cg_totals_free(&t->base);
     cg_totals_free(&t->paused);

@@ -118,6 +118,11 @@ struct cg_thread *cg_thread_attach(void);
 /* Head of the registry (newest first). Only the dumper, holding the dump
  * lock, walks it or removes entries; threads add themselves at any time. */
 struct cg_thread *cg_thread_list(void);
+/* Whether any thread still running has a frame of fn whose enter hook was
+ * called from [lo, hi) (or from a place not known; lo == hi: from
+ * anywhere). From a hook's slow path (takeback.c): no lock, no malloc; a
+ * frame pushed while it reads may be missed. */
+int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi);
 /* Unlinks a finished thread whose last part is written, and frees it. */
 void cg_thread_release(struct cg_thread *t);
 /* Makes hooks on the calling thread do nothing for good (the runtime's own

@@ -7,6 +7,7 @@
 #include "dump.h"
 #include "gone.h"
 #include "symbols.h"
+#include "takeback.h"
 #include "util.h"
 
 /* The process's objects gone, named by the dumps' symbol sessions. */
@@ -35,6 +36,8 @@ void cg_unload_note(const void *handle)
     struct collect c = { 0 };
     if (cg_syms_object_of(handle, &path, &bias, &c.lo, &c.hi) != 0)
         return;
+    /* its hook call sites forgotten: another object may be loaded there */
+    cg_takeback_unload(c.lo, c.hi);
     cg_dump_addresses(add_addr, &c);
     cg_sort_uintptr(c.v, c.n);
     size_t m = 0;

@@ -64,6 +64,7 @@ struct ctx {
     size_t nlines, lines_cap;
     uint32_t *grouped;
     uint32_t *rank; /* each record's place in the order the blocks are written */
+    const struct cg_addrset *const *left_out; /* cg_part_info's */
     int failed;
     struct strmap objects, files;
     /* function ids by "object\1file\1name": the keys are owned here */
@@ -235,6 +236,11 @@ static int part_of(const char *part, const char *fn)
  * is named by the function that contains it. */
 static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x, const struct cg_symbol *s, int host_code)
 {
+    /* a function left out runs in its caller's frame: its code is the
+     * frame's */
+    if (frame != SIZE_MAX && s && s->fn_start &&
+        (cg_addrset_has(c->left_out[0], s->fn_start) || cg_addrset_has(c->left_out[1], s->fn_start)))
+        host_code = 1;
     if (s && s->function) {
         if (frame != SIZE_MAX &&
             (host_code || (same(c->recs[frame].object, s->object) &&
@@ -915,6 +921,7 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     struct ctx c;
     memset(&c, 0, sizeof c);
     c.syms = syms;
+    c.left_out = info->left_out;
     size_t *order = NULL;
     int rc = -1;
     if (index_syms(&c) != 0 || build(&c, snap) != 0 || group_lines(&c) != 0)

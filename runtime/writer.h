@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "addrset.h"
 #include "costs.h"
 #include "symbols.h"
 #include "util.h"
@@ -45,6 +46,12 @@ struct cg_part_info {
      * alone (CGPROF_POSITIONS=line: for readers that take one position
      * column, speedscope's among them). */
     int line_only;
+    /* Functions whose calls keep no frame (skipped, throttled: fold.h), by
+     * their run-time entry address; NULL for none. The code of such a
+     * function runs in its caller's frame: a call made from it, and the time
+     * after that call returns, are the caller's, at their places in that
+     * code (as for an inlined call), not a call into the function. */
+    const struct cg_addrset *left_out[2];
 };
 
 /* Appends one part to out. Returns 0, or -1 on allocation failure (out then

@@ -51,6 +51,10 @@ class Oracle:
         self.arcs = defaultdict(int)     # (caller or None, callee) -> count
         self.mismatched = self.unmatched = self.dropped = 0
         self.threads = 0
+        # CGNEST_SITES=1: (kind, (object, return address), (object, fn)) -> count
+        self.sites = defaultdict(int)
+        # CGNEST_FOLD: listed, resolved (per process), enters, exits (summed)
+        self.fold = None
 
     @classmethod
     def load(cls, directory, pid=None):
@@ -76,6 +80,14 @@ class Oracle:
                 elif t[0] == "arc":
                     caller = ROOT if t[1] == "-" else (_real(t[1]), int(t[2], 16))
                     o.arcs[(caller, (_real(t[3]), int(t[4], 16)))] += int(t[5])
+                elif t[0] == "site":
+                    o.sites[(t[1], (_real(t[2]), int(t[3], 16)), (_real(t[4]), int(t[5], 16)))] += int(t[6])
+                elif t[0] == "fold":
+                    f = dict(zip(t[1::2], map(int, t[2::2])))
+                    if o.fold is None:
+                        o.fold = dict(f, enters=0, exits=0)
+                    o.fold["enters"] += f["enters"]
+                    o.fold["exits"] += f["exits"]
         return o
 
     @property

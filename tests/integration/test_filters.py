@@ -60,21 +60,25 @@ class Skip(ProfileAssertions):
         self.assertIsNotNone(desc)
         self.assertIn("1 functions", desc)
         self.assertIn("CGPROF_SKIP=helper", desc)
-        # the calls helper made are work's, positioned at its call of helper
+        # The calls helper made are work's, each at its own place in
+        # helper's code: a function left out has no frame (its hook calls
+        # are taken back), its code runs in its caller's, as an inlined
+        # call's does (docs/takeback.md).
         src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "skips.c")
-        call_line = line_of(src, "        helper(i);")
-        sites = set()
+        lines = {"spin": line_of(src, "    spin(20000);"), "other": line_of(src, "    other();"),
+                 "nested_helper": line_of(src, "    nested_helper();")}
+        sites = {}
         for c in prof.calls:
-            if c.caller.name == "work" and c.callee.name in ("spin", "other", "nested_helper"):
-                self.assertEqual(c.line, call_line, c)
-                sites.add(c.instr)
-        self.assertEqual(len(sites), 1, "one call site: the call of helper")
-        # helper's own time is work's, charged where that call returns
-        # (after the 5-byte call instruction), as work's time after a call is
+            if c.caller.name == "work" and c.callee.name in lines:
+                self.assertEqual(c.line, lines[c.callee.name], c)
+                sites[c.callee.name] = c.instr
+        self.assertEqual(set(sites), set(lines))
+        # helper's own time is work's, charged where helper's calls return
+        # (after their 5-byte call instructions), as work's time after a
+        # call of its own is
         (work,) = prof.functions_named("work")
-        (site,) = sites
-        after = sum(c.costs[0] for c in work.cost_lines if c.instr == site + 5)
-        self.assertGreater(after, 0, "no self time of work after the call of helper")
+        after = sum(c.costs[0] for c in work.cost_lines if c.instr - 5 in sites.values())
+        self.assertGreater(after, 0, "no self time of work after the calls made in helper's code")
         # work's inclusive covers its self and its callees (assert_valid
         # checks every function; here explicitly for the one that took over)
         incoming = sum(c.costs[0] for c in prof.calls if c.callee.name == "work")

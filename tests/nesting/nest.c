@@ -23,6 +23,29 @@
  * where an address is the object-relative one (the symbol's value, as in
  * cgprof's files) and an object its absolute path.
  *
+ * CGNEST_SITES=1: also, per thread, each distinct place a hook was called
+ * from, with the function it was called for (tests/integration/
+ * inlined_truth.py tells from them which hook calls are inlined calls'):
+ *   site enter|exit <object> <ret> <object> <fn> <count>
+ * where <ret> is the hook's return address (__builtin_return_address(0)
+ * in the hook: the address after the program's call instruction, or, for
+ * an exit hook reached by a tail jump, the return address of the call of
+ * the function that jumped).
+ *
+ * CGNEST_FOLD=<file>: the hook calls of inlined calls are left out, as a
+ * profile that folds inlined calls into their hosts shows them. The file
+ * lists the return addresses of their hook calls, one a line:
+ *   <object path> <hex object-relative return address>
+ * An enter hook called from a listed address pushes nothing and counts
+ * nothing, an exit hook called from one is ignored: the arcs and counts are
+ * those of the calls that are not inlined, each inlined call's calls made
+ * by its nearest enclosing call that is not. The objects are looked for,
+ * by their real paths, among those loaded at the first hook (an object
+ * loaded later is not: its addresses are not folded, and said so). Each
+ * file then also says
+ *   fold listed <n> resolved <n> enters <n> exits <n>
+ * (the addresses listed and found; the enters and exits left out).
+ *
  * CGNEST_CHAIN=1, with LD_PRELOAD="libcgnest.so:libcgprof.so": each hook,
  * once recorded, is passed on to the next library's hook by a tail call (a
  * jump: the next hook sees the program's frame and return address as if it
@@ -41,6 +64,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -67,7 +91,9 @@ struct nthread {
     uintptr_t *stack;
     size_t depth, cap, maxdepth;
     struct table arcs, fns;
+    struct table sites[2]; /* CGNEST_SITES: (return address, fn) of enters, exits */
     uint64_t mismatched, unmatched, dropped;
+    uint64_t folded[2]; /* CGNEST_FOLD: enters, exits left out */
     int busy, written;
     pid_t tid;
     struct nthread *next;
@@ -154,6 +180,167 @@ static NOINSTR int table_add(struct table *t, uintptr_t a, uintptr_t b)
     }
 }
 
+/* ---- CGNEST_SITES and CGNEST_FOLD, read at the first enter hook ------------- */
+
+static int config_state; /* 0: not read, 1: being read (by one thread), 2: read */
+static int sites_on, fold_on;
+static const uintptr_t *fold_addr; /* sorted, absolute return addresses */
+static size_t fold_n, fold_listed, fold_resolved;
+
+struct fold_entry {
+    const char *path; /* into the file's mapping, NUL-terminated there */
+    uintptr_t off;
+};
+
+struct fold_search {
+    struct fold_entry *e;
+    size_t n;
+    uintptr_t *out;
+    size_t found;
+};
+
+static NOINSTR int fold_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct fold_search *f = data;
+    char path[PATH_MAX];
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+    if (!realpath(name, path))
+        return 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->e[i].path && strcmp(f->e[i].path, path) == 0) {
+            f->out[f->found++] = info->dlpi_addr + f->e[i].off;
+            f->e[i].path = NULL; /* found: in the first object of that path */
+        }
+    return 0;
+}
+
+static NOINSTR void sift(uintptr_t *v, size_t root, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * root + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (v[root] >= v[c])
+            return;
+        uintptr_t x = v[root];
+        v[root] = v[c];
+        v[c] = x;
+        root = c;
+    }
+}
+
+/* Reads the file CGNEST_FOLD names (mapped, parsed in place: no malloc,
+ * and no qsort, which may call it) and finds its objects' load addresses. */
+static NOINSTR void fold_init(const char *file)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    off_t len = lseek(fd, 0, SEEK_END);
+    if (len <= 0) {
+        close(fd);
+        return;
+    }
+    char *text = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (text == MAP_FAILED)
+        return;
+    size_t lines = 1;
+    for (off_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    struct fold_entry *e = map(lines * sizeof *e);
+    uintptr_t *out = map(lines * sizeof *out);
+    if (!e || !out)
+        return;
+    size_t n = 0;
+    for (char *p = text, *end = text + len; p < end;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        char *sp = memrchr(p, ' ', (size_t)(nl - p)); /* a path may hold spaces, an offset does not */
+        if (sp && sp > p) {
+            *sp = 0; /* the path ends there */
+            char *q = sp + 1;
+            if (nl - q > 2 && q[0] == '0' && (q[1] | 32) == 'x')
+                q += 2;
+            uintptr_t off = 0;
+            int digits = 0;
+            for (; q < nl; q++, digits++) {
+                int c = *q | 32;
+                if (*q >= '0' && *q <= '9')
+                    off = off * 16 + (uintptr_t)(*q - '0');
+                else if (c >= 'a' && c <= 'f')
+                    off = off * 16 + (uintptr_t)(c - 'a' + 10);
+                else
+                    break;
+            }
+            if (digits) {
+                e[n].path = p;
+                e[n].off = off;
+                n++;
+            }
+        }
+        p = nl + 1;
+    }
+    fold_listed = n;
+    struct fold_search f = { e, n, out, 0 };
+    dl_iterate_phdr(fold_object, &f);
+    for (size_t i = f.found / 2; i-- > 0;)
+        sift(out, i, f.found);
+    for (size_t k = f.found; k > 1; k--) {
+        uintptr_t x = out[0];
+        out[0] = out[k - 1];
+        out[k - 1] = x;
+        sift(out, 0, k - 1);
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < f.found; i++)
+        if (!u || out[u - 1] != out[i])
+            out[u++] = out[i];
+    munmap(e, lines * sizeof *e);
+    munmap(text, (size_t)len);
+    fold_resolved = f.found;
+    fold_addr = out;
+    fold_n = u;
+}
+
+/* Once, by the first thread that gets here; any other waits (not a signal
+ * handler that interrupted the reader: that thread is busy, and its hook
+ * is dropped before it gets here). */
+static NOINSTR void config_init(void)
+{
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&config_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&config_state, __ATOMIC_ACQUIRE) != 2)
+            sched_yield();
+        return;
+    }
+    const char *s = getenv("CGNEST_SITES");
+    sites_on = s && s[0] == '1';
+    const char *f = getenv("CGNEST_FOLD");
+    if (f && *f) {
+        fold_on = 1;
+        fold_init(f);
+    }
+    __atomic_store_n(&config_state, 2, __ATOMIC_RELEASE);
+}
+
+static NOINSTR int folded(uintptr_t ret)
+{
+    size_t lo = 0, hi = fold_n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fold_addr[mid] < ret)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < fold_n && fold_addr[lo] == ret;
+}
+
 static NOINSTR void write_thread(struct nthread *t);
 
 static NOINSTR void thread_end(void *p)
@@ -187,7 +374,7 @@ static NOINSTR struct nthread *attach(void)
     return t;
 }
 
-static NOINSTR __attribute__((noinline)) void record_enter(void *fn)
+static NOINSTR __attribute__((noinline)) void record_enter(void *fn, void *ret)
 {
     int saved = errno;
     struct nthread *t = me;
@@ -199,6 +386,14 @@ static NOINSTR __attribute__((noinline)) void record_enter(void *fn)
     }
     t->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (__builtin_expect(__atomic_load_n(&config_state, __ATOMIC_ACQUIRE) != 2, 0))
+        config_init();
+    if (sites_on && table_add(&t->sites[0], (uintptr_t)ret, (uintptr_t)fn))
+        t->dropped++;
+    if (fold_n && folded((uintptr_t)ret)) {
+        t->folded[0]++;
+        goto release;
+    }
     uintptr_t caller = t->depth ? t->stack[t->depth - 1] : 0;
     if (t->depth == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 4096;
@@ -226,7 +421,7 @@ out:
     errno = saved;
 }
 
-static NOINSTR __attribute__((noinline)) void record_exit(void *fn)
+static NOINSTR __attribute__((noinline)) void record_exit(void *fn, void *ret)
 {
     struct nthread *t = me;
     if (!t)
@@ -237,7 +432,12 @@ static NOINSTR __attribute__((noinline)) void record_exit(void *fn)
     }
     t->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (t->depth && t->stack[t->depth - 1] == (uintptr_t)fn) {
+    /* the configuration was read by this thread's first enter */
+    if (sites_on && table_add(&t->sites[1], (uintptr_t)ret, (uintptr_t)fn))
+        t->dropped++;
+    if (fold_n && folded((uintptr_t)ret))
+        t->folded[1]++;
+    else if (t->depth && t->stack[t->depth - 1] == (uintptr_t)fn) {
         t->depth--;
     } else {
         size_t d = t->depth;
@@ -259,7 +459,7 @@ static NOINSTR __attribute__((noinline)) void record_exit(void *fn)
  * jump (checked by the test that uses it). */
 NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
-    record_enter(fn);
+    record_enter(fn, __builtin_return_address(0));
     if (__builtin_expect(!__atomic_load_n(&chain_state, __ATOMIC_ACQUIRE), 0))
         chain_init();
     hook_fn next = next_enter;
@@ -269,7 +469,7 @@ NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 
 NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 {
-    record_exit(fn);
+    record_exit(fn, __builtin_return_address(0));
     if (__builtin_expect(!__atomic_load_n(&chain_state, __ATOMIC_ACQUIRE), 0))
         chain_init();
     hook_fn next = next_exit;
@@ -370,6 +570,20 @@ static NOINSTR void write_thread(struct nthread *t)
         put_addr(o, e->b);
         put(o, " %llu\n", (unsigned long long)e->n);
     }
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < t->sites[k].cap; i++) {
+            const struct entry *e = &t->sites[k].v[i];
+            if (!e->n)
+                continue;
+            put(o, "site %s ", k ? "exit" : "enter");
+            put_addr(o, e->a);
+            put(o, " ");
+            put_addr(o, e->b);
+            put(o, " %llu\n", (unsigned long long)e->n);
+        }
+    if (fold_on)
+        put(o, "fold listed %zu resolved %zu enters %llu exits %llu\n", fold_listed,
+            fold_resolved, (unsigned long long)t->folded[0], (unsigned long long)t->folded[1]);
     flush(o);
     close(o->fd);
     munmap(o, sizeof *o);

@@ -1,0 +1,133 @@
+/* Calls that keep no frame: see fold.h and docs/takeback.md. */
+#include "fold.h"
+
+#include "clock.h"
+#include "costs.h"
+#include "proc.h"
+#include "takeback.h"
+
+int cg_fold_paused;
+uint64_t cg_fold_paused_since;
+
+static int fast_mode_was;
+
+void cg_fold_collect(int on)
+{
+    if ((!on) == cg_fold_paused)
+        return;
+    if (!on) {
+        cg_fold_paused_since = cg_mono_ns();
+        __atomic_store_n(&cg_fold_paused, 1, __ATOMIC_SEQ_CST);
+        fast_mode_was = cg_fast_mode;
+        __atomic_store_n(&cg_fast_mode, CG_FAST_NONE, __ATOMIC_SEQ_CST);
+        return;
+    }
+    __atomic_store_n(&cg_fold_paused, 0, __ATOMIC_SEQ_CST);
+    cg_takeback_restore(CG_TB_PAUSED);
+    __atomic_store_n(&cg_fast_mode, fast_mode_was, __ATOMIC_SEQ_CST);
+}
+
+/* Whether fn is left out by the filters (CGPROF_SKIP*, or throttled). */
+static int filtered(const struct cg_costs *c, uintptr_t fn)
+{
+    const struct cg_filter *f = c->filter;
+    return f && (cg_addrset_has(f->skip, fn) || (f->throttle_n && cg_addrset_has(f->throttled, fn)));
+}
+
+/* The stack-pointer rule of cg_costs_enter, on a stack re-synchronised for
+ * this entry: the call runs in the top frame's frame (its host's code). */
+static int sp_inlined(const struct cg_costs *c, uintptr_t site, uintptr_t sp)
+{
+    if (c->depth == 0)
+        return 0;
+    const struct cg_frame *top = &c->frames[c->depth - 1];
+    return top->sp == sp || (top->sp > sp && site == top->host_site && !cg_real_call_below(c, site, sp));
+}
+
+/* An arc the fast path finds for this call and drops it by (its hook
+ * calls come again where they could not be taken back): keyed as the fast
+ * path looks it up, by the hook's return address for a call in the top
+ * frame's frame, by the call site otherwise. An inlined call anywhere else
+ * (a little below the top frame, or with no host frame) has none: its
+ * call site may also make a real call of the same function (a recursion
+ * from the instruction that made the host's own call), which the general
+ * path alone tells apart. */
+static void drop_arc(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int kind)
+{
+    const struct cg_frame *top = c->depth ? &c->frames[c->depth - 1] : NULL;
+    int at_top = top && top->sp == sp;
+    if (kind == CG_ARC_FOLDED && !at_top)
+        return;
+    cg_costs_drop_arc(c, top ? top->fn : 0, at_top ? code : site, fn, at_top, kind);
+}
+
+static int enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, uint64_t now,
+                 int resync)
+{
+    struct cg_costs *c = &t->costs;
+    if (cg_fold_paused) {
+        cg_takeback_call(fn, code, 1, CG_TB_PAUSED);
+        return 1;
+    }
+    if (filtered(c, fn)) {
+        cg_takeback_call(fn, code, 1, CG_TB_FILTERED);
+        drop_arc(c, fn, site, sp, code, CG_ARC_DROPPED);
+        return 1;
+    }
+    if (cg_opts.inlined != CG_INLINED_FOLD)
+        return 0;
+    int own = cg_takeback_own(fn, code);
+    if (resync)
+        cg_costs_resync(c, fn, site, sp, code, 1, now);
+    if (own != 0 && !sp_inlined(c, site, sp))
+        return 0;
+    /* A copy of the top frame's own function inlined into its code (gcc
+     * inlines recursion into itself): its exit is one of the same
+     * function, which the frame counts to tell from its own. Its hook
+     * calls are never taken back (takeback.c: in a function's own code),
+     * so that each enter counted has its exit. */
+    if (c->depth && c->frames[c->depth - 1].fn == fn)
+        c->frames[c->depth - 1].folded_self++;
+    else
+        cg_takeback_call(fn, code, 1, CG_TB_INLINED);
+    drop_arc(c, fn, site, sp, code, CG_ARC_FOLDED);
+    c->inlined_calls++;
+    return 1;
+}
+
+static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, uint64_t now,
+                 int resync)
+{
+    struct cg_costs *c = &t->costs;
+    int paused = cg_fold_paused, filt = filtered(c, fn);
+    if (!paused && !filt && cg_opts.inlined != CG_INLINED_FOLD)
+        return 0;
+    if (resync)
+        cg_costs_resync(c, fn, site, sp, code, 0, now);
+    if (c->overflow)
+        return 0;
+    if (c->depth > 0) {
+        struct cg_frame *top = &c->frames[c->depth - 1];
+        /* the exit of a copy of the frame's function inlined into it */
+        if (top->fn == fn && top->folded_self && sp <= top->sp) {
+            top->folded_self--;
+            c->frameless_exits++;
+            return 1;
+        }
+        /* its own frame; or one under the top frame's code, which the
+         * frames between were left without their exits (a repair) */
+        if (top->fn == fn || sp > top->sp)
+            return 0;
+    }
+    int reason = paused ? CG_TB_PAUSED : filt ? CG_TB_FILTERED : CG_TB_INLINED;
+    uint64_t since = paused ? cg_fold_paused_since : filt ? __atomic_load_n(&c->filter->throttled_at, __ATOMIC_RELAXED) : 0;
+    cg_takeback_exit(fn, code, reason, since);
+    c->frameless_exits++;
+    return 1;
+}
+
+int cg_fold_event(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter_,
+                  uint64_t now, int resync)
+{
+    return enter_ ? enter(t, fn, site, sp, code, now, resync) : exit_(t, fn, site, sp, code, now, resync);
+}

@@ -1,0 +1,33 @@
+/* What the hooks' general path does with a call that keeps no frame
+ * (thread layer; docs/takeback.md, "Frames and exits"): an inlined call
+ * folded into its host (CGPROF_INLINED=fold), a call of a skipped or
+ * throttled function, any call while collection is off. Each is dropped,
+ * and its hook call taken back (takeback.h) when nothing can need it. */
+#ifndef CG_FOLD_H
+#define CG_FOLD_H
+
+#include <stdint.h>
+
+#include "thread.h"
+
+/* Collection off (cgprof_collect(false), CGPROF_COLLECT=off): every hook
+ * call met is dropped and taken back; since: when it went off
+ * (CLOCK_MONOTONIC ns). Set by the dump service under its lock. */
+extern int cg_fold_paused;
+extern uint64_t cg_fold_paused_since;
+/* Collection goes off (on 0) or on again: the flags above, the hooks'
+ * fast path off meanwhile (every hook then comes to the general path,
+ * which drops it), and at resumption every site taken back for the pause
+ * put back. Not from a hook (it waits for the tables' lock). */
+void cg_fold_collect(int on);
+
+
+/* The event of a hook (its enter or exit of fn; site, sp and code as the
+ * hook gives them), t's guard held, at time now (resync: the stack may be
+ * re-synchronised first, as cg_guard_apply's): 1 when it was dropped
+ * here (its call keeps no frame), 0 when it goes on to the tables as
+ * before. */
+int cg_fold_event(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter,
+                  uint64_t now, int resync);
+
+#endif

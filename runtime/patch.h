@@ -1,0 +1,72 @@
+/* Hook call sites in machine code, and the one-byte change that takes one
+ * back (data layer; docs/takeback.md, "The sites"). Functions of their
+ * arguments: what is a hook is asked of a callback (takeback.c reads the
+ * PLT entries and GOT slots; the unit tests give code buffers of their
+ * own), and a change is made at the address given. No allocation, no lock:
+ * a hook's slow path calls these. x86-64 only: elsewhere nothing is ever
+ * recognised, so nothing is changed. */
+#ifndef CG_PATCH_H
+#define CG_PATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The forms of a hook call (docs/takeback.md's table). */
+enum cg_site_form {
+    CG_SITE_NONE,
+    CG_SITE_CALL,     /* e8 rel32 -> 3d rel32 (cmp $imm32, %eax) */
+    CG_SITE_CALL_GOT, /* ff 15 disp32 -> 8d 15 disp32 (lea disp32(%rip), %edx) */
+    CG_SITE_TAIL,     /* e9 rel32 -> c3 (ret) */
+    CG_SITE_TAIL_GOT, /* ff 25 disp32 -> c3 (ret) */
+};
+
+enum { CG_HOOK_EXIT = 0, CG_HOOK_ENTER = 1, CG_HOOK_NOT = -1 };
+
+/* What is a hook: the hook (enter or exit) that a direct call or jump to
+ * `to` reaches (got 0: `to` is the target, the hook itself or a PLT entry
+ * of it), or that an indirect one through the pointer at `to` reaches
+ * (got 1: `to` is a GOT slot); CG_HOOK_NOT otherwise, or when the memory
+ * cannot be read. */
+typedef int (*cg_hook_of_fn)(void *ctx, uintptr_t to, int got);
+
+struct cg_site {
+    uintptr_t addr;     /* the instruction's first byte */
+    uint8_t form;       /* enum cg_site_form */
+    uint8_t hook;       /* CG_HOOK_ENTER or CG_HOOK_EXIT */
+    uint8_t old, patched; /* its first byte, and what takes it back */
+};
+
+/* The hook call that returns to ret, whose bytes [lo, ret) are readable:
+ * 1 and *out when the instruction that ends at ret is a call of a hook
+ * (e8 or ff 15, as hook_of says), 0 when it is not (a tail-called hook's
+ * return address is its function's caller's: the call before it is the
+ * caller's call of that function). A call preceded by an operand-size
+ * prefix byte (66), which would change the length of what replaces it, is
+ * refused (0). */
+int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *ctx, struct cg_site *out);
+
+/* The hook sites of one machine function, [begin, end): its bytes decoded
+ * in order (x86insn.h) from begin. */
+struct cg_range_scan {
+    uintptr_t own_enter; /* its first call instruction, reached before an
+                            unconditional jump or return, when that is a
+                            call of the enter hook (the function's own
+                            enter: docs/takeback.md); 0 otherwise */
+    size_t nsites;       /* sites found, in address order (the first max
+                            kept in sites[]) */
+    int ok;              /* the decoding ended exactly at end */
+};
+
+/* Decodes [begin, end) (readable) and lists its hook sites into sites[max].
+ * Returns 0; scan->ok says whether the range can be trusted. */
+int cg_range_scan(uintptr_t begin, uintptr_t end, cg_hook_of_fn hook_of, void *ctx, struct cg_site *sites, size_t max,
+                  struct cg_range_scan *scan);
+
+/* Writes byte `to` at addr if it holds `from` (one byte store: a thread
+ * running the instruction sees it whole, old or new), making its page
+ * writable for the store only: prot is the page's protection, given back
+ * after. 0 when written (or already `to`), or an errno value: EAGAIN (the
+ * byte is neither: not ours to change), or mprotect's. errno preserved. */
+int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot);
+
+#endif

@@ -1,0 +1,605 @@
+/* The process-wide record of hook call sites and their changes: see
+ * takeback.h and docs/takeback.md.
+ *
+ * Everything here is under one lock, which a hook only tries: the hooks
+ * run in signal handlers, which may interrupt the holder on its own
+ * thread. The tables are arrays in anonymous mappings (the hooks run inside
+ * malloc), grown under the lock, read only under it. */
+#define _GNU_SOURCE
+#include "takeback.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clock.h"
+#include "ehframe.h"
+#include "patch.h"
+
+struct tb_site {
+    uintptr_t addr;
+    uintptr_t fn;        /* the function a hook named from here (0: none seen) */
+    uint64_t next_check; /* a frameless exit's: the next quiescence check (ns) */
+    uint32_t range;      /* its range's index + 1; 0 without one */
+    uint32_t wait;       /* the next delay between checks, in ms */
+    uint8_t form, hook, old, patched;
+    uint8_t taken;   /* reason + 1 while taken back, 0 when not */
+    uint8_t folded;  /* an enter judged inlined (CG_TB_INLINED) */
+    uint8_t refused; /* its change failed for good */
+    uint8_t dead;    /* its object was unloaded */
+};
+
+struct tb_range {
+    uintptr_t begin, end, own_enter;
+    uint32_t first, n; /* its sites, sites[first, first + n), by address */
+    uint8_t ok;        /* the decoding can be trusted */
+    uint8_t dead;
+};
+
+static uintptr_t hook_enter, hook_exit;
+static int enabled, untrusted_child;
+static int lock;
+
+static struct tb_site *sites;
+static size_t nsites, site_cap;
+static uint32_t *site_index; /* site index + 1, open addressing by address */
+static size_t site_mask;
+static struct tb_range *ranges;
+static size_t nranges, range_cap;
+static uint32_t *range_index; /* range index + 1, by begin */
+static size_t range_mask;
+
+static struct cg_takeback_stats stats;
+
+/* PLT entries and GOT slots already judged: what they reach. */
+#define KNOWN_MAX 256
+static struct {
+    uintptr_t to;
+    int got, hook;
+} known[KNOWN_MAX];
+static unsigned nknown;
+
+static int trylock(void)
+{
+    return __atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+static void lock_wait(void)
+{
+    while (!trylock())
+        sched_yield();
+}
+
+static void unlock(void)
+{
+    __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+void cg_takeback_init(uintptr_t enter, uintptr_t exit, int on)
+{
+    hook_enter = enter;
+    hook_exit = exit;
+    enabled = on;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+/* Makes room for need items of size bytes in *v (cap items). */
+static int grow(void **v, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *p;
+    if (*v)
+        p = mremap(*v, *cap * size, n * size, MREMAP_MAYMOVE);
+    else
+        p = mmap(NULL, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    *v = p;
+    *cap = n;
+    return 0;
+}
+
+static uint64_t hash_addr(uintptr_t a)
+{
+    return cg_hash2(a, 0x5bd1e995u);
+}
+
+/* Rebuilds an index of 2 * cap slots over the n items of v, keyed by
+ * key(i). */
+static int reindex(uint32_t **index, size_t *mask, size_t cap, size_t n, uintptr_t (*key)(size_t))
+{
+    size_t slots = 1;
+    while (slots < 2 * cap)
+        slots *= 2;
+    uint32_t *ix = mmap(NULL, slots * sizeof *ix, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ix == MAP_FAILED)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = (size_t)hash_addr(key(i));
+        while (ix[h & (slots - 1)])
+            h++;
+        ix[h & (slots - 1)] = (uint32_t)(i + 1);
+    }
+    if (*index)
+        munmap(*index, (*mask + 1) * sizeof **index);
+    *index = ix;
+    *mask = slots - 1;
+    return 0;
+}
+
+static uintptr_t site_key(size_t i)
+{
+    return sites[i].addr;
+}
+
+static uintptr_t range_key(size_t i)
+{
+    return ranges[i].begin;
+}
+
+/* Room for more sites; the index kept at most half full. */
+static int sites_fit(size_t more)
+{
+    size_t cap = site_cap;
+    if (grow((void **)&sites, &site_cap, nsites + more, sizeof *sites, 1024) != 0)
+        return -1;
+    if (site_cap != cap || !site_index)
+        return reindex(&site_index, &site_mask, site_cap, nsites, site_key);
+    return 0;
+}
+
+static void index_site(size_t i)
+{
+    size_t h = (size_t)hash_addr(sites[i].addr);
+    while (site_index[h & site_mask])
+        h++;
+    site_index[h & site_mask] = (uint32_t)(i + 1);
+}
+
+static struct tb_site *site_find(uintptr_t addr)
+{
+    if (!site_index)
+        return NULL;
+    for (size_t h = (size_t)hash_addr(addr);; h++) {
+        uint32_t s = site_index[h & site_mask];
+        if (s == 0)
+            return NULL;
+        if (sites[s - 1].addr == addr && !sites[s - 1].dead)
+            return &sites[s - 1];
+    }
+}
+
+static struct tb_range *range_find(uintptr_t begin)
+{
+    if (!range_index)
+        return NULL;
+    for (size_t h = (size_t)hash_addr(begin);; h++) {
+        uint32_t r = range_index[h & range_mask];
+        if (r == 0)
+            return NULL;
+        if (ranges[r - 1].begin == begin && !ranges[r - 1].dead)
+            return &ranges[r - 1];
+    }
+}
+
+/* ---- the objects' code ------------------------------------------------- */
+
+struct seg {
+    uintptr_t lo, hi; /* the PT_LOAD segment holding the address */
+    int prot;
+    const unsigned char *eh; /* the object's .eh_frame_hdr, or NULL */
+};
+
+static int prot_of(uint32_t flags)
+{
+    return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) | (flags & PF_X ? PROT_EXEC : 0);
+}
+
+/* The loaded segment that holds addr, from its object's program headers
+ * (found with _dl_find_object, which takes no lock and is
+ * async-signal-safe): 0, or -1 when not known. The ELF header is read
+ * where the object's first segment starts (it maps file offset 0). */
+static int segment_of(uintptr_t addr, struct seg *s)
+{
+    struct dl_find_object r;
+    if (_dl_find_object((void *)addr, &r) != 0 || !r.dlfo_link_map)
+        return -1;
+    const ElfW(Ehdr) *e = r.dlfo_map_start;
+    size_t span = (size_t)((const char *)r.dlfo_map_end - (const char *)r.dlfo_map_start);
+    if (span < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 || e->e_phentsize != sizeof(ElfW(Phdr)) ||
+        e->e_phoff > span || e->e_phnum * sizeof(ElfW(Phdr)) > span - e->e_phoff)
+        return -1;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)e + e->e_phoff);
+    uintptr_t base = r.dlfo_link_map->l_addr;
+    for (unsigned i = 0; i < e->e_phnum; i++) {
+        if (ph[i].p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = base + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
+        if (addr < lo || addr >= hi)
+            continue;
+        s->lo = lo;
+        s->hi = hi;
+        s->prot = prot_of(ph[i].p_flags);
+        s->eh = r.dlfo_eh_frame;
+        /* the page written must have this segment's permissions alone: a
+         * page shared with another segment (no -z separate-code) gets the
+         * last one's, which cannot be told without /proc */
+        uintptr_t page = addr & ~(uintptr_t)4095;
+        for (unsigned j = 0; j < e->e_phnum; j++) {
+            if (j == i || ph[j].p_type != PT_LOAD || prot_of(ph[j].p_flags) == s->prot)
+                continue;
+            uintptr_t jlo = (base + ph[j].p_vaddr) & ~(uintptr_t)4095, jhi = base + ph[j].p_vaddr + ph[j].p_memsz;
+            if (jlo < page + 4096 && jhi > page)
+                s->prot = -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* Whether [addr, addr + len) can be read: within one readable segment. */
+static int readable(uintptr_t addr, size_t len)
+{
+    struct seg s;
+    return segment_of(addr, &s) == 0 && (s.prot > 0 && (s.prot & (PROT_READ | PROT_EXEC))) && addr + len <= s.hi;
+}
+
+/* patch.h's question: the hook reached through to. A PLT entry is
+ * [endbr64] [bnd] jmp *disp32(%rip), its GOT slot holding the hook. */
+static int hook_of(void *ctx, uintptr_t to, int got)
+{
+    (void)ctx;
+    if (!got && (to == hook_enter || to == hook_exit))
+        return to == hook_enter ? CG_HOOK_ENTER : CG_HOOK_EXIT;
+    for (unsigned i = 0; i < nknown; i++)
+        if (known[i].to == to && known[i].got == got)
+            return known[i].hook;
+    int hook = CG_HOOK_NOT;
+    uintptr_t slot = to;
+    if (!got) {
+        slot = 0;
+        if (readable(to, 11)) {
+            const uint8_t *b = (const uint8_t *)to;
+            unsigned i = 0;
+            if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+                i = 4;
+            if (b[i] == 0xf2)
+                i++;
+            if (b[i] == 0xff && b[i + 1] == 0x25) {
+                int32_t disp;
+                memcpy(&disp, b + i + 2, sizeof disp);
+                slot = to + i + 6 + (uintptr_t)(intptr_t)disp;
+            }
+        }
+    }
+    if (slot && readable(slot, sizeof(uintptr_t))) {
+        uintptr_t v;
+        memcpy(&v, (const void *)slot, sizeof v);
+        if (v == hook_enter)
+            hook = CG_HOOK_ENTER;
+        else if (v == hook_exit)
+            hook = CG_HOOK_EXIT;
+    }
+    /* A GOT slot may not be bound yet (lazy binding): only a hook found is
+     * remembered, and targets that are no PLT entry at all. */
+    if (nknown < KNOWN_MAX && (hook != CG_HOOK_NOT || (!got && slot == 0))) {
+        known[nknown].to = to;
+        known[nknown].got = got;
+        known[nknown].hook = hook;
+        nknown++;
+    }
+    return hook;
+}
+
+/* ---- ranges and sites -------------------------------------------------- */
+
+/* cg_range_scan's output, before it becomes records */
+static struct cg_site *scratch;
+static size_t scratch_cap;
+
+static struct tb_site *site_add(const struct cg_site *c, uint32_t range)
+{
+    if (sites_fit(1) != 0)
+        return NULL;
+    struct tb_site *x = &sites[nsites];
+    memset(x, 0, sizeof *x);
+    x->addr = c->addr;
+    x->form = c->form;
+    x->hook = c->hook;
+    x->old = c->old;
+    x->patched = c->patched;
+    x->range = range;
+    x->wait = 10;
+    index_site(nsites++);
+    return x;
+}
+
+/* The range that holds addr (its machine function), decoded the first
+ * time it is asked for; NULL when there is none (no unwind tables). */
+static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
+{
+    uintptr_t begin, end;
+    if (!s->eh || cg_fde_range(s->eh, 0, addr, &begin, &end) != 0 || begin < s->lo || end > s->hi)
+        return NULL;
+    struct tb_range *r = range_find(begin);
+    if (r)
+        return r;
+    if (s->prot <= 0 || !(s->prot & (PROT_READ | PROT_EXEC)))
+        return NULL;
+    size_t cap = range_cap;
+    if (grow((void **)&ranges, &range_cap, nranges + 1, sizeof *ranges, 256) != 0)
+        return NULL;
+    if ((range_cap != cap || !range_index) && reindex(&range_index, &range_mask, range_cap, nranges, range_key) != 0)
+        return NULL;
+    struct cg_range_scan scan;
+    for (;;) {
+        if (grow((void **)&scratch, &scratch_cap, scratch_cap ? scratch_cap : 64, sizeof *scratch, 64) != 0)
+            return NULL;
+        cg_range_scan(begin, end, hook_of, NULL, scratch, scratch_cap, &scan);
+        if (scan.nsites <= scratch_cap)
+            break;
+        if (grow((void **)&scratch, &scratch_cap, scan.nsites, sizeof *scratch, 64) != 0)
+            return NULL;
+    }
+    if (sites_fit(scan.nsites) != 0)
+        return NULL;
+    size_t ix = nranges++;
+    r = &ranges[ix];
+    memset(r, 0, sizeof *r);
+    r->begin = begin;
+    r->end = end;
+    r->own_enter = scan.own_enter;
+    r->ok = (uint8_t)scan.ok;
+    r->first = (uint32_t)nsites;
+    for (size_t i = 0; i < scan.nsites; i++) {
+        /* a site met before without its range (cannot be: a range is
+         * looked up first), or after an unload at the same address */
+        if (!site_find(scratch[i].addr))
+            site_add(&scratch[i], (uint32_t)(ix + 1));
+    }
+    r->n = (uint32_t)(nsites - r->first);
+    stats.ranges++;
+    if (!r->ok)
+        stats.untrusted++;
+    size_t h = (size_t)hash_addr(begin);
+    while (range_index[h & range_mask])
+        h++;
+    range_index[h & range_mask] = (uint32_t)(ix + 1);
+    return r;
+}
+
+/* The record of the hook call that returns to code; its segment in *s.
+ * In a trusted range the site must be one the decoding found (else the
+ * range is not trusted any more: the decoder disagreed with the CPU); out
+ * of any range it is recognised from its bytes alone. */
+static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_range **rp)
+{
+    *rp = NULL;
+    if (segment_of(code - 1, s) != 0)
+        return NULL;
+    struct cg_site c;
+    if (!cg_site_at_return(code, s->lo, hook_of, NULL, &c))
+        return NULL;
+    struct tb_range *r = range_of(c.addr, s);
+    struct tb_site *x = site_find(c.addr);
+    *rp = r;
+    /* In a trusted range a site is only one the decoding found, whole
+     * (the bytes before a return address alone can be the tail of a
+     * longer instruction); a call it did not find makes the range
+     * untrusted: the decoder and the processor disagree. */
+    if (r && r->ok && (!x || x->range != (uint32_t)(r - ranges) + 1)) {
+        r->ok = 0;
+        stats.untrusted++;
+        return NULL;
+    }
+    if (!x)
+        x = site_add(&c, 0);
+    return x;
+}
+
+int cg_takeback_own(uintptr_t fn, uintptr_t code)
+{
+    if (untrusted_child || !trylock())
+        return -1;
+    int saved = errno, own = -1;
+    struct seg s;
+    struct tb_range *r;
+    struct tb_site *x = site_of_return(code, &s, &r);
+    if (x && x->hook == CG_HOOK_ENTER) {
+        x->fn = fn;
+        if (r && r->ok)
+            own = x->addr == r->own_enter;
+    }
+    unlock();
+    errno = saved;
+    return own;
+}
+
+/* Whether range r is fn's own code (its own enter was seen for fn): a
+ * copy of fn inlined there is recursion inlined into itself, whose hook
+ * calls a frame of fn counts (fold.c) and which are never taken back for
+ * inlining. */
+static int own_code_of(const struct tb_range *r, uintptr_t fn)
+{
+    if (!r || !r->own_enter)
+        return 0;
+    const struct tb_site *own = site_find(r->own_enter);
+    return own && own->fn == fn;
+}
+
+/* Changes site x (segment s) for reason: 1 done, -1 refused. */
+static int take(struct tb_site *x, const struct seg *s, int reason)
+{
+    if (x->taken)
+        return 1;
+    if (x->refused || !enabled || s->prot <= 0)
+        return -1;
+    int rc = cg_site_write(x->addr, x->old, x->patched, s->prot);
+    if (rc != 0) {
+        x->refused = 1;
+        if (stats.refused++ == 0) {
+            stats.refused_errno = rc;
+            stats.refused_at = x->addr;
+        }
+        return -1;
+    }
+    x->taken = (uint8_t)(reason + 1);
+    stats.sites[reason]++;
+    if (x->form == CG_SITE_TAIL || x->form == CG_SITE_TAIL_GOT)
+        stats.tails[reason]++;
+    return 1;
+}
+
+int cg_takeback_call(uintptr_t fn, uintptr_t code, int enter, int reason)
+{
+    if (untrusted_child)
+        return -1;
+    if (!trylock())
+        return 0;
+    int saved = errno, rc = -1;
+    struct seg s;
+    struct tb_range *r;
+    struct tb_site *x = site_of_return(code, &s, &r);
+    if (x && x->hook == (enter ? CG_HOOK_ENTER : CG_HOOK_EXIT)) {
+        x->fn = fn;
+        if (enter && reason == CG_TB_INLINED)
+            x->folded = 1;
+        if (reason != CG_TB_INLINED || !own_code_of(r, fn))
+            rc = take(x, &s, reason);
+    }
+    unlock();
+    errno = saved;
+    return rc;
+}
+
+/* Whether an exit site of fn in range r may go: no thread has a frame of
+ * fn entered from r's code (or from code not known), checked at most at
+ * x's next_check, spaced out after each failure. */
+static int quiescent(struct tb_site *x, uintptr_t fn, const struct tb_range *r, uint64_t since)
+{
+    uint64_t now = cg_mono_ns();
+    if (now < since + CG_TB_SETTLE_NS || now < x->next_check)
+        return 0;
+    if (cg_thread_any_frame(fn, r ? r->begin : 0, r ? r->end : 0)) {
+        x->next_check = now + (uint64_t)x->wait * 1000000u;
+        if (x->wait < 10000)
+            x->wait *= 2;
+        return 0;
+    }
+    return 1;
+}
+
+/* An inlined call's exit: its range holds an enter of fn that was folded. */
+static int folded_in(const struct tb_range *r, uintptr_t fn)
+{
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct tb_site *e = &sites[r->first + i];
+        if (e->hook == CG_HOOK_ENTER && e->folded && e->fn == fn)
+            return 1;
+    }
+    return 0;
+}
+
+void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since)
+{
+    if (untrusted_child || !trylock())
+        return;
+    int saved = errno;
+    struct seg s;
+    struct tb_range *r;
+    struct tb_site *x = site_of_return(code, &s, &r);
+    if (x) {
+        if (x->hook == CG_HOOK_EXIT && !x->taken) {
+            x->fn = fn;
+            if (reason == CG_TB_INLINED ? r && r->ok && folded_in(r, fn) && !own_code_of(r, fn)
+                                        : quiescent(x, fn, r, since))
+                take(x, &s, reason);
+        }
+    } else if (reason != CG_TB_INLINED && segment_of(fn, &s) == 0) {
+        /* A tail-called exit hook: its return address is the function's
+         * caller's. The tail jumps of fn's own code are its own exits (an
+         * inlined call's exit is never one: its host's exit comes after
+         * it); only the function's main range is known from fn. */
+        r = range_of(fn, &s);
+        if (r && r->ok && r->begin == fn && r->own_enter) {
+            struct tb_site *own = site_find(r->own_enter);
+            if (own && quiescent(own, fn, r, since))
+                for (uint32_t i = 0; i < r->n; i++) {
+                    struct tb_site *t = &sites[r->first + i];
+                    if ((t->form == CG_SITE_TAIL || t->form == CG_SITE_TAIL_GOT) && !t->taken) {
+                        t->fn = fn;
+                        take(t, &s, reason);
+                    }
+                }
+        }
+    }
+    unlock();
+    errno = saved;
+}
+
+unsigned long cg_takeback_restore(int reason)
+{
+    lock_wait();
+    int saved = errno;
+    unsigned long n = 0;
+    for (size_t i = 0; i < nsites; i++) {
+        struct tb_site *x = &sites[i];
+        if (x->dead || x->taken != reason + 1)
+            continue;
+        struct seg s;
+        if (segment_of(x->addr, &s) == 0 && s.prot > 0 && cg_site_write(x->addr, x->patched, x->old, s.prot) == 0) {
+            x->taken = 0;
+            x->next_check = 0;
+            x->wait = 10;
+            stats.sites[reason]--;
+            if (x->form == CG_SITE_TAIL || x->form == CG_SITE_TAIL_GOT)
+                stats.tails[reason]--;
+            n++;
+        }
+    }
+    stats.restored += n;
+    unlock();
+    errno = saved;
+    return n;
+}
+
+void cg_takeback_unload(uintptr_t lo, uintptr_t hi)
+{
+    lock_wait();
+    for (size_t i = 0; i < nsites; i++)
+        if (sites[i].addr >= lo && sites[i].addr < hi && !sites[i].dead) {
+            sites[i].dead = 1;
+            if (sites[i].taken) {
+                stats.sites[sites[i].taken - 1]--;
+                if (sites[i].form == CG_SITE_TAIL || sites[i].form == CG_SITE_TAIL_GOT)
+                    stats.tails[sites[i].taken - 1]--;
+            }
+        }
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i].begin >= lo && ranges[i].begin < hi)
+            ranges[i].dead = 1;
+    /* a PLT entry or GOT slot of the object, or one that pointed into it */
+    nknown = 0;
+    unlock();
+}
+
+void cg_takeback_forked(void)
+{
+    if (__atomic_load_n(&lock, __ATOMIC_RELAXED))
+        untrusted_child = 1;
+    lock = 0;
+}
+
+void cg_takeback_stats(struct cg_takeback_stats *out)
+{
+    *out = stats;
+}

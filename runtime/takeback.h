@@ -1,0 +1,78 @@
+/* Taking hook calls back (thread layer): the process-wide record of the
+ * program's hook call sites, which of them are taken back and why, and the
+ * changes themselves. The model is docs/takeback.md; the decisions of which
+ * call to take back are fold.c's (the hooks' general path), the sites and
+ * their bytes patch.c's, the ranges ehframe.c's.
+ *
+ * Called from the hooks' slow paths (a thread's guard held, possibly in a
+ * signal handler): no malloc, no blocking lock (the tables' lock is only
+ * tried: a site whose lock was busy is taken back the next time it is
+ * met), errno preserved. The restoring and forgetting functions are not
+ * for hooks: they wait for the lock. */
+#ifndef CG_TAKEBACK_H
+#define CG_TAKEBACK_H
+
+#include <stdint.h>
+
+#include "thread.h"
+
+/* Why a site was taken back (each part's header counts them). */
+enum cg_tb_reason { CG_TB_INLINED, CG_TB_FILTERED, CG_TB_PAUSED, CG_TB_NREASONS };
+
+/* The hooks' own entry points (the targets a site must reach), set once
+ * before any hook is taken back; with enabled 0 (CGPROF_TAKEBACK=0) no code
+ * is ever changed, and every decision is made as if each site's change had
+ * failed. */
+void cg_takeback_init(uintptr_t hook_enter, uintptr_t hook_exit, int enabled);
+
+/* Whether the enter hook that returns to code, for fn, is the function's
+ * own (1: the first call of its machine function), is in code fn was
+ * inlined into (0), or cannot be told (-1: no unwind tables, a range the
+ * decoder does not trust). */
+int cg_takeback_own(uintptr_t fn, uintptr_t code);
+
+/* Takes back the hook call that returns to code (an enter of fn, or an exit
+ * of fn called, not tail-called), for reason. 1: taken back (or already);
+ * 0: not now (the lock busy); -1: not a site that can be (not a hook call,
+ * refused by the system, not known). An enter taken back for inlining is
+ * recorded as such in its range, so that the exits of the same function in
+ * that range can follow (cg_takeback_exit). */
+int cg_takeback_call(uintptr_t fn, uintptr_t code, int enter, int reason);
+
+/* An exit of fn that found no frame of fn to end (its call has none),
+ * returning to code: its site (or, for a tail-called exit hook, the tail
+ * jumps of fn's own code) taken back when nothing can still need it:
+ *  - CG_TB_INLINED: the exit call is in a range where an enter of fn was
+ *    folded (the exits of the same inlined call);
+ *  - CG_TB_FILTERED, CG_TB_PAUSED: fn is taken back (since `since`, a
+ *    CLOCK_MONOTONIC time), at least CG_TB_SETTLE_NS ago, and no thread has
+ *    a frame of fn entered from the site's range.
+ * Checks are spaced out per site (they walk every thread's stack). */
+#define CG_TB_SETTLE_NS 10000000u
+void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since);
+
+/* Puts back every site taken back for reason (CG_TB_PAUSED: collection
+ * resumes); the number put back. Waits for the lock: not from a hook. */
+unsigned long cg_takeback_restore(int reason);
+/* An object [lo, hi) is about to be unloaded: its sites are forgotten (not
+ * restored: its code goes), so that nothing is ever written into what is
+ * loaded at those addresses next. Waits for the lock. */
+void cg_takeback_unload(uintptr_t lo, uintptr_t hi);
+/* In a forked child: a lock held by a thread that is not there is let go,
+ * and the tables, which that thread may have been changing, are no longer
+ * trusted (nothing more is taken back in the child). */
+void cg_takeback_forked(void);
+
+struct cg_takeback_stats {
+    unsigned long sites[CG_TB_NREASONS];       /* taken back now, by reason */
+    unsigned long tails[CG_TB_NREASONS];       /* of which tail jumps */
+    unsigned long restored;                    /* put back (resumptions) */
+    unsigned long refused;                     /* changes the system refused */
+    int refused_errno;                         /* the first refusal's errno */
+    uintptr_t refused_at;                      /* and its address */
+    unsigned long ranges, untrusted;           /* machine functions decoded, not trusted */
+};
+/* A consistent enough reading (no lock: counters). */
+void cg_takeback_stats(struct cg_takeback_stats *out);
+
+#endif

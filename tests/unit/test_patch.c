@@ -1,0 +1,994 @@
+/* Unit tests of patch.c: the hook call sites in machine code and the
+ * one-byte change that takes one back (docs/takeback.md, "The sites").
+ *
+ * cg_site_at_return and cg_range_scan read code given as bytes (assembled
+ * with gcc -c and read back with objdump -d, the rel32 and disp32 fields
+ * filled in here), in heap blocks of exactly their size so that a read past
+ * them is caught by the sanitizer build; what is a hook is said by a
+ * callback of the test's, for made-up addresses around the block (nothing
+ * there is ever run). cg_site_write is run on a real page, read-only and
+ * executable, and then on code that threads run while its sites are taken
+ * back and put back thousands of times (the design's claim: a thread sees
+ * the old instruction or the new one, whole, wherever the byte is). */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "patch.h"
+
+/* ---- what is a hook: the test's callback --------------------------------- */
+
+/* Made-up addresses around a code block at blk: the hooks (below and above
+ * it, for negative and positive displacements), another function, and GOT
+ * slots holding each. */
+enum target { T_ENTER, T_EXIT, T_OTHER, T_ENTER_SLOT, T_EXIT_SLOT, T_OTHER_SLOT };
+
+static uintptr_t target_addr(uintptr_t blk, int t)
+{
+    static const intptr_t off[] = {0x10000, -0x20000, 0x30000, 0x40000, 0x48000, 0x50000};
+    return blk + (uintptr_t)off[t];
+}
+
+struct hooks {
+    uintptr_t blk;
+    unsigned asked; /* calls of the callback */
+    uintptr_t last_to;
+    int last_got;
+};
+
+static int hook_of(void *ctx, uintptr_t to, int got)
+{
+    struct hooks *h = ctx;
+    h->asked++;
+    h->last_to = to;
+    h->last_got = got;
+    if (to == target_addr(h->blk, got ? T_ENTER_SLOT : T_ENTER))
+        return CG_HOOK_ENTER;
+    if (to == target_addr(h->blk, got ? T_EXIT_SLOT : T_EXIT))
+        return CG_HOOK_EXIT;
+    return CG_HOOK_NOT;
+}
+
+/* A rel32 or disp32 field at byte `at` of the code (the last four bytes of
+ * its instruction), to be filled so that the instruction reaches `to`. */
+struct rel {
+    unsigned at;
+    int to;
+};
+
+/* A heap copy of exactly the n bytes, its fields filled for where it is. */
+static unsigned char *code_block(const unsigned char *bytes, size_t n, const struct rel *rels, size_t nrels)
+{
+    unsigned char *blk = malloc(n);
+    assert_non_null(blk);
+    memcpy(blk, bytes, n);
+    for (size_t i = 0; i < nrels; i++) {
+        uintptr_t end = (uintptr_t)blk + rels[i].at + 4;
+        int32_t rel = (int32_t)(intptr_t)(target_addr((uintptr_t)blk, rels[i].to) - end);
+        memcpy(blk + rels[i].at, &rel, 4);
+    }
+    return blk;
+}
+
+/* ---- cg_site_at_return ---------------------------------------------------- */
+
+/* cg_site_at_return for the return address at the end of a copy of the
+ * bytes, whose last four bytes are a field reaching `to`, readable from
+ * lo_off bytes into the copy; *ret: the return address. */
+static int at_return(const unsigned char *bytes, size_t n, int to, size_t lo_off, struct hooks *h, struct cg_site *out,
+                     uintptr_t *ret)
+{
+    const struct rel rel = {(unsigned)n - 4, to};
+    unsigned char *blk = code_block(bytes, n, &rel, 1);
+    memset(h, 0, sizeof *h);
+    h->blk = (uintptr_t)blk;
+    memset(out, 0xa5, sizeof *out);
+    *ret = (uintptr_t)blk + n;
+    int rc = cg_site_at_return(*ret, (uintptr_t)blk + lo_off, hook_of, h, out);
+    free(blk);
+    return rc;
+}
+
+static const unsigned char RET_E8[] = {
+    0x48, 0x8b, 0x74, 0x24, 0x08, /* 00 mov 8(%rsp),%rsi */
+    0xe8, 0,    0,    0,    0,    /* 05 call <rel32> */
+};
+
+static const unsigned char RET_66_E8[] = {
+    0x48, 0x8b, 0x74, 0x24, 0x08,    /* 00 mov 8(%rsp),%rsi */
+    0x66, 0xe8, 0,    0,    0,    0, /* 05 data16 call <rel32> (Intel: 6 bytes) */
+};
+
+static const unsigned char RET_FF15[] = {
+    0x48, 0x8b, 0x74, 0x24, 0x08,    /* 00 mov 8(%rsp),%rsi */
+    0xff, 0x15, 0,    0,    0,    0, /* 05 call *<disp32>(%rip) */
+};
+
+static void test_return_call_enter(void **state)
+{
+    (void)state;
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_ENTER, 0, &h, &s, &ret), 1);
+    assert_int_equal(s.addr, ret - 5);
+    assert_int_equal(s.form, CG_SITE_CALL);
+    assert_int_equal(s.hook, CG_HOOK_ENTER);
+    assert_int_equal(s.old, 0xe8);
+    assert_int_equal(s.patched, 0x3d); /* cmp $imm32, %eax */
+    /* asked once, about the call's target */
+    assert_int_equal(h.asked, 1);
+    assert_int_equal(h.last_to, target_addr(h.blk, T_ENTER));
+    assert_int_equal(h.last_got, 0);
+}
+
+static void test_return_call_exit_below(void **state)
+{
+    (void)state;
+    /* the exit hook is below the code: a negative rel32 */
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_EXIT, 0, &h, &s, &ret), 1);
+    assert_int_equal(s.addr, ret - 5);
+    assert_int_equal(s.form, CG_SITE_CALL);
+    assert_int_equal(s.hook, CG_HOOK_EXIT);
+    assert_int_equal(s.old, 0xe8);
+    assert_int_equal(s.patched, 0x3d);
+}
+
+static void test_return_call_other(void **state)
+{
+    (void)state;
+    /* a tail-called hook returns to its function's caller: the call before
+     * that return address is the caller's call of the function, no hook */
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_OTHER, 0, &h, &s, &ret), 0);
+    assert_int_equal(h.asked, 1);
+    assert_int_equal(h.last_to, target_addr(h.blk, T_OTHER));
+}
+
+static void test_return_call_data16_refused(void **state)
+{
+    (void)state;
+    /* 66 3d would be cmp $imm16, %ax: 4 bytes where the call had 6 */
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(RET_66_E8, sizeof RET_66_E8, T_ENTER, 0, &h, &s, &ret), 0);
+}
+
+static void test_return_call_data16_behind_another_prefix(void **state)
+{
+    (void)state;
+    /* 66 f2 e8: a data16 bnd call, whose cmp would also lose two bytes */
+    static const unsigned char bytes[] = { 0x66, 0xf2, 0xe8, 0, 0, 0, 0 };
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(bytes, sizeof bytes, T_ENTER, 0, &h, &s, &ret), 0);
+}
+
+static void test_return_call_got(void **state)
+{
+    (void)state;
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, 0, &h, &s, &ret), 1);
+    assert_int_equal(s.addr, ret - 6);
+    assert_int_equal(s.form, CG_SITE_CALL_GOT);
+    assert_int_equal(s.hook, CG_HOOK_EXIT);
+    assert_int_equal(s.old, 0xff);
+    assert_int_equal(s.patched, 0x8d); /* lea disp32(%rip), %edx */
+    /* asked about the slot, as a slot */
+    assert_int_equal(h.asked, 1);
+    assert_int_equal(h.last_to, target_addr(h.blk, T_EXIT_SLOT));
+    assert_int_equal(h.last_got, 1);
+
+    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_ENTER_SLOT, 0, &h, &s, &ret), 1);
+    assert_int_equal(s.hook, CG_HOOK_ENTER);
+    assert_int_equal(s.form, CG_SITE_CALL_GOT);
+}
+
+static void test_return_call_got_other(void **state)
+{
+    (void)state;
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_OTHER_SLOT, 0, &h, &s, &ret), 0);
+    assert_int_equal(h.last_to, target_addr(h.blk, T_OTHER_SLOT));
+    assert_int_equal(h.last_got, 1);
+    /* the hook's own address taken for a slot is no hook either: a slot is
+     * asked about as a slot */
+    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_ENTER, 0, &h, &s, &ret), 0);
+}
+
+static void test_return_lo_bound(void **state)
+{
+    (void)state;
+    struct hooks h;
+    struct cg_site s;
+    uintptr_t ret;
+    /* the call's first byte below lo: not readable, not asked */
+    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_ENTER, sizeof RET_E8 - 4, &h, &s, &ret), 0);
+    assert_int_equal(h.asked, 0);
+    /* exactly the call readable: found, and the byte before it (which the
+     * copy of only the call does not have) neither read nor needed */
+    assert_int_equal(at_return(RET_E8 + 5, 5, T_ENTER, 0, &h, &s, &ret), 1);
+    assert_int_equal(s.addr, ret - 5);
+    /* a 66 below lo is no prefix of the call (lo is where code begins) */
+    assert_int_equal(at_return(RET_66_E8, sizeof RET_66_E8, T_ENTER, sizeof RET_66_E8 - 5, &h, &s, &ret), 1);
+    assert_int_equal(s.addr, ret - 5);
+    /* ff 15 with its ff below lo */
+    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, sizeof RET_FF15 - 5, &h, &s, &ret), 0);
+    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, sizeof RET_FF15 - 6, &h, &s, &ret), 1);
+}
+
+static void test_return_call_register(void **state)
+{
+    (void)state;
+    static const unsigned char bytes[] = {
+        0x48, 0x8b, 0x05, 0x10, 0x20, 0x30, 0x00, /* 00 mov 0x302010(%rip),%rax */
+        0xff, 0xd0,                               /* 07 call *%rax */
+    };
+    struct hooks h;
+    memset(&h, 0, sizeof h);
+    unsigned char *blk = code_block(bytes, sizeof bytes, NULL, 0);
+    h.blk = (uintptr_t)blk;
+    struct cg_site s;
+    assert_int_equal(cg_site_at_return((uintptr_t)blk + sizeof bytes, (uintptr_t)blk, hook_of, &h, &s), 0);
+    assert_int_equal(h.asked, 0);
+    free(blk);
+}
+
+/* ---- cg_range_scan ---------------------------------------------------------- */
+
+/* gcc -O2's shape of an instrumented function: the enter call first, a call
+ * of another function, the exit call before a return, and on the other
+ * path a tail jump to the exit hook. mov %ebp,%eax is 89 e8: an e8 that is
+ * no call. */
+static const unsigned char TYPICAL[] = {
+    0x55,                                     /* 00 push %rbp */
+    0x48, 0x89, 0xfd,                         /* 01 mov %rdi,%rbp */
+    0x48, 0x8d, 0x3d, 0xf5, 0xff, 0xff, 0xff, /* 04 lea f(%rip),%rdi */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 0b mov 8(%rsp),%rsi */
+    0xe8, 0,    0,    0,    0,                /* 10 call enter */
+    0x48, 0x89, 0xef,                         /* 15 mov %rbp,%rdi */
+    0xe8, 0,    0,    0,    0,                /* 18 call other */
+    0x85, 0xc0,                               /* 1d test %eax,%eax */
+    0x74, 0x15,                               /* 1f je 36 */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 21 mov 8(%rsp),%rsi */
+    0x48, 0x8d, 0x3d, 0xd3, 0xff, 0xff, 0xff, /* 26 lea f(%rip),%rdi */
+    0xe8, 0,    0,    0,    0,                /* 2d call exit */
+    0x89, 0xe8,                               /* 32 mov %ebp,%eax */
+    0x5d,                                     /* 34 pop %rbp */
+    0xc3,                                     /* 35 ret */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 36 mov 8(%rsp),%rsi */
+    0x48, 0x8d, 0x3d, 0xbe, 0xff, 0xff, 0xff, /* 3b lea f(%rip),%rdi */
+    0x5d,                                     /* 42 pop %rbp */
+    0xe9, 0,    0,    0,    0,                /* 43 jmp exit */
+};                                            /* 48 */
+static const struct rel TYPICAL_RELS[] = {{0x11, T_ENTER}, {0x19, T_OTHER}, {0x2e, T_EXIT}, {0x44, T_EXIT}};
+
+/* The same with -fno-plt: the hooks called and jumped to through their
+ * GOT slots. */
+static const unsigned char NOPLT[] = {
+    0x53,                                     /* 00 push %rbx */
+    0x48, 0x8d, 0x3d, 0xf8, 0xff, 0xff, 0xff, /* 01 lea f(%rip),%rdi */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 08 mov 8(%rsp),%rsi */
+    0xff, 0x15, 0,    0,    0,    0,          /* 0d call *enter@GOTPCREL(%rip) */
+    0xe8, 0,    0,    0,    0,                /* 13 call other */
+    0x89, 0xc3,                               /* 18 mov %eax,%ebx */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 1a mov 8(%rsp),%rsi */
+    0x48, 0x8d, 0x3d, 0xda, 0xff, 0xff, 0xff, /* 1f lea f(%rip),%rdi */
+    0xff, 0x15, 0,    0,    0,    0,          /* 26 call *exit@GOTPCREL(%rip) */
+    0x85, 0xdb,                               /* 2c test %ebx,%ebx */
+    0x75, 0x13,                               /* 2e jne 43 */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 30 mov 8(%rsp),%rsi */
+    0x48, 0x8d, 0x3d, 0xc4, 0xff, 0xff, 0xff, /* 35 lea f(%rip),%rdi */
+    0x5b,                                     /* 3c pop %rbx */
+    0xff, 0x25, 0,    0,    0,    0,          /* 3d jmp *exit@GOTPCREL(%rip) */
+    0x5b,                                     /* 43 pop %rbx */
+    0xc3,                                     /* 44 ret */
+};                                            /* 45 */
+static const struct rel NOPLT_RELS[] = {
+    {0x0f, T_ENTER_SLOT}, {0x14, T_OTHER}, {0x28, T_EXIT_SLOT}, {0x3f, T_EXIT_SLOT}};
+
+/* A variadic function: %al says whether vector registers hold arguments,
+ * tested (and jumped over) before the enter call. */
+static const unsigned char VARIADIC[] = {
+    0x55,                                           /* 00 push %rbp */
+    0x48, 0x81, 0xec, 0xd0, 0x00, 0x00, 0x00,       /* 01 sub $0xd0,%rsp */
+    0x48, 0x89, 0x74, 0x24, 0x28,                   /* 08 mov %rsi,0x28(%rsp) */
+    0x48, 0x89, 0x54, 0x24, 0x30,                   /* 0d mov %rdx,0x30(%rsp) */
+    0x84, 0xc0,                                     /* 12 test %al,%al */
+    0x74, 0x12,                                     /* 14 je 28 */
+    0x0f, 0x29, 0x44, 0x24, 0x50,                   /* 16 movaps %xmm0,0x50(%rsp) */
+    0x0f, 0x29, 0x4c, 0x24, 0x60,                   /* 1b movaps %xmm1,0x60(%rsp) */
+    0x0f, 0x29, 0xbc, 0x24, 0xc0, 0x00, 0x00, 0x00, /* 20 movaps %xmm7,0xc0(%rsp) */
+    0x48, 0x8b, 0xb4, 0x24, 0xd8, 0x00, 0x00, 0x00, /* 28 mov 0xd8(%rsp),%rsi */
+    0x48, 0x8d, 0x3d, 0xc9, 0xff, 0xff, 0xff,       /* 30 lea v(%rip),%rdi */
+    0xe8, 0,    0,    0,    0,                      /* 37 call enter */
+    0x48, 0x8b, 0xb4, 0x24, 0xd8, 0x00, 0x00, 0x00, /* 3c mov 0xd8(%rsp),%rsi */
+    0x48, 0x8d, 0x3d, 0xb5, 0xff, 0xff, 0xff,       /* 44 lea v(%rip),%rdi */
+    0xe8, 0,    0,    0,    0,                      /* 4b call exit */
+    0x48, 0x81, 0xc4, 0xd0, 0x00, 0x00, 0x00,       /* 50 add $0xd0,%rsp */
+    0x5d,                                           /* 57 pop %rbp */
+    0xc3,                                           /* 58 ret */
+};                                                  /* 59 */
+static const struct rel VARIADIC_RELS[] = {{0x38, T_ENTER}, {0x4c, T_EXIT}};
+
+/* An unconditional jump before the first call: the call is not reached
+ * in a straight line from the start, so it is not taken for the own enter. */
+static const unsigned char JUMP_FIRST[] = {
+    0x55,                                     /* 00 push %rbp */
+    0xeb, 0x01,                               /* 01 jmp 04 */
+    0xcc,                                     /* 03 int3 */
+    0x48, 0x8d, 0x3d, 0xf5, 0xff, 0xff, 0xff, /* 04 lea f(%rip),%rdi */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 0b mov 8(%rsp),%rsi */
+    0xe8, 0,    0,    0,    0,                /* 10 call enter */
+    0x5d,                                     /* 15 pop %rbp */
+    0xc3,                                     /* 16 ret */
+};                                            /* 17 */
+static const struct rel JUMP_FIRST_RELS[] = {{0x11, T_ENTER}};
+
+/* The first call is of another function: no own enter, though the enter
+ * call after it is a site; a tail jump to another function is none. */
+static const unsigned char OTHER_FIRST[] = {
+    0x48, 0x83, 0xec, 0x08,                   /* 00 sub $8,%rsp */
+    0xe8, 0,    0,    0,    0,                /* 04 call other */
+    0x48, 0x8d, 0x3d, 0xf0, 0xff, 0xff, 0xff, /* 09 lea f(%rip),%rdi */
+    0x48, 0x8b, 0x74, 0x24, 0x08,             /* 10 mov 8(%rsp),%rsi */
+    0xe8, 0,    0,    0,    0,                /* 15 call enter */
+    0x48, 0x83, 0xc4, 0x08,                   /* 1a add $8,%rsp */
+    0xe9, 0,    0,    0,    0,                /* 1e jmp other */
+};                                            /* 23 */
+static const struct rel OTHER_FIRST_RELS[] = {{0x05, T_OTHER}, {0x16, T_ENTER}, {0x1f, T_OTHER}};
+
+/* Forms that are no site: a call with a 66 prefix (its replacement would
+ * be shorter), a call through a register, a tail jump to the enter hook
+ * (no compiler writes one). The 66 call is still the first call. */
+static const unsigned char REFUSED[] = {
+    0x48, 0x83, 0xec, 0x08,       /* 00 sub $8,%rsp */
+    0x66, 0xe8, 0,    0,    0, 0, /* 04 data16 call enter (6 bytes, as Intel's CPUs run it) */
+    0xff, 0xd0,                   /* 0a call *%rax */
+    0xe8, 0,    0,    0,    0,    /* 0c call exit */
+    0x48, 0x83, 0xc4, 0x08,       /* 11 add $8,%rsp */
+    0xe9, 0,    0,    0,    0,    /* 15 jmp enter */
+};                                /* 1a */
+static const struct rel REFUSED_RELS[] = {{0x06, T_ENTER}, {0x0d, T_EXIT}, {0x16, T_ENTER}};
+
+struct want {
+    unsigned at;
+    int form, hook;
+    uint8_t old, patched;
+};
+
+#define NSITES_MAX 8
+
+/* cg_range_scan over a copy of the whole code: it must be trusted, with
+ * the sites wanted (in address order) and the own enter at own (-1:
+ * none). */
+static void check_scan(const char *name, const unsigned char *bytes, size_t n, const struct rel *rels, size_t nrels,
+                       long own, const struct want *want, size_t nwant)
+{
+    unsigned char *blk = code_block(bytes, n, rels, nrels);
+    uintptr_t b = (uintptr_t)blk;
+    struct hooks h = {b, 0, 0, 0};
+    struct cg_site sites[NSITES_MAX];
+    memset(sites, 0xa5, sizeof sites);
+    struct cg_range_scan scan;
+    memset(&scan, 0xa5, sizeof scan);
+    assert_int_equal(cg_range_scan(b, b + n, hook_of, &h, sites, NSITES_MAX, &scan), 0);
+    if (!scan.ok)
+        fail_msg("%s: not trusted", name);
+    if (scan.own_enter != (own < 0 ? 0 : b + (uintptr_t)own))
+        fail_msg("%s: own enter at %+ld, expected %+ld", name, scan.own_enter ? (long)(scan.own_enter - b) : -1L, own);
+    if (scan.nsites != nwant)
+        fail_msg("%s: %zu sites, expected %zu", name, scan.nsites, nwant);
+    for (size_t i = 0; i < nwant; i++) {
+        const struct cg_site *s = &sites[i];
+        const struct want *w = &want[i];
+        if (s->addr != b + w->at || s->form != w->form || s->hook != w->hook || s->old != w->old ||
+            s->patched != w->patched)
+            fail_msg("%s: site %zu at %+ld form %u hook %u %02x -> %02x, expected at %+d form %d hook %d %02x -> %02x",
+                     name, i, (long)(s->addr - b), s->form, s->hook, s->old, s->patched, (int)w->at, w->form, w->hook,
+                     w->old, w->patched);
+    }
+    /* nothing written past the sites found */
+    unsigned char untouched[sizeof(struct cg_site)];
+    memset(untouched, 0xa5, sizeof untouched);
+    for (size_t i = nwant; i < NSITES_MAX; i++)
+        assert_memory_equal(&sites[i], untouched, sizeof untouched);
+    free(blk);
+}
+
+#define CHECK_SCAN(code, own, ...)                                                                                     \
+    do {                                                                                                               \
+        static const struct want want_[] = {__VA_ARGS__};                                                              \
+        check_scan(#code, code, sizeof code, code##_RELS, sizeof code##_RELS / sizeof code##_RELS[0], (own), want_,    \
+                   sizeof want_ / sizeof want_[0]);                                                                    \
+    } while (0)
+
+#define CALL_ENTER(at)                                                                                                 \
+    {                                                                                                                  \
+        (at), CG_SITE_CALL, CG_HOOK_ENTER, 0xe8, 0x3d                                                                  \
+    }
+#define CALL_EXIT(at)                                                                                                  \
+    {                                                                                                                  \
+        (at), CG_SITE_CALL, CG_HOOK_EXIT, 0xe8, 0x3d                                                                   \
+    }
+
+static void test_scan_typical(void **state)
+{
+    (void)state;
+    CHECK_SCAN(TYPICAL, 0x10, CALL_ENTER(0x10), CALL_EXIT(0x2d), {0x43, CG_SITE_TAIL, CG_HOOK_EXIT, 0xe9, 0xc3});
+}
+
+static void test_scan_noplt(void **state)
+{
+    (void)state;
+    CHECK_SCAN(NOPLT, 0x0d, {0x0d, CG_SITE_CALL_GOT, CG_HOOK_ENTER, 0xff, 0x8d},
+               {0x26, CG_SITE_CALL_GOT, CG_HOOK_EXIT, 0xff, 0x8d}, {0x3d, CG_SITE_TAIL_GOT, CG_HOOK_EXIT, 0xff, 0xc3});
+}
+
+static void test_scan_variadic_prologue(void **state)
+{
+    (void)state;
+    CHECK_SCAN(VARIADIC, 0x37, CALL_ENTER(0x37), CALL_EXIT(0x4b));
+}
+
+static void test_scan_jump_before_first_call(void **state)
+{
+    (void)state;
+    CHECK_SCAN(JUMP_FIRST, -1, CALL_ENTER(0x10));
+}
+
+static void test_scan_first_call_not_a_hook(void **state)
+{
+    (void)state;
+    CHECK_SCAN(OTHER_FIRST, -1, CALL_ENTER(0x15));
+}
+
+static void test_scan_refused_forms(void **state)
+{
+    (void)state;
+    CHECK_SCAN(REFUSED, -1, CALL_EXIT(0x0c));
+}
+
+/* cg_range_scan over [blk + from, blk + to) of a copy of TYPICAL. */
+static void scan_typical(size_t from, size_t to, uint8_t poke_at, uint8_t poke, struct cg_site *sites, size_t max,
+                         struct cg_range_scan *scan)
+{
+    unsigned char *blk =
+        code_block(TYPICAL, sizeof TYPICAL, TYPICAL_RELS, sizeof TYPICAL_RELS / sizeof TYPICAL_RELS[0]);
+    if (poke_at)
+        blk[poke_at] = poke;
+    struct hooks h = {(uintptr_t)blk, 0, 0, 0};
+    memset(scan, 0xa5, sizeof *scan);
+    assert_int_equal(cg_range_scan((uintptr_t)blk + from, (uintptr_t)blk + to, hook_of, &h, sites, max, scan), 0);
+    free(blk);
+}
+
+static void test_scan_end_inside_an_instruction(void **state)
+{
+    (void)state;
+    struct cg_site sites[NSITES_MAX];
+    struct cg_range_scan scan;
+    /* two bytes into the tail jump, two into the exit call */
+    scan_typical(0, 0x45, 0, 0, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 0);
+    scan_typical(0, 0x2f, 0, 0, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 0);
+    /* begun inside an instruction (the lea's displacement, ff ff ...): no
+     * instruction there */
+    scan_typical(0x08, sizeof TYPICAL, 0, 0, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 0);
+    /* the same range ended at an instruction's end: trusted, the sites up
+     * to there */
+    scan_typical(0, 0x36, 0, 0, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 1);
+    assert_int_equal(scan.nsites, 2);
+}
+
+static void test_scan_bytes_refused(void **state)
+{
+    (void)state;
+    struct cg_site sites[NSITES_MAX];
+    struct cg_range_scan scan;
+    /* 06 (push %es) is invalid in 64-bit mode: in place of the pop */
+    scan_typical(0, sizeof TYPICAL, 0x34, 0x06, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 0);
+    /* the same byte where it is an operand is no matter */
+    scan_typical(0, sizeof TYPICAL, 0x07, 0x06, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 1);
+    assert_int_equal(scan.nsites, 3);
+}
+
+static void test_scan_more_sites_than_max(void **state)
+{
+    (void)state;
+    struct cg_site sites[NSITES_MAX];
+    struct cg_range_scan scan;
+    unsigned char untouched[sizeof(struct cg_site)];
+    memset(untouched, 0xa5, sizeof untouched);
+    memset(sites, 0xa5, sizeof sites);
+    scan_typical(0, sizeof TYPICAL, 0, 0, sites, 1, &scan);
+    assert_int_equal(scan.ok, 1);
+    assert_int_equal(scan.nsites, 3); /* all counted */
+    assert_int_equal(sites[0].form, CG_SITE_CALL);
+    assert_int_equal(sites[0].hook, CG_HOOK_ENTER); /* the first kept */
+    assert_memory_equal(&sites[1], untouched, sizeof untouched);
+    assert_true(scan.own_enter != 0);
+    memset(sites, 0xa5, sizeof sites);
+    scan_typical(0, sizeof TYPICAL, 0, 0, sites, 0, &scan);
+    assert_int_equal(scan.nsites, 3);
+    assert_memory_equal(&sites[0], untouched, sizeof untouched);
+}
+
+static void test_scan_empty_range(void **state)
+{
+    (void)state;
+    struct cg_site sites[NSITES_MAX];
+    struct cg_range_scan scan;
+    scan_typical(0x10, 0x10, 0, 0, sites, NSITES_MAX, &scan);
+    assert_int_equal(scan.ok, 1);
+    assert_int_equal(scan.nsites, 0);
+    assert_int_equal(scan.own_enter, 0);
+}
+
+/* ---- cg_site_write on a real page --------------------------------------------- */
+
+#define SENTINEL 0x5eed
+
+static long page_size(void) { return sysconf(_SC_PAGESIZE); }
+
+/* The permissions /proc/self/maps gives the mapping that holds addr. */
+static void perms_of(const void *addr, char perms[5])
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[512];
+    strcpy(perms, "none");
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char p[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) == 3 && (uintptr_t)addr >= lo && (uintptr_t)addr < hi) {
+            memcpy(perms, p, 5);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+#define ASSERT_PERMS(addr, want)                                                                                       \
+    do {                                                                                                               \
+        char perms_[5];                                                                                                \
+        perms_of((addr), perms_);                                                                                      \
+        assert_string_equal(perms_, (want));                                                                           \
+    } while (0)
+
+/* A page holding a call at 0x100 and a nop at 0x200 (never run), int3
+ * elsewhere, read-only and executable. */
+static unsigned char *rx_page(unsigned char *copy)
+{
+    long ps = page_size();
+    unsigned char *p = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 0xcc, (size_t)ps);
+    static const unsigned char call[] = {0xe8, 0x10, 0x20, 0x30, 0x00};
+    memcpy(p + 0x100, call, sizeof call);
+    p[0x200] = 0x90;
+    memcpy(copy, p, (size_t)ps);
+    assert_int_equal(mprotect(p, (size_t)ps, PROT_READ | PROT_EXEC), 0);
+    ASSERT_PERMS(p, "r-xp");
+    return p;
+}
+
+static void test_write_on_rx_page(void **state)
+{
+    (void)state;
+    long ps = page_size();
+    unsigned char *copy = malloc((size_t)ps);
+    assert_non_null(copy);
+    unsigned char *p = rx_page(copy);
+    uintptr_t site = (uintptr_t)p + 0x100;
+
+    errno = SENTINEL;
+    assert_int_equal(cg_site_write(site, 0xe8, 0x3d, PROT_READ | PROT_EXEC), 0);
+    assert_int_equal(errno, SENTINEL);
+    assert_int_equal(p[0x100], 0x3d);
+    ASSERT_PERMS(p, "r-xp"); /* writable for the store only */
+    /* that byte alone */
+    copy[0x100] = 0x3d;
+    assert_memory_equal(p, copy, (size_t)ps);
+
+    /* again: already done */
+    errno = SENTINEL;
+    assert_int_equal(cg_site_write(site, 0xe8, 0x3d, PROT_READ | PROT_EXEC), 0);
+    assert_int_equal(errno, SENTINEL);
+    assert_int_equal(p[0x100], 0x3d);
+    ASSERT_PERMS(p, "r-xp");
+
+    /* and back */
+    errno = SENTINEL;
+    assert_int_equal(cg_site_write(site, 0x3d, 0xe8, PROT_READ | PROT_EXEC), 0);
+    assert_int_equal(errno, SENTINEL);
+    assert_int_equal(p[0x100], 0xe8);
+    copy[0x100] = 0xe8;
+    assert_memory_equal(p, copy, (size_t)ps);
+    ASSERT_PERMS(p, "r-xp");
+
+    assert_int_equal(munmap(p, (size_t)ps), 0);
+    free(copy);
+}
+
+static void test_write_neither_byte(void **state)
+{
+    (void)state;
+    long ps = page_size();
+    unsigned char *copy = malloc((size_t)ps);
+    assert_non_null(copy);
+    unsigned char *p = rx_page(copy);
+    /* a nop where a call was expected: not ours to change */
+    errno = SENTINEL;
+    assert_int_equal(cg_site_write((uintptr_t)p + 0x200, 0xe8, 0x3d, PROT_READ | PROT_EXEC), EAGAIN);
+    assert_int_equal(errno, SENTINEL);
+    assert_memory_equal(p, copy, (size_t)ps);
+    ASSERT_PERMS(p, "r-xp");
+    assert_int_equal(munmap(p, (size_t)ps), 0);
+    free(copy);
+}
+
+static void test_write_gives_the_protection_given(void **state)
+{
+    (void)state;
+    /* prot is the page's protection as the caller read it: what the page
+     * has after, whatever it had before */
+    long ps = page_size();
+    unsigned char *copy = malloc((size_t)ps);
+    assert_non_null(copy);
+    unsigned char *p = rx_page(copy);
+    assert_int_equal(cg_site_write((uintptr_t)p + 0x100, 0xe8, 0x3d, PROT_READ), 0);
+    ASSERT_PERMS(p, "r--p");
+    assert_int_equal(p[0x100], 0x3d);
+    assert_int_equal(munmap(p, (size_t)ps), 0);
+    free(copy);
+}
+
+static void test_write_refused_by_mprotect(void **state)
+{
+    (void)state;
+    /* a shared mapping of a file opened read-only cannot be made writable:
+     * mprotect's errno, the byte unchanged */
+    long ps = page_size();
+    char path[] = "/tmp/cgprof_test_patch_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unsigned char *bytes = calloc(1, (size_t)ps);
+    assert_non_null(bytes);
+    bytes[0x100] = 0xe8;
+    assert_int_equal(write(fd, bytes, (size_t)ps), ps);
+    close(fd);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    unlink(path);
+    unsigned char *p = mmap(NULL, (size_t)ps, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    assert_true(p != MAP_FAILED);
+    errno = SENTINEL;
+    assert_int_equal(cg_site_write((uintptr_t)p + 0x100, 0xe8, 0x3d, PROT_READ), EACCES);
+    assert_int_equal(errno, SENTINEL);
+    assert_int_equal(p[0x100], 0xe8);
+    ASSERT_PERMS(p, "r--s");
+    assert_int_equal(munmap(p, (size_t)ps), 0);
+    free(bytes);
+}
+
+/* ---- the sites run by threads while they change ------------------------------ */
+
+/* Four pieces of code in one page, each calling or jumping to its counter:
+ *   STUB_E8    sub $8,%rsp; call counter; add $8,%rsp; ret  (e8 -> 3d)
+ *   STUB_FF15  the same with call *slot(%rip)                (ff -> 8d)
+ *   STUB_E9    jmp counter                                   (e9 -> c3)
+ *   STUB_FF25  jmp *slot(%rip)                               (ff -> c3)
+ * each site's first byte the last of a 64-byte cache line, the rest of the
+ * instruction in the next line. e8 and e9 need the page within 2 GiB of
+ * the counters. */
+enum { STUB_E8, STUB_FF15, STUB_E9, STUB_FF25, NSTUBS };
+
+static const struct stub {
+    const char *name;
+    unsigned start, site; /* offsets in the page */
+    uint8_t old, patched;
+    int near; /* a rel32 to the counter */
+} STUBS[NSTUBS] = {
+    {"call rel32", 0x07b, 0x07f, 0xe8, 0x3d, 1},
+    {"call *slot", 0x0fb, 0x0ff, 0xff, 0x8d, 0},
+    {"jmp rel32", 0x13f, 0x13f, 0xe9, 0xc3, 1},
+    {"jmp *slot", 0x17f, 0x17f, 0xff, 0xc3, 0},
+};
+#define SLOT_FF15 0x800
+#define SLOT_FF25 0x808
+
+/* Each stub's calls of its counter: by each thread, and by all. */
+static _Thread_local unsigned long my_hits[NSTUBS];
+static atomic_ulong all_hits[NSTUBS];
+
+static void count(int stub)
+{
+    my_hits[stub]++;
+    atomic_fetch_add_explicit(&all_hits[stub], 1, memory_order_relaxed);
+}
+static void counter_e8(void) { count(STUB_E8); }
+static void counter_ff15(void) { count(STUB_FF15); }
+static void counter_e9(void) { count(STUB_E9); }
+static void counter_ff25(void) { count(STUB_FF25); }
+
+static int within_rel32(uintptr_t from, uintptr_t to)
+{
+    intptr_t d = (intptr_t)(to - from);
+    return d > -0x7f000000L && d < 0x7f000000L;
+}
+
+/* A page within 2 GiB of the counters (a hint near the test's own code),
+ * or NULL. */
+static unsigned char *map_near_counters(void)
+{
+    long ps = page_size();
+    static const long off[] = {0x40000000, -0x40000000, 0x10000000, -0x10000000, 0x60000000, -0x60000000, 0x2000000};
+    uintptr_t base = (uintptr_t)counter_e8 & ~(uintptr_t)0xfffff;
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        void *hint = (void *)(base + (uintptr_t)off[i]);
+        unsigned char *p = mmap(hint, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            continue;
+        if (within_rel32((uintptr_t)p, (uintptr_t)counter_e8) && within_rel32((uintptr_t)p, (uintptr_t)counter_e9))
+            return p;
+        munmap(p, (size_t)ps);
+    }
+    return NULL;
+}
+
+static void put_rel32(unsigned char *page, unsigned at, uintptr_t to)
+{
+    int32_t rel = (int32_t)(intptr_t)(to - ((uintptr_t)page + at + 4));
+    memcpy(page + at, &rel, 4);
+}
+
+static void put_stubs(unsigned char *page, int near)
+{
+    memset(page, 0xcc, (size_t)page_size()); /* int3 around: a stray jump traps */
+    static const unsigned char sub[] = {0x48, 0x83, 0xec, 0x08}, add_ret[] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
+    unsigned char *s = page + STUBS[STUB_E8].start;
+    if (near) {
+        memcpy(s, sub, 4);
+        s[4] = 0xe8;
+        put_rel32(page, STUBS[STUB_E8].site + 1, (uintptr_t)counter_e8);
+        memcpy(s + 9, add_ret, 5);
+        s = page + STUBS[STUB_E9].start;
+        s[0] = 0xe9;
+        put_rel32(page, STUBS[STUB_E9].site + 1, (uintptr_t)counter_e9);
+    }
+    s = page + STUBS[STUB_FF15].start;
+    memcpy(s, sub, 4);
+    s[4] = 0xff;
+    s[5] = 0x15;
+    put_rel32(page, STUBS[STUB_FF15].site + 2, (uintptr_t)page + SLOT_FF15);
+    memcpy(s + 10, add_ret, 5);
+    s = page + STUBS[STUB_FF25].start;
+    s[0] = 0xff;
+    s[1] = 0x25;
+    put_rel32(page, STUBS[STUB_FF25].site + 2, (uintptr_t)page + SLOT_FF25);
+    uintptr_t slot = (uintptr_t)counter_ff15;
+    memcpy(page + SLOT_FF15, &slot, sizeof slot);
+    slot = (uintptr_t)counter_ff25;
+    memcpy(page + SLOT_FF25, &slot, sizeof slot);
+}
+
+#define NTHREADS 4
+#define CALLS 20000 /* each thread's calls of each stub before the changes */
+#define FLIPS 5000  /* times each site is taken back and put back */
+
+static void (*stub_fn[NSTUBS])(void);
+static int stub_on[NSTUBS];
+static atomic_int workers_ready, workers_stop;
+
+struct worker {
+    pthread_t thread;
+    unsigned long before[NSTUBS]; /* counted for CALLS calls before any change */
+    unsigned long calls[NSTUBS];  /* calls while the sites changed */
+    unsigned long hits[NSTUBS];   /* counted for them */
+    int over;                     /* counted more than called, at some moment */
+};
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    for (int s = 0; s < NSTUBS; s++) {
+        if (!stub_on[s])
+            continue;
+        unsigned long was = my_hits[s];
+        for (int i = 0; i < CALLS; i++)
+            stub_fn[s]();
+        w->before[s] = my_hits[s] - was;
+    }
+    memset(my_hits, 0, sizeof my_hits);
+    atomic_fetch_add(&workers_ready, 1);
+    while (!atomic_load_explicit(&workers_stop, memory_order_relaxed)) {
+        for (int s = 0; s < NSTUBS; s++) {
+            if (!stub_on[s])
+                continue;
+            stub_fn[s]();
+            w->calls[s]++;
+            if (my_hits[s] > w->calls[s])
+                w->over = 1;
+        }
+    }
+    memcpy(w->hits, my_hits, sizeof w->hits);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_sites_changed_under_running_threads(void **state)
+{
+    (void)state;
+    long ps = page_size();
+    const int prot = PROT_READ | PROT_EXEC;
+    unsigned char *page = map_near_counters();
+    int near = page != NULL;
+    if (!near) {
+        print_message("no page within 2 GiB of the test's code: the rel32 call and jump not tested\n");
+        page = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(page != MAP_FAILED);
+    }
+    put_stubs(page, near);
+    unsigned char *original = malloc((size_t)ps);
+    assert_non_null(original);
+    memcpy(original, page, (size_t)ps);
+    assert_int_equal(mprotect(page, (size_t)ps, prot), 0);
+    for (int s = 0; s < NSTUBS; s++) {
+        stub_on[s] = near || !STUBS[s].near;
+        stub_fn[s] = (void (*)(void))((uintptr_t)page + STUBS[s].start);
+        assert_int_equal(STUBS[s].site % 64, 63); /* the line's last byte */
+        assert_int_equal(page[STUBS[s].site], STUBS[s].old);
+        atomic_store(&all_hits[s], 0);
+    }
+
+    double t0 = now_s();
+    atomic_store(&workers_ready, 0);
+    atomic_store(&workers_stop, 0);
+    struct worker w[NTHREADS];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&w[i].thread, NULL, work, &w[i]), 0);
+    /* every thread past its exact count and calling in its loop before
+     * the first change */
+    while (atomic_load(&workers_ready) < NTHREADS)
+        sched_yield();
+    int failed = 0;
+    for (int f = 0; f < 2 * FLIPS; f++) {
+        for (int s = 0; s < NSTUBS; s++) {
+            if (!stub_on[s])
+                continue;
+            const struct stub *st = &STUBS[s];
+            uint8_t from = f % 2 ? st->patched : st->old, to = f % 2 ? st->old : st->patched;
+            if (cg_site_write((uintptr_t)page + st->site, from, to, prot) != 0)
+                failed++;
+        }
+    }
+    atomic_store(&workers_stop, 1);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_join(w[i].thread, NULL), 0);
+    double t1 = now_s();
+
+    assert_int_equal(failed, 0);
+    /* every site its old self again, and nothing else changed */
+    assert_memory_equal(page, original, (size_t)ps);
+    ASSERT_PERMS(page, "r-xp");
+    unsigned long calls = 0, hits = 0;
+    for (int s = 0; s < NSTUBS; s++) {
+        if (!stub_on[s])
+            continue;
+        unsigned long sum = 0, stub_calls = 0, stub_hits = 0;
+        for (int i = 0; i < NTHREADS; i++) {
+            if (w[i].before[s] != CALLS)
+                fail_msg("%s, thread %d: %lu counted for %d calls", STUBS[s].name, i, w[i].before[s], CALLS);
+            if (w[i].over || w[i].hits[s] > w[i].calls[s])
+                fail_msg("%s, thread %d: %lu counted for %lu calls", STUBS[s].name, i, w[i].hits[s], w[i].calls[s]);
+            assert_true(w[i].calls[s] > 0);
+            calls += w[i].calls[s];
+            hits += w[i].hits[s];
+            sum += CALLS + w[i].hits[s];
+            stub_calls += w[i].calls[s];
+            stub_hits += w[i].hits[s];
+        }
+        assert_int_equal(atomic_load(&all_hits[s]), sum);
+        /* the threads ran both instructions, the old and the new */
+        if (stub_hits == 0 || stub_hits == stub_calls)
+            fail_msg("%s: %lu of %lu calls counted while the site changed", STUBS[s].name, stub_hits, stub_calls);
+    }
+    print_message("%d sites taken back and put back %d times in %.2f s; %lu calls made meanwhile, %lu counted\n",
+                  near ? NSTUBS : NSTUBS - 2, FLIPS, t1 - t0, calls, hits);
+
+    /* put back for good: every call counted again */
+    for (int s = 0; s < NSTUBS; s++) {
+        if (!stub_on[s])
+            continue;
+        unsigned long was = my_hits[s];
+        for (int i = 0; i < CALLS; i++)
+            stub_fn[s]();
+        assert_int_equal(my_hits[s] - was, CALLS);
+    }
+    /* taken back for good: none */
+    for (int s = 0; s < NSTUBS; s++) {
+        if (!stub_on[s])
+            continue;
+        assert_int_equal(cg_site_write((uintptr_t)page + STUBS[s].site, STUBS[s].old, STUBS[s].patched, prot), 0);
+        assert_int_equal(page[STUBS[s].site], STUBS[s].patched);
+        unsigned long was = my_hits[s], all = atomic_load(&all_hits[s]);
+        for (int i = 0; i < CALLS; i++)
+            stub_fn[s]();
+        assert_int_equal(my_hits[s] - was, 0);
+        assert_int_equal(atomic_load(&all_hits[s]), all);
+    }
+    ASSERT_PERMS(page, "r-xp");
+    assert_int_equal(munmap(page, (size_t)ps), 0);
+    free(original);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_return_call_enter),
+        cmocka_unit_test(test_return_call_exit_below),
+        cmocka_unit_test(test_return_call_other),
+        cmocka_unit_test(test_return_call_data16_refused),
+        cmocka_unit_test(test_return_call_data16_behind_another_prefix),
+        cmocka_unit_test(test_return_call_got),
+        cmocka_unit_test(test_return_call_got_other),
+        cmocka_unit_test(test_return_lo_bound),
+        cmocka_unit_test(test_return_call_register),
+        cmocka_unit_test(test_scan_typical),
+        cmocka_unit_test(test_scan_noplt),
+        cmocka_unit_test(test_scan_variadic_prologue),
+        cmocka_unit_test(test_scan_jump_before_first_call),
+        cmocka_unit_test(test_scan_first_call_not_a_hook),
+        cmocka_unit_test(test_scan_refused_forms),
+        cmocka_unit_test(test_scan_end_inside_an_instruction),
+        cmocka_unit_test(test_scan_bytes_refused),
+        cmocka_unit_test(test_scan_more_sites_than_max),
+        cmocka_unit_test(test_scan_empty_range),
+        cmocka_unit_test(test_write_on_rx_page),
+        cmocka_unit_test(test_write_neither_byte),
+        cmocka_unit_test(test_write_gives_the_protection_given),
+        cmocka_unit_test(test_write_refused_by_mprotect),
+        cmocka_unit_test(test_sites_changed_under_running_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
