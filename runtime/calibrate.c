@@ -72,6 +72,9 @@ static int scratch(struct cg_thread *t)
     memset(t, 0, sizeof *t);
     if (cg_costs_init(&t->costs, cg_paths_bound) != 0)
         return -1;
+    /* round_of's own hook calls make a root frame: never folded (they are
+     * not its first call) nor taken back from the runtime's code */
+    t->own_calls = 1;
     if (cg_opts.off_cpu)
         t->costs.switch_head = &quiet;
     return 0;

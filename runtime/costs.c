@@ -189,6 +189,7 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
     for (uint32_t i = 0; i < c->depth; i++)
         c->frames[i].t_enter = c->frames[i].t_last = now;
     c->lost = c->unmatched_exits = c->left = c->jumped = c->unplaced = 0;
+    c->inlined_calls = c->frameless_exits = 0;
     c->folded = c->beyond_paths = 0;
 }
 
@@ -890,6 +891,8 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->unmatched_exits = c->unmatched_exits;
     t->left = c->left;
     t->jumped = c->jumped;
+    t->inlined_calls = c->inlined_calls;
+    t->frameless_exits = c->frameless_exits;
     t->unplaced = c->unplaced;
     return 0;
 }
@@ -1000,6 +1003,10 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         cur->unmatched_exits - (base && base->unmatched_exits <= cur->unmatched_exits ? base->unmatched_exits : 0);
     out->left = cur->left - (base && base->left <= cur->left ? base->left : 0);
     out->jumped = cur->jumped - (base && base->jumped <= cur->jumped ? base->jumped : 0);
+    out->inlined_calls = cur->inlined_calls -
+                         (base && base->inlined_calls <= cur->inlined_calls ? base->inlined_calls : 0);
+    out->frameless_exits = cur->frameless_exits -
+                           (base && base->frameless_exits <= cur->frameless_exits ? base->frameless_exits : 0);
     out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
     out->compensated = cur->comp - (base && base->comp <= cur->comp ? base->comp : 0);
     out->off_pending = cur->off_pending;
@@ -1024,6 +1031,8 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->unmatched_exits = src->unmatched_exits;
     dst->left = src->left;
     dst->jumped = src->jumped;
+    dst->inlined_calls = src->inlined_calls;
+    dst->frameless_exits = src->frameless_exits;
     dst->unplaced = src->unplaced;
     dst->comp = src->comp;
     dst->off_pending = src->off_pending;
@@ -1082,6 +1091,11 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
                              (since->unmatched_exits <= now->unmatched_exits ? since->unmatched_exits : now->unmatched_exits);
     base->left += now->left - (since->left <= now->left ? since->left : now->left);
     base->jumped += now->jumped - (since->jumped <= now->jumped ? since->jumped : now->jumped);
+    base->inlined_calls += now->inlined_calls -
+                           (since->inlined_calls <= now->inlined_calls ? since->inlined_calls : now->inlined_calls);
+    base->frameless_exits += now->frameless_exits - (since->frameless_exits <= now->frameless_exits
+                                                         ? since->frameless_exits
+                                                         : now->frameless_exits);
     base->unplaced += now->unplaced - (since->unplaced <= now->unplaced ? since->unplaced : now->unplaced);
     base->comp += now->comp - (since->comp <= now->comp ? since->comp : now->comp);
     return 0;
@@ -1153,6 +1167,8 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->unmatched_exits += part->unmatched_exits;
     s->left += part->left;
     s->jumped += part->jumped;
+    s->inlined_calls += part->inlined_calls;
+    s->frameless_exits += part->frameless_exits;
     s->unplaced += part->unplaced;
     s->compensated += part->compensated;
     s->off_pending += part->off_pending;

@@ -27,6 +27,48 @@ void cg_fold_collect(int on)
     __atomic_store_n(&cg_fast_mode, fast_mode_was, __ATOMIC_SEQ_CST);
 }
 
+/* The runtime's own time in a hook, taking a site back (a decoding, a
+ * lookup, two mprotect calls: microseconds, the first time a range is
+ * seen), is left out of the thread's times as the hooks' own time is:
+ * its clock goes back by it (struct cg_costs, comp). Sampled time leaves
+ * out the samples in the hooks by itself. */
+static uint64_t own_time_begin(void)
+{
+    return cg_sampling ? 0 : cg_clock_now();
+}
+
+static void own_time_end(struct cg_thread *t, uint64_t t0)
+{
+    if (cg_sampling)
+        return;
+    uint64_t now = cg_clock_now();
+    if (now > t0)
+        __atomic_store_n(&t->costs.comp, t->costs.comp + (now - t0), __ATOMIC_RELAXED);
+}
+
+int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, int reason)
+{
+    uint64_t t0 = own_time_begin();
+    int rc = cg_takeback_call(fn, code, enter, reason);
+    own_time_end(t, t0);
+    return rc;
+}
+
+static int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
+{
+    uint64_t t0 = own_time_begin();
+    int rc = cg_takeback_own(fn, code);
+    own_time_end(t, t0);
+    return rc;
+}
+
+static void take_exit(struct cg_thread *t, uintptr_t fn, uintptr_t code, int reason, uint64_t since)
+{
+    uint64_t t0 = own_time_begin();
+    cg_takeback_exit(fn, code, reason, since);
+    own_time_end(t, t0);
+}
+
 /* Whether fn is left out by the filters (CGPROF_SKIP*, or throttled). */
 static int filtered(const struct cg_costs *c, uintptr_t fn)
 {
@@ -66,17 +108,17 @@ static int enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
 {
     struct cg_costs *c = &t->costs;
     if (cg_fold_paused) {
-        cg_takeback_call(fn, code, 1, CG_TB_PAUSED);
+        cg_fold_take(t, fn, code, 1, CG_TB_PAUSED);
         return 1;
     }
     if (filtered(c, fn)) {
-        cg_takeback_call(fn, code, 1, CG_TB_FILTERED);
+        cg_fold_take(t, fn, code, 1, CG_TB_FILTERED);
         drop_arc(c, fn, site, sp, code, CG_ARC_DROPPED);
         return 1;
     }
     if (cg_opts.inlined != CG_INLINED_FOLD)
         return 0;
-    int own = cg_takeback_own(fn, code);
+    int own = own_of(t, fn, code);
     if (resync)
         cg_costs_resync(c, fn, site, sp, code, 1, now);
     if (own != 0 && !sp_inlined(c, site, sp))
@@ -89,7 +131,7 @@ static int enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
     if (c->depth && c->frames[c->depth - 1].fn == fn)
         c->frames[c->depth - 1].folded_self++;
     else
-        cg_takeback_call(fn, code, 1, CG_TB_INLINED);
+        cg_fold_take(t, fn, code, 1, CG_TB_INLINED);
     drop_arc(c, fn, site, sp, code, CG_ARC_FOLDED);
     c->inlined_calls++;
     return 1;
@@ -121,7 +163,7 @@ static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
     }
     int reason = paused ? CG_TB_PAUSED : filt ? CG_TB_FILTERED : CG_TB_INLINED;
     uint64_t since = paused ? cg_fold_paused_since : filt ? __atomic_load_n(&c->filter->throttled_at, __ATOMIC_RELAXED) : 0;
-    cg_takeback_exit(fn, code, reason, since);
+    take_exit(t, fn, code, reason, since);
     c->frameless_exits++;
     return 1;
 }
@@ -129,5 +171,7 @@ static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
 int cg_fold_event(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter_,
                   uint64_t now, int resync)
 {
+    if (t->own_calls)
+        return 0;
     return enter_ ? enter(t, fn, site, sp, code, now, resync) : exit_(t, fn, site, sp, code, now, resync);
 }

@@ -22,6 +22,10 @@ extern uint64_t cg_fold_paused_since;
 void cg_fold_collect(int on);
 
 
+/* cg_takeback_call for a hook of thread t, the time it takes left out of
+ * t's times. */
+int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, int reason);
+
 /* The event of a hook (its enter or exit of fn; site, sp and code as the
  * hook gives them), t's guard held, at time now (resync: the stack may be
  * re-synchronised first, as cg_guard_apply's): 1 when it was dropped

@@ -84,7 +84,7 @@ void cg_guard_throttle(struct cg_thread *t, uint32_t arc)
      * stop coming, not only those of this arc. */
     uintptr_t code = c->frames[c->depth].code;
     if (!was && c->arcs[arc].skip == CG_ARC_THROTTLED && code)
-        cg_takeback_call(c->arcs[arc].callee, code, 1, CG_TB_FILTERED);
+        cg_fold_take(t, c->arcs[arc].callee, code, 1, CG_TB_FILTERED);
     cg_guard_release(t);
 }
 

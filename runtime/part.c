@@ -126,6 +126,12 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
         snprintf(extra[nd++], sizeof extra[0],
                  "Frames left without exit: %llu (repaired: found gone by a later hook, counted as ending then)",
                  (unsigned long long)s->left);
+    if (s->inlined_calls || s->frameless_exits)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Calls without a frame: %llu enters of inlined calls folded into their hosts and %llu exits of "
+                 "calls without a frame reached the hooks (before their sites were taken back, or where they "
+                 "could not be: docs/takeback.md)",
+                 (unsigned long long)s->inlined_calls, (unsigned long long)s->frameless_exits);
     if (s->unmatched_exits)
         snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
                  (unsigned long long)s->unmatched_exits);

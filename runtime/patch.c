@@ -26,12 +26,12 @@ static uint8_t patched_opcode(int form)
     }
 }
 
-static void fill(struct cg_site *s, uintptr_t addr, int form, int hook)
+static void fill(struct cg_site *s, uintptr_t addr, const uint8_t *byte, int form, int hook)
 {
     s->addr = addr;
     s->form = (uint8_t)form;
     s->hook = (uint8_t)hook;
-    s->old = *(const uint8_t *)addr;
+    s->old = *byte;
     s->patched = patched_opcode(form);
 }
 
@@ -51,14 +51,14 @@ int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *
         int hook = hook_of(ctx, ret + (uintptr_t)(intptr_t)rel, 0);
         if (hook == CG_HOOK_NOT)
             return 0;
-        fill(out, ret - 5, CG_SITE_CALL, hook);
+        fill(out, ret - 5, p - 5, CG_SITE_CALL, hook);
         return 1;
     }
     if (ret >= lo + 6 && p[-6] == 0xff && p[-5] == 0x15) {
         int hook = hook_of(ctx, ret + (uintptr_t)(intptr_t)rel, 1);
         if (hook == CG_HOOK_NOT)
             return 0;
-        fill(out, ret - 6, CG_SITE_CALL_GOT, hook);
+        fill(out, ret - 6, p - 6, CG_SITE_CALL_GOT, hook);
         return 1;
     }
     return 0;
@@ -73,15 +73,15 @@ static int has_66(const uint8_t *p, unsigned op_off)
     return 0;
 }
 
-int cg_range_scan(uintptr_t begin, uintptr_t end, cg_hook_of_fn hook_of, void *ctx, struct cg_site *sites, size_t max,
-                  struct cg_range_scan *scan)
+int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_hook_of_fn hook_of, void *ctx,
+                  struct cg_site *sites, size_t max, struct cg_range_scan *scan)
 {
     memset(scan, 0, sizeof *scan);
     int first_call = 1, stopped = 0;
     uintptr_t at = begin;
     while (at < end) {
         struct cg_insn in;
-        const uint8_t *p = (const uint8_t *)at;
+        const uint8_t *p = copy ? copy + (at - begin) : (const uint8_t *)at;
         unsigned len = cg_insn_decode(p, end - at, at, &in);
         if (len == 0)
             return 0; /* not trusted: ok stays 0 */
@@ -118,7 +118,7 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, cg_hook_of_fn hook_of, void *c
             stopped = 1;
         if (hook != CG_HOOK_NOT) {
             if (scan->nsites < max)
-                fill(&sites[scan->nsites], at + in.op_off, form, hook);
+                fill(&sites[scan->nsites], at + in.op_off, p + in.op_off, form, hook);
             scan->nsites++;
         }
         at += len;
@@ -158,10 +158,10 @@ int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *
     return 0;
 }
 
-int cg_range_scan(uintptr_t begin, uintptr_t end, cg_hook_of_fn hook_of, void *ctx, struct cg_site *sites, size_t max,
-                  struct cg_range_scan *scan)
+int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_hook_of_fn hook_of, void *ctx,
+                  struct cg_site *sites, size_t max, struct cg_range_scan *scan)
 {
-    (void)begin, (void)end, (void)hook_of, (void)ctx, (void)sites, (void)max;
+    (void)begin, (void)end, (void)copy, (void)hook_of, (void)ctx, (void)sites, (void)max;
     memset(scan, 0, sizeof *scan);
     return 0;
 }

@@ -57,10 +57,12 @@ struct cg_range_scan {
     int ok;              /* the decoding ended exactly at end */
 };
 
-/* Decodes [begin, end) (readable) and lists its hook sites into sites[max].
+/* Decodes [begin, end) and lists its hook sites into sites[max]: the bytes
+ * read at begin itself, or, with copy not NULL, from copy (end - begin
+ * bytes: the range as it was before some of its sites were changed).
  * Returns 0; scan->ok says whether the range can be trusted. */
-int cg_range_scan(uintptr_t begin, uintptr_t end, cg_hook_of_fn hook_of, void *ctx, struct cg_site *sites, size_t max,
-                  struct cg_range_scan *scan);
+int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_hook_of_fn hook_of, void *ctx,
+                  struct cg_site *sites, size_t max, struct cg_range_scan *scan);
 
 /* Writes byte `to` at addr if it holds `from` (one byte store: a thread
  * running the instruction sees it whole, old or new), making its page

@@ -37,10 +37,20 @@ struct tb_range {
     uintptr_t begin, end, own_enter;
     uint32_t first, n; /* its sites, sites[first, first + n), by address */
     uint8_t ok;        /* the decoding can be trusted */
+    uint8_t stale;     /* decoded while a PLT entry it calls was not bound
+                          yet: a hook's entry may have been missed */
     uint8_t dead;
 };
 
+/* What a decoding found besides the sites. */
+struct scan_ctx {
+    int unbound; /* a PLT entry whose GOT slot still points back into its
+                    PLT (lazy binding: its function not called yet) */
+};
+
 static uintptr_t hook_enter, hook_exit;
+static const void *own_object; /* the runtime's shared object, NULL when it
+                                  is linked into the program */
 static int enabled, untrusted_child;
 static int lock;
 
@@ -84,6 +94,12 @@ void cg_takeback_init(uintptr_t enter, uintptr_t exit, int on)
     hook_enter = enter;
     hook_exit = exit;
     enabled = on;
+    /* The runtime's own code is never changed (calibrate.c calls the hooks
+     * itself): its object, unless that is the program's (libcgprof.a). */
+    struct dl_find_object r;
+    if (_dl_find_object((void *)enter, &r) == 0 && r.dlfo_link_map && r.dlfo_link_map->l_name &&
+        r.dlfo_link_map->l_name[0])
+        own_object = r.dlfo_map_start;
 }
 
 /* ---- memory ----------------------------------------------------------- */
@@ -197,6 +213,7 @@ struct seg {
     uintptr_t lo, hi; /* the PT_LOAD segment holding the address */
     int prot;
     const unsigned char *eh; /* the object's .eh_frame_hdr, or NULL */
+    int own;                 /* the runtime's own object */
 };
 
 static int prot_of(uint32_t flags)
@@ -230,6 +247,7 @@ static int segment_of(uintptr_t addr, struct seg *s)
         s->hi = hi;
         s->prot = prot_of(ph[i].p_flags);
         s->eh = r.dlfo_eh_frame;
+        s->own = own_object && r.dlfo_map_start == own_object;
         /* the page written must have this segment's permissions alone: a
          * page shared with another segment (no -z separate-code) gets the
          * last one's, which cannot be told without /proc */
@@ -257,7 +275,7 @@ static int readable(uintptr_t addr, size_t len)
  * [endbr64] [bnd] jmp *disp32(%rip), its GOT slot holding the hook. */
 static int hook_of(void *ctx, uintptr_t to, int got)
 {
-    (void)ctx;
+    struct scan_ctx *sc = ctx;
     if (!got && (to == hook_enter || to == hook_exit))
         return to == hook_enter ? CG_HOOK_ENTER : CG_HOOK_EXIT;
     for (unsigned i = 0; i < nknown; i++)
@@ -288,6 +306,14 @@ static int hook_of(void *ctx, uintptr_t to, int got)
             hook = CG_HOOK_ENTER;
         else if (v == hook_exit)
             hook = CG_HOOK_EXIT;
+        else if (sc && readable(v, 9)) {
+            /* lazy binding's first target: the entry's own push of its
+             * relocation index ([endbr64] push imm32) */
+            const uint8_t *b = (const uint8_t *)v;
+            unsigned i = b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ? 4 : 0;
+            if (b[i] == 0x68)
+                sc->unbound = 1;
+        }
     }
     /* A GOT slot may not be bound yet (lazy binding): only a hook found is
      * remembered, and targets that are no PLT entry at all. */
@@ -302,9 +328,12 @@ static int hook_of(void *ctx, uintptr_t to, int got)
 
 /* ---- ranges and sites -------------------------------------------------- */
 
-/* cg_range_scan's output, before it becomes records */
+/* cg_range_scan's output, before it becomes records; and the copy of a
+ * range decoded again, its changed sites as they were */
 static struct cg_site *scratch;
 static size_t scratch_cap;
+static unsigned char *code_copy;
+static size_t code_copy_cap;
 
 static struct tb_site *site_add(const struct cg_site *c, uint32_t range)
 {
@@ -321,6 +350,67 @@ static struct tb_site *site_add(const struct cg_site *c, uint32_t range)
     x->wait = 10;
     index_site(nsites++);
     return x;
+}
+
+/* Decodes range r (index ix + 1) into a run of site records of its own,
+ * carrying over what was known of a site decoded before (a range decoded
+ * again). 0, or -1 when out of memory (r unchanged). */
+static int decode(struct tb_range *r, uint32_t ix1)
+{
+    struct cg_range_scan scan;
+    struct scan_ctx ctx;
+    /* decoded again: from a copy with the changed sites as they were (a
+     * site taken back is no call any more) */
+    const unsigned char *copy = NULL;
+    if (r->n) {
+        size_t len = r->end - r->begin;
+        if (grow((void **)&code_copy, &code_copy_cap, len, 1, 4096) != 0)
+            return -1;
+        memcpy(code_copy, (const void *)r->begin, len);
+        for (uint32_t i = 0; i < r->n; i++) {
+            const struct tb_site *x = &sites[r->first + i];
+            if (x->taken && !x->dead)
+                code_copy[x->addr - r->begin] = x->old;
+        }
+        copy = code_copy;
+    }
+    for (;;) {
+        if (grow((void **)&scratch, &scratch_cap, scratch_cap ? scratch_cap : 64, sizeof *scratch, 64) != 0)
+            return -1;
+        ctx.unbound = 0;
+        cg_range_scan(r->begin, r->end, copy, hook_of, &ctx, scratch, scratch_cap, &scan);
+        if (scan.nsites <= scratch_cap)
+            break;
+        if (grow((void **)&scratch, &scratch_cap, scan.nsites, sizeof *scratch, 64) != 0)
+            return -1;
+    }
+    if (sites_fit(scan.nsites) != 0)
+        return -1;
+    uint32_t first = (uint32_t)nsites;
+    for (size_t i = 0; i < scan.nsites; i++) {
+        struct tb_site *old = site_find(scratch[i].addr);
+        struct tb_site keep;
+        if (old) {
+            keep = *old;
+            old->dead = 1; /* the new run holds it */
+        }
+        struct tb_site *x = site_add(&scratch[i], ix1);
+        if (old) {
+            x->fn = keep.fn;
+            x->next_check = keep.next_check;
+            x->wait = keep.wait;
+            x->taken = keep.taken;
+            x->folded = keep.folded;
+            x->refused = keep.refused;
+            x->old = keep.old; /* the byte before it was changed */
+        }
+    }
+    r->first = first;
+    r->n = (uint32_t)(nsites - first);
+    r->own_enter = scan.own_enter;
+    r->ok = (uint8_t)scan.ok;
+    r->stale = (uint8_t)ctx.unbound;
+    return 0;
 }
 
 /* The range that holds addr (its machine function), decoded the first
@@ -340,33 +430,14 @@ static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
         return NULL;
     if ((range_cap != cap || !range_index) && reindex(&range_index, &range_mask, range_cap, nranges, range_key) != 0)
         return NULL;
-    struct cg_range_scan scan;
-    for (;;) {
-        if (grow((void **)&scratch, &scratch_cap, scratch_cap ? scratch_cap : 64, sizeof *scratch, 64) != 0)
-            return NULL;
-        cg_range_scan(begin, end, hook_of, NULL, scratch, scratch_cap, &scan);
-        if (scan.nsites <= scratch_cap)
-            break;
-        if (grow((void **)&scratch, &scratch_cap, scan.nsites, sizeof *scratch, 64) != 0)
-            return NULL;
-    }
-    if (sites_fit(scan.nsites) != 0)
-        return NULL;
-    size_t ix = nranges++;
+    size_t ix = nranges;
     r = &ranges[ix];
     memset(r, 0, sizeof *r);
     r->begin = begin;
     r->end = end;
-    r->own_enter = scan.own_enter;
-    r->ok = (uint8_t)scan.ok;
-    r->first = (uint32_t)nsites;
-    for (size_t i = 0; i < scan.nsites; i++) {
-        /* a site met before without its range (cannot be: a range is
-         * looked up first), or after an unload at the same address */
-        if (!site_find(scratch[i].addr))
-            site_add(&scratch[i], (uint32_t)(ix + 1));
-    }
-    r->n = (uint32_t)(nsites - r->first);
+    if (decode(r, (uint32_t)(ix + 1)) != 0)
+        return NULL;
+    nranges++;
     stats.ranges++;
     if (!r->ok)
         stats.untrusted++;
@@ -377,6 +448,14 @@ static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
     return r;
 }
 
+/* A range decoded before all the PLT entries it calls were bound, decoded
+ * again: a hook call through one of those was not recognised then. */
+static void refresh(struct tb_range *r)
+{
+    if (r && r->stale)
+        decode(r, (uint32_t)(r - ranges) + 1);
+}
+
 /* The record of the hook call that returns to code; its segment in *s.
  * In a trusted range the site must be one the decoding found (else the
  * range is not trusted any more: the decoder disagreed with the CPU); out
@@ -384,13 +463,17 @@ static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
 static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_range **rp)
 {
     *rp = NULL;
-    if (segment_of(code - 1, s) != 0)
+    if (segment_of(code - 1, s) != 0 || s->own)
         return NULL;
     struct cg_site c;
     if (!cg_site_at_return(code, s->lo, hook_of, NULL, &c))
         return NULL;
     struct tb_range *r = range_of(c.addr, s);
     struct tb_site *x = site_find(c.addr);
+    if (r && r->ok && r->stale && (!x || x->range != (uint32_t)(r - ranges) + 1)) {
+        refresh(r);
+        x = site_find(c.addr);
+    }
     *rp = r;
     /* In a trusted range a site is only one the decoding found, whole
      * (the bytes before a return address alone can be the tail of a
@@ -529,7 +612,8 @@ void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since)
          * caller's. The tail jumps of fn's own code are its own exits (an
          * inlined call's exit is never one: its host's exit comes after
          * it); only the function's main range is known from fn. */
-        r = range_of(fn, &s);
+        r = s.own ? NULL : range_of(fn, &s);
+        refresh(r);
         if (r && r->ok && r->begin == fn && r->own_enter) {
             struct tb_site *own = site_find(r->own_enter);
             if (own && quiescent(own, fn, r, since))

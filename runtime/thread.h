@@ -54,6 +54,10 @@ struct cg_thread {
     struct cg_costs costs;
     struct cg_deferred deferred[CG_MAX_DEFERRED];
 
+    /* A scratch state the runtime drives its own hooks on (calibrate.c):
+     * its calls are never folded nor taken back. */
+    int own_calls;
+
     /* cold */
     struct cg_thread *next; /* registry, newest first */
     uint32_t number;        /* 1 = main thread, then in order of creation */
