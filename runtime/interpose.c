@@ -313,9 +313,21 @@ __asm__(".text\n"
 static void before_exec(const char *what)
 {
     int saved = errno;
-    if (getpid() == cg_proc_pid() && cg_runtime_ready())
+    if (getpid() == cg_proc_pid() && cg_runtime_ready()) {
         cg_dump_exec(what);
+        cg_sample_exec(cg_self, 1);
+    }
     errno = saved;
+}
+
+/* The exec failed: the program goes on, sampled again. Returns rc. */
+static int exec_failed(int rc)
+{
+    int saved = errno;
+    if (getpid() == cg_proc_pid() && cg_runtime_ready())
+        cg_sample_exec(cg_self, 0);
+    errno = saved;
+    return rc;
 }
 
 
@@ -324,7 +336,7 @@ CG_EXPORT int CG_WRAP(execve)(const char *path, char *const argv[], char *const 
 {
     REAL(execve);
     before_exec(path);
-    return real_(path, argv, envp);
+    return exec_failed(real_(path, argv, envp));
 }
 
 CG_WRAPPER_DECL(execv);
@@ -332,7 +344,7 @@ CG_EXPORT int CG_WRAP(execv)(const char *path, char *const argv[])
 {
     REAL(execv);
     before_exec(path);
-    return real_(path, argv);
+    return exec_failed(real_(path, argv));
 }
 
 CG_WRAPPER_DECL(execvp);
@@ -340,7 +352,7 @@ CG_EXPORT int CG_WRAP(execvp)(const char *file, char *const argv[])
 {
     REAL(execvp);
     before_exec(file);
-    return real_(file, argv);
+    return exec_failed(real_(file, argv));
 }
 
 CG_WRAPPER_DECL(execvpe);
@@ -348,7 +360,7 @@ CG_EXPORT int CG_WRAP(execvpe)(const char *file, char *const argv[], char *const
 {
     REAL(execvpe);
     before_exec(file);
-    return real_(file, argv, envp);
+    return exec_failed(real_(file, argv, envp));
 }
 
 CG_WRAPPER_DECL(fexecve);
@@ -356,7 +368,7 @@ CG_EXPORT int CG_WRAP(fexecve)(int fd, char *const argv[], char *const envp[])
 {
     REAL(fexecve);
     before_exec("(file descriptor)");
-    return real_(fd, argv, envp);
+    return exec_failed(real_(fd, argv, envp));
 }
 
 CG_WRAPPER_DECL(execveat);
@@ -364,7 +376,7 @@ CG_EXPORT int CG_WRAP(execveat)(int dirfd, const char *path, char *const argv[],
 {
     REAL(execveat);
     before_exec(path);
-    return real_(dirfd, path, argv, envp, flags);
+    return exec_failed(real_(dirfd, path, argv, envp, flags));
 }
 
 /* The list forms: their arguments gathered into an array on the stack (they
@@ -390,7 +402,7 @@ CG_EXPORT int CG_WRAP(execl)(const char *path, const char *arg, ...)
     GATHER_ARGS(arg, ap, argv);
     va_end(ap);
     before_exec(path);
-    return real_(path, argv);
+    return exec_failed(real_(path, argv));
 }
 
 CG_WRAPPER_DECL(execlp);
@@ -402,7 +414,7 @@ CG_EXPORT int CG_WRAP(execlp)(const char *file, const char *arg, ...)
     GATHER_ARGS(arg, ap, argv);
     va_end(ap);
     before_exec(file);
-    return real_(file, argv);
+    return exec_failed(real_(file, argv));
 }
 
 CG_WRAPPER_DECL(execle);
@@ -415,5 +427,5 @@ CG_EXPORT int CG_WRAP(execle)(const char *path, const char *arg, ...)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     before_exec(path);
-    return real_(path, argv, envp);
+    return exec_failed(real_(path, argv, envp));
 }

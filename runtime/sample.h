@@ -25,5 +25,10 @@ void cg_sample_forked(struct cg_thread *t);
 /* The program sets an action for sig: if it is the sampling signal,
  * sampling stops (one message). Returns 1 then. */
 int cg_sample_signal_claimed(int sig);
+/* The calling thread (t, cg_self) is about to exec (going 1): its timer
+ * stopped and a sample already sent taken back, so that no signal is
+ * pending when the new image starts; going 0: the exec failed, sampled
+ * again. */
+void cg_sample_exec(struct cg_thread *t, int going);
 
 #endif

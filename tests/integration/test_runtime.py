@@ -900,6 +900,33 @@ class Sampled(ProfileAssertions):
         (p,) = run.profiles()
         self.assert_valid(p)
 
+    def test_program_that_execs_a_shell(self):
+        # A sampling signal pending across the exec ended the shell ("Profiling
+        # timer expired", status 155) in every run of the runtime before the
+        # timer was stopped around exec() and made user time only.
+        for timer in ("auto", "posix"):
+            for i in range(10):
+                run = run_preloaded(self, [prog("execshell")],
+                                    env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": "10000",
+                                         "CGPROF_SAMPLE_TIMER": timer})
+                self.assertEqual((run.returncode, run.stdout), (0, "execshell: the shell ran\n"),
+                                 "%s timer, run %d: %s" % (timer, i, run.stderr))
+
+    def test_short_waits_are_not_interrupted(self):
+        # 20,000 rounds of 50 us of work, nanosleep(1 us) and poll(0): 4 to
+        # 10 EINTRs a run when the timer also counted the kernel's time (a
+        # sample sent while the thread was in a system call). The perf_event
+        # timer counts user time only: its signal comes when the thread runs
+        # its own code, never inside a system call. (The POSIX timer, where
+        # perf_event is refused, counts both: README, "Sampled time".)
+        run = run_preloaded(self, [prog("shortwaits"), "20000"], env={"CGPROF_TIME": "sample"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (p,) = run.profiles()
+        if "perf_event" not in p.desc_value("Clock"):
+            self.skipTest("no perf_event timer here: " + p.desc_value("Clock"))
+        self.assertIn("user time only", p.desc_value("Clock"))
+        self.assertEqual(run.stdout, "shortwaits: 0 EINTR in 20000 rounds\n")
+
     def test_bad_values(self):
         for var, value in (("CGPROF_SAMPLE_HZ", "0"), ("CGPROF_SAMPLE_HZ", "1k"), ("CGPROF_TIME", "sampled")):
             with self.subTest(var=var, value=value):

@@ -1,0 +1,705 @@
+#!/usr/bin/env python3
+"""What each way of profiling costs in CPU time, on real programs built by
+their own build systems.
+
+    python3 tests/bench/realprogs.py [--programs a,b] [--runs N] [--lib PATH]
+                                     [--set NAME=VAR=VALUE,...]... [--json FILE]
+    scripts/bench --real [the same options]
+
+Each program is built, once and cached (test_realprog.py's cache:
+$CGPROF_REALPROG_CACHE, default ~/.cache/cgprof-realprog; the Debian
+sources fetched as tests/bench/accuracy.py fetches xz's), by its own build
+system with -O2 -g:
+
+  plain   the flags alone
+  instr   the same with -finstrument-functions
+  floor   a copy of instr with every hook call made a nop and every tail
+          jump to a hook a ret (tests/bench/floor.py): the floor no runtime
+          can go below
+  clang after-inlining (ninja, built by clang++): a second instrumented
+          build with -finstrument-functions-after-inlining instead, and
+          its floor
+
+and run, the variants interleaved round-robin (the first of the round
+moving by one each round, so that no variant always follows the same
+other), --runs times each (default 5; the median is reported):
+
+  plain, floor
+  empty hooks   the instrumented build with nothing preloaded: glibc's own
+                empty __cyg_profile_func_enter/exit
+  cgprof ...    build/runtime/libcgprof.so preloaded, with no CGPROF_*
+                setting but CGPROF_OUT ("cgprof default"), then with each
+                line of CGPROF_SETTINGS below, then each --set; with --lib,
+                each of those again with that other library
+  perf record -F 1000 -g   the plain build under perf, when `perf record
+                true` works here
+  clang after-inlining: floor, empty hooks, cgprof default and
+                CGPROF_TIME=sample (ninja only)
+
+What is measured is the CPU time of the program's process (user + sys,
+from os.wait4's rusage: the program is this script's child, no shell
+between), in an environment without CGPROF_* or LD_PRELOAD, stdout to a
+file and compared with the plain build's (a variant whose output differs
+stops the benchmark), cgprof's files in a directory removed after the run.
+Under perf the program's own time is measured inside perf's run by
+tests/bench/cputime.c (perf's own process is shown apart); the samples'
+interrupts are in the program's sys time, as they are a cost of profiling
+it. One unmeasured run of the plain build comes first (the reference
+output; the files it reads in the page cache).
+
+Per program, a table: median CPU seconds, the spread of the runs
+((max - min) / median), the ratio to plain and to the floor of the same
+build, and for cgprof the calls the profile counted (the calls= lines of
+its callgrind.*.total.* file: hook call pairs that kept a frame; folded,
+throttled or skipped calls are not in it) and the first number of its
+"Hook calls taken back" line (call sites changed). Then the targets, one
+line each, PASS or MISS: the default mode <= 2.0x plain; CGPROF_TIME=sample
+with CGPROF_INLINED=fold and CGPROF_THROTTLE=10000:1000 <= 1.5x plain;
+CGPROF_COLLECT=off (with fold) <= 1.05x the floor. A MISS does not change
+the exit status; a run that fails or an output that differs does (1).
+
+Programs (--programs, comma-separated; default all):
+  sqlite    sqlite3 3.40.1 (Debian bookworm's source), gcc, the shell
+            linked with the amalgamation; the SQL below on an in-memory
+            database, on stdin
+  ninja     ninja 1.11.1 (Debian bookworm's source), clang++, its own
+            configure.py; `ninja -n` on a generated no-op build of 20,052
+            edges over 5,000 sources in 50 directories (implicit inputs,
+            order-only inputs, a depfile per compile in .ninja_deps), every
+            output built once by ninja itself, so up to date
+  workload  tests/bench/workload.c built as scripts/bench's "inlined calls"
+            build (-O2 -DBENCH_INLINE: its helpers inlined, their hooks
+            kept), WORKLOAD_UNITS units
+
+The numbers mean something only on a machine doing nothing else: the load
+average is printed at the start and at the end.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accuracy import BUILD, LIB, ROOT, apt_source, loadavg, nice_build, realprog, run  # noqa: E402
+
+BENCH = os.path.join(ROOT, "tests", "bench")
+
+# Bumped when a build's recipe changes, so that cached builds are redone.
+RECIPE = 1
+
+# The cgprof variants beyond the default: a line each, the settings besides
+# CGPROF_OUT. The labels are made from them (label()).
+CGPROF_SETTINGS = [
+    {"CGPROF_INLINED": "fold"},
+    {"CGPROF_INLINED": "fold", "CGPROF_THROTTLE": "10000:1000"},
+    {"CGPROF_TIME": "sample", "CGPROF_INLINED": "fold"},
+    {"CGPROF_TIME": "sample", "CGPROF_INLINED": "fold", "CGPROF_THROTTLE": "10000:1000"},
+    {"CGPROF_COLLECT": "off", "CGPROF_INLINED": "fold"},
+]
+
+# (what, the cgprof settings, against "plain" or "floor", the largest ratio)
+TARGETS = [
+    ("default mode", {}, "plain", 2.0),
+    ("sampled time", {"CGPROF_TIME": "sample", "CGPROF_INLINED": "fold", "CGPROF_THROTTLE": "10000:1000"},
+     "plain", 1.5),
+    ("collection off", {"CGPROF_COLLECT": "off", "CGPROF_INLINED": "fold"}, "floor", 1.05),
+]
+
+PERF = ["perf", "record", "-F", "1000", "-g"]
+PERF_LABEL = "perf record -F 1000 -g"
+AI = "clang after-inlining"
+
+# The plain build runs it in about 0.5 s.
+SQLITE_SQL = """\
+PRAGMA journal_mode=OFF;
+PRAGMA synchronous=OFF;
+CREATE TABLE t(a INTEGER PRIMARY KEY, b INTEGER, c TEXT, d REAL);
+WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<200000)
+INSERT INTO t SELECT i, (i*7919)%10007, printf('name-%d-%x', i, i*31), i*0.5 FROM s;
+CREATE INDEX tb ON t(b);
+CREATE TABLE u(x INTEGER PRIMARY KEY, y TEXT);
+INSERT INTO u SELECT b, max(c) FROM t GROUP BY b;
+SELECT count(*), sum(d), avg(b) FROM t WHERE b BETWEEN 100 AND 5000;
+SELECT b, count(*) AS n FROM t GROUP BY b ORDER BY n DESC, b LIMIT 5;
+SELECT count(*) FROM t JOIN u ON t.b = u.x WHERE u.y LIKE 'name-1%';
+UPDATE t SET d = d * 2 WHERE a % 3 = 0;
+SELECT sum(d) FROM t;
+SELECT substr(c, 1, 8), length(c) FROM t ORDER BY c DESC LIMIT 3;
+DELETE FROM t WHERE b < 1000;
+SELECT count(*) FROM t;
+"""
+# --disable-shared: Debian's patch (32-dynamic_link) links the shell with
+# libsqlite3.la, which would make ./sqlite3 libtool's wrapper script (a
+# shell that would be measured and preloaded too) in front of a program
+# using libsqlite3.so; static, the shell is one program with the library in
+# it, as upstream builds it.
+SQLITE_CONFIGURE = ["--disable-tcl", "--disable-readline", "--disable-shared"]
+
+# ninja's workload: 5,000 sources in 10 x 5 directories, 500 headers
+NINJA_SOURCES = 5000
+NINJA_HEADERS = 500
+NINJA_DIRS = [(a, b) for a in range(10) for b in range(5)]
+
+# about 0.3 s for the plain build (25 us a unit here; 44,092 hook pairs a
+# unit in the instrumented build)
+WORKLOAD_UNITS = 12000
+
+
+def say(msg=""):
+    print(msg, flush=True)
+
+
+def log(msg):
+    print("realprogs: " + msg, file=sys.stderr, flush=True)
+
+
+def clean_env(extra=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+    e["LC_ALL"] = "C"
+    e.update(extra or {})
+    return e
+
+
+def label(settings):
+    if not settings:
+        return "cgprof default"
+    return "cgprof " + " ".join("%s=%s" % (k[len("CGPROF_"):] if k.startswith("CGPROF_") else k, v)
+                                for k, v in settings.items())
+
+
+# ---- sources and builds ------------------------------------------------------------
+
+
+def debian_source(package):
+    """package's bookworm source, fetched once with test_realprog's private
+    apt configuration and unpacked with Debian's patches (as accuracy.py's
+    xz): (its cache directory, the unpacked source)."""
+    trp = realprog()
+    cache = os.path.join(trp.CACHE, package)
+    os.makedirs(os.path.join(cache, "download"), exist_ok=True)
+    dsc = apt_source(trp, package, os.path.join(cache, "download"))
+    src = os.path.join(cache, "src", os.path.basename(dsc)[:-len(".dsc")])
+    if not os.path.exists(os.path.join(src, ".ready")):
+        shutil.rmtree(src, ignore_errors=True)
+        os.makedirs(os.path.dirname(src), exist_ok=True)
+        trp.unpack_dsc(dsc, src)
+        open(os.path.join(src, ".ready"), "w").close()
+    return cache, src
+
+
+def cached_build(cache, tag, recipe, steps, exe):
+    """The build in cache/build-<tag>, made by steps ((argv, env) run there
+    at low priority) unless the one there was made by the same recipe
+    (the flags, the compiler's path and version). Returns the path of exe
+    in it."""
+    bdir = os.path.join(cache, "build-" + tag)
+    path = os.path.join(bdir, exe)
+    stamp = os.path.join(bdir, "recipe.json")
+    key = json.dumps([RECIPE, recipe], sort_keys=True)
+    if os.path.isfile(path) and os.path.isfile(stamp) and open(stamp).read() == key:
+        return path
+    shutil.rmtree(bdir, ignore_errors=True)
+    os.makedirs(bdir)
+    log("%s: building (%s; cached after the first run)" % (os.path.basename(cache) + "/build-" + tag,
+                                                          " ".join(recipe["flags"])))
+    t = time.perf_counter()
+    for argv, env in steps:
+        nice_build(argv, cwd=bdir, env=env)
+    with open(path, "rb") as f:
+        # a program, not a wrapper script around one (libtool's)
+        if f.read(4) != b"\x7fELF":
+            raise RuntimeError("%s is not an ELF program" % path)
+    with open(stamp, "w") as f:
+        f.write(key)
+    log("%s/build-%s: %.0f s" % (os.path.basename(cache), tag, time.perf_counter() - t))
+    return path
+
+
+def build_env(**extra):
+    e = realprog().clean_env(**extra)
+    for k in ("CXX", "CXXFLAGS", "AR"):  # what ninja's configure.py reads, but ours
+        if k not in extra:
+            e.pop(k, None)
+    return e
+
+
+def ensure_tool(tool, package):
+    if not shutil.which(tool):
+        why = realprog().install_packages([package])
+        if not shutil.which(tool):
+            raise RuntimeError("%s is needed (Debian: %s) and could not be installed: %s"
+                               % (tool, package, why or "apt-get install failed"))
+
+
+class Program:
+    """A program's builds ({tag: path}: plain, instr, and for clang ai), and
+    its run: the arguments after the program, its stdin (a file or None),
+    its working directory, and a pattern of output lines that change from
+    run to run, left out of the comparison."""
+
+    def __init__(self, name, what, exes, args, cwd, stdin=None, varying=None):
+        self.name, self.what, self.exes, self.args = name, what, exes, args
+        self.cwd, self.stdin, self.varying = cwd, stdin, varying
+
+
+def prog_sqlite(tmp):
+    cache, src = debian_source("sqlite3")
+    # the amalgamation (sqlite3.c) is generated by a Tcl script
+    ensure_tool("tclsh", "tcl")
+    ensure_tool("make", "make")
+    cc = realprog().compiler_id("gcc")
+    exes = {}
+    for tag, flags in (("plain", ["-O2", "-g"]), ("instr", ["-O2", "-g", "-finstrument-functions"])):
+        configure = [os.path.join(src, "configure")] + SQLITE_CONFIGURE + ["CC=gcc", "CFLAGS=" + " ".join(flags)]
+        exes[tag] = cached_build(cache, tag, {"flags": flags, "cc": cc, "configure": configure},
+                                 [(configure, build_env()), (["make", "-j2", "sqlite3"], build_env())], "sqlite3")
+    sql = os.path.join(tmp, "work.sql")
+    with open(sql, "w") as f:
+        f.write(SQLITE_SQL)
+    return Program("sqlite", "sqlite3 %s (gcc), %d statements on :memory:, from stdin"
+                   % (os.path.basename(src).split("_")[1], SQLITE_SQL.count(";")),
+                   exes, [":memory:"], tmp, stdin=sql)
+
+
+def prog_ninja(tmp):
+    cache, src = debian_source("ninja-build")
+    cxx = realprog().compiler_id("clang++")
+    configure = [sys.executable, os.path.join(src, "configure.py")]
+    exes = {}
+    for tag, flags in (("plain", ["-O2", "-g"]), ("instr", ["-O2", "-g", "-finstrument-functions"]),
+                       ("ai", ["-O2", "-g", "-finstrument-functions-after-inlining"])):
+        # configure.py takes CXX and CFLAGS from the environment, CFLAGS on
+        # the compile and link lines after its own (-O2 -g among them).
+        # With a ninja at hand (meson's), configure.py and `ninja ninja`
+        # build the program once; --bootstrap builds it twice.
+        env = build_env(CXX="clang++", CFLAGS=" ".join(flags))
+        steps = [(configure, env), (["ninja", "-j2", "ninja"], env)] if shutil.which("ninja") else \
+            [(configure + ["--bootstrap"], env)]
+        exes[tag] = cached_build(cache, tag, {"flags": flags, "cxx": cxx, "steps": [s[0][1:] for s in steps]},
+                                 steps, "ninja")
+    work = ninja_workload(cache, exes["plain"])
+    return Program("ninja", "ninja %s (clang++), ninja -n on a no-op build of %d edges over %d sources"
+                   % (os.path.basename(src).split("_")[1], 4 * NINJA_SOURCES + len(NINJA_DIRS) + 2, NINJA_SOURCES),
+                   exes, ["-C", work, "-n"], tmp)
+
+
+def ninja_manifest():
+    """build.ninja and the inputs it names ({path: content}) of the
+    workload: per source a compile (with a depfile naming 4 headers, read
+    into .ninja_deps), a preprocess (the same headers as implicit inputs),
+    a lint (an order-only input) and an index; a library per directory, a
+    link, a generated stamp every compile waits for."""
+    files = {"gen/config.in": "config\n"}
+    for h in range(NINJA_HEADERS):
+        files["include/h%03d.h" % h] = "/* h%03d */\n" % h
+    out = ["ninja_required_version = 1.3",
+           "cflags = -O2 -Wall",
+           "rule cc",
+           # the source names its headers: the depfile says the output depends on them
+           "  command = echo \"$out: $in $$(cat $in)\" > $out.d && touch $out",
+           "  depfile = $out.d", "  deps = gcc", "  description = CC $out",
+           "rule pp", "  command = touch $out", "  description = PP $out",
+           "rule lint", "  command = touch $out",
+           "rule index", "  command = touch $out",
+           "rule ar", "  command = touch $out", "  description = AR $out",
+           "rule link", "  command = touch $out", "  description = LINK $out",
+           "rule gen", "  command = touch $out",
+           "build out/gen/config.stamp: gen gen/config.in",
+           ""]
+    per_dir = NINJA_SOURCES // len(NINJA_DIRS)
+    libs, tops = [], []
+    i = 0
+    for a, b in NINJA_DIRS:
+        d = "m%d/s%d" % (a, b)
+        objs = []
+        for _ in range(per_dir):
+            s = "src/%s/f%04d.c" % (d, i)
+            o = "out/%s/f%04d" % (d, i)
+            hdrs = " ".join("include/h%03d.h" % ((i * 7 + k * 131) % NINJA_HEADERS) for k in range(4))
+            files[s] = hdrs + "\n"
+            out += ["build %s.o: cc %s || out/gen/config.stamp" % (o, s),
+                    "  cflags = $cflags -Isrc/%s" % d,
+                    "build %s.i: pp %s | %s" % (o, s, hdrs),
+                    "build %s.lint: lint %s | %s.i || out/gen/config.stamp" % (o, s, o),
+                    "build %s.idx: index %s.o | %s" % (o, o, hdrs.split()[0])]
+            objs.append(o + ".o")
+            tops += [o + ".lint", o + ".idx"]
+            i += 1
+        libs.append("out/%s/lib.a" % d)
+        out.append("build %s: ar %s" % (libs[-1], " ".join(objs)))
+    out += ["build out/app: link %s" % " ".join(libs),
+            "build all: phony out/app %s" % " ".join(tops),
+            "default all", ""]
+    return "\n".join(out), files
+
+
+def ninja_workload(cache, ninja):
+    """The workload's directory, made once (in the cache): the manifest and
+    its inputs written, then built by the plain ninja, so that every output
+    is newer than its inputs and in .ninja_log, every compile's headers in
+    .ninja_deps: `ninja -n` finds nothing to do, and reads, parses and
+    stats all of it to find so."""
+    d = os.path.join(cache, "work-%d-%d-%d" % (RECIPE, NINJA_SOURCES, NINJA_HEADERS))
+    if os.path.exists(d + ".ready"):
+        return d
+    shutil.rmtree(d, ignore_errors=True)
+    manifest, files = ninja_manifest()
+    for path, content in files.items():
+        p = os.path.join(d, path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(content)
+    with open(os.path.join(d, "build.ninja"), "w") as f:
+        f.write(manifest)
+    log("ninja: building the workload once (%d commands; cached)" % (4 * NINJA_SOURCES + len(NINJA_DIRS) + 2))
+    t = time.perf_counter()
+    nice_build([ninja, "-C", d, "-j2"], env=clean_env())
+    out = run([ninja, "-C", d, "-n"], env=clean_env())
+    if "no work to do" not in out:
+        raise RuntimeError("ninja: the workload is not up to date after its build:\n" + out[-2000:])
+    open(d + ".ready", "w").close()
+    log("ninja: workload built in %.0f s" % (time.perf_counter() - t))
+    return d
+
+
+def prog_workload(tmp):
+    src = os.path.join(BENCH, "workload.c")
+    cc = ["gcc", "-O2", "-DBENCH_INLINE", "-g", "-fno-omit-frame-pointer"]  # scripts/bench's "O2i"
+    exes = {}
+    for tag, extra in (("plain", []), ("instr", ["-finstrument-functions"])):
+        exes[tag] = os.path.join(tmp, "workload-" + tag)
+        nice_build(cc + extra + ["-o", exes[tag], src, "-lpthread"])
+    # "ms": the time of its work, different in every run
+    return Program("workload", "tests/bench/workload.c -O2 -DBENCH_INLINE (gcc), %d units, 1 thread"
+                   % WORKLOAD_UNITS, exes, [str(WORKLOAD_UNITS), "1"], tmp, varying=re.compile(rb"^ms "))
+
+
+PROGRAMS = {"sqlite": prog_sqlite, "ninja": prog_ninja, "workload": prog_workload}
+
+
+# ---- the variants and their runs ---------------------------------------------------
+
+
+class Variant:
+    """A way of running a program: its build (a key of the program's exes),
+    the library preloaded (cgprof's, or None) with its settings, under perf
+    or not. floor: the label of the floor of the same build (None for the
+    plain build's variants)."""
+
+    def __init__(self, label, build, floor, lib=None, settings=None, perf=False):
+        self.label, self.build, self.floor = label, build, floor
+        self.lib, self.settings, self.perf = lib, dict(settings or {}), perf
+
+
+def variants(prog, lib2, extra, perf_ok):
+    settings = [{}] + CGPROF_SETTINGS
+    vs = [Variant("plain", "plain", None), Variant("floor", "instr-floor", "floor"),
+          Variant("empty hooks", "instr", "floor")]
+    vs += [Variant(label(s), "instr", "floor", LIB, s) for s in settings]
+    vs += [Variant("cgprof " + name, "instr", "floor", LIB, s) for name, s in extra]
+    if lib2:
+        vs += [Variant("--lib " + label(s), "instr", "floor", lib2, s) for s in settings]
+        vs += [Variant("--lib cgprof " + name, "instr", "floor", lib2, s) for name, s in extra]
+    if perf_ok:
+        vs.append(Variant(PERF_LABEL, "plain", None, perf=True))
+    if "ai" in prog.exes:
+        f = AI + ": floor"
+        vs += [Variant(f, "ai-floor", f), Variant(AI + ": empty hooks", "ai", f),
+               Variant(AI + ": cgprof default", "ai", f, LIB, {}),
+               Variant(AI + ": cgprof TIME=sample", "ai", f, LIB, {"CGPROF_TIME": "sample"})]
+    return vs
+
+
+def perf_works():
+    """None when `perf record` runs here, else why not."""
+    if not shutil.which("perf"):
+        return "perf is not installed (Debian: linux-perf)"
+    d = tempfile.mkdtemp(prefix="cgprof-realprogs-perf-")
+    try:
+        p = subprocess.run(PERF + ["-o", os.path.join(d, "p.data"), "--", "true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=clean_env())
+        if p.returncode:
+            last = [line for line in p.stdout.splitlines() if line.strip()][-1:] or ["no output"]
+            return "perf record true failed: " + last[0].strip()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return None
+
+
+def spawn(argv, env, stdin, cwd, out, err):
+    """Runs argv as our child: (exit status, user s, sys s), its own rusage
+    (os.wait4), not a shell's around it."""
+    with open(stdin or os.devnull, "rb") as i, open(out, "wb") as o, open(err, "wb") as e:
+        p = subprocess.Popen(argv, stdin=i, stdout=o, stderr=e, env=env, cwd=cwd)
+        _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
+    return p.returncode, ru.ru_utime, ru.ru_stime
+
+
+TAKEN_BACK = re.compile(r"^desc: Hook calls taken back: (\d+)")
+
+
+def profile_figures(prefix):
+    """(calls, sites taken back) in the profile written at prefix: from its
+    total file (all threads), else from its parts; None for what is not
+    there (collection off records nothing; an older library may not say
+    what it took back)."""
+    files = glob.glob(prefix + ".total.*") or [f for f in glob.glob(prefix + ".*") if ".paths." not in f]
+    if not files:
+        return None, None
+    calls, taken = 0, None
+    for path in files:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("calls="):
+                    calls += int(line[6:].split()[0])
+                elif line.startswith("desc: Hook"):
+                    m = TAKEN_BACK.match(line)
+                    if m:
+                        taken = max(taken or 0, int(m.group(1)))  # per process: the same in every file
+    return calls, taken
+
+
+def normalized(path, varying):
+    with open(path, "rb") as f:
+        data = f.read()
+    if varying:
+        data = b"".join(line for line in data.splitlines(True) if not varying.match(line))
+    return data
+
+
+def run_variant(prog, v, tmp, cputime, said):
+    """One run: {"user", "sys", "cpu"} seconds of the program, with
+    "calls" and "taken" for cgprof, "perf_own" (perf's own process) under
+    perf; and its normalised output."""
+    argv = [prog.exes[v.build]] + prog.args
+    env = clean_env()
+    outdir = tempfile.mkdtemp(prefix="run-", dir=tmp)
+    prefix = os.path.join(outdir, "callgrind.out")
+    cpu_file = os.path.join(outdir, "cputime")
+    if v.lib:
+        env.update(v.settings)
+        env["LD_PRELOAD"] = v.lib
+        env["CGPROF_OUT"] = prefix
+    if v.perf:
+        argv = PERF + ["-o", os.path.join(outdir, "perf.data"), "--", cputime, cpu_file] + argv
+    out, err = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+    status, user, sys_ = spawn(argv, env, prog.stdin, prog.cwd, out, err)
+    with open(err, errors="replace") as f:
+        stderr = f.read()
+    if status:
+        raise SystemExit("realprogs: %s, %s: %s exited with %d:\n%s" % (prog.name, v.label, " ".join(argv), status,
+                                                                         stderr[-3000:]))
+    r = {"user": user, "sys": sys_}
+    if v.perf:
+        # the program's own time, measured inside perf's run; the rest of
+        # the whole is perf's (and cputime's fork and wait: nothing)
+        with open(cpu_file) as f:
+            u, s = (int(x) / 1e6 for x in f.read().split())
+        r = {"user": u, "sys": s, "perf_own": user + sys_ - u - s}
+    r["cpu"] = r["user"] + r["sys"]
+    if v.lib:
+        r["calls"], r["taken"] = profile_figures(prefix)
+    for line in stderr.splitlines():  # cgprof's notes (throttled functions...), once per variant
+        if line.startswith("cgprof") and (v.label, line[:80]) not in said:
+            said.add((v.label, line[:80]))
+            log("%s, %s: %s" % (prog.name, v.label, line if len(line) < 300 else line[:300] + "..."))
+    shutil.rmtree(outdir, ignore_errors=True)
+    return r, normalized(out, prog.varying)
+
+
+def first_difference(a, b):
+    la, lb = a.splitlines(), b.splitlines()
+    n = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+    pick = lambda lines: lines[n].decode(errors="replace") if n < len(lines) else "(end of output)"  # noqa: E731
+    return "line %d: %r against the plain build's %r" % (n + 1, pick(la), pick(lb))
+
+
+def measure(prog, vs, runs, tmp, cputime):
+    said = set()
+    # unmeasured: the reference output, and the inputs in the page cache
+    _, ref = run_variant(prog, vs[0], tmp, cputime, said)
+    res = {v.label: [] for v in vs}
+    for r in range(runs):
+        k = r % len(vs)
+        for v in vs[k:] + vs[:k]:
+            got, out = run_variant(prog, v, tmp, cputime, said)
+            if out != ref:
+                raise SystemExit("realprogs: %s: the output of %s differs from the plain build's, %s"
+                                 % (prog.name, v.label, first_difference(out, ref)))
+            res[v.label].append(got)
+            log("%s: run %d/%d: %-48s %7.3f s" % (prog.name, r + 1, runs, v.label, got["cpu"]))
+    return res
+
+
+def median(rows, key):
+    xs = [x[key] for x in rows if x.get(key) is not None]
+    return statistics.median(xs) if xs else None
+
+
+def table(prog, vs, res):
+    med = {v.label: median(res[v.label], "cpu") for v in vs}
+    plain = med["plain"]
+    say("")
+    say("%s: %s" % (prog.name, prog.what))
+    head = "  %-52s %8s %7s %8s %8s %13s %10s" % ("", "CPU s", "spread", "x plain", "x floor", "calls",
+                                                 "taken back")
+    say(head)
+    say("  " + "-" * (len(head) - 2))
+    for v in vs:
+        rows = res[v.label]
+        cpus = [x["cpu"] for x in rows]
+        m = med[v.label]
+        spread = "%6.1f%%" % (100.0 * (max(cpus) - min(cpus)) / m) if len(cpus) > 1 and m else "%7s" % "-"
+        floor = "%7.2fx" % (m / med[v.floor]) if v.floor and med.get(v.floor) else "%8s" % "-"
+        calls, taken = median(rows, "calls"), median(rows, "taken")
+        say("  %-52s %8.3f %s %7.2fx %s %13s %10s" % (v.label, m, spread, m / plain, floor,
+                                                     "{:,}".format(int(calls)) if calls is not None else "-",
+                                                     "{:,}".format(int(taken)) if taken is not None else "-"))
+    for v in vs:
+        if v.perf:
+            say("  %s: the program's CPU time (measured inside perf's run by tests/bench/cputime.c); perf's own "
+                "process took %.3f s more (median)" % (v.label, median(res[v.label], "perf_own")))
+    return med
+
+
+def targets(prog, vs, med):
+    """The targets' lines for prog: (what, label, ratio, limit, against, PASS/MISS)."""
+    out = []
+    by_label = {v.label: v for v in vs}
+    for what, settings, against, limit in TARGETS:
+        lab = label(settings)
+        v = by_label.get(lab)
+        if v is None:
+            out.append((what, lab, None, limit, against, "not run"))
+            continue
+        ratio = med[lab] / med[v.floor if against == "floor" else "plain"]
+        out.append((what, lab, ratio, limit, against, "PASS" if ratio <= limit else "MISS"))
+    return out
+
+
+def parse_set(s):
+    """NAME=VAR=VALUE,VAR=VALUE,... -> (NAME, {VAR: VALUE})."""
+    name, sep, rest = s.partition("=")
+    settings = {}
+    for kv in rest.split(",") if sep else []:
+        k, sep2, val = kv.partition("=")
+        if not sep2 or not k.startswith("CGPROF_"):
+            raise ValueError(kv)
+        settings[k] = val
+    if not name or not settings:
+        raise ValueError(s)
+    return name, settings
+
+
+def machine():
+    try:
+        cpu = open("/proc/cpuinfo").read().split("model name")[1].split(":")[1].splitlines()[0].strip()
+    except (OSError, IndexError):
+        cpu = platform.processor() or "?"
+    return {"host": platform.node(), "nproc": os.cpu_count(), "cpu": cpu, "kernel": platform.release()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated, of: " + ", ".join(PROGRAMS))
+    ap.add_argument("--runs", type=int, default=5, help="runs of each variant, interleaved (median; default 5)")
+    ap.add_argument("--lib", metavar="PATH", help="another libcgprof.so: every cgprof variant run with it too")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VAR=VALUE,...",
+                    help="a cgprof variant more, 'cgprof NAME', with these settings (repeatable)")
+    ap.add_argument("--json", metavar="FILE", help="write the raw numbers (every run) to FILE")
+    args = ap.parse_args(argv)
+    names = [n for n in args.programs.split(",") if n]
+    unknown = [n for n in names if n not in PROGRAMS]
+    if unknown:
+        ap.error("unknown program %s (known: %s)" % (", ".join(unknown), ", ".join(PROGRAMS)))
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    extra = []
+    for s in args.set:
+        try:
+            extra.append(parse_set(s))
+        except ValueError as e:
+            ap.error("--set %s: expected NAME=CGPROF_VAR=VALUE[,CGPROF_VAR=VALUE...] (at %s)" % (s, e))
+    lib2 = os.path.abspath(args.lib) if args.lib else None
+    for lib in [LIB] + ([lib2] if lib2 else []):
+        if not os.path.isfile(lib):
+            ap.error("%s is not built (meson setup build && ninja -C build)" % lib)
+    why_no_perf = perf_works()
+    mach = machine()
+    start = loadavg()
+    date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    say("cgprof on real programs: CPU time (user + sys) of each variant, median of %d run%s, interleaved"
+        % (args.runs, "s" if args.runs > 1 else ""))
+    say("%s; %s, %d CPUs (nproc), %s, kernel %s" % (date, mach["host"], mach["nproc"], mach["cpu"],
+                                                   mach["kernel"]))
+    say("library: %s%s" % (LIB, "; --lib " + lib2 if lib2 else ""))
+    say("load average at start: %s" % start)
+    if why_no_perf:
+        say("(no perf variant: %s)" % why_no_perf)
+    tmp = tempfile.mkdtemp(prefix="cgprof-realprogs-")
+    results = {}
+    try:
+        cputime = os.path.join(tmp, "cputime")
+        nice_build(["gcc", "-O2", "-o", cputime, os.path.join(BENCH, "cputime.c")])
+        summary = []
+        for n in names:
+            ptmp = os.path.join(tmp, n)
+            os.makedirs(ptmp)
+            try:
+                prog = PROGRAMS[n](ptmp)
+            except Exception as e:  # a source that cannot be fetched: said, the others go on
+                if type(e).__name__ == "SkipTest":
+                    say("\n%s: skipped: %s" % (n, e))
+                    continue
+                raise
+            # the floors, made from this run's instrumented builds by this
+            # checkout's floor.py
+            for tag in [t for t in ("instr", "ai") if t in prog.exes]:
+                floor = os.path.join(ptmp, "%s-%s.floor" % (n, tag))
+                sites = run([sys.executable, os.path.join(BENCH, "floor.py"), prog.exes[tag], floor]).strip()
+                log("%s: the floor of %s: %s hook call sites made nops or rets" % (n, tag, sites))
+                prog.exes[tag + "-floor"] = floor
+            vs = variants(prog, lib2, extra, why_no_perf is None)
+            res = measure(prog, vs, args.runs, ptmp, cputime)
+            med = table(prog, vs, res)
+            tl = targets(prog, vs, med)
+            summary += [(n,) + t for t in tl]
+            results[n] = {"what": prog.what, "binaries": prog.exes,
+                          "variants": {v.label: {"build": v.build, "lib": v.lib, "settings": v.settings,
+                                                 "perf": v.perf, "floor": v.floor, "runs": res[v.label],
+                                                 "median_cpu": med[v.label]} for v in vs},
+                          "targets": [dict(zip(("what", "variant", "ratio", "limit", "against", "result"), t))
+                                      for t in tl]}
+            shutil.rmtree(ptmp, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    say("")
+    say("targets")
+    for n, what, lab, ratio, limit, against, result in summary:
+        if ratio is None:
+            say("  %-8s %-14s %s: not run" % (n, what, lab))
+        else:
+            say("  %-8s %-14s %-4s %5.2fx %-5s (target <= %.2fx)  %s"
+                % (n, what, result, ratio, against, limit, lab))
+    end = loadavg()
+    say("load average at end: %s (%d CPUs)" % (end, mach["nproc"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"date": date, "machine": mach, "loadavg_start": start, "loadavg_end": end,
+                       "runs": args.runs, "lib": LIB, "lib2": lib2, "perf": why_no_perf or "yes",
+                       "programs": results}, f, indent=1)
+    return 0  # a MISS is a finding, not a failure: only a wrong output or a failed run stops it
+
+
+if __name__ == "__main__":
+    sys.exit(main())
