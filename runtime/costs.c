@@ -189,7 +189,7 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
     for (uint32_t i = 0; i < c->depth; i++)
         c->frames[i].t_enter = c->frames[i].t_last = now;
     c->lost = c->unmatched_exits = c->left = c->jumped = c->unplaced = 0;
-    c->inlined_calls = c->frameless_exits = 0;
+    c->inlined_calls = c->frameless_exits = c->takeback_ns = 0;
     c->folded = c->beyond_paths = 0;
 }
 
@@ -893,6 +893,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->jumped = c->jumped;
     t->inlined_calls = c->inlined_calls;
     t->frameless_exits = c->frameless_exits;
+    t->takeback_ns = __atomic_load_n(&c->takeback_ns, __ATOMIC_RELAXED);
     t->unplaced = c->unplaced;
     return 0;
 }
@@ -1007,6 +1008,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
                          (base && base->inlined_calls <= cur->inlined_calls ? base->inlined_calls : 0);
     out->frameless_exits = cur->frameless_exits -
                            (base && base->frameless_exits <= cur->frameless_exits ? base->frameless_exits : 0);
+    out->takeback_ns = cur->takeback_ns - (base && base->takeback_ns <= cur->takeback_ns ? base->takeback_ns : 0);
     out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
     out->compensated = cur->comp - (base && base->comp <= cur->comp ? base->comp : 0);
     out->off_pending = cur->off_pending;
@@ -1033,6 +1035,7 @@ int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
     dst->jumped = src->jumped;
     dst->inlined_calls = src->inlined_calls;
     dst->frameless_exits = src->frameless_exits;
+    dst->takeback_ns = src->takeback_ns;
     dst->unplaced = src->unplaced;
     dst->comp = src->comp;
     dst->off_pending = src->off_pending;
@@ -1169,6 +1172,7 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->jumped += part->jumped;
     s->inlined_calls += part->inlined_calls;
     s->frameless_exits += part->frameless_exits;
+    s->takeback_ns += part->takeback_ns;
     s->unplaced += part->unplaced;
     s->compensated += part->compensated;
     s->off_pending += part->off_pending;

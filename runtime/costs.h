@@ -218,6 +218,9 @@ struct cg_costs {
      * the tables: enters of inlined calls folded into their host, and
      * exits of calls without a frame. Counted, not a repair. */
     uint64_t inlined_calls, frameless_exits;
+    /* Of comp, the time its hooks spent taking hook calls back (fold.c),
+     * said apart in each part. */
+    uint64_t takeback_ns;
     /* Frames ended by a longjmp or by exception unwinding, which cannot
      * call their exit hooks: popped when the jump or the unwinder left them
      * (see nonlocal.c), known exactly, not a repair. */
@@ -698,7 +701,7 @@ struct cg_snapshot {
     uint32_t tree_nodes, tree_bound;
     uint64_t folded, beyond_paths;
     uint64_t lost, unmatched_exits, left, jumped;
-    uint64_t inlined_calls, frameless_exits; /* struct cg_costs's */
+    uint64_t inlined_calls, frameless_exits, takeback_ns; /* struct cg_costs's */
     uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
     uint64_t compensated; /* ns of the hooks' own time left out (CGPROF_COMPENSATE) */
     uint64_t off_pending; /* ns off the CPU since the thread's last hook, left out (CGPROF_OFF_CPU) */
@@ -732,7 +735,7 @@ struct cg_totals {
     uint64_t folded, beyond_paths;
     uint32_t depth;                /* calls in progress at the reading */
     uint64_t lost, unmatched_exits, left, jumped, unplaced;
-    uint64_t inlined_calls, frameless_exits;
+    uint64_t inlined_calls, frameless_exits, takeback_ns;
     uint64_t comp;                 /* struct cg_costs's comp */
     uint64_t off_pending;          /* time off the CPU left out of the reading (dump.c) */
 };

@@ -34,16 +34,18 @@ void cg_fold_collect(int on)
  * out the samples in the hooks by itself. */
 static uint64_t own_time_begin(void)
 {
-    return cg_sampling ? 0 : cg_clock_now();
+    return cg_sampling || !cg_opts.compensate ? 0 : cg_clock_now();
 }
 
 static void own_time_end(struct cg_thread *t, uint64_t t0)
 {
-    if (cg_sampling)
-        return;
+    if (!t0)
+        return; /* sampled, or the times as the clock reads them (CGPROF_COMPENSATE=0) */
     uint64_t now = cg_clock_now();
-    if (now > t0)
+    if (now > t0) {
         __atomic_store_n(&t->costs.comp, t->costs.comp + (now - t0), __ATOMIC_RELAXED);
+        __atomic_store_n(&t->costs.takeback_ns, t->costs.takeback_ns + (now - t0), __ATOMIC_RELAXED);
+    }
 }
 
 int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, int reason)

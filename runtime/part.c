@@ -160,17 +160,23 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  "Off the CPU at this dump: %llu ns since the thread's last hook, left out of this part (charged "
                  "to cgprof_off_cpu when it runs again; CGPROF_OFF_CPU)",
                  (unsigned long long)s->off_pending);
-    if (s->compensated && cg_sampling)
+    uint64_t hooks_own = s->compensated > s->takeback_ns ? s->compensated - s->takeback_ns : 0;
+    if (s->takeback_ns)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Taking hook calls back: %llu ns of the hooks' own time left out (decoding, mprotect: "
+                 "docs/takeback.md; CGPROF_COMPENSATE)",
+                 (unsigned long long)s->takeback_ns);
+    if (hooks_own && cg_sampling)
         snprintf(extra[nd++], sizeof extra[0],
                  "Overhead compensated: %llu ns of the hooks' own time left out (%llu samples that found the "
                  "thread in cgprof's hooks; CGPROF_COMPENSATE)",
-                 (unsigned long long)s->compensated,
-                 (unsigned long long)(s->compensated / (cg_sample_period_ns() ? cg_sample_period_ns() : 1)));
-    else if (s->compensated)
+                 (unsigned long long)hooks_own,
+                 (unsigned long long)(hooks_own / (cg_sample_period_ns() ? cg_sample_period_ns() : 1)));
+    else if (hooks_own)
         snprintf(extra[nd++], sizeof extra[0],
                  "Overhead compensated: %llu ns of the hooks' own time left out (%u ns a call inside the callee, "
                  "%u in its caller; %u and %u by the general path; CGPROF_COMPENSATE)",
-                 (unsigned long long)s->compensated, cg_comp_in, cg_comp_out, cg_comp_gin, cg_comp_gout);
+                 (unsigned long long)hooks_own, cg_comp_in, cg_comp_out, cg_comp_gin, cg_comp_gout);
     return nd;
 }
 

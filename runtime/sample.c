@@ -516,7 +516,7 @@ void cg_sample_exec(struct cg_thread *t, int going)
         sigaddset(&ours, sample_sig);
         pthread_sigmask(SIG_BLOCK, &ours, &was);
         struct timespec zero = { 0, 0 };
-        while (sigtimedwait(&ours, NULL, &zero) == sample_sig)
+        while (cg_real_sigtimedwait()(&ours, NULL, &zero) == sample_sig)
             ;
         pthread_sigmask(SIG_SETMASK, &was, NULL);
     } else if (t->has_timer == CG_TIMER_PERF) {

@@ -50,9 +50,9 @@ output; the files it reads in the page cache).
 Per program, a table: median CPU seconds, the spread of the runs
 ((max - min) / median), the ratio to plain and to the floor of the same
 build, and for cgprof the calls the profile counted (the calls= lines of
-its callgrind.*.total.* file: hook call pairs that kept a frame; folded,
-throttled or skipped calls are not in it) and the first number of its
-"Hook calls taken back" line (call sites changed). Then the targets, one
+its total file, callgrind.out.total.<pid>: hook call pairs that kept a
+frame; folded, throttled or skipped calls are not in it) and the first
+number of its "Hook calls taken back" line (call sites changed). Then the targets, one
 line each, PASS or MISS: the default mode <= 2.0x plain; CGPROF_TIME=sample
 with CGPROF_INLINED=fold and CGPROF_THROTTLE=10000:1000 <= 1.5x plain;
 CGPROF_COLLECT=off (with fold) <= 1.05x the floor. A MISS does not change
@@ -63,16 +63,19 @@ Programs (--programs, comma-separated; default all):
             linked with the amalgamation; the SQL below on an in-memory
             database, on stdin
   ninja     ninja 1.11.1 (Debian bookworm's source), clang++, its own
-            configure.py; `ninja -n` on a generated no-op build of 20,052
-            edges over 5,000 sources in 50 directories (implicit inputs,
+            configure.py; `ninja -n` on a generated no-op build of 40,102
+            edges over 10,000 sources in 100 directories (implicit inputs,
             order-only inputs, a depfile per compile in .ninja_deps), every
-            output built once by ninja itself, so up to date
+            output built once by ninja itself (in the cache), so up to date
   workload  tests/bench/workload.c built as scripts/bench's "inlined calls"
             build (-O2 -DBENCH_INLINE: its helpers inlined, their hooks
             kept), WORKLOAD_UNITS units
 
 The numbers mean something only on a machine doing nothing else: the load
-average is printed at the start and at the end.
+average is printed at the start and at the end. With 5 runs it takes about
+10 minutes once built (the workload's cgprof default alone, 30-40 s a run);
+the first run builds (about 5 minutes on 2 CPUs, at low priority) and makes
+ninja's workload (40,102 commands, about a minute).
 """
 import argparse
 import datetime
@@ -144,10 +147,16 @@ SELECT count(*) FROM t;
 # it, as upstream builds it.
 SQLITE_CONFIGURE = ["--disable-tcl", "--disable-readline", "--disable-shared"]
 
-# ninja's workload: 5,000 sources in 10 x 5 directories, 500 headers
-NINJA_SOURCES = 5000
-NINJA_HEADERS = 500
-NINJA_DIRS = [(a, b) for a in range(10) for b in range(5)]
+# ninja's workload: 10,000 sources in 10 x 10 directories, each naming 6
+# of 1,000 headers: 40,102 edges, about 0.3 s for the plain build's `ninja
+# -n` here (5,000 sources took 0.15 s)
+NINJA_SOURCES = 10000
+NINJA_HEADERS = 1000
+NINJA_HEADERS_PER_SOURCE = 6
+NINJA_DIRS = [(a, b) for a in range(10) for b in range(10)]
+# 4 per source (compile, preprocess, lint, index), a library per
+# directory, the link and the generated stamp (ninja_manifest())
+NINJA_EDGES = 4 * NINJA_SOURCES + len(NINJA_DIRS) + 2
 
 # about 0.3 s for the plain build (25 us a unit here; 44,092 hook pairs a
 # unit in the instrumented build)
@@ -287,14 +296,14 @@ def prog_ninja(tmp):
         exes[tag] = cached_build(cache, tag, {"flags": flags, "cxx": cxx, "steps": [s[0][1:] for s in steps]},
                                  steps, "ninja")
     work = ninja_workload(cache, exes["plain"])
-    return Program("ninja", "ninja %s (clang++), ninja -n on a no-op build of %d edges over %d sources"
-                   % (os.path.basename(src).split("_")[1], 4 * NINJA_SOURCES + len(NINJA_DIRS) + 2, NINJA_SOURCES),
-                   exes, ["-C", work, "-n"], tmp)
+    what = "ninja %s (clang++), ninja -n on a no-op build of %s edges over %s sources" % (
+        os.path.basename(src).split("_")[1], "{:,}".format(NINJA_EDGES), "{:,}".format(NINJA_SOURCES))
+    return Program("ninja", what, exes, ["-C", work, "-n"], tmp)
 
 
 def ninja_manifest():
     """build.ninja and the inputs it names ({path: content}) of the
-    workload: per source a compile (with a depfile naming 4 headers, read
+    workload: per source a compile (with a depfile naming its headers, read
     into .ninja_deps), a preprocess (the same headers as implicit inputs),
     a lint (an order-only input) and an index; a library per directory, a
     link, a generated stamp every compile waits for."""
@@ -324,7 +333,8 @@ def ninja_manifest():
         for _ in range(per_dir):
             s = "src/%s/f%04d.c" % (d, i)
             o = "out/%s/f%04d" % (d, i)
-            hdrs = " ".join("include/h%03d.h" % ((i * 7 + k * 131) % NINJA_HEADERS) for k in range(4))
+            hdrs = " ".join("include/h%03d.h" % ((i * 7 + k * 131) % NINJA_HEADERS)
+                            for k in range(NINJA_HEADERS_PER_SOURCE))
             files[s] = hdrs + "\n"
             out += ["build %s.o: cc %s || out/gen/config.stamp" % (o, s),
                     "  cflags = $cflags -Isrc/%s" % d,
@@ -348,9 +358,14 @@ def ninja_workload(cache, ninja):
     is newer than its inputs and in .ninja_log, every compile's headers in
     .ninja_deps: `ninja -n` finds nothing to do, and reads, parses and
     stats all of it to find so."""
-    d = os.path.join(cache, "work-%d-%d-%d" % (RECIPE, NINJA_SOURCES, NINJA_HEADERS))
+    d = os.path.join(cache, "work-%d-%d-%d-%d" % (RECIPE, NINJA_SOURCES, NINJA_HEADERS, NINJA_HEADERS_PER_SOURCE))
     if os.path.exists(d + ".ready"):
-        return d
+        # still up to date? (a copy of the cache, a touched file: the
+        # outputs' times are what makes it a no-op)
+        if "no work to do" in run([ninja, "-C", d, "-n"], env=clean_env()):
+            return d
+        log("ninja: the cached workload is not up to date: made again")
+        os.unlink(d + ".ready")
     shutil.rmtree(d, ignore_errors=True)
     manifest, files = ninja_manifest()
     for path, content in files.items():
@@ -360,7 +375,7 @@ def ninja_workload(cache, ninja):
             f.write(content)
     with open(os.path.join(d, "build.ninja"), "w") as f:
         f.write(manifest)
-    log("ninja: building the workload once (%d commands; cached)" % (4 * NINJA_SOURCES + len(NINJA_DIRS) + 2))
+    log("ninja: building the workload once ({:,} commands; cached)".format(NINJA_EDGES))
     t = time.perf_counter()
     nice_build([ninja, "-C", d, "-j2"], env=clean_env())
     out = run([ninja, "-C", d, "-n"], env=clean_env())
@@ -529,6 +544,7 @@ def measure(prog, vs, runs, tmp, cputime):
     # unmeasured: the reference output, and the inputs in the page cache
     _, ref = run_variant(prog, vs[0], tmp, cputime, said)
     res = {v.label: [] for v in vs}
+    w = max(len(v.label) for v in vs)
     for r in range(runs):
         k = r % len(vs)
         for v in vs[k:] + vs[:k]:
@@ -537,7 +553,7 @@ def measure(prog, vs, runs, tmp, cputime):
                 raise SystemExit("realprogs: %s: the output of %s differs from the plain build's, %s"
                                  % (prog.name, v.label, first_difference(out, ref)))
             res[v.label].append(got)
-            log("%s: run %d/%d: %-48s %7.3f s" % (prog.name, r + 1, runs, v.label, got["cpu"]))
+            log("%s: run %d/%d: %-*s %7.3f s" % (prog.name, r + 1, runs, w, v.label, got["cpu"]))
     return res
 
 
@@ -551,8 +567,9 @@ def table(prog, vs, res):
     plain = med["plain"]
     say("")
     say("%s: %s" % (prog.name, prog.what))
-    head = "  %-52s %8s %7s %8s %8s %13s %10s" % ("", "CPU s", "spread", "x plain", "x floor", "calls",
-                                                 "taken back")
+    w = max(len(v.label) for v in vs)
+    head = "  %-*s %8s %7s %8s %8s %13s %10s" % (w, "", "CPU s", "spread", "x plain", "x floor", "calls",
+                                                "taken back")
     say(head)
     say("  " + "-" * (len(head) - 2))
     for v in vs:
@@ -562,9 +579,9 @@ def table(prog, vs, res):
         spread = "%6.1f%%" % (100.0 * (max(cpus) - min(cpus)) / m) if len(cpus) > 1 and m else "%7s" % "-"
         floor = "%7.2fx" % (m / med[v.floor]) if v.floor and med.get(v.floor) else "%8s" % "-"
         calls, taken = median(rows, "calls"), median(rows, "taken")
-        say("  %-52s %8.3f %s %7.2fx %s %13s %10s" % (v.label, m, spread, m / plain, floor,
-                                                     "{:,}".format(int(calls)) if calls is not None else "-",
-                                                     "{:,}".format(int(taken)) if taken is not None else "-"))
+        say("  %-*s %8.3f %s %7.2fx %s %13s %10s" % (w, v.label, m, spread, m / plain, floor,
+                                                    "{:,}".format(int(calls)) if calls is not None else "-",
+                                                    "{:,}".format(int(taken)) if taken is not None else "-"))
     for v in vs:
         if v.perf:
             say("  %s: the program's CPU time (measured inside perf's run by tests/bench/cputime.c); perf's own "
@@ -630,6 +647,11 @@ def main(argv=None):
             extra.append(parse_set(s))
         except ValueError as e:
             ap.error("--set %s: expected NAME=CGPROF_VAR=VALUE[,CGPROF_VAR=VALUE...] (at %s)" % (s, e))
+    taken = {label(x) for x in [{}] + CGPROF_SETTINGS}
+    for name, _ in extra:
+        if "cgprof " + name in taken:
+            ap.error("--set %s: the name of another variant" % name)
+        taken.add("cgprof " + name)
     lib2 = os.path.abspath(args.lib) if args.lib else None
     for lib in [LIB] + ([lib2] if lib2 else []):
         if not os.path.isfile(lib):
@@ -644,6 +666,8 @@ def main(argv=None):
                                                    mach["kernel"]))
     say("library: %s%s" % (LIB, "; --lib " + lib2 if lib2 else ""))
     say("load average at start: %s" % start)
+    for name, settings in extra:
+        say("--set %s: cgprof %s" % (name, " ".join("%s=%s" % kv for kv in settings.items())))
     if why_no_perf:
         say("(no perf variant: %s)" % why_no_perf)
     tmp = tempfile.mkdtemp(prefix="cgprof-realprogs-")

@@ -107,7 +107,9 @@ def fold(chain):
 class Checks(cgtest.ProfileAssertions):
 
     def run_paths(self, argv, env=None, **kw):
-        e = {"CGPROF_PATHS": "1"}
+        # the logical paths (every hook pair a call), which paths.c's
+        # shapes are counted in; folded, below (test_folded_builds_agree)
+        e = {"CGPROF_PATHS": "1", "CGPROF_INLINED": "count"}
         e.update(env or {})
         run = cgtest.run_preloaded(self, argv, env=e, **kw)
         self.assertEqual(run.returncode, 0, run.stderr)
@@ -194,6 +196,26 @@ class AgreesWithArcs(Checks):
                 self.assertEqual(calls[("main", "sort", "cmp")], pf.calls_by_path()[("main", "sort", "cmp")])
                 self.assertGreater(calls[("main", "sort", "cmp")], 0)
                 self.assertGreater(pf.folded, 0)
+
+    def test_folded_builds_agree(self):
+        """CGPROF_INLINED=fold (the default): a folded call is no step of a
+        path either; every build's path file agrees with its part (calls
+        per function, self time, inclusive = self + children), and folding
+        removed calls at -O2 and -O3, none at -O0."""
+        for cc in ("gcc", "clang"):
+            for level in "023":
+                exe = paths_prog(cc, level)
+                if not os.path.exists(exe):
+                    continue
+                with self.subTest(compiler=cc, level=level):
+                    folded = self.run_paths([exe, "1000"], env={"CGPROF_INLINED": "fold"})
+                    pf, _ = self.assert_agrees_with_part(folded.files[0])
+                    logical = PathFile(path_file_of(self.run_paths([exe, "1000"]).files[0]))
+                    n_fold, n_all = sum(pf.calls_by_path().values()), sum(logical.calls_by_path().values())
+                    if level == "0":
+                        self.assertEqual(n_fold, n_all)
+                    else:
+                        self.assertLess(n_fold, n_all)
 
     def test_examples_and_hazards(self):
         cases = [

@@ -445,16 +445,31 @@ class ReadmeInstall(unittest.TestCase):
         # ./basic, cgprof ./basic, cgprof ./basic-static
         files = sorted(glob.glob(os.path.join(src, "callgrind.out.*")), key=os.path.getmtime)
         self.assertEqual(len(files), 3, files)
+        # Built at -O2: the calls the compiler inlined are folded into their
+        # callers (the default, CGPROF_INLINED=fold), so each function has
+        # at most the calls the source makes, and fib some (gcc inlines it
+        # into itself, clang does not); the logical counts, exactly, with
+        # CGPROF_INLINED=count (the same binaries run again below).
         expected = EXPECTED["basic"]
         for path in files:
             prof = reader.load(path, strict=True)
             self.assertEqual(prof.violations, [], path)
             counts = cgtest.merged_counts([prof])
             for fn, n in expected["functions"].items():
-                self.assertEqual(cgtest.incoming(counts, fn), n, (path, fn))
+                self.assertLessEqual(cgtest.incoming(counts, fn), n, (path, fn))
+            self.assertGreater(cgtest.incoming(counts, "fib"), 0, path)
         self.assertIn("basic-static", reader.load(files[2]).cmd)
-        self.assertRegex(p.stderr, r"\ncgprof: +[0-9.]+ +[0-9.]+ +[0-9.]+ +%d  fib  \[basic\.c\]\n"
-                         % expected["functions"]["fib"])
+        fib = cgtest.incoming(cgtest.merged_counts([reader.load(files[1])]), "fib")
+        self.assertRegex(p.stderr, r"\ncgprof: +[0-9.]+ +[0-9.]+ +[0-9.]+ +%d  fib  \[basic\.c\]\n" % fib)
+        for exe in ("basic", "basic-static"):
+            d = tempfile.mkdtemp(prefix="cgprof-readme-count-", dir=top)
+            r = subprocess.run([os.path.join(src, exe)], cwd=d, env=dict(env, CGPROF_INLINED="count"),
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            (path,) = glob.glob(os.path.join(d, "callgrind.out.*"))
+            counts = cgtest.merged_counts([reader.load(path, strict=True)])
+            for fn, n in expected["functions"].items():
+                self.assertEqual(cgtest.incoming(counts, fn), n, (exe, fn))
 
 
 if __name__ == "__main__":

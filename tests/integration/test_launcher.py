@@ -106,12 +106,15 @@ class Runs(unittest.TestCase):
         """A profile with a repair: one warning line, in the launcher's
         summary (the runtime's own end-of-run line is turned off under
         it), with the counts; the runtime alone prints it at the end of the
-        run; a clean -O2 program prints none."""
+        run; a clean -O2 program prints none. The repairs are those of
+        CGPROF_INLINED=count: a function clang inlined into the frame an
+        exception lands in keeps its frame there (README, "Calls as the
+        hooks see them"); folded (the default) it has none to repair."""
         nest = os.path.join(cgtest.BUILD_DIR, "tests", "nesting")
         repaired, clean = os.path.join(nest, "throws-clang-O2"), os.path.join(nest, "repro-gcc-O2")
         if not os.path.exists(repaired):
             self.skipTest("no clang build of tests/nesting/progs/throws.cpp")
-        p = self.launch([repaired])
+        p = self.launch(["--inlined=count", repaired])
         self.assertEqual(p.returncode, 0, p.stderr)
         warned = [l for l in p.stderr.splitlines() if "warning" in l]
         self.assertEqual(len(warned), 1, p.stderr)
@@ -123,13 +126,18 @@ class Runs(unittest.TestCase):
         at = [i for i, l in enumerate(lines) if l.startswith("warning")][0]
         self.assertTrue(lines[at + 1].startswith("the total of all threads"), lines)
         # the runtime alone, preloaded: its own line, once, at the end
-        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB), capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB, CGPROF_INLINED="count"),
+                           capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual([l for l in r.stderr.splitlines() if "warning" in l], [warned[0]])
-        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB, CGPROF_REPAIR_WARNING="0"),
+        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB, CGPROF_REPAIR_WARNING="0",
+                                                                    CGPROF_INLINED="count"),
                            capture_output=True, text=True, timeout=60)
         self.assertNotIn("warning", r.stderr)
+        # folded, the default: nothing to repair
+        p = self.launch([repaired])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("warning", p.stderr)
         # a clean run at -O2: nothing
         if os.path.exists(clean):
             p = self.launch([clean])

@@ -298,11 +298,13 @@ class Plugins(ProfileAssertions):
 
 class Inlining(ProfileAssertions):
     """-O2: a function inlined into another keeps its hooks (gcc and clang),
-    called from the caller's frame with the caller's own call site."""
+    called from the caller's frame with the caller's own call site: each a
+    call of its own with CGPROF_INLINED=count (folded by default: that is
+    test_fold's)."""
 
     def profile(self, cc, *args):
         """The profile of progs/inlined run with args, as cc built it."""
-        run = run_preloaded(self, [built(self, "inlined" + cc)] + list(args))
+        run = run_preloaded(self, [built(self, "inlined" + cc)] + list(args), env={"CGPROF_INLINED": "count"})
         self.assertEqual(run.returncode, 0, run.stderr)
         (prof,) = run.profiles()
         self.assert_valid(prof)
