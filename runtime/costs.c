@@ -434,7 +434,7 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
     if (added < 0)
         __atomic_fetch_add(&f->throttle_full, 1, __ATOMIC_RELAXED);
     else if (added > 0)
-        __atomic_store_n(&f->throttled_at, cg_mono_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&f->throttled_at, cg_clock_now(), __ATOMIC_RELAXED);
 }
 
 int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp)

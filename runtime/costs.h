@@ -55,7 +55,7 @@ struct cg_filter {
      * far, by any thread. */
     struct cg_addrset *throttled;
     uint64_t throttle_n, throttle_ns;
-    /* when a function was last added to throttled (CLOCK_MONOTONIC ns): the
+    /* when a function was last added to throttled (cg_clock_now): the
      * exits of throttled functions are taken back some time after it
      * (fold.h) */
     uint64_t throttled_at;

@@ -16,7 +16,7 @@ void cg_fold_collect(int on)
     if ((!on) == cg_fold_paused)
         return;
     if (!on) {
-        cg_fold_paused_since = cg_mono_ns();
+        cg_fold_paused_since = cg_clock_now();
         __atomic_store_n(&cg_fold_paused, 1, __ATOMIC_SEQ_CST);
         fast_mode_was = cg_fast_mode;
         __atomic_store_n(&cg_fast_mode, CG_FAST_NONE, __ATOMIC_SEQ_CST);

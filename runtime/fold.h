@@ -11,8 +11,8 @@
 #include "thread.h"
 
 /* Collection off (cgprof_collect(false), CGPROF_COLLECT=off): every hook
- * call met is dropped and taken back; since: when it went off
- * (CLOCK_MONOTONIC ns). Set by the dump service under its lock. */
+ * call met is dropped and taken back; since: when it went off (the
+ * runtime's clock, cg_clock_now). Set by the dump service under its lock. */
 extern int cg_fold_paused;
 extern uint64_t cg_fold_paused_since;
 /* Collection goes off (on 0) or on again: the flags above, the hooks'

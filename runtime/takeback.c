@@ -25,7 +25,7 @@ struct tb_site {
     uintptr_t fn;        /* the function a hook named from here (0: none seen) */
     uint64_t next_check; /* a frameless exit's: the next quiescence check (ns) */
     uint32_t range;      /* its range's index + 1; 0 without one */
-    uint32_t wait;       /* the next delay between checks, in ms */
+    uint32_t wait;       /* the next delay between checks, in 0.1 ms */
     uint8_t form, hook, old, patched;
     uint8_t taken;   /* reason + 1 while taken back, 0 when not */
     uint8_t folded;  /* an enter judged inlined (CG_TB_INLINED) */
@@ -281,7 +281,7 @@ static int hook_of(void *ctx, uintptr_t to, int got)
     for (unsigned i = 0; i < nknown; i++)
         if (known[i].to == to && known[i].got == got)
             return known[i].hook;
-    int hook = CG_HOOK_NOT;
+    int hook = CG_HOOK_NOT, unbound = 0;
     uintptr_t slot = to;
     if (!got) {
         slot = 0;
@@ -306,18 +306,20 @@ static int hook_of(void *ctx, uintptr_t to, int got)
             hook = CG_HOOK_ENTER;
         else if (v == hook_exit)
             hook = CG_HOOK_EXIT;
-        else if (sc && readable(v, 9)) {
+        else if (readable(v, 9)) {
             /* lazy binding's first target: the entry's own push of its
              * relocation index ([endbr64] push imm32) */
             const uint8_t *b = (const uint8_t *)v;
             unsigned i = b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ? 4 : 0;
-            if (b[i] == 0x68)
+            unbound = b[i] == 0x68;
+            if (unbound && sc)
                 sc->unbound = 1;
         }
     }
-    /* A GOT slot may not be bound yet (lazy binding): only a hook found is
-     * remembered, and targets that are no PLT entry at all. */
-    if (nknown < KNOWN_MAX && (hook != CG_HOOK_NOT || (!got && slot == 0))) {
+    /* A GOT slot may not be bound yet (lazy binding): that answer is not
+     * remembered; a hook found is, a slot bound to another function, and a
+     * target that is no PLT entry at all. */
+    if (nknown < KNOWN_MAX && !unbound) {
         known[nknown].to = to;
         known[nknown].got = got;
         known[nknown].hook = hook;
@@ -347,7 +349,7 @@ static struct tb_site *site_add(const struct cg_site *c, uint32_t range)
     x->old = c->old;
     x->patched = c->patched;
     x->range = range;
-    x->wait = 10;
+    x->wait = 10; /* tenths of a ms: the first delay after a failed check */
     index_site(nsites++);
     return x;
 }
@@ -569,13 +571,22 @@ int cg_takeback_call(uintptr_t fn, uintptr_t code, int enter, int reason)
  * x's next_check, spaced out after each failure. */
 static int quiescent(struct tb_site *x, uintptr_t fn, const struct tb_range *r, uint64_t since)
 {
-    uint64_t now = cg_mono_ns();
-    if (now < since + CG_TB_SETTLE_NS || now < x->next_check)
+    uint64_t now = cg_clock_now();
+    if (now < x->next_check)
         return 0;
-    if (cg_thread_any_frame(fn, r ? r->begin : 0, r ? r->end : 0)) {
-        x->next_check = now + (uint64_t)x->wait * 1000000u;
+    unsigned running = 0;
+    if (cg_thread_any_frame(fn, r ? r->begin : 0, r ? r->end : 0, &running)) {
+        x->next_check = now + (uint64_t)x->wait * 100000u;
         if (x->wait < 10000)
             x->wait *= 2;
+        return 0;
+    }
+    /* Another thread may be inside an enter hook of fn that began before
+     * fn was taken back, its frame not pushed yet: alone, the thread
+     * asking is not; with others, the check waits until none can be
+     * (a hook takes well under a microsecond). */
+    if (running > 1 && now < since + CG_TB_SETTLE_NS) {
+        x->next_check = since + CG_TB_SETTLE_NS; /* for waiting(), until then */
         return 0;
     }
     return 1;
@@ -592,10 +603,35 @@ static int folded_in(const struct tb_range *r, uintptr_t fn)
     return 0;
 }
 
+/* Whether a frameless exit of fn returning to code must wait before its
+ * site is looked at again: its site known (a call ending at code) and
+ * taken back already, or due for a check later; for a tail-called exit,
+ * fn's own range due later. Lookups of the tables alone, not of the code:
+ * the exits of a function throttled a moment ago keep coming until then,
+ * and each went through a decoding of its caller's call. */
+static int waiting(uintptr_t fn, uintptr_t code, int reason)
+{
+    uint64_t now = cg_clock_now();
+    for (uintptr_t len = 5; len <= 6; len++) {
+        const struct tb_site *x = site_find(code - len);
+        if (x && x->hook == CG_HOOK_EXIT && (x->form == CG_SITE_CALL) == (len == 5))
+            return x->taken || x->refused || (reason != CG_TB_INLINED && now < x->next_check);
+    }
+    if (reason == CG_TB_INLINED)
+        return 0;
+    const struct tb_range *r = range_find(fn);
+    const struct tb_site *own = r && r->own_enter ? site_find(r->own_enter) : NULL;
+    return own && now < own->next_check;
+}
+
 void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since)
 {
     if (untrusted_child || !trylock())
         return;
+    if (waiting(fn, code, reason)) {
+        unlock();
+        return;
+    }
     int saved = errno;
     struct seg s;
     struct tb_range *r;

@@ -44,11 +44,12 @@ int cg_takeback_call(uintptr_t fn, uintptr_t code, int enter, int reason);
  * jumps of fn's own code) taken back when nothing can still need it:
  *  - CG_TB_INLINED: the exit call is in a range where an enter of fn was
  *    folded (the exits of the same inlined call);
- *  - CG_TB_FILTERED, CG_TB_PAUSED: fn is taken back (since `since`, a
- *    CLOCK_MONOTONIC time), at least CG_TB_SETTLE_NS ago, and no thread has
- *    a frame of fn entered from the site's range.
+ *  - CG_TB_FILTERED, CG_TB_PAUSED: no thread has a frame of fn entered
+ *    from the site's range, and fn was taken back (at `since`, the
+ *    runtime's clock) at least CG_TB_SETTLE_NS ago when other threads
+ *    run (one may be inside an enter hook of fn begun before).
  * Checks are spaced out per site (they walk every thread's stack). */
-#define CG_TB_SETTLE_NS 10000000u
+#define CG_TB_SETTLE_NS 2000000u
 void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since);
 
 /* Puts back every site taken back for reason (CG_TB_PAUSED: collection

@@ -114,15 +114,20 @@ static CG_RACY_READ int has_frame(const struct cg_thread *t, uintptr_t fn, uintp
     return 0;
 }
 
-int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi)
+int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi, unsigned *running)
 {
     int found = 0;
+    unsigned n = 0;
     __atomic_fetch_add(&walkers, 1, __ATOMIC_SEQ_CST);
     /* no frames array freed meanwhile either (struct cg_costs, retired) */
     __atomic_fetch_add(&cg_readers, 1, __ATOMIC_SEQ_CST);
     for (struct cg_thread *t = cg_thread_list(); t && !found; t = t->next)
-        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
+        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE)) {
+            n++;
             found = has_frame(t, fn, lo, hi);
+        }
+    if (running)
+        *running = n;
     __atomic_fetch_sub(&cg_readers, 1, __ATOMIC_SEQ_CST);
     __atomic_fetch_sub(&walkers, 1, __ATOMIC_SEQ_CST);
     return found;

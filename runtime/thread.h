@@ -124,9 +124,10 @@ struct cg_thread *cg_thread_attach(void);
 struct cg_thread *cg_thread_list(void);
 /* Whether any thread still running has a frame of fn whose enter hook was
  * called from [lo, hi) (or from a place not known; lo == hi: from
- * anywhere). From a hook's slow path (takeback.c): no lock, no malloc; a
+ * anywhere); *running (may be NULL): the threads still running, when none
+ * has one. From a hook's slow path (takeback.c): no lock, no malloc; a
  * frame pushed while it reads may be missed. */
-int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi);
+int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi, unsigned *running);
 /* Unlinks a finished thread whose last part is written, and frees it. */
 void cg_thread_release(struct cg_thread *t);
 /* Makes hooks on the calling thread do nothing for good (the runtime's own
