@@ -41,10 +41,12 @@
  * is not left out, at that call site. A throttled arc keeps the calls it
  * counted before it was throttled. */
 enum { CG_ARC_COUNTED = 0, CG_ARC_SKIPPED = 1, CG_ARC_THROTTLED = 2, CG_ARC_DROPPED = 3, CG_ARC_FOLDED = 4 };
-/* CG_ARC_DROPPED and CG_ARC_FOLDED: a call that keeps no frame (fold.h):
- * of a function left out, or inlined and folded into its host. The hooks
- * find the arc and drop the call at once (its hook calls come again where
- * they could not be taken back); the counts it had before are kept. */
+/* Every arc but a counted one is of calls that keep no frame (fold.h): of
+ * a function left out (skipped, throttled: its hook calls taken back), or
+ * inlined and folded into its host (CG_ARC_FOLDED). CG_ARC_DROPPED and
+ * CG_ARC_FOLDED: the hooks find the arc and drop the call at once (its hook
+ * calls come again where they could not be taken back). The counts an arc
+ * had before are kept. */
 
 /* The process-wide filters (filter.c) as the tables see them. */
 struct cg_filter {

@@ -31,6 +31,7 @@ struct tb_site {
     uint8_t folded;  /* an enter judged inlined (CG_TB_INLINED) */
     uint8_t refused; /* its change failed for good */
     uint8_t dead;    /* its object was unloaded */
+    int8_t prot;     /* its page's protection (a site without a range) */
 };
 
 struct tb_range {
@@ -40,6 +41,7 @@ struct tb_range {
     uint8_t stale;     /* decoded while a PLT entry it calls was not bound
                           yet: a hook's entry may have been missed */
     uint8_t dead;
+    int8_t prot;       /* its pages' protection (segment_of) */
 };
 
 /* What a decoding found besides the sites. */
@@ -437,6 +439,7 @@ static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
     memset(r, 0, sizeof *r);
     r->begin = begin;
     r->end = end;
+    r->prot = (int8_t)s->prot;
     if (decode(r, (uint32_t)(ix + 1)) != 0)
         return NULL;
     nranges++;
@@ -465,6 +468,18 @@ static void refresh(struct tb_range *r)
 static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_range **rp)
 {
     *rp = NULL;
+    /* a site met before: the tables alone (a call of 5 or 6 bytes ends at
+     * code), not the unwind tables' search and the bytes again */
+    for (uintptr_t len = 5; len <= 6; len++) {
+        struct tb_site *x = site_find(code - len);
+        if (x && (x->form == CG_SITE_CALL) == (len == 5) && (x->form == CG_SITE_CALL || x->form == CG_SITE_CALL_GOT)) {
+            struct tb_range *r = x->range ? &ranges[x->range - 1] : NULL;
+            memset(s, 0, sizeof *s);
+            s->prot = r ? r->prot : x->prot;
+            *rp = r;
+            return x;
+        }
+    }
     if (segment_of(code - 1, s) != 0 || s->own)
         return NULL;
     struct cg_site c;
@@ -486,8 +501,11 @@ static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_r
         stats.untrusted++;
         return NULL;
     }
-    if (!x)
+    if (!x) {
         x = site_add(&c, 0);
+        if (x)
+            x->prot = (int8_t)s->prot;
+    }
     return x;
 }
 

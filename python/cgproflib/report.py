@@ -70,6 +70,9 @@ class Group:
         # (CGPROF_PATHS), used when every file has one
         self.paths_incl = {}
         self.paths_all = True
+        # the functions a file says were throttled (desc: Throttled): their
+        # calls counted until then, a lower bound of the calls made
+        self.lower_bounds = set()
 
     def add_paths(self, path):
         """The inclusive time of each function from the call paths of the
@@ -97,6 +100,7 @@ class Group:
     def add(self, d):
         self.files += 1
         self.event = self.event or d.event
+        self.lower_bounds |= throttled_names(d.desc_value("Throttled"))
         if self.files == 1:
             # the first file's tables are taken as they are: no copy
             self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, d.files
@@ -165,6 +169,37 @@ def summarize(paths, event=None):
     files, the total, and the files that cannot be read (path, reason)."""
     g, bad = load_group(paths, event)
     return g.flat(), g.total, bad
+
+
+def throttled_names(value):
+    """The functions a "desc: Throttled: N functions (...): a, b" line
+    lists (None: none); a comma inside a C++ name's brackets or parameters
+    is not a separator."""
+    if not value:
+        return set()
+    _, sep, names = value.partition("): ")
+    if not sep:
+        return set()
+    names = names.split(" (and more:")[0]
+    out, depth, cur = set(), 0, []
+    for ch in names:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]" and depth:
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.add("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.add("".join(cur).strip())
+    return {n for n in out if n}
+
+
+def count_text(g, name, n):
+    """A count as shown: ">=" before the count of a throttled function
+    (README, "Filters": its calls stopped being counted)."""
+    return (">=%d" % n) if name in g.lower_bounds and n else ("%d" % n if n else "-")
 
 
 def load_group(paths, event=None, lines=False, label="", sites=False):
@@ -268,7 +303,7 @@ def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
         pct = 100.0 * inc / g.total if g.total else 0.0
         # 0 calls: a thread's root in uninstrumented code (libc's
         # start_thread), seen only as a caller
-        out.append("%12s %6.1f %12s %10s  %s%s" % (u.fmt(inc), pct, u.fmt(self_), calls or "-", name,
+        out.append("%12s %6.1f %12s %10s  %s%s" % (u.fmt(inc), pct, u.fmt(self_), count_text(g, name, calls), name,
                                                     "  [%s]" % where if where else ""))
     return out
 
@@ -413,8 +448,10 @@ def arcs_view(g, name, direction, say):
     funcs = g.flat()
     for key in sorted(keys):
         inc, self_, calls, fl = funcs.get(key, [0, 0, 0, ""])
-        say("%s  [%s]: %s inclusive, %s self, %d call%s" % (name, where_of(fl, key[1]), u.total(inc),
-                                                             u.total(self_), calls, "" if calls == 1 else "s"))
+        say("%s  [%s]: %s inclusive, %s self, %s call%s%s" % (
+            name, where_of(fl, key[1]), u.total(inc), u.total(self_), count_text(g, name, calls),
+            "" if calls == 1 else "s",
+            " (throttled: the calls counted until then, a lower bound)" if name in g.lower_bounds else ""))
         rows = []
         for (caller, callee, fl_, line), (n, c) in g.arcs.items():
             if (callee if direction == "callers" else caller) != key:
@@ -429,7 +466,8 @@ def arcs_view(g, name, direction, say):
         for c, n, other, site in rows:
             pct = 100.0 * c / g.total if g.total else 0.0
             rec = "  (recursive: holds the levels under it)" if other == key else ""
-            say("%14s %6.1f %10d  %-30s %s%s" % (u.fmt(c), pct, n, other[0], site, rec))
+            callee = key[0] if direction == "callers" else other[0]
+            say("%14s %6.1f %10s  %-30s %s%s" % (u.fmt(c), pct, count_text(g, callee, n), other[0], site, rec))
         if not rows:
             say("  (none)")
     return True
