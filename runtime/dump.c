@@ -18,6 +18,7 @@
 #include "offcpu.h"
 #include "part.h"
 #include "proc.h"
+#include "sample.h"
 #include "symcache.h"
 #include "thread.h"
 #include "total.h"
@@ -240,14 +241,17 @@ static void collect_locked(int on)
     }
     cg_totals_free(&cur);
     paused = !on;
-    /* the hook calls taken back while off, put back when on */
+    /* the hook calls taken back while off, put back when on; the sampling
+     * timers stopped meanwhile */
     cg_fold_collect(on);
+    cg_sample_collect(on);
 }
 
 void cg_dump_start_off(void)
 {
     paused = 1;
     cg_fold_collect(0);
+    cg_sample_collect(0);
 }
 
 void cg_dump_collect(int on)

@@ -275,9 +275,16 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
     errno = saved;
 }
 
+/* Collection off (cg_sample_collect): the timers stopped, and a signal
+ * already sent does nothing (its time is not recorded: no walk). */
+static int sampling_paused;
+static void timer_switch(struct cg_thread *t, int on);
+
 static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
+    if (__atomic_load_n(&sampling_paused, __ATOMIC_RELAXED))
+        return; /* not enabled again either: cg_sample_collect(1) does */
     charge(si, uc);
     /* The perf_event timer, disabled by its overflow: enabled again when
      * the handler is done, so that the handler's own time (a first walk
@@ -445,6 +452,8 @@ void cg_sample_thread_start(struct cg_thread *t)
     sigaddset(&ours, sample_sig);
     pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
     if (use_perf && perf_timer_start(t) == 0) {
+        if (__atomic_load_n(&sampling_paused, __ATOMIC_SEQ_CST))
+            timer_switch(t, 0); /* collection off: started when it comes on */
         errno = saved;
         return;
     }
@@ -462,6 +471,8 @@ void cg_sample_thread_start(struct cg_thread *t)
         if (timer_settime(id, 0, &its, NULL) == 0) {
             t->timer = (void *)id;
             t->has_timer = CG_TIMER_POSIX;
+            if (__atomic_load_n(&sampling_paused, __ATOMIC_SEQ_CST))
+                timer_switch(t, 0);
         } else {
             timer_delete(id);
         }
@@ -492,6 +503,35 @@ void cg_sample_forked(struct cg_thread *t)
         t->has_timer = CG_TIMER_NONE;
         cg_sample_thread_start(t);
     }
+}
+
+/* A thread's timer stopped (on 0) or started again (on 1). */
+static void timer_switch(struct cg_thread *t, int on)
+{
+    if (t->has_timer == CG_TIMER_PERF) {
+        ioctl(t->timer_fd, on ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_DISABLE, on ? 1 : 0);
+    } else if (t->has_timer) {
+        struct itimerspec its;
+        memset(&its, 0, sizeof its);
+        if (on) {
+            its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+            its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+            its.it_value = its.it_interval;
+        }
+        timer_settime((timer_t)t->timer, 0, &its, NULL);
+    }
+}
+
+void cg_sample_collect(int on)
+{
+    if (!cg_sampling || (!on) == sampling_paused)
+        return;
+    int saved = errno;
+    __atomic_store_n(&sampling_paused, !on, __ATOMIC_SEQ_CST);
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
+            timer_switch(t, on);
+    errno = saved;
 }
 
 void cg_sample_exec(struct cg_thread *t, int going)

@@ -30,5 +30,10 @@ int cg_sample_signal_claimed(int sig);
  * pending when the new image starts; going 0: the exec failed, sampled
  * again. */
 void cg_sample_exec(struct cg_thread *t, int going);
+/* Collection goes off (on 0) or on: every thread's timer stopped or started
+ * again, a sample sent meanwhile ignored (nothing is recorded: its walk
+ * would cost the program for nothing). From the dump service, under its
+ * lock. */
+void cg_sample_collect(int on);
 
 #endif

@@ -8,8 +8,9 @@ their own build systems.
 
 Each program is built, once and cached (test_realprog.py's cache:
 $CGPROF_REALPROG_CACHE, default ~/.cache/cgprof-realprog; the Debian
-sources fetched as tests/bench/accuracy.py fetches xz's), by its own build
-system with -O2 -g:
+sources fetched and built by tests/bench/realbuild.py, which
+tests/bench/accuracy.py shares: its sqlite builds by gcc are these), by
+its own build system with -O2 -g:
 
   plain   the flags alone
   instr   the same with -finstrument-functions
@@ -22,7 +23,7 @@ system with -O2 -g:
 
 and run, the variants interleaved round-robin (the first of the round
 moving by one each round, so that no variant always follows the same
-other), --runs times each (default 5; the median is reported):
+other), --runs times each (default 5; the least reported, --stat):
 
   plain, floor
   empty hooks   the instrumented build with nothing preloaded: glibc's own
@@ -47,7 +48,9 @@ interrupts are in the program's sys time, as they are a cost of profiling
 it. One unmeasured run of the plain build comes first (the reference
 output; the files it reads in the page cache).
 
-Per program, a table: median CPU seconds, the spread of the runs
+Per program, a table: CPU seconds (the least of the runs, --stat: on a
+shared virtual machine interference only adds, and the same variant's
+median moved 25% between two benchmarks; or their median), the spread of the runs
 ((max - min) / median), the ratio to plain and to the floor of the same
 build, and for cgprof the calls the profile counted (the calls= lines of
 its total file, callgrind.out.total.<pid>: hook call pairs that kept a
@@ -92,12 +95,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accuracy import BUILD, LIB, ROOT, apt_source, loadavg, nice_build, realprog, run  # noqa: E402
+from realbuild import (LIB, RECIPE, ROOT, SQLITE_ARGS, SQLITE_SQL, build_env, build_sqlite,  # noqa: E402
+                       cached_build, debian_source, loadavg, nice_build, realprog, run)
 
 BENCH = os.path.join(ROOT, "tests", "bench")
-
-# Bumped when a build's recipe changes, so that cached builds are redone.
-RECIPE = 1
 
 # The cgprof variants beyond the default: a line each, the settings besides
 # CGPROF_OUT. The labels are made from them (label()).
@@ -120,32 +121,6 @@ TARGETS = [
 PERF = ["perf", "record", "-F", "1000", "-g"]
 PERF_LABEL = "perf record -F 1000 -g"
 AI = "clang after-inlining"
-
-# The plain build runs it in about 0.5 s.
-SQLITE_SQL = """\
-PRAGMA journal_mode=OFF;
-PRAGMA synchronous=OFF;
-CREATE TABLE t(a INTEGER PRIMARY KEY, b INTEGER, c TEXT, d REAL);
-WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<200000)
-INSERT INTO t SELECT i, (i*7919)%10007, printf('name-%d-%x', i, i*31), i*0.5 FROM s;
-CREATE INDEX tb ON t(b);
-CREATE TABLE u(x INTEGER PRIMARY KEY, y TEXT);
-INSERT INTO u SELECT b, max(c) FROM t GROUP BY b;
-SELECT count(*), sum(d), avg(b) FROM t WHERE b BETWEEN 100 AND 5000;
-SELECT b, count(*) AS n FROM t GROUP BY b ORDER BY n DESC, b LIMIT 5;
-SELECT count(*) FROM t JOIN u ON t.b = u.x WHERE u.y LIKE 'name-1%';
-UPDATE t SET d = d * 2 WHERE a % 3 = 0;
-SELECT sum(d) FROM t;
-SELECT substr(c, 1, 8), length(c) FROM t ORDER BY c DESC LIMIT 3;
-DELETE FROM t WHERE b < 1000;
-SELECT count(*) FROM t;
-"""
-# --disable-shared: Debian's patch (32-dynamic_link) links the shell with
-# libsqlite3.la, which would make ./sqlite3 libtool's wrapper script (a
-# shell that would be measured and preloaded too) in front of a program
-# using libsqlite3.so; static, the shell is one program with the library in
-# it, as upstream builds it.
-SQLITE_CONFIGURE = ["--disable-tcl", "--disable-readline", "--disable-shared"]
 
 # ninja's workload: 10,000 sources in 10 x 10 directories, each naming 6
 # of 1,000 headers: 40,102 edges, about 0.3 s for the plain build's `ninja
@@ -188,67 +163,6 @@ def label(settings):
 # ---- sources and builds ------------------------------------------------------------
 
 
-def debian_source(package):
-    """package's bookworm source, fetched once with test_realprog's private
-    apt configuration and unpacked with Debian's patches (as accuracy.py's
-    xz): (its cache directory, the unpacked source)."""
-    trp = realprog()
-    cache = os.path.join(trp.CACHE, package)
-    os.makedirs(os.path.join(cache, "download"), exist_ok=True)
-    dsc = apt_source(trp, package, os.path.join(cache, "download"))
-    src = os.path.join(cache, "src", os.path.basename(dsc)[:-len(".dsc")])
-    if not os.path.exists(os.path.join(src, ".ready")):
-        shutil.rmtree(src, ignore_errors=True)
-        os.makedirs(os.path.dirname(src), exist_ok=True)
-        trp.unpack_dsc(dsc, src)
-        open(os.path.join(src, ".ready"), "w").close()
-    return cache, src
-
-
-def cached_build(cache, tag, recipe, steps, exe):
-    """The build in cache/build-<tag>, made by steps ((argv, env) run there
-    at low priority) unless the one there was made by the same recipe
-    (the flags, the compiler's path and version). Returns the path of exe
-    in it."""
-    bdir = os.path.join(cache, "build-" + tag)
-    path = os.path.join(bdir, exe)
-    stamp = os.path.join(bdir, "recipe.json")
-    key = json.dumps([RECIPE, recipe], sort_keys=True)
-    if os.path.isfile(path) and os.path.isfile(stamp) and open(stamp).read() == key:
-        return path
-    shutil.rmtree(bdir, ignore_errors=True)
-    os.makedirs(bdir)
-    log("%s: building (%s; cached after the first run)" % (os.path.basename(cache) + "/build-" + tag,
-                                                          " ".join(recipe["flags"])))
-    t = time.perf_counter()
-    for argv, env in steps:
-        nice_build(argv, cwd=bdir, env=env)
-    with open(path, "rb") as f:
-        # a program, not a wrapper script around one (libtool's)
-        if f.read(4) != b"\x7fELF":
-            raise RuntimeError("%s is not an ELF program" % path)
-    with open(stamp, "w") as f:
-        f.write(key)
-    log("%s/build-%s: %.0f s" % (os.path.basename(cache), tag, time.perf_counter() - t))
-    return path
-
-
-def build_env(**extra):
-    e = realprog().clean_env(**extra)
-    for k in ("CXX", "CXXFLAGS", "AR"):  # what ninja's configure.py reads, but ours
-        if k not in extra:
-            e.pop(k, None)
-    return e
-
-
-def ensure_tool(tool, package):
-    if not shutil.which(tool):
-        why = realprog().install_packages([package])
-        if not shutil.which(tool):
-            raise RuntimeError("%s is needed (Debian: %s) and could not be installed: %s"
-                               % (tool, package, why or "apt-get install failed"))
-
-
 class Program:
     """A program's builds ({tag: path}: plain, instr, and for clang ai), and
     its run: the arguments after the program, its stdin (a file or None),
@@ -261,22 +175,12 @@ class Program:
 
 
 def prog_sqlite(tmp):
-    cache, src = debian_source("sqlite3")
-    # the amalgamation (sqlite3.c) is generated by a Tcl script
-    ensure_tool("tclsh", "tcl")
-    ensure_tool("make", "make")
-    cc = realprog().compiler_id("gcc")
-    exes = {}
-    for tag, flags in (("plain", ["-O2", "-g"]), ("instr", ["-O2", "-g", "-finstrument-functions"])):
-        configure = [os.path.join(src, "configure")] + SQLITE_CONFIGURE + ["CC=gcc", "CFLAGS=" + " ".join(flags)]
-        exes[tag] = cached_build(cache, tag, {"flags": flags, "cc": cc, "configure": configure},
-                                 [(configure, build_env()), (["make", "-j2", "sqlite3"], build_env())], "sqlite3")
+    exes, version = build_sqlite([("plain", ["-O2", "-g"]), ("instr", ["-O2", "-g", "-finstrument-functions"])])
     sql = os.path.join(tmp, "work.sql")
     with open(sql, "w") as f:
         f.write(SQLITE_SQL)
     return Program("sqlite", "sqlite3 %s (gcc), %d statements on :memory:, from stdin"
-                   % (os.path.basename(src).split("_")[1], SQLITE_SQL.count(";")),
-                   exes, [":memory:"], tmp, stdin=sql)
+                   % (version, SQLITE_SQL.count(";")), exes, SQLITE_ARGS, tmp, stdin=sql)
 
 
 def prog_ninja(tmp):
@@ -562,8 +466,22 @@ def median(rows, key):
     return statistics.median(xs) if xs else None
 
 
+def least(rows, key):
+    xs = [x[key] for x in rows if x.get(key) is not None]
+    return min(xs) if xs else None
+
+
+# What the ratios are taken from (--stat): the least of the runs by
+# default. On a shared virtual machine what slows a run down comes from
+# outside (the plain build's runs spread over 40%, the same variant's
+# medians 25% apart from one benchmark to the next), and it only ever adds:
+# the least run is the one closest to the program's own cost.
+STAT = {"least": least, "median": median}
+stat_name = "least"
+
+
 def table(prog, vs, res):
-    med = {v.label: median(res[v.label], "cpu") for v in vs}
+    med = {v.label: STAT[stat_name](res[v.label], "cpu") for v in vs}
     plain = med["plain"]
     say("")
     say("%s: %s" % (prog.name, prog.what))
@@ -629,7 +547,9 @@ def machine():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated, of: " + ", ".join(PROGRAMS))
-    ap.add_argument("--runs", type=int, default=5, help="runs of each variant, interleaved (median; default 5)")
+    ap.add_argument("--runs", type=int, default=5, help="runs of each variant, interleaved (default 5)")
+    ap.add_argument("--stat", choices=sorted(STAT), default="least",
+                    help="the runs' figure the table and the ratios use: least (default) or median")
     ap.add_argument("--lib", metavar="PATH", help="another libcgprof.so: every cgprof variant run with it too")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VAR=VALUE,...",
                     help="a cgprof variant more, 'cgprof NAME', with these settings (repeatable)")
@@ -641,6 +561,8 @@ def main(argv=None):
         ap.error("unknown program %s (known: %s)" % (", ".join(unknown), ", ".join(PROGRAMS)))
     if args.runs < 1:
         ap.error("--runs must be at least 1")
+    global stat_name
+    stat_name = args.stat
     extra = []
     for s in args.set:
         try:
@@ -660,8 +582,8 @@ def main(argv=None):
     mach = machine()
     start = loadavg()
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    say("cgprof on real programs: CPU time (user + sys) of each variant, median of %d run%s, interleaved"
-        % (args.runs, "s" if args.runs > 1 else ""))
+    say("cgprof on real programs: CPU time (user + sys) of each variant, the %s of %d run%s, interleaved"
+        % ("least" if stat_name == "least" else "median", args.runs, "s" if args.runs > 1 else ""))
     say("%s; %s, %d CPUs (nproc), %s, kernel %s" % (date, mach["host"], mach["nproc"], mach["cpu"],
                                                    mach["kernel"]))
     say("library: %s%s" % (LIB, "; --lib " + lib2 if lib2 else ""))

@@ -190,6 +190,9 @@ class Installed(unittest.TestCase):
         # gcc's own, which clang refuses: a variable of its own
         self.assertEqual(self.pkg_config("--variable=gcc_cflags"),
                          ["-finstrument-functions-exclude-file-list=/usr/include"])
+        # clang's, which gcc does not have: hooks only where calls remain
+        # after inlining (README: the truest and fastest build)
+        self.assertEqual(self.pkg_config("--variable=clang_cflags"), ["-finstrument-functions-after-inlining"])
         includes = [f[2:] for f in cflags if f.startswith("-I")]
         if includes:   # pkg-config leaves out -I/usr/include
             self.assertTrue(any(os.path.isfile(os.path.join(d, "cgprof.h")) for d in includes), cflags)
