@@ -615,7 +615,8 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
      * (throttled: it keeps no frame) is sampled as code that is not
      * instrumented, by address, on the arc it has */
     uint32_t first = arc_lookup(c, caller, site0, fns[0]);
-    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].skip == CG_ARC_COUNTED)
+    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].skip == CG_ARC_COUNTED &&
+        skip_of(c, fns[0]) == CG_ARC_COUNTED)
         return -1;
     int saved = errno;
     uint32_t arcs[CG_SAMPLE_DEPTH];
@@ -648,7 +649,7 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
             seen = last[k] == arcs[i];
         /* a call without a frame keeps the count it had (exact until it
          * was throttled, a lower bound since): a visit is not a call */
-        if ((new_visit || !seen) && a->skip == CG_ARC_COUNTED) {
+        if ((new_visit || !seen) && (a->sampled || (a->skip == CG_ARC_COUNTED && skip_of(c, a->callee) == CG_ARC_COUNTED))) {
             a->count++;
             if (c->nodes)
                 c->nodes[nodes[i]].calls++;
