@@ -649,12 +649,15 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
             seen = last[k] == arcs[i];
         /* a call without a frame keeps the count it had (exact until it
          * was throttled, a lower bound since): a visit is not a call */
-        if ((new_visit || !seen) && (a->sampled || (a->skip == CG_ARC_COUNTED && skip_of(c, a->callee) == CG_ARC_COUNTED))) {
-            a->count++;
+        /* counts and times stored whole: a dump reads them meanwhile, as
+         * the hooks store theirs (cg_costs_pop) */
+        if ((new_visit || !seen) &&
+            (a->sampled || (a->skip == CG_ARC_COUNTED && skip_of(c, a->callee) == CG_ARC_COUNTED))) {
+            __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
             if (c->nodes)
-                c->nodes[nodes[i]].calls++;
+                __atomic_store_n(&c->nodes[nodes[i]].calls, c->nodes[nodes[i]].calls + 1, __ATOMIC_RELEASE);
         }
-        a->incl += period;
+        __atomic_store_n(&a->incl, a->incl + period, __ATOMIC_RELEASE);
         /* a node folded onto one of the frames' (a callback's function
          * called again from the library) or onto an earlier one of these:
          * its time is already counted there */
@@ -663,12 +666,12 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
             for (unsigned k = 0; k < i && !again; k++)
                 again = nodes[k] == nodes[i];
             if (!again)
-                c->nodes[nodes[i]].incl += period;
+                __atomic_store_n(&c->nodes[nodes[i]].incl, c->nodes[nodes[i]].incl + period, __ATOMIC_RELEASE);
         }
     }
-    c->selfs[self].cost += period;
+    __atomic_store_n(&c->selfs[self].cost, c->selfs[self].cost + period, __ATOMIC_RELEASE);
     if (c->nodes)
-        c->nodes[nodes[n - 1]].self += period;
+        __atomic_store_n(&c->nodes[nodes[n - 1]].self, c->nodes[nodes[n - 1]].self + period, __ATOMIC_RELEASE);
     for (unsigned i = 0; i < n; i++)
         last[i] = arcs[i];
     *nlast = n;
@@ -850,7 +853,7 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
      * than it will really cost, and successive totals only grow (parts
      * never lose what a torn read put in the part before). */
     if (now == CG_NOW)
-        now = c->vclock ? *c->vclock : cg_costs_time_of(c, cg_clock_now());
+        now = c->vclock ? __atomic_load_n(c->vclock, __ATOMIC_RELAXED) : cg_costs_time_of(c, cg_clock_now());
     uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
     const struct cg_frame *frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
     /* Calls still running: counted once each, with their cost so far. Only
@@ -892,8 +895,8 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     t->unmatched_exits = c->unmatched_exits;
     t->left = c->left;
     t->jumped = c->jumped;
-    t->inlined_calls = c->inlined_calls;
-    t->frameless_exits = c->frameless_exits;
+    t->inlined_calls = __atomic_load_n(&c->inlined_calls, __ATOMIC_RELAXED);
+    t->frameless_exits = __atomic_load_n(&c->frameless_exits, __ATOMIC_RELAXED);
     t->takeback_ns = __atomic_load_n(&c->takeback_ns, __ATOMIC_RELAXED);
     t->unplaced = c->unplaced;
     return 0;

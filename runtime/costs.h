@@ -315,6 +315,13 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period);
  * known): nothing is charged. The caller holds the thread's guard. */
 int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t pc, uint64_t period);
 
+/* One more on a counter of c that a dump reads meanwhile (inlined_calls,
+ * frameless_exits): stored whole. */
+static inline void cg_costs_count(uint64_t *counter, uint64_t n)
+{
+    __atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
+}
+
 /* The arc (caller, key, fn) made or found, marked kind (CG_ARC_DROPPED or
  * CG_ARC_FOLDED): the fast path then drops the call by it. inlined: key is
  * the hook's return address (a call in the top frame's frame). */
@@ -606,6 +613,16 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
 }
 
+/* Whether an arc whose count just became count is due for CGPROF_THROTTLE's
+ * check (throttle_n N, 0: off): at N calls, and again at each power of two
+ * above it, so that an arc whose first N calls were slowed (the thread
+ * switched out in exact time, the hooks' first calls) is looked at again;
+ * the check is an average over all its calls. */
+static CG_INLINE int cg_throttle_due(const struct cg_costs *c, uint64_t count)
+{
+    return count == c->throttle_n || (c->throttle_n && count > c->throttle_n && !(count & (count - 1)));
+}
+
 /* Pops the top frame at time `now`, charging its call and resuming the
  * caller's self time at the call's return address. A frame left out
  * (skip) charged its time to that same address all along. */
@@ -642,8 +659,8 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
         uint64_t count = a->count + 1;
         __atomic_store_n(&a->count, count, __ATOMIC_RELEASE);
         __atomic_store_n(&a->incl, a->incl + (now - f->t_enter), __ATOMIC_RELEASE);
-        /* 0 when off: never equal to a count just incremented */
-        if (cg_unlikely(count == c->throttle_n))
+        /* 0 when off: never due (cg_throttle_due) */
+        if (cg_unlikely(cg_throttle_due(c, count)))
             cg_throttle_check(c, f->arc);
         if (c->nodes)
             cg_node_exit(c, f->node, f->t_enter, now);

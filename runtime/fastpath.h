@@ -154,7 +154,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
          * ended; only the hook's own time counted, as the general path
          * does (cg_guard_now) */
         if (a->skip >= CG_ARC_DROPPED && a->caller == top->fn && !top->skip) {
-            c->inlined_calls += a->skip == CG_ARC_FOLDED;
+            cg_costs_count(&c->inlined_calls, a->skip == CG_ARC_FOLDED);
             /* a copy of the top frame's own function inlined into it: its
              * exit will be one of the same function, dropped by the count */
             top->folded_self += a->skip == CG_ARC_FOLDED && fn == top->fn;
@@ -244,7 +244,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     if (c->nodes)
         cg_node_exit(c, f->node, f->t_enter, now);
     /* the check is a call: made outside, by cg_guard_throttle */
-    return cg_unlikely(count == c->throttle_n) ? 2 : 1;
+    return cg_unlikely(cg_throttle_due(c, count)) ? 2 : 1;
 }
 
 /* What a hook does when it cannot take the fast path at once: no thread

@@ -27,9 +27,15 @@ static int skipping; /* some CGPROF_SKIP* pattern is set */
  * exclude list; more are still left out per arc, only not listed. */
 enum { THROTTLED_MAX = 8192 };
 
+/* CGPROF_THROTTLE given (not the default): the functions throttled are
+ * said on stderr at exit; by default only in the profile, so that a
+ * runtime preloaded into every process of a build prints nothing. */
+static int throttle_asked;
+
 void cg_filter_init(void)
 {
     skipping = cg_opts.skip[0] || cg_opts.skip_object[0] || cg_opts.skip_file[0];
+    throttle_asked = cg_option_given(&cg_opts, "CGPROF_THROTTLE") || cg_opts.verbose;
     if (cg_opts.throttle.n) {
         filter.throttled = cg_addrset_new(THROTTLED_MAX);
         if (filter.throttled) {
@@ -334,7 +340,7 @@ static int cmp_name(const void *a, const void *b)
 static char **throttled_names(struct cg_syms *syms, size_t *count)
 {
     *count = 0;
-    size_t max = filter.throttled ? filter.throttled->n : 0;
+    size_t max = filter.throttled ? __atomic_load_n(&filter.throttled->n, __ATOMIC_RELAXED) : 0;
     if (!max)
         return NULL;
     uintptr_t *fns = malloc(max * sizeof *fns);
@@ -417,7 +423,7 @@ int cg_filter_desc(struct cg_syms *syms, const char **out, int max)
     }
     if (filter.throttle_n && n < max) {
         size_t count;
-        unsigned long set_n = filter.throttled->n;
+        unsigned long set_n = __atomic_load_n(&filter.throttled->n, __ATOMIC_RELAXED);
         char **names = throttled_names(syms, &count);
         cg_buf_free(&desc_throttle);
         cg_buf_init(&desc_throttle);
@@ -441,13 +447,13 @@ int cg_filter_desc(struct cg_syms *syms, const char **out, int max)
 
 void cg_filter_report_exit(void)
 {
-    if (!filter.throttle_n || filter.throttled->n == 0)
+    if (!throttle_asked || !filter.throttle_n || __atomic_load_n(&filter.throttled->n, __ATOMIC_RELAXED) == 0)
         return;
     int saved = errno;
     char **names = last_names;
     size_t count = last_count;
     struct cg_syms *own = NULL;
-    if (!names || last_set_n != filter.throttled->n) {
+    if (!names || last_set_n != __atomic_load_n(&filter.throttled->n, __ATOMIC_RELAXED)) {
         /* throttled since the last profile was written: name them now */
         own = cg_syms_open(NULL); /* the patterns name what is loaded now */
         names = throttled_names(own, &count);

@@ -38,7 +38,9 @@ void cg_filter_left_out(const struct cg_addrset **skipped, const struct cg_addrs
  * throttled functions named through syms (may be NULL). The strings live
  * until the next call. Returns their number. */
 int cg_filter_desc(struct cg_syms *syms, const char **out, int max);
-/* At exit: the functions throttled, once on stderr, as a compiler option. */
+/* At exit: the functions throttled, once on stderr, as a compiler option,
+ * when CGPROF_THROTTLE was given (or CGPROF_VERBOSE=1): the default
+ * throttle says it in the profile only. */
 void cg_filter_report_exit(void);
 
 #endif

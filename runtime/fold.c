@@ -135,7 +135,7 @@ static int enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
     else
         cg_fold_take(t, fn, code, 1, CG_TB_INLINED);
     drop_arc(c, fn, site, sp, code, CG_ARC_FOLDED);
-    c->inlined_calls++;
+    cg_costs_count(&c->inlined_calls, 1);
     return 1;
 }
 
@@ -155,7 +155,7 @@ static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
         /* the exit of a copy of the frame's function inlined into it */
         if (top->fn == fn && top->folded_self && sp <= top->sp) {
             top->folded_self--;
-            c->frameless_exits++;
+            cg_costs_count(&c->frameless_exits, 1);
             return 1;
         }
         /* its own frame; or one under the top frame's code, which the
@@ -166,7 +166,7 @@ static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
     int reason = paused ? CG_TB_PAUSED : filt ? CG_TB_FILTERED : CG_TB_INLINED;
     uint64_t since = paused ? cg_fold_paused_since : filt ? __atomic_load_n(&c->filter->throttled_at, __ATOMIC_RELAXED) : 0;
     take_exit(t, fn, code, reason, since);
-    c->frameless_exits++;
+    cg_costs_count(&c->frameless_exits, 1);
     return 1;
 }
 

@@ -67,7 +67,7 @@ static uint64_t thread_now(const struct cg_thread *t)
 {
     const struct cg_costs *c = &t->costs;
     if (c->vclock)
-        return *c->vclock;
+        return __atomic_load_n(c->vclock, __ATOMIC_RELAXED);
     uint64_t pending = 0, now = cg_offcpu_read_time(t, &pending);
     return now == CG_NOW ? cg_costs_time_of(c, cg_clock_now()) : now;
 }

@@ -405,6 +405,8 @@ int cg_options_parse(struct cg_options *o, char *const *env, const char *cwd,
             problems++;
             continue;
         }
+        if (i < 64)
+            o->given |= (uint64_t)1 << i;
         const char *why = set_option(o, i, value, cwd, why_buf, sizeof why_buf);
         if (why) {
             const struct cg_option_info *info = &cg_option_table[i];
@@ -593,4 +595,12 @@ int cg_paths_pattern(const char *pattern, char *dst, unsigned long size)
 int cg_paths_expanded(const char *pattern, long pid, char *dst, unsigned long size)
 {
     return total_name(pattern, pid < 0 ? 0 : pid, dst, size, "paths");
+}
+
+int cg_option_given(const struct cg_options *o, const char *variable)
+{
+    for (unsigned i = 0; i < cg_option_count && i < 64; i++)
+        if (strcmp(cg_option_table[i].variable, variable) == 0)
+            return (o->given >> i) & 1;
+    return 0;
 }

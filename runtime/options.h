@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 enum cg_opt_type {
@@ -86,7 +87,13 @@ struct cg_options {
      * no control files are kept. Their fields are then "". */
     int out_refused;
     int control_dir_refused;
+    /* the variables the environment set (bit i: cg_option_table[i]), a
+     * value refused included: cg_option_given */
+    uint64_t given;
 };
+
+/* Whether the environment parsed into o set variable (its name). */
+int cg_option_given(const struct cg_options *o, const char *variable);
 
 struct cg_option_info {
     const char *variable;

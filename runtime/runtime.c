@@ -162,6 +162,9 @@ static int initialise(void)
     cg_paths_bound = cg_opts.paths ? cg_opts.paths_max : 0;
     cg_filter_init();
     cg_offcpu_init(cg_opts.off_cpu && cg_opts.time == CG_TIME_EXACT);
+    if (cg_opts.off_cpu && cg_opts.time != CG_TIME_EXACT)
+        cg_warn("CGPROF_OFF_CPU=1 shows time off the CPU with CGPROF_TIME=exact only: sampled time (the default) "
+                "is CPU time, which never counts it; set CGPROF_TIME=exact too");
     if (cg_thread_init(&thread_events) != 0 || pthread_atfork(fork_prepare, fork_parent, fork_child) != 0 ||
         cg_sample_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry) != 0) {
         cg_warn("cannot set up thread and fork handling; not profiling");

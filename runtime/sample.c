@@ -224,6 +224,14 @@ static void left_out(struct cg_thread *t, uint64_t p)
     __atomic_store_n(&t->costs.comp, t->costs.comp + p, __ATOMIC_RELAXED);
 }
 
+/* The thread's sampled clock moves on by p: written by its own signal
+ * handler, read by the dumps of other threads (cg_costs_totals, inspect.c)
+ * with an atomic load, so stored whole. */
+static void advance(struct cg_thread *t, uint64_t p)
+{
+    __atomic_store_n(&t->vclock, t->vclock + p, __ATOMIC_RELAXED);
+}
+
 static CG_NOINSTR void charge(siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -243,7 +251,7 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
         if (t->guard == CG_GUARD_HOOK && cg_opts.compensate)
             left_out(t, p);
         else
-            t->vclock += p;
+            advance(t, p);
         errno = saved;
         return;
     }
@@ -260,7 +268,7 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
         errno = saved;
         return;
     }
-    t->vclock += p;
+    advance(t, p);
     if (own)
         cg_costs_sample_at(&t->costs, pc, p); /* or left to the hooks, at the frame's position */
     else if (n == 1 && cg_costs_sample_call(&t->costs, fns[0], sites[0], pc, p) == 0)

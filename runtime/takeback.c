@@ -739,5 +739,16 @@ void cg_takeback_forked(void)
 
 void cg_takeback_stats(struct cg_takeback_stats *out)
 {
+    /* Under the lock, as the hooks change them; a crash's dump may run on
+     * a thread that holds it (it crashed there): tried a while, then read
+     * as they are. */
+    for (int i = 0; i < 1000; i++) {
+        if (trylock()) {
+            *out = stats;
+            unlock();
+            return;
+        }
+        sched_yield();
+    }
     *out = stats;
 }

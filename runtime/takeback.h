@@ -73,7 +73,8 @@ struct cg_takeback_stats {
     uintptr_t refused_at;                      /* and its address */
     unsigned long ranges, untrusted;           /* machine functions decoded, not trusted */
 };
-/* A consistent enough reading (no lock: counters). */
+/* The counters, read under the lock (waits a while for it: not from a
+ * hook). */
 void cg_takeback_stats(struct cg_takeback_stats *out);
 
 #endif

@@ -835,6 +835,11 @@ def cgprof_env(prog, env, directory):
     e = clean_env(env)
     e["LD_PRELOAD"] = ":".join(prog.preload + [LIB])
     e["CGPROF_OUT"] = os.path.join(directory, "callgrind.out")
+    # time off the CPU is shown apart in exact time only (sampled time, the
+    # runtime's default, is CPU time: it never counts it, and the runtime
+    # says so for CGPROF_OFF_CPU=1)
+    if e.get("CGPROF_TIME", "sample") != "exact":
+        e.pop("CGPROF_OFF_CPU", None)
     return e
 
 
@@ -948,7 +953,7 @@ def measure_noinline(prog, args, tmp, variants):
     floors = {}
     if args.floor:
         for label, env in variants:
-            tm = env.get("CGPROF_TIME", "exact")
+            tm = env.get("CGPROF_TIME", "sample")  # the runtime's default
             if tm in floors or env.get("CGPROF_COMPENSATE") == "0":
                 continue
             floors[tm] = []

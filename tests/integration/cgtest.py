@@ -20,6 +20,29 @@ LIB = os.environ.get("CGPROF_LIB", os.path.join(BUILD_DIR, "runtime", "libcgprof
 HOOKS = ("__cyg_profile_func_enter", "__cyg_profile_func_exit")
 
 
+# The settings every test's program runs with unless it asks otherwise: the
+# exact clock and no throttle, the runtime's defaults before sampled time
+# and the throttle became them. The tests check the exact clock's figures
+# (inclusive = self + callees to the ns, the examples' times) and exact
+# counts (examples/basic's fib, 21,891 calls of a few ns each, which the
+# default throttle would stop counting). test_defaults.py checks what a
+# run with no setting gives (pinned=False); the tests of what the defaults
+# are (--help, the man page, the README's table) read the option table.
+PINNED = {"CGPROF_TIME": "exact", "CGPROF_THROTTLE": "off"}
+
+
+def clean_environ(extra=None, pinned=True, **more):
+    """os.environ without the CGPROF_* variables (the test's own, or
+    meson's) and LD_PRELOAD, with PINNED (unless pinned=False: the
+    runtime's real defaults), then extra and the keyword arguments on top."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+    if pinned:
+        e.update(PINNED)
+    e.update(extra or {})
+    e.update(more)
+    return e
+
+
 # A command the profiled programs run under (meson test --setup memcheck:
 # valgrind's memcheck), with the runtime preloaded into the program.
 WRAPPER = os.environ.get("CGPROF_TEST_WRAPPER", "")
@@ -61,14 +84,16 @@ class Run:
         return [reader.load(f, strict=strict) for f in self.files]
 
 
-def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None, preexec_fn=None):
+def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None, preexec_fn=None,
+                  pinned=True):
     """Runs argv in a fresh directory (removed after the test) with the
     runtime preloaded; returns a Run with the profile files it wrote.
-    preexec_fn: run in the child before the program (resource limits)."""
+    env: on top of PINNED (pinned=False: on top of nothing, the runtime's
+    own defaults). preexec_fn: run in the child before the program
+    (resource limits)."""
     directory = tempfile.mkdtemp(prefix="cgprof-test-")
     testcase.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") or k in ("CGPROF_LIB",)}
-    e.pop("CGPROF_LIB", None)
+    e = clean_environ(pinned=pinned)
     if preload:
         e["LD_PRELOAD"] = LIB
     if out_prefix is not None:
@@ -84,12 +109,12 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefi
 class Started:
     """A preloaded program running in the background in a temp directory,
     with a control directory of its own (env: its environment, for
-    cgprof-control)."""
+    cgprof-control; on top of PINNED, unless pinned=False)."""
 
-    def __init__(self, test, argv, env=None):
+    def __init__(self, test, argv, env=None, pinned=True):
         self.dir = tempfile.mkdtemp(prefix="cgprof-dump-")
         test.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
-        e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
+        e = clean_environ(pinned=pinned)
         e.update(LD_PRELOAD=LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
         e.update(env or {})
         self.env = e

@@ -134,10 +134,15 @@ class OffCpu(cgtest.ProfileAssertions):
     (a nap of 100 ms is at least 100 ms off the CPU; a loaded machine may
     add more anywhere)."""
 
-    def run_offcpu(self, env, args=()):
+    def run_offcpu(self, env, args=(), said=()):
+        """The parts of tests/progs/offcpu run with env; said: what the
+        runtime's messages must contain (one line each), nothing else."""
         run = cgtest.run_preloaded(self, [cgtest.prog("offcpu")] + list(args), env=env)
         self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        lines = cgtest.stderr_lines(run.stderr)
+        self.assertEqual(len(lines), len(said), lines)
+        for line, what in zip(lines, said):
+            self.assertIn(what, line)
         return {int(p.thread): p for p in run.profiles()}
 
     def test_off_cpu_apart(self):
@@ -209,9 +214,12 @@ class OffCpu(cgtest.ProfileAssertions):
         self.assertEqual(waiter.call_counts().get(("wait_for_main", "cgprof_off_cpu")), 1)
 
     def test_off_by_default(self):
-        for env in ({}, {"CGPROF_OFF_CPU": "1", "CGPROF_TIME": "sample"}):
+        # sampled time is CPU time: CGPROF_OFF_CPU=1 there does nothing, and
+        # the runtime says so (sampled time is the default)
+        for env, said in (({}, ()), ({"CGPROF_OFF_CPU": "1", "CGPROF_TIME": "sample"},
+                                      ("CGPROF_OFF_CPU=1 shows time off the CPU with CGPROF_TIME=exact only",))):
             with self.subTest(env=env):
-                profs = self.run_offcpu(env)
+                profs = self.run_offcpu(env, said=said)
                 self.assertEqual(sorted(profs), [1, 2])
                 for p in profs.values():
                     self.assertEqual([f for f in p.functions if f.name == "cgprof_off_cpu"], [])

@@ -147,8 +147,7 @@ class ControlTestCase(unittest.TestCase):
         self.cdir = os.path.join(self.tmp, "control")
         os.mkdir(self.cdir, 0o700)
         os.chmod(self.cdir, 0o700)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-        self.env["CGPROF_CONTROL_DIR"] = self.cdir
+        self.env = cgtest.clean_environ({"CGPROF_CONTROL_DIR": self.cdir})
 
     def control(self, *args, env=None, timeout=60):
         p = subprocess.run([SCRIPT] + [str(a) for a in args], env=env or self.env,

@@ -215,8 +215,7 @@ class SignalDumps(ProfileAssertions):
         import tempfile
         d = tempfile.mkdtemp(prefix="cgprof-ign-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
-        env.update(LD_PRELOAD=cgtest.LIB, CGPROF_CONTROL_DIR=os.path.join(d, "ctl"))
+        env = cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_CONTROL_DIR": os.path.join(d, "ctl")})
         p = subprocess.run([cgtest.example("basic")], cwd=d, env=env, capture_output=True, text=True,
                            preexec_fn=lambda: signal.signal(signal.SIGUSR1, signal.SIG_IGN), timeout=120)
         self.assertEqual(p.returncode, 0)

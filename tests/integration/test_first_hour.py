@@ -22,12 +22,6 @@ LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scr
 START_UP = "(checked at the first call: the files are written at exit and on dumps, and fail unless it is fixed by then; "
 
 
-def clean_env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-    e.update(extra)
-    return e
-
-
 class Scratch(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="cgprof-first-")
@@ -38,13 +32,13 @@ class Scratch(unittest.TestCase):
             f.write("not a directory\n")
 
     def launch(self, args, env=None, **kw):
-        return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or clean_env(), capture_output=True,
+        return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or cgtest.clean_environ(), capture_output=True,
                               text=True, timeout=300, **kw)
 
     def preloaded(self, argv, **variables):
         """The program run with the runtime preloaded, stderr merged into
         stdout: the order of its lines and the runtime's is kept."""
-        env = clean_env(LD_PRELOAD=cgtest.LIB, **variables)
+        env = cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, **variables)
         return subprocess.run(argv, cwd=self.dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, timeout=300)
 
@@ -67,7 +61,7 @@ class OutputDirectory(Scratch):
                          "give a directory that exists and can be written with --out=DIR/PREFIX\n" % (missing, missing))
 
     def test_launcher_refuses_a_file_as_directory_from_the_environment(self):
-        p = self.launch(["sh", "-c", "echo ran"], env=clean_env(CGPROF_OUT=self.afile + "/prof"))
+        p = self.launch(["sh", "-c", "echo ran"], env=cgtest.clean_environ(CGPROF_OUT=self.afile + "/prof"))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(p.stdout, "")
         self.assertEqual(p.stderr,
@@ -85,7 +79,7 @@ class OutputDirectory(Scratch):
             # as nobody, who cannot write into a directory of root's
             argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
             os.chmod(os.path.dirname(self.dir), os.stat(os.path.dirname(self.dir)).st_mode | 0o005)
-        p = subprocess.run(argv, cwd="/", env=clean_env(), capture_output=True, text=True, timeout=300)
+        p = subprocess.run(argv, cwd="/", env=cgtest.clean_environ(), capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(p.stdout, "")
         self.assertIn('cannot write the profile files in "%s": Permission denied' % ro, p.stderr)
@@ -154,7 +148,7 @@ class NotStarted(Scratch):
         os.mkdir(bindir)
         shutil.copy(plain, os.path.join(bindir, "inpath"))
         os.chmod(os.path.join(bindir, "inpath"), 0o644)
-        env = clean_env(PATH=bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+        env = cgtest.clean_environ(PATH=bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
         cases = [
             ("./notexec", 126, "Permission denied"),
             (plain, 126, "Permission denied"),
@@ -176,7 +170,7 @@ class NotStarted(Scratch):
 
     def test_a_program_in_the_directory_but_not_on_the_path(self):
         shutil.copy(example("basic"), os.path.join(self.dir, "here"))
-        p = self.launch(["here"], env=clean_env(PATH="/usr/bin:/bin"))
+        p = self.launch(["here"], env=cgtest.clean_environ(PATH="/usr/bin:/bin"))
         self.assertEqual((p.returncode, p.stderr), (127, 'cgprof: "here": command not found; did you mean ./here?\n'))
 
 

@@ -17,6 +17,8 @@ import subprocess
 import tempfile
 import unittest
 
+import cgtest
+
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 GUIDE = os.path.join(SOURCE_DIR, "docs", "guide.md")
 NOT_RUN = "# (not run by the tests:"
@@ -109,8 +111,9 @@ class GuideRuns(unittest.TestCase):
         src, home = os.path.join(top, "cgprof"), os.path.join(top, "home")
         copy_tree(src)
         os.makedirs(home)
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("CGPROF_", "MESON", "PKG_CONFIG")) and k not in ("LD_PRELOAD", "PYTHONPATH")}
+        # as a user runs them: the runtime's own defaults, nothing pinned
+        env = {k: v for k, v in cgtest.clean_environ(pinned=False).items()
+               if not k.startswith(("MESON", "PKG_CONFIG")) and k != "PYTHONPATH"}
         env.update(HOME=home, LC_ALL="C.UTF-8")
         # Outputs to files, not pipes: a program a block left running (the
         # server, if a later block fails) would hold a pipe open. Its own

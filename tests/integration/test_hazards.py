@@ -126,8 +126,7 @@ class StackOverflow(ProfileAssertions):
             resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, 8 << 20))
         directory = tempfile.mkdtemp(prefix="cgprof-test-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
-        env.update(LD_PRELOAD=cgtest.LIB, CGPROF_CRASH="1")
+        env = cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_CRASH": "1"})
         p = subprocess.run([HAZARDS, "overflow", where, depth_file], cwd=directory, env=env, capture_output=True,
                            text=True, timeout=120, preexec_fn=stack_8mb)
         self.assertEqual(p.returncode, -signal.SIGSEGV, p.stderr)
@@ -241,9 +240,7 @@ class EarlySignal(unittest.TestCase):
         return statuses, dumps
 
     def env(self):
-        e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
-        e.update(LD_PRELOAD=cgtest.LIB, CGPROF_TOTAL="0")
-        return e
+        return cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_TOTAL": "0"})
 
     def test_blocked_across_exec_until_the_handler_is_in(self):
         # what the launcher does: the signal blocked in the child before the
@@ -276,7 +273,7 @@ class EarlySignal(unittest.TestCase):
     def test_launcher(self):
         directory = tempfile.mkdtemp(prefix="cgprof-early-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_")}
+        env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "-q", "--lib=" + cgtest.LIB, HAZARDS, "mask"], env=env, capture_output=True,
                            text=True, timeout=60, cwd=directory)
         self.assertEqual(p.returncode, 0, p.stderr)

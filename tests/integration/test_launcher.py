@@ -25,12 +25,6 @@ with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
     EXPECTED = json.load(f)
 
 
-def clean_env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-    e.update(extra)
-    return e
-
-
 class OptionTable(unittest.TestCase):
     def test_help_lists_every_option_of_the_table(self):
         p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=60)
@@ -61,7 +55,7 @@ class Runs(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
 
     def launch(self, args, env=None, timeout=300):
-        return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or clean_env(), capture_output=True,
+        return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or cgtest.clean_environ(), capture_output=True,
                               text=True, timeout=timeout)
 
     def files(self, pattern="callgrind.out.*"):
@@ -80,7 +74,8 @@ class Runs(unittest.TestCase):
         return rows
 
     def test_basic_report_and_untouched_stdout(self):
-        plain = subprocess.run([example("basic")], capture_output=True, text=True, timeout=60, env=clean_env())
+        plain = subprocess.run([example("basic")], capture_output=True, text=True, timeout=60,
+                               env=cgtest.clean_environ())
         p = self.launch([example("basic")])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout, plain.stdout)
@@ -126,12 +121,14 @@ class Runs(unittest.TestCase):
         at = [i for i, l in enumerate(lines) if l.startswith("warning")][0]
         self.assertTrue(lines[at + 1].startswith("the total of all threads"), lines)
         # the runtime alone, preloaded: its own line, once, at the end
-        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB, CGPROF_INLINED="count"),
+        r = subprocess.run([repaired], cwd=self.dir,
+                           env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, CGPROF_INLINED="count"),
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual([l for l in r.stderr.splitlines() if "warning" in l], [warned[0]])
-        r = subprocess.run([repaired], cwd=self.dir, env=clean_env(LD_PRELOAD=cgtest.LIB, CGPROF_REPAIR_WARNING="0",
-                                                                    CGPROF_INLINED="count"),
+        r = subprocess.run([repaired], cwd=self.dir,
+                           env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, CGPROF_REPAIR_WARNING="0",
+                                                    CGPROF_INLINED="count"),
                            capture_output=True, text=True, timeout=60)
         self.assertNotIn("warning", r.stderr)
         # folded, the default: nothing to repair
@@ -157,7 +154,7 @@ class Runs(unittest.TestCase):
         self.assertIn("%.3f ms in all threads" % (total / 1e6), p.stderr)
 
     def test_options_reach_the_runtime(self):
-        env = clean_env(CGPROF_OUT="from-env", CGPROF_THREAD_EXIT="file")
+        env = cgtest.clean_environ(CGPROF_OUT="from-env", CGPROF_THREAD_EXIT="file")
         p = self.launch(["--out", "prof.%p", "--thread-exit=merge", "--verbose", "--top=0", "--",
                          example("threads")], env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -184,7 +181,7 @@ class Runs(unittest.TestCase):
             with self.subTest(prefix=prefix):
                 cwd = tempfile.mkdtemp(dir=self.dir)
                 os.mkdir(os.path.join(cwd, "sub"))
-                p = subprocess.run([LAUNCHER, "--out=" + prefix, prog("api")], cwd=cwd, env=clean_env(),
+                p = subprocess.run([LAUNCHER, "--out=" + prefix, prog("api")], cwd=cwd, env=cgtest.clean_environ(),
                                    capture_output=True, text=True, timeout=300)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 pid = re.search(r"\(pid (\d+)\)", p.stderr).group(1)
@@ -220,12 +217,12 @@ class Runs(unittest.TestCase):
         self.assertEqual(self.top_table(p.stderr)["crash_at"][2], 5)
         # through a shell, as a user sees it: 128 + the signal
         sh = subprocess.run(["sh", "-c", '"$0" "$1" abort; echo "status $?"', LAUNCHER, prog("crasher")],
-                            cwd=self.dir, env=clean_env(), capture_output=True, text=True, timeout=60)
+                            cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True, timeout=60)
         self.assertIn("status %d" % (128 + signal.SIGABRT), sh.stdout)
 
     def test_signals_sent_to_the_launcher_reach_the_program(self):
-        p = subprocess.Popen([LAUNCHER, "sh", "-c", "echo ready; exec sleep 30"], cwd=self.dir, env=clean_env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen([LAUNCHER, "sh", "-c", "echo ready; exec sleep 30"], cwd=self.dir,
+                             env=cgtest.clean_environ(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.assertEqual(p.stdout.readline(), "ready\n")
         import time
         time.sleep(0.3)   # the launcher sets its handlers right after starting the program
@@ -288,12 +285,12 @@ class Runs(unittest.TestCase):
         in the runtime's words."""
         marker = os.path.join(self.dir, "ran")
         for value, why in (("x" * 197, "its last name is 197 bytes long"), ("out/", "it names a directory")):
-            p = self.launch(["sh", "-c", "touch " + marker], env=clean_env(CGPROF_OUT=value))
+            p = self.launch(["sh", "-c", "touch " + marker], env=cgtest.clean_environ(CGPROF_OUT=value))
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn('CGPROF_OUT="%s" in the environment: %s' % (value, why), p.stderr)
             self.assertFalse(os.path.exists(marker))
         # the command line's wins, and is judged instead
-        p = self.launch(["--out=prof", "--top=0", example("basic")], env=clean_env(CGPROF_OUT="x" * 197))
+        p = self.launch(["--out=prof", "--top=0", example("basic")], env=cgtest.clean_environ(CGPROF_OUT="x" * 197))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(self.files("prof.*")), 2)
 
@@ -318,8 +315,8 @@ class Runs(unittest.TestCase):
         refuses control bytes below 0x20), is shown quoted and escaped in
         the report; the program's name too."""
         prefix = os.fsdecode(b"caf\xe9\x7f")
-        p = subprocess.run([LAUNCHER, "--out=" + prefix, "--top=0", example("basic")], cwd=self.dir, env=clean_env(),
-                           capture_output=True, timeout=300)
+        p = subprocess.run([LAUNCHER, "--out=" + prefix, "--top=0", example("basic")], cwd=self.dir,
+                           env=cgtest.clean_environ(), capture_output=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stderr, rb'cgprof:   "caf\\xe9\\x7f\.\d+-01"\n')
         self.assertRegex(p.stderr, rb'the total of all threads: "caf\\xe9\\x7f\.total\.\d+"\n')

@@ -37,8 +37,7 @@ def clean_env(extra):
     """The environment without cgprof's settings but CGPROF_INLINED=count:
     the oracle's truth is every hook pair a call (test_fold checks the
     default, inlined calls folded, against a truth of its own)."""
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-    e["CGPROF_INLINED"] = "count"
+    e = cgtest.clean_environ({"CGPROF_INLINED": "count"})
     e.update(extra)
     return e
 

@@ -25,12 +25,6 @@ LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scr
 MAN = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
 
 
-def clean_env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-    e.update(extra)
-    return e
-
-
 def paths_text(pid, thread, part, fns, nodes, cmd="./prog arg", events="ns", count=None, bound=65536, folded=0,
                beyond=(0, 0)):
     """A path file: fns [(id, name)], nodes [(id, parent, fn, calls,
@@ -498,7 +492,7 @@ class Names(unittest.TestCase):
 # ---- the commands ----------------------------------------------------------------------
 
 def cgprof(*argv, cwd=None):
-    return subprocess.run([LAUNCHER] + list(argv), capture_output=True, text=True, cwd=cwd, env=clean_env(),
+    return subprocess.run([LAUNCHER] + list(argv), capture_output=True, text=True, cwd=cwd, env=cgtest.clean_environ(),
                           timeout=120)
 
 

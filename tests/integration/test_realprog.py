@@ -95,9 +95,10 @@ def log(msg):
 
 def clean_env(**extra):
     """The environment without what would change a build or a run behind our
-    back: a preload, the runtime's own variables, compiler flags."""
-    drop = {"LD_PRELOAD", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "MFLAGS", "CGNEST_OUT"}
-    e = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CGPROF_")}
+    back: a preload, the runtime's own variables (but cgtest.PINNED: exact
+    counts), compiler flags."""
+    drop = {"CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "MFLAGS", "CGNEST_OUT"}
+    e = {k: v for k, v in cgtest.clean_environ().items() if k not in drop}
     e["LC_ALL"] = "C"
     e.update(extra)
     return e

@@ -21,12 +21,6 @@ with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
     EXPECTED = json.load(f)
 
 
-def clean_env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-    e.update(extra)
-    return e
-
-
 HEADER = """# callgrind format
 version: 1
 creator: test
@@ -143,8 +137,8 @@ class Base(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
 
     def report(self, *args, status=0):
-        p = subprocess.run([LAUNCHER, "report"] + list(args), cwd=self.dir, env=clean_env(), capture_output=True,
-                           text=True, timeout=300)
+        p = subprocess.run([LAUNCHER, "report"] + list(args), cwd=self.dir, env=cgtest.clean_environ(),
+                           capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, status, p.stdout + p.stderr)
         return p
 
@@ -301,8 +295,8 @@ class FastPath(Base):
         self.assertTrue(any(k[0] == k[1] for k in d.arcs))   # recursive arcs are there
 
     def test_real_run(self):
-        p = subprocess.run([LAUNCHER, "-q", example("basic")], cwd=self.dir, env=clean_env(), capture_output=True,
-                           text=True, timeout=300)
+        p = subprocess.run([LAUNCHER, "-q", example("basic")], cwd=self.dir, env=cgtest.clean_environ(),
+                           capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         path, = [os.path.join(self.dir, n) for n in os.listdir(self.dir) if n.startswith("callgrind.out.")]
         self.agree(path)
@@ -335,7 +329,7 @@ class Documented(Base):
 
 class RealRuns(Base):
     def launch(self, argv):
-        p = subprocess.run([LAUNCHER] + argv, cwd=self.dir, env=clean_env(), capture_output=True, text=True,
+        p = subprocess.run([LAUNCHER] + argv, cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True,
                            timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         m = re.search(r"\(pid ([0-9]+)\)", p.stderr)
@@ -389,7 +383,7 @@ class RealRuns(Base):
     def test_valgrind_file_recursion_as_valgrind_splits_it(self):
         vg = os.path.join(self.dir, "callgrind.out.vg")
         p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + vg, example("basic")],
-                           cwd=self.dir, env=clean_env(), capture_output=True, text=True, timeout=600)
+                           cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
         # callgrind_annotate --inclusive=yes on Valgrind's own file: fib,
         # the outermost level (fib'2 holds the deeper ones), and fib'2

@@ -476,7 +476,7 @@ class Output(ProfileAssertions):
         the one line of its message, quoted and escaped; valid UTF-8 is
         kept. So is a variable's name."""
         value = b"tsc\ncgprof: all good\x1b[2J\xff\xc3 caf\xc3\xa9"
-        env = {k: v for k, v in os.environb.items() if not k.startswith(b"CGPROF_") and k != b"LD_PRELOAD"}
+        env = {os.fsencode(k): os.fsencode(v) for k, v in cgtest.clean_environ().items()}
         env.update({b"LD_PRELOAD": os.fsencode(cgtest.LIB), b"CGPROF_CLOCK": value})
         d = cgtest.tempfile.mkdtemp(prefix="cgprof-test-")
         self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
@@ -588,7 +588,7 @@ class Output(ProfileAssertions):
         self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
         p = subprocess.Popen(["sh", "-c", "read x; exec %s" % cgtest.example("basic")], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, LD_PRELOAD=cgtest.LIB, CGPROF_OUT=os.path.join(d, "cg")))
+                             env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, CGPROF_OUT=os.path.join(d, "cg")))
         target = os.path.join(d, "cg.%d-01" % p.pid)
         os.symlink(victim, target)
         os.symlink(victim, os.path.join(d, ".cg.%d-01.cgprof-tmp.%d.0" % (p.pid, p.pid)))  # its temporary
@@ -653,7 +653,7 @@ class Hostile(ProfileAssertions):
         out = os.path.join(d, "out")
         os.mkdir(out)
         os.chmod(out, 0o777)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        env = cgtest.clean_environ()
         p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe], cwd=out, env=env,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "suid 2\n", ""))

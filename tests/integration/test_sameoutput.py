@@ -105,8 +105,7 @@ def normalise(path):
 def written(lib, argv, env, directory):
     """Runs argv with lib preloaded in directory; returns {file name with
     the pid taken out: normalised text}."""
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-    e.update(env)
+    e = cgtest.clean_environ(env)
     e["LD_PRELOAD"] = lib
     p = subprocess.run(argv, cwd=directory, env=e, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:

@@ -157,7 +157,7 @@ class Speedscope(unittest.TestCase):
         # cgprof --positions=line: the launcher's option of the variable
         d = tempfile.mkdtemp(prefix="cgprof-ss-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--quiet", "--positions=line", cgtest.prog("flame")], cwd=d, env=env,
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -235,7 +235,7 @@ class FlameGraphs(unittest.TestCase):
     def flame_of(self, argv):
         d = tempfile.mkdtemp(prefix="cgprof-flame-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--paths"] + argv, cwd=d, env=env, capture_output=True, text=True,
                            timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -226,8 +226,7 @@ class Static(ProfileAssertions):
         exe = self.build("server", os.path.join(cgtest.SOURCE_DIR, "examples", "server.c"), flags=EXAMPLE_FLAGS)
         d = tempfile.mkdtemp(prefix="cgprof-static-server-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
-        env["CGPROF_CONTROL_DIR"] = os.path.join(d, "ctl")
+        env = cgtest.clean_environ({"CGPROF_CONTROL_DIR": os.path.join(d, "ctl")})
         p = subprocess.Popen([LAUNCHER, exe, "-n", "0"], cwd=d, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: p.poll() is None and p.kill())
@@ -277,7 +276,7 @@ class Static(ProfileAssertions):
                          flags=EXAMPLE_FLAGS)
         d = tempfile.mkdtemp(prefix="cgprof-static-launch-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--out=prof", exe], cwd=d, env=env, capture_output=True, text=True,
                            timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -298,7 +297,7 @@ class Static(ProfileAssertions):
                                               a.startswith("-Wl,--wrap=")])
         d = tempfile.mkdtemp(prefix="cgprof-static-dyn-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGPROF_") and k != "LD_PRELOAD"}
+        env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--top=0", exe], cwd=d, env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(p.stderr.startswith("cgprof: %s (pid " % exe), p.stderr)
@@ -322,7 +321,8 @@ class Static(ProfileAssertions):
         for name, (flags, why, verb) in cases.items():
             exe = os.path.join(d, name)
             subprocess.run(["gcc", "-static"] + flags + [src, "-o", exe], check=True, timeout=120)
-            p = subprocess.run([LAUNCHER, "./" + name], cwd=d, capture_output=True, text=True, timeout=60)
+            p = subprocess.run([LAUNCHER, "./" + name], cwd=d, env=cgtest.clean_environ(), capture_output=True,
+                               text=True, timeout=60)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertEqual(p.stdout, "")   # not run
             self.assertEqual(p.stderr, (

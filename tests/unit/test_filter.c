@@ -377,7 +377,9 @@ static void test_filter_desc_lines(void **state)
 /* ---- malformed values ----------------------------------------------------------------- */
 
 /* The variable's problem said once, on stderr, by cg_options_parse's
- * report (runtime.c prints it with cg_warn), and no filter. */
+ * report (runtime.c prints it with cg_warn), and the variable's default
+ * used: no pattern, and for CGPROF_THROTTLE its default, 10000:1000 (the
+ * other variables' values are those of runtime_init: no throttle). */
 static void count_report(void *ctx, const char *msg, const char *why)
 {
     (void)msg;
@@ -392,12 +394,17 @@ static void malformed_scenario(void *arg)
     struct cg_options o;
     int reports = 0;
     REQUIRE(cg_options_parse(&o, (char *const *)env, NULL, count_report, &reports) == 1 && reports == 1);
-    REQUIRE(o.skip[0] == 0 && o.skip_object[0] == 0 && o.skip_file[0] == 0 && o.throttle.n == 0);
+    REQUIRE(o.skip[0] == 0 && o.skip_object[0] == 0 && o.skip_file[0] == 0);
+    REQUIRE(o.throttle.n == 10000 && o.throttle.t == 1000);
+    int throttle = strncmp(arg, "CGPROF_THROTTLE=", 16) == 0;
     struct sim s;
     start(&s, arg, NULL);
-    REQUIRE(s.t->costs.filter == NULL && s.t->costs.throttle_n == 0);
+    if (throttle)
+        REQUIRE(s.t->costs.filter != NULL && s.t->costs.throttle_n == 10000);
+    else
+        REQUIRE(s.t->costs.filter == NULL && s.t->costs.throttle_n == 0);
     const char *lines[2];
-    REQUIRE(cg_filter_desc(NULL, lines, 2) == 0);
+    REQUIRE(cg_filter_desc(NULL, lines, 2) == throttle);
     run_skip_sequence(&s, A(cgft_main));
     cg_dump_final("Program termination");
 }
@@ -410,7 +417,11 @@ static void malformed_case(const char *name, const char *var, const char *messag
     struct prof p;
     read_profile(pid, &p);
     ASSERT_NO_DESC(&p, "Skipped");
-    ASSERT_NO_DESC(&p, "Throttled");
+    if (strncmp(var, "CGPROF_THROTTLE=", 16) == 0)
+        ASSERT_DESC(&p, "Throttled",
+                    "0 functions (CGPROF_THROTTLE=10000:1000, process-wide; calls counted until then are kept)");
+    else
+        ASSERT_NO_DESC(&p, "Throttled");
     assert_int_equal(p.ncalls, 9); /* nothing left out */
 }
 
@@ -431,14 +442,15 @@ static void test_malformed_values(void **state)
                    "default ''\n");
     malformed_case("bad-throttle", "CGPROF_THROTTLE=100",
                    "cgprof: CGPROF_THROTTLE=\"100\" is ignored: it is not off or two decimal integers N:T; accepted: "
-                   "off, or N:T with N from 1 to 4000000000 and T from 1 to 1000000000; using the default 'off'\n");
+                   "off, or N:T with N from 1 to 4000000000 and T from 1 to 1000000000; using the default "
+                   "'10000:1000'\n");
     malformed_case("bad-throttle-range", "CGPROF_THROTTLE=5:0",
                    "cgprof: CGPROF_THROTTLE=\"5:0\" is ignored: it is out of range; accepted: off, or N:T with N from "
-                   "1 to 4000000000 and T from 1 to 1000000000; using the default 'off'\n");
+                   "1 to 4000000000 and T from 1 to 1000000000; using the default '10000:1000'\n");
     malformed_case("bad-throttle-text", "CGPROF_THROTTLE=3:10ns",
                    "cgprof: CGPROF_THROTTLE=\"3:10ns\" is ignored: it is not off or two decimal integers N:T; "
                    "accepted: off, or N:T with N from 1 to 4000000000 and T from 1 to 1000000000; using the "
-                   "default 'off'\n");
+                   "default '10000:1000'\n");
 }
 
 int main(void)
