@@ -153,6 +153,12 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
             top_ip = ip;
             break;
         }
+        /* A recursion in code without frames (a throttled recursive
+         * function: fib's 20 levels) is one visit of its function: the
+         * innermost call keeps the sample's place, the outermost the call
+         * from the frames above (the next function's return address). */
+        if (n > 0 && inner_fn[n - 1] == pi.start_ip)
+            continue;
         if (n == CG_SAMPLE_DEPTH)
             return 0;
         inner_fn[n] = pi.start_ip;
