@@ -533,8 +533,12 @@ class Jq(unittest.TestCase):
         # same working directory for all (see run_jq)
         status, out_o, err, t_oracle = run_jq(jq, args, run_dir, [self.seed, self.nest], {"CGNEST_OUT": odir})
         self.assertEqual(status, 0, "under the oracle: " + err)
+        # CGPROF_INLINED=count: the oracle counts every hook call, the
+        # inlined copies' too; the default (fold) gives an inlined call to
+        # the function it was inlined into (test_fold checks that mode)
         status, out_c, err, t_cgprof = run_jq(jq, args, run_dir, [self.seed, cgtest.LIB],
-                                              {"CGPROF_OUT": os.path.join(cdir, "callgrind.out")})
+                                              {"CGPROF_OUT": os.path.join(cdir, "callgrind.out"),
+                                               "CGPROF_INLINED": "count"})
         self.assertEqual(status, 0, "under cgprof: " + err)
         self.assertTrue(out_o == out_c, "the outputs under the oracle and cgprof differ: "
                         + first_difference(out_o, out_c))
