@@ -979,6 +979,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
          * enter hook was called, its site */
         a->inlined = arcs[i].inlined;
         a->caller_inlined = arcs[i].caller_inlined;
+        a->sampled = arcs[i].sampled;
         a->call_pc = a->site ? a->site - 1 : 0;
         a->count = count;
         a->incl = incl;
@@ -1303,6 +1304,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
                 x->count += a->count;
                 x->incl += a->incl;
                 x->runs += a->runs;
+                x->sampled &= a->sampled; /* a hook's in one part is a hook's */
                 break;
             }
         }

@@ -692,6 +692,7 @@ struct cg_snap_arc {
     uint64_t runs;
     uint8_t inlined;        /* cg_arc's */
     uint8_t caller_inlined; /* cg_arc's: call_pc is in the host's code */
+    uint8_t sampled;        /* cg_arc's: made by the sampler, not by a hook */
 };
 
 struct cg_snap_self {

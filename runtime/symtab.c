@@ -27,10 +27,15 @@ int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg
     for (size_t i = 0; i < s->nnodes; i++)
         if (s->nodes[i].fn != CG_NODE_BEYOND)
             addrs[n++] = s->nodes[i].fn;
-    /* The functions the hooks saw are instrumented: lines in their objects */
+    /* The functions the hooks saw are instrumented: lines in their objects.
+     * Not those the sampler found (libc's, under a function of the
+     * program): their object's line tables are no help to the user, and
+     * reading them can cost more than the run (libc6-dbg's compressed
+     * DWARF, inflated whole by libdw: 0.1 s of CPU at every exit). */
     if (syms)
         for (size_t i = 0; i < s->narcs; i++)
-            cg_syms_want_lines(syms, s->arcs[i].callee);
+            if (!s->arcs[i].sampled)
+                cg_syms_want_lines(syms, s->arcs[i].callee);
     cg_sort_uintptr(addrs, n);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
