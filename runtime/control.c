@@ -92,6 +92,16 @@ void cg_control_set_signal(int sig)
     write_status();
 }
 
+/* The service thread's id, for the status's service: line: the control
+ * sends the signal to that thread alone (0: none yet, not said). */
+static pid_t service_tid;
+
+void cg_control_set_service(pid_t tid)
+{
+    __atomic_store_n(&service_tid, tid, __ATOMIC_RELEASE);
+    write_status();
+}
+
 static void path_of(char *dst, size_t size, const char *suffix)
 {
     snprintf(dst, size, "%s/%ld.%s", dir, (long)getpid(), suffix);
@@ -159,6 +169,9 @@ static void write_status(void)
                   (long)getpid(), cg_proc_cmdline(),
                   dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", dump_signal, threads, parts,
                   collecting ? "on" : "off", done, handled_id, last);
+    pid_t svc = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
+    if (svc > 0)
+        cg_buf_printf(&b, "service: %ld\n", (long)svc);
     write_atomically("status", &b);
     cg_buf_free(&b);
 }
@@ -243,4 +256,5 @@ void cg_control_forget(void)
 {
     SET_ENABLED(0);
     done = 0;
+    __atomic_store_n(&service_tid, 0, __ATOMIC_RELEASE);
 }

@@ -41,6 +41,7 @@ static void enter(struct cg_thread **self)
 
 static void leave(struct cg_thread *self)
 {
+    cg_symcache_release(); /* no descriptor of ours left for the program to see */
     pthread_mutex_unlock(&lock);
     __atomic_fetch_sub(&cg_readers, 1, __ATOMIC_SEQ_CST);
     cg_thread_leave_runtime(self);

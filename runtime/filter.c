@@ -486,7 +486,7 @@ void cg_filter_report_exit(void)
         cg_buf_putn(&m, b.data, b.len);
         cg_buf_putc(&m, '\n');
         if (!m.failed)
-            cg_write_all(STDERR_FILENO, m.data, m.len);
+            cg_write_stderr(m.data, m.len);
         cg_buf_free(&m);
     }
     cg_buf_free(&b);

@@ -44,15 +44,30 @@
         return -1;                                                                                         \
     }
 
+/* The action the program would see for sig without cgprof, if cgprof's
+ * handler is what the kernel holds (1), else 0. */
+static int program_view(int sig, struct sigaction *view)
+{
+    return cg_service_signal_view(sig, view) || cg_sample_signal_view(sig, view);
+}
+
 CG_WRAPPER_DECL(sigaction);
 CG_EXPORT int CG_WRAP(sigaction)(int sig, const struct sigaction *act, struct sigaction *old)
 {
     REAL(sigaction);
+    /* A query (or the old action of a change) of a signal cgprof holds is
+     * answered with what the program set, SIG_DFL: a program that leaves
+     * an existing action alone must see none. */
+    struct sigaction view;
+    int ours = old && program_view(sig, &view);
     if (act) {
         cg_service_signal_claimed(sig);
         cg_sample_signal_claimed(sig);
     }
-    return real_(sig, act, old);
+    int rc = real_(sig, act, old);
+    if (rc == 0 && ours)
+        *old = view;
+    return rc;
 }
 
 CG_WRAPPER_DECL(signal);
@@ -63,9 +78,12 @@ CG_EXPORT sighandler_t CG_WRAP(signal)(int sig, sighandler_t handler)
         errno = ENOSYS;
         return SIG_ERR;
     }
+    struct sigaction view;
+    int ours = program_view(sig, &view);
     cg_service_signal_claimed(sig);
     cg_sample_signal_claimed(sig);
-    return real_(sig, handler);
+    sighandler_t was = real_(sig, handler);
+    return was != SIG_ERR && ours ? view.sa_handler : was;
 }
 
 /* A program that takes the dump signal itself, synchronously, with the

@@ -93,7 +93,11 @@ void cg_offcpu_thread_start(struct cg_thread *t)
         errno = saved;
         return;
     }
-    t->switch_fd = (int)fd;
+    /* The mapping holds the event (the kernel keeps a file that a mapping
+     * refers to): no descriptor stays for the program to see, or to close
+     * and reuse under us (a daemon's close of fds 3-1023 then its own
+     * opens: the number closed by ours later was the program's file). */
+    syscall(SYS_close, fd);
     t->switch_ring = ring;
     t->costs.switch_seen = 0;
     /* published last: the hooks compare the head with switch_seen */
@@ -103,15 +107,11 @@ void cg_offcpu_thread_start(struct cg_thread *t)
 
 void cg_offcpu_thread_stop(struct cg_thread *t)
 {
-    if (!t->switch_ring || t->switch_fd < 0)
+    if (!t->switch_ring)
         return;
-    int saved = errno;
+    /* The mapping, and with it the event, stays until the thread's state
+     * goes (a dump may be reading it: cg_offcpu_pending). */
     __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
-    /* The mapping stays until the thread's state goes (a dump may be
-     * reading it: cg_offcpu_pending); the event goes now. */
-    syscall(SYS_close, (long)t->switch_fd);
-    t->switch_fd = -1;
-    errno = saved;
 }
 
 void cg_offcpu_thread_release(struct cg_thread *t)
@@ -131,8 +131,6 @@ void cg_offcpu_forked(struct cg_thread *t)
     /* the mapping and the event are the parent's thread's */
     t->costs.switch_head = NULL;
     munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
-    if (t->switch_fd >= 0)
-        syscall(SYS_close, (long)t->switch_fd);
     t->switch_ring = NULL;
     cg_offcpu_thread_start(t);
 }

@@ -140,10 +140,11 @@ static void fork_child(void)
 
 static int initialise(void)
 {
+    cg_stderr_remember();
     /* A set-user-ID or otherwise privileged program: files named by the
      * environment of an unprivileged user must not be written. */
     if (getauxval(AT_SECURE))
-        return -1;
+        return -1; /* not even a message: a privileged program's stderr is its own (the launcher says why) */
     /* The start-up directory first: a relative CGPROF_OUT's files are named
      * from it, and its length counts toward the system's limit. */
     cg_proc_read_identity();

@@ -58,6 +58,9 @@
 static uint64_t period_ns;
 static int sample_sig;
 static int stepped_aside;
+/* The action the sampling signal had before ours (SIG_DFL): a query's
+ * answer while it is ours (cg_sample_signal_view). */
+static struct sigaction program_view;
 /* The hooks' entry points: a sample in them is the hooks' time. */
 static uintptr_t hook_enter, hook_exit;
 /* The code of libcgprof.so (empty when the runtime is linked into the
@@ -420,6 +423,7 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
                 cg_signal_name(cg_opts.sample_signal, name, sizeof name));
         return 0;
     }
+    program_view = old;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sample;
@@ -583,6 +587,14 @@ void cg_sample_exec(struct cg_thread *t, int going)
         timer_settime((timer_t)t->timer, 0, &its, NULL);
     }
     errno = saved;
+}
+
+int cg_sample_signal_view(int sig, struct sigaction *view)
+{
+    if (!cg_sampling || stepped_aside || sig != sample_sig)
+        return 0;
+    *view = program_view;
+    return 1;
 }
 
 int cg_sample_signal_claimed(int sig)

@@ -25,6 +25,9 @@ void cg_sample_forked(struct cg_thread *t);
 /* The program sets an action for sig: if it is the sampling signal,
  * sampling stops (one message). Returns 1 then. */
 int cg_sample_signal_claimed(int sig);
+/* As cg_service_signal_view, for the sampling signal. */
+struct sigaction;
+int cg_sample_signal_view(int sig, struct sigaction *view);
 /* The calling thread (t, cg_self) is about to exec (going 1): its timer
  * stopped and a sample already sent taken back, so that no signal is
  * pending when the new image starts; going 0: the exec failed, sampled

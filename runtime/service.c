@@ -34,6 +34,10 @@ static pthread_t service_thread;
 static pid_t service_tid;
 static int signal_in_use; /* our handler is installed for cg_opts.signal */
 static int signal_preset;  /* the signal had an action of its own at start-up */
+/* The action the signal had before ours went in (SIG_DFL, with the mask and
+ * flags the kernel gave): what a query of the program's is answered while
+ * the signal is ours (cg_service_signal_view). */
+static struct sigaction program_view;
 static int handler_tried;
 /* The service thread takes the dump signal (a program may block it in all
  * its own threads: a server that waits for SIGTERM with sigwait()) until
@@ -76,6 +80,7 @@ static void *service(void *arg)
     /* the dump signal, while it is ours */
     if (__atomic_load_n(&signal_in_use, __ATOMIC_ACQUIRE))
         signal_mask(SIG_UNBLOCK, cg_opts.signal);
+    cg_control_set_service(gettid());
     unsigned shown = 0;
     for (;;) {
         /* Once a second without a request, the status file follows the
@@ -222,10 +227,13 @@ void cg_service_install_handler(void)
      * library's handler) is not taken over: step aside as when the program
      * sets one later. */
     struct sigaction cur;
-    if (real_sigaction(cg_opts.signal, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) {
+    if (real_sigaction(cg_opts.signal, NULL, &cur) != 0)
+        return;
+    if (cur.sa_handler != SIG_DFL) {
         signal_preset = 1;
         return;
     }
+    program_view = cur;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_dump_signal;
@@ -296,6 +304,14 @@ static int claim(int sig, const char *how)
             "(CGPROF_SIGNAL chooses another signal)",
             how, cg_signal_name(sig, name, sizeof name));
     cg_control_set_signal(0);
+    return 1;
+}
+
+int cg_service_signal_view(int sig, struct sigaction *view)
+{
+    if (sig != cg_opts.signal || sig == 0 || !__atomic_load_n(&signal_in_use, __ATOMIC_ACQUIRE))
+        return 0;
+    *view = program_view;
     return 1;
 }
 

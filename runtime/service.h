@@ -22,6 +22,12 @@ void cg_service_thread_gone(void);
 /* The program sets its own action for signal sig: if it is the dump
  * signal, cgprof steps aside (says so once). Returns whether it was. */
 int cg_service_signal_claimed(int sig);
+/* Whether sig is the dump signal and its action is still cgprof's; if so,
+ * *view is the action the program would see without cgprof (SIG_DFL: the
+ * handler goes in only over SIG_DFL). The wrappers of sigaction() and
+ * signal() answer the program's queries with it. */
+struct sigaction;
+int cg_service_signal_view(int sig, struct sigaction *view);
 /* The program waits for the signals of set (sigwait, sigwaitinfo,
  * sigtimedwait, signalfd): if the dump signal is one of them, the same. */
 int cg_service_signal_awaited(const sigset_t *set);

@@ -8,6 +8,8 @@
 #include <dwarf.h>
 #include <link.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,7 @@ struct modsyms {
 
 struct cg_syms {
     Dwfl *dwfl;
+    int holds_fds; /* libdwfl holds descriptors of this session's */
     Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
     struct cg_gone *gone_list; /* which they are (NULL: none looked for) */
     struct ptr_map paths; /* raw file name -> absolute path (kept) */
@@ -145,8 +148,53 @@ char *cg_source_path(Dwarf_Die *cu, const char *raw)
     return p;
 }
 
+/* ---- descriptors -------------------------------------------------------------
+ * libdwfl keeps every file it opens open until dwfl_end(), without
+ * FD_CLOEXEC: the program would see them (a shell it execs inherits them;
+ * under a low RLIMIT_NOFILE its own open() fails). An object's own ELF file
+ * is read whole into memory (libelf maps it) and its descriptor closed at
+ * once (find_elf). A separate debug file's descriptor cannot be taken from
+ * libdwfl: it is made close-on-exec, and the session that holds one is
+ * closed at the end of the dump (cg_syms_holds_fds, symcache.c). */
+static int debug_fds_given; /* since the last lookup noted them */
+
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+                    Elf **elfp)
+{
+    int fd = dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+    if (fd < 0 || *elfp)
+        return fd;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    /* FDREAD: the whole file in memory (already so when mapped), and the
+     * descriptor never read again (it does what FDDONE does, after which
+     * a second elf_cntl fails) */
+    if (!elf || elf_cntl(elf, ELF_C_FDREAD) != 0) {
+        if (elf)
+            elf_end(elf);
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        __atomic_fetch_add(&debug_fds_given, 1, __ATOMIC_RELAXED);
+        return fd; /* libdwfl's way: the descriptor stays open */
+    }
+    close(fd);
+    *elfp = elf;
+    return -1;
+}
+
 /* Never a debuginfod server: its request would be a network wait in the
  * middle of the user's program exit. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+    int fd = cg_syms_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                    debuginfo_file_name);
+    if (fd >= 0) {
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        __atomic_fetch_add(&debug_fds_given, 1, __ATOMIC_RELAXED);
+    }
+    return fd;
+}
+
 int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                            const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                            char **debuginfo_file_name)
@@ -163,8 +211,8 @@ int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 }
 
 static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = cg_syms_find_debuginfo,
+    .find_elf = find_elf,
+    .find_debuginfo = find_debuginfo,
 };
 
 
@@ -198,6 +246,7 @@ void cg_syms_close(struct cg_syms *s)
 {
     if (!s)
         return;
+    __atomic_store_n(&debug_fds_given, 0, __ATOMIC_RELAXED);
     if (s->dwfl)
         dwfl_end(s->dwfl);
     if (s->gone)
@@ -523,7 +572,7 @@ int cg_syms_object_of(const void *handle, char **path, uintptr_t *bias, uintptr_
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = cg_syms_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
 };
 
 /* The module of an unloaded object that addr belongs to, or NULL: the
@@ -539,6 +588,7 @@ static Dwfl_Module *gone_module(struct cg_syms *s, uintptr_t addr, int current)
         s->gone = dwfl_begin(&offline_callbacks);
     if (!s->gone)
         return NULL;
+    s->holds_fds = 1; /* dwfl_report_elf() keeps the file it opens */
     Dwfl_Module *mod = dwfl_addrmodule(s->gone, addr);
     if (!mod) {
         dwfl_report_begin_add(s->gone);
@@ -728,6 +778,11 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
     }
     if (*lines)
         source_of(s, mod, addr, &out->file, &out->line);
+}
+
+int cg_syms_holds_fds(const struct cg_syms *s)
+{
+    return s && (s->holds_fds || __atomic_load_n(&debug_fds_given, __ATOMIC_RELAXED));
 }
 
 int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, const struct cg_symbol **out)

@@ -38,6 +38,10 @@ int cg_syms_object_of(const void *dlopen_handle, char **path, uintptr_t *bias, u
  * failure (the dump then writes raw addresses). */
 struct cg_syms *cg_syms_open(struct cg_gone *gone);
 void cg_syms_close(struct cg_syms *s);
+/* Whether libdwfl holds descriptors for the session (a separate debug
+ * file, an unloaded object's file): the program would see them, so the
+ * session is closed when the dump that used it ends. */
+int cg_syms_holds_fds(const struct cg_syms *s);
 
 /* Resolves addrs[0..n) (ascending, each once; cached across calls) into
  * out[0..n). Unknown parts are marked as such. The results stay valid until

@@ -40,6 +40,12 @@ void cg_symcache_close(void)
     syms = NULL;
 }
 
+void cg_symcache_release(void)
+{
+    if (cg_syms_holds_fds(syms))
+        cg_symcache_close();
+}
+
 void cg_symcache_forked(void)
 {
     syms = NULL;

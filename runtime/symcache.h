@@ -11,6 +11,9 @@
 struct cg_syms *cg_symcache_session(void);
 /* Closes it (the exit dump is done). */
 void cg_symcache_close(void);
+/* At the end of a dump: the session closed if libdwfl holds descriptors
+ * for it (cg_syms_holds_fds), kept otherwise (it holds memory only). */
+void cg_symcache_release(void);
 /* In a forked child: the session's memory is the parent's copy, left
  * alone (leaked, not closed). */
 void cg_symcache_forked(void);

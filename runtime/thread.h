@@ -74,11 +74,11 @@ struct cg_thread {
     uint32_t sample_last[CG_SAMPLE_DEPTH];
     unsigned sample_nlast;
     uint64_t samples, samples_unnamed;
-    /* time off the CPU (offcpu.c): the perf_event ring and its fd, the
+    /* time off the CPU (offcpu.c): the perf_event ring (no descriptor: the
+     * mapping holds the event), the
      * time of a switch out not yet matched by its switch in, and the
      * sampler's arcs of the last charge (cg_costs_sample) */
     void *switch_ring;
-    int switch_fd;
     uint64_t switched_out;
     uint32_t offcpu_last[CG_SAMPLE_DEPTH];
     unsigned offcpu_nlast;

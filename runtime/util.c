@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cg_write_all(int fd, const void *data, size_t len)
@@ -46,6 +47,37 @@ int cg_write_all(int fd, const void *data, size_t len)
     return err;
 }
 
+/* The stderr the runtime found at start-up, by identity: a program that
+ * closes fd 2 and opens a file of its own there must not find cgprof's
+ * messages in it. */
+static struct {
+    int known;
+    dev_t dev;
+    ino_t ino;
+} stderr_at_start;
+
+void cg_stderr_remember(void)
+{
+    struct stat st;
+    if (fstat(STDERR_FILENO, &st) == 0) {
+        stderr_at_start.dev = st.st_dev;
+        stderr_at_start.ino = st.st_ino;
+        stderr_at_start.known = 1;
+    }
+}
+
+int cg_write_stderr(const void *data, size_t len)
+{
+    struct stat st;
+    int saved = errno;
+    if (!stderr_at_start.known) /* a message before start-up (or a unit test's) */
+        cg_stderr_remember();
+    int same = stderr_at_start.known && fstat(STDERR_FILENO, &st) == 0 && st.st_dev == stderr_at_start.dev &&
+               st.st_ino == stderr_at_start.ino;
+    errno = saved;
+    return same ? cg_write_all(STDERR_FILENO, data, len) : 0;
+}
+
 void cg_warn(const char *fmt, ...)
 {
     int saved = errno;
@@ -60,7 +92,7 @@ void cg_warn(const char *fmt, ...)
         len = sizeof line - 2;
     line[len++] = '\n';
     /* stderr may be a file past the file-size limit: cg_write_all */
-    cg_write_all(STDERR_FILENO, line, len);
+    cg_write_stderr(line, len);
     errno = saved;
 }
 

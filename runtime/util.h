@@ -25,6 +25,12 @@ void cg_warn_once_nomem(void);
  * left pending: ours merges into it, as standard signals do. errno is
  * preserved. */
 int cg_write_all(int fd, const void *data, size_t len);
+/* Messages go to the stderr found at start-up (cg_stderr_remember, the
+ * first thing the runtime does), or nowhere: written only while fd 2 is
+ * still that file (device and inode). Returns as cg_write_all, 0 when
+ * nothing was written for that reason. */
+void cg_stderr_remember(void);
+int cg_write_stderr(const void *data, size_t len);
 /* A value given by the user (a variable's value, a path, a file name), as
  * a message shows it: between double quotes, with a backslash, a quote and
  * the bytes that could end the line or pass for something else escaped as C

@@ -168,6 +168,30 @@ class ControlDir:
         self.fd = fd
         self.uid = uid
 
+    def _send_thread(self, sig: int, tid: int) -> bool:
+        """Whether the signal went to thread tid of the process: through a
+        thread's pidfd (Linux 6.9: PIDFD_THREAD, PIDFD_SIGNAL_THREAD), else
+        tgkill(2), which checks that tid is a thread of pid."""
+        if self._send is not None and hasattr(os, "pidfd_open"):
+            try:
+                fd = os.pidfd_open(tid, 0o200)          # PIDFD_THREAD (O_EXCL)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    self._send(fd, sig, None, 1)        # PIDFD_SIGNAL_THREAD
+                    return True
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            return libc.syscall(234, self.pid, tid, sig) == 0   # SYS_tgkill on x86-64
+        except (OSError, AttributeError):
+            return False
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
@@ -761,7 +785,13 @@ class _Signaller:
             except OSError:
                 self.fd = -1   # kernel without pidfd: plain kill()
 
-    def send(self, sig: int) -> None:
+    def send(self, sig: int, tid: int = 0) -> None:
+        """tid: the runtime's service thread (its status's service:), which
+        the signal is sent to alone: sent to the process, it may land on any
+        thread of the program's that does not block it, and a handler that
+        runs there cuts its sleep short (EINTR), whatever SA_RESTART says."""
+        if tid and self._send_thread(sig, tid):
+            return
         try:
             if self.fd >= 0:
                 self._send(self.fd, sig)
@@ -771,6 +801,30 @@ class _Signaller:
             raise ControlError("no process %d (it is gone)" % self.pid)
         except PermissionError:
             raise ControlError("not allowed to signal process %d" % self.pid)
+
+    def _send_thread(self, sig: int, tid: int) -> bool:
+        """Whether the signal went to thread tid of the process: through a
+        thread's pidfd (Linux 6.9: PIDFD_THREAD, PIDFD_SIGNAL_THREAD), else
+        tgkill(2), which checks that tid is a thread of pid."""
+        if self._send is not None and hasattr(os, "pidfd_open"):
+            try:
+                fd = os.pidfd_open(tid, 0o200)          # PIDFD_THREAD (O_EXCL)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    self._send(fd, sig, None, 1)        # PIDFD_SIGNAL_THREAD
+                    return True
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            return libc.syscall(234, self.pid, tid, sig) == 0   # SYS_tgkill on x86-64
+        except (OSError, AttributeError):
+            return False
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -913,7 +967,8 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
     cdir.write_file_atomically(cmd_name, line + "\nid: " + token + "\n")
     taken = False
     try:
-        sender.send(sig)
+        service = before.fields.get("service", "")
+        sender.send(sig, int(service) if service.isdigit() else 0)
         waits = _Poll(poll)
         while True:
             waits.sleep()

@@ -271,6 +271,26 @@ def _elf_dynamic(path):
     return undefined, needed, runpath
 
 
+
+def secure_exec(path):
+    """Why the loader runs path in secure-execution mode (AT_SECURE) when
+    this user runs it, or None: a set-user-ID file of another owner, a
+    set-group-ID file of another group."""
+    import stat
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    if st is None:
+        return None
+    # the kernel sets AT_SECURE when the exec changes the effective ids
+    # away from the real ones
+    if st.st_mode & stat.S_ISUID and st.st_uid != os.getuid():
+        return "set-user-ID (owner uid %d)" % st.st_uid
+    if st.st_mode & stat.S_ISGID and st.st_gid != os.getgid():
+        return "set-group-ID (group gid %d)" % st.st_gid
+    return None
+
 def elf_calls_hooks(path, env=None):
     """True if the program, or one of the libraries it names that is found
     in its run path or LD_LIBRARY_PATH, calls __cyg_profile_func_enter; None
@@ -733,8 +753,14 @@ def _main(argv, original_mask):
         say("no profile was written: the program was killed before exit() (with --crash=yes a crash "
             "still leaves its profile)")
     else:
-        hooks = elf_calls_hooks(which(args.command[0], env), env)
-        if hooks:
+        exe = which(args.command[0], env)
+        hooks = elf_calls_hooks(exe, env)
+        secure = secure_exec(exe)
+        if secure:
+            say("no profile was written: %s is %s, so the dynamic loader ran it in secure-execution mode, "
+                "which ignores LD_PRELOAD (and a runtime linked in writes nothing there either); profile a copy "
+                "without that bit" % (program, secure))
+        elif hooks:
             say("no profile was written, though %s is instrumented: it ended without exit() (_exit()?), "
                 "or the files could not be written (see the runtime's message above)" % program)
         else:

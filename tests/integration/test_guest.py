@@ -1,0 +1,169 @@
+"""Issue 26: what a program can see of the runtime (tests/progs/guest.c).
+Each case runs the program without cgprof and with it, in its default
+settings and with the exact clock, and asserts that what the program
+observes is byte for byte the same (descriptors, its own exec'd image's
+descriptors, open() under a low RLIMIT_NOFILE, signal dispositions, its own
+file at fd 2, a sleep), and that the profile was still written."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cgtest  # noqa: E402
+from cgtest import Started, prog, run_preloaded  # noqa: E402
+
+from cgproflib import reader  # noqa: E402
+
+GUEST = prog("guest")
+CONTROL = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
+
+# the runtime's defaults (sampled time, the throttle), and every call timed
+SETTINGS = {"defaults": ({}, False), "exact": ({}, True)}
+
+
+class Guest(unittest.TestCase):
+    def plain_and_profiled(self, args, env=None):
+        """(plain run, {setting: profiled run}) of guest args."""
+        plain = run_preloaded(self, [GUEST] + args, preload=False)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        runs = {}
+        for name, (extra, pinned) in SETTINGS.items():
+            e = dict(extra)
+            e.update(env or {})
+            r = run_preloaded(self, [GUEST] + args, env=e, pinned=pinned)
+            runs[name] = r
+        return plain, runs
+
+    def assert_profiled(self, run, function="worker"):
+        """The run wrote its parts, and function is in one of them."""
+        self.assertTrue(run.files, run.stderr)
+        names = set()
+        for p in run.profiles():
+            names |= {fn for (_, fn) in p.call_counts()}
+        self.assertIn(function, names)
+
+
+class Descriptors(Guest):
+    def test_no_descriptor_left_after_a_thread_ends_nor_across_exec(self):
+        # The thread's part is written when it ends: the symbol reader's
+        # files are open then, and must be closed. What stays is what
+        # sampled time needs while it runs, all close-on-exec: libunwind's
+        # pipe (two ends) and the main thread's perf_event timer.
+        # The exec'd ls inherits none of them; it is itself a process with
+        # the runtime preloaded, which in sampled time opens libunwind's
+        # pipe at start-up (README, Limitations): its own 3 and 4 then.
+        plain, runs = self.plain_and_profiled(["fds"])
+        self.assertEqual(plain.stdout, "after a thread ended: 0 1 2\nafter exec:\n0\n1\n2\n3\n")
+        held = {"defaults": " pipe(cloexec) pipe(cloexec) anon_inode:[perf_event](cloexec)", "exact": ""}
+        ls = {"defaults": "0\n1\n2\n3\n4\n5\n", "exact": "0\n1\n2\n3\n"}
+        for name, r in runs.items():
+            with self.subTest(setting=name):
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, "after a thread ended: 0 1 2%s\nafter exec:\n%s" % (held[name], ls[name]))
+                self.assert_profiled(r)
+
+    def test_low_descriptor_limit(self):
+        # exact time holds no descriptor between dumps; sampled time holds
+        # three (above), which a limit of 6 leaves no room beside (README,
+        # Limitations)
+        plain = run_preloaded(self, [GUEST, "nofile"], preload=False)
+        self.assertEqual(plain.stdout, "open 1: ok\nopen 2: ok\nopen 3: ok\n")
+        r = run_preloaded(self, [GUEST, "nofile"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, plain.stdout)
+        self.assert_profiled(r)
+
+
+class SignalQueries(Guest):
+    def test_dispositions_are_the_programs(self):
+        plain, runs = self.plain_and_profiled(["query"])
+        self.assertEqual(plain.stdout,
+                         "SIGUSR1: sigaction says SIG_DFL, SA_RESTART 0, SA_SIGINFO 0\n"
+                         "SIGUSR1: signal() returned SIG_DFL\n"
+                         "SIGPROF: sigaction says SIG_DFL, SA_RESTART 0, SA_SIGINFO 0\n"
+                         "SIGPROF: signal() returned SIG_DFL\n")
+        for name, r in runs.items():
+            with self.subTest(setting=name):
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, plain.stdout)
+                self.assert_profiled(r, "query")
+
+
+class Messages(Guest):
+    def test_messages_never_go_into_the_programs_file_at_fd_2(self):
+        # CGPROF_THROTTLE given: the throttled functions are said at exit;
+        # CGPROF_VERBOSE=1: the files written too. Both on the stderr the
+        # runtime found at start, which the program closed: nowhere.
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                log = os.path.join(self.tmp(), "program.log")
+                env = dict(extra, CGPROF_THROTTLE="1000:1000", CGPROF_VERBOSE="1")
+                r = run_preloaded(self, [GUEST, "stderr", log], env=env, pinned=pinned)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, "done\n")
+                with open(log) as f:
+                    self.assertEqual(f.read(), "the program's own line\n")
+                self.assertTrue(r.files)
+                # the same settings with fd 2 left alone: the messages are
+                # there (the case above is not silent by accident)
+                r2 = run_preloaded(self, [GUEST, "fds"], env=env, pinned=pinned)
+                self.assertRegex(r2.stderr, r"cgprof: .*callgrind\.out")
+
+    def tmp(self):
+        import tempfile
+        import shutil
+        d = tempfile.mkdtemp(prefix="cgprof-guest-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        return d
+
+
+class DumpRequest(Guest):
+    def test_a_dump_does_not_cut_the_programs_sleep_short(self):
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                s = Started(self, [GUEST, "sleep"], env=extra, pinned=pinned)
+                self.assertEqual(s.p.stdout.readline(), "ready\n")
+                s.wait_ready()
+                c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True,
+                                   timeout=60)
+                self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+                rc, out, err = s.finish()
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(out, "nanosleep: 0 (slept)\n")
+                # the dump's part and the final one
+                parts = [f for f in s.files() if re.search(r"\.%d\.\d+-01$" % s.p.pid, f)]
+                self.assertTrue(parts, s.files())
+
+
+class SetUserId(unittest.TestCase):
+    def test_launcher_says_why_no_profile(self):
+        # a copy of guest owned by another user, set-user-ID: the loader
+        # runs it in secure-execution mode and ignores LD_PRELOAD
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="cgprof-suid-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        os.chmod(d, 0o755)
+        if os.statvfs(d).f_flag & os.ST_NOSUID:
+            self.skipTest("%s is on a nosuid mount" % d)
+        if os.getuid() != 0:
+            self.skipTest("making a file of another user's needs root")
+        exe = os.path.join(d, "guest")
+        shutil.copy(GUEST, exe)
+        os.chown(exe, 65534, 65534)
+        os.chmod(exe, 0o4755)
+        launcher = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
+        r = subprocess.run([launcher, exe, "query"], cwd=d, env=cgtest.clean_environ(), capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("SIGUSR1: sigaction says SIG_DFL", r.stdout)
+        self.assertIn("is set-user-ID (owner uid 65534)", r.stderr)
+        self.assertNotIn("_exit()", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

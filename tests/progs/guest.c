@@ -1,0 +1,192 @@
+/* The cases of issue 26: what a program sees of the runtime. Each mode
+ * prints what the program can observe; the test runs it with and without
+ * cgprof and compares (tests/integration/test_guest.py).
+ *
+ *   fds           a thread runs work() and ends (its part is written then),
+ *                 then the program prints its open descriptors and execs
+ *                 ls /proc/self/fd, which lists those the new image
+ *                 inherited (and its own 3).
+ *   nofile        RLIMIT_NOFILE 6; a thread runs work() and ends; the
+ *                 program then opens /dev/null three times (fds 3, 4, 5)
+ *                 and prints what each open gave.
+ *   query         prints what sigaction() and signal() report for SIGUSR1
+ *                 and SIGPROF before the program sets anything: a program
+ *                 that leaves an existing action alone looks so.
+ *   stderr FILE   closes fd 2 and opens FILE there (as a daemon logs), runs
+ *                 work() 50,000 times (throttled when CGPROF_THROTTLE says
+ *                 so), writes one line to fd 2 and ends: FILE must hold
+ *                 that line only.
+ *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
+ *                 prints its result and errno: a dump asked meanwhile must
+ *                 not cut it short. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static void work(void)
+{
+    for (int i = 0; i < 100; i++)
+        sink += (unsigned long)i;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1000; i++)
+        work();
+    return NULL;
+}
+
+static void thread_ends(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0) {
+        fprintf(stderr, "guest: thread failed\n");
+        exit(2);
+    }
+}
+
+/* The descriptors open now, but the one that reads the directory: 0, 1 and
+ * 2 by number, each other one by what it is (a file's path, "pipe",
+ * "anon_inode:[perf_event]") and whether it is close-on-exec. */
+static void print_fds(const char *who)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        printf("%s: no /proc/self/fd\n", who);
+        return;
+    }
+    int own = dirfd(d);
+    int fds[256], n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 256) {
+        if (e->d_name[0] == '.')
+            continue;
+        int fd = atoi(e->d_name);
+        if (fd != own)
+            fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (fds[j] < fds[i]) {
+                int x = fds[i];
+                fds[i] = fds[j];
+                fds[j] = x;
+            }
+    printf("%s:", who);
+    for (int i = 0; i < n; i++) {
+        if (fds[i] <= 2) {
+            printf(" %d", fds[i]);
+            continue;
+        }
+        char path[64], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fds[i]);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        target[len > 0 ? len : 0] = 0;
+        if (strncmp(target, "pipe:", 5) == 0)
+            target[4] = 0;
+        int flags = fcntl(fds[i], F_GETFD);
+        printf(" %s%s", target, flags >= 0 && (flags & FD_CLOEXEC) ? "(cloexec)" : "");
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+static const char *kind(void (*h)(int))
+{
+    return h == SIG_DFL ? "SIG_DFL" : h == SIG_IGN ? "SIG_IGN" : "a handler";
+}
+
+static void query(int sig, const char *name)
+{
+    struct sigaction old;
+    memset(&old, 0, sizeof old);
+    if (sigaction(sig, NULL, &old) != 0) {
+        printf("%s: sigaction failed: %s\n", name, strerror(errno));
+        return;
+    }
+    int restart = (old.sa_flags & SA_RESTART) != 0, siginfo = (old.sa_flags & SA_SIGINFO) != 0;
+    printf("%s: sigaction says %s, SA_RESTART %d, SA_SIGINFO %d\n", name,
+           siginfo ? "a handler" : kind(old.sa_handler), restart, siginfo);
+    /* signal() sets what was there: the program's own view is unchanged */
+    void (*was)(int) = signal(sig, SIG_DFL);
+    printf("%s: signal() returned %s\n", name, kind(was));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "fds") == 0) {
+        thread_ends();
+        print_fds("after a thread ended");
+        /* what an exec'd program inherits: ls lists its own (3: its
+         * reading of the directory) */
+        printf("after exec:\n");
+        fflush(stdout);
+        execl("/bin/ls", "ls", "/proc/self/fd", (char *)NULL);
+        perror("exec");
+        return 2;
+    }
+    if (strcmp(mode, "nofile") == 0) {
+        struct rlimit rl = { 6, 6 };
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+            perror("setrlimit");
+            return 2;
+        }
+        thread_ends();
+        int fds[3];
+        for (int i = 0; i < 3; i++) {
+            fds[i] = open("/dev/null", O_RDONLY);
+            printf("open %d: %s\n", i + 1, fds[i] >= 0 ? "ok" : strerror(errno));
+        }
+        /* room again for the profile written at exit */
+        for (int i = 0; i < 3; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        return 0;
+    }
+    if (strcmp(mode, "query") == 0) {
+        query(SIGUSR1, "SIGUSR1");
+        query(SIGPROF, "SIGPROF");
+        return 0;
+    }
+    if (strcmp(mode, "stderr") == 0 && argc > 2) {
+        close(2);
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd != 2) {
+            printf("the file is fd %d, not 2\n", fd);
+            return 2;
+        }
+        for (int i = 0; i < 50000; i++)
+            work();
+        static const char line[] = "the program's own line\n";
+        if (write(2, line, sizeof line - 1) != (ssize_t)sizeof line - 1)
+            return 2;
+        printf("done\n");
+        return 0;
+    }
+    if (strcmp(mode, "sleep") == 0) {
+        for (int i = 0; i < 1000; i++)
+            work();
+        printf("ready\n");
+        fflush(stdout);
+        struct timespec ts = { 1, 500000000 };
+        int rc = nanosleep(&ts, NULL);
+        printf("nanosleep: %d (%s)\n", rc, rc ? strerror(errno) : "slept");
+        return 0;
+    }
+    fprintf(stderr, "usage: guest fds|nofile|query|stderr FILE|sleep\n");
+    return 2;
+}
