@@ -78,6 +78,25 @@ class Descriptors(Guest):
         self.assert_profiled(r)
 
 
+class Reuse(Guest):
+    def test_a_reused_number_is_never_closed_by_cgprof(self):
+        # CGPROF_OFF_CPU=1 gives each thread a context-switch event; the
+        # program closes 3-1023 while the thread runs and reuses the numbers
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="cgprof-reuse-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        expected = "opened a ok, b ok; wrote 3100 bytes to b\n"
+        plain = run_preloaded(self, [GUEST, "reuse", d], preload=False)
+        self.assertEqual(plain.stdout, expected)
+        for env in ({"CGPROF_OFF_CPU": "1"}, {}):
+            with self.subTest(env=env):
+                r = run_preloaded(self, [GUEST, "reuse", d], env=env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, expected)
+                self.assert_profiled(r, "waiter")
+
+
 class SignalQueries(Guest):
     def test_dispositions_are_the_programs(self):
         plain, runs = self.plain_and_profiled(["query"])

@@ -16,6 +16,11 @@
  *                 work() 50,000 times (throttled when CGPROF_THROTTLE says
  *                 so), writes one line to fd 2 and ends: FILE must hold
  *                 that line only.
+ *   reuse DIR     a thread starts and waits; the program closes every
+ *                 descriptor from 3 to 1023 (as a daemon does), opens
+ *                 DIR/a and DIR/b, lets the thread end, then writes 3100
+ *                 bytes to b and prints how many were written: nothing of
+ *                 the runtime's may close a number the program reuses.
  *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
  *                 prints its result and errno: a dump asked meanwhile must
  *                 not cut it short. */
@@ -45,6 +50,24 @@ static void *worker(void *arg)
     (void)arg;
     for (int i = 0; i < 1000; i++)
         work();
+    return NULL;
+}
+
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t moved = PTHREAD_COND_INITIALIZER;
+static int waiting, released;
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    work();
+    pthread_mutex_lock(&gate);
+    waiting = 1;
+    pthread_cond_broadcast(&moved);
+    while (!released)
+        pthread_cond_wait(&moved, &gate);
+    pthread_mutex_unlock(&gate);
+    work();
     return NULL;
 }
 
@@ -177,6 +200,29 @@ int main(int argc, char **argv)
         printf("done\n");
         return 0;
     }
+    if (strcmp(mode, "reuse") == 0 && argc > 2) {
+        pthread_t t;
+        pthread_mutex_lock(&gate);
+        if (pthread_create(&t, NULL, waiter, NULL) != 0)
+            return 2;
+        while (!waiting)
+            pthread_cond_wait(&moved, &gate);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        char a[4096], b[4096];
+        snprintf(a, sizeof a, "%s/a", argv[2]);
+        snprintf(b, sizeof b, "%s/b", argv[2]);
+        int fa = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644), fb = open(b, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        released = 1;
+        pthread_cond_broadcast(&moved);
+        pthread_mutex_unlock(&gate);
+        pthread_join(t, NULL);
+        static char data[3100];
+        memset(data, 'x', sizeof data);
+        ssize_t n = write(fb, data, sizeof data);
+        printf("opened a %s, b %s; wrote %zd bytes to b\n", fa >= 0 ? "ok" : "failed", fb >= 0 ? "ok" : "failed", n);
+        return 0;
+    }
     if (strcmp(mode, "sleep") == 0) {
         for (int i = 0; i < 1000; i++)
             work();
@@ -187,6 +233,6 @@ int main(int argc, char **argv)
         printf("nanosleep: %d (%s)\n", rc, rc ? strerror(errno) : "slept");
         return 0;
     }
-    fprintf(stderr, "usage: guest fds|nofile|query|stderr FILE|sleep\n");
+    fprintf(stderr, "usage: guest fds|nofile|query|stderr FILE|reuse DIR|sleep\n");
     return 2;
 }
