@@ -99,7 +99,6 @@ static pid_t service_tid;
 void cg_control_set_service(pid_t tid)
 {
     __atomic_store_n(&service_tid, tid, __ATOMIC_RELEASE);
-    write_status();
 }
 
 static void path_of(char *dst, size_t size, const char *suffix)

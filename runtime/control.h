@@ -19,9 +19,9 @@ enum {
 /* Finds (or creates) the control directory; sig: the dump signal, 0 none. */
 void cg_control_init(int sig);
 void cg_control_set_signal(int sig);
-/* The service thread's id (0: none), said in the status (service:): the
- * control signals that thread alone, so that a dump request never
- * interrupts a thread of the program's. */
+/* The service thread's id (0: none), said in the status (service:) from
+ * its next rewrite: the control signals that thread alone, so that a dump
+ * request never interrupts a thread of the program's. */
 #include <sys/types.h>
 void cg_control_set_service(pid_t tid);
 /* Rewrites <dir>/<pid>.status; done_one: a request was handled. */

@@ -202,7 +202,7 @@ static CG_NOINSTR uint32_t node_new(struct cg_costs *c, uint32_t parent, uintptr
         return CG_SINK;
     if (c->nnodes == c->node_cap &&
         grow_dense(c, (void **)&c->nodes, &c->node_cap, c->nnodes, sizeof(struct cg_node)) != 0) {
-        c->lost++;
+        CG_COUNT(c->lost);
         return CG_SINK;
     }
     uint32_t e = c->nnodes;
@@ -282,7 +282,7 @@ uint32_t cg_node_find_slow(struct cg_costs *c, uint32_t parent, uintptr_t fn)
     }
     /* counted once per (path, function), when its alias is made */
     if (node_index_add(c, parent, fn, node) && counter)
-        ++*counter;
+        CG_COUNT(*counter);
     errno = saved;
     return node;
 }
@@ -302,7 +302,7 @@ static CG_NOINSTR uint32_t self_find(struct cg_costs *c, uintptr_t fn, uintptr_t
     if (c->nselfs == c->self_cap) {
         if (grow_dense(c, (void **)&c->selfs, &c->self_cap, c->nselfs, sizeof(struct cg_self)) ||
             rebuild_index(&c->self_index, &c->self_mask, 2 * c->self_cap, c->nselfs, self_hash_at, c)) {
-            c->lost++;
+            CG_COUNT(c->lost);
             return CG_SINK;
         }
         for (i = (uint32_t)self_hash(fn, addr); c->self_index[i & c->self_mask]; i++)
@@ -355,7 +355,7 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
     if (c->narcs == c->arc_cap) {
         if (grow_dense(c, (void **)&c->arcs, &c->arc_cap, c->narcs, sizeof(struct cg_arc)) ||
             rebuild_index(&c->arc_index, &c->arc_mask, 2 * c->arc_cap, c->narcs, arc_hash_at, c)) {
-            c->lost++;
+            CG_COUNT(c->lost);
             return CG_SINK;
         }
     }
@@ -460,7 +460,7 @@ void cg_stack_grow(struct cg_costs *c)
 static void pop_left(struct cg_costs *c, uint64_t now)
 {
     cg_costs_pop(c, now);
-    c->left++;
+    CG_COUNT(c->left);
 }
 
 /* On an alternate signal stack the addresses say nothing about the
@@ -525,7 +525,7 @@ void cg_costs_unwind_to(struct cg_costs *c, uint32_t depth, uint64_t now)
 {
     while (c->depth > depth) {
         cg_costs_pop(c, now);
-        c->jumped++;
+        CG_COUNT(c->jumped);
     }
 }
 
@@ -533,7 +533,7 @@ void cg_costs_unwind_below(struct cg_costs *c, uintptr_t sp, uint64_t now)
 {
     while (c->depth > 0 && c->frames[c->depth - 1].sp < sp) {
         cg_costs_pop(c, now);
-        c->jumped++;
+        CG_COUNT(c->jumped);
     }
 }
 
@@ -547,7 +547,7 @@ void cg_exit_mismatch(struct cg_costs *c, uintptr_t fn, uint64_t now)
     while (d > 0 && c->frames[d - 1].fn != fn)
         d--;
     if (d == 0) {
-        c->unmatched_exits++;
+        CG_COUNT(c->unmatched_exits);
         return;
     }
     while (c->depth >= d)
@@ -700,7 +700,7 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
          * them by index), and a thread that runs through much code must
          * not grow its tables by a sample's worth each time. */
         if (c->sample_pcs >= CG_SAMPLE_PCS) {
-            c->unplaced++;
+            CG_COUNT(c->unplaced);
             return -1;
         }
         int saved = errno;
@@ -709,7 +709,7 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
         e = self_find(c, top->fn, pc, top_inlined(c));
         errno = saved;
         if (e == CG_SINK) { /* no memory: counted in lost too */
-            c->unplaced++;
+            CG_COUNT(c->unplaced);
             return -1;
         }
         c->sample_pcs++;
@@ -886,19 +886,19 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
         }
     }
     free(seen);
-    t->folded = c->folded;
-    t->beyond_paths = c->beyond_paths;
+    t->folded = __atomic_load_n(&c->folded, __ATOMIC_RELAXED);
+    t->beyond_paths = __atomic_load_n(&c->beyond_paths, __ATOMIC_RELAXED);
     t->comp = __atomic_load_n(&c->comp, __ATOMIC_RELAXED);
     t->off_pending = 0;
     t->depth = running;
-    t->lost = c->lost;
-    t->unmatched_exits = c->unmatched_exits;
-    t->left = c->left;
-    t->jumped = c->jumped;
+    t->lost = __atomic_load_n(&c->lost, __ATOMIC_RELAXED);
+    t->unmatched_exits = __atomic_load_n(&c->unmatched_exits, __ATOMIC_RELAXED);
+    t->left = __atomic_load_n(&c->left, __ATOMIC_RELAXED);
+    t->jumped = __atomic_load_n(&c->jumped, __ATOMIC_RELAXED);
     t->inlined_calls = __atomic_load_n(&c->inlined_calls, __ATOMIC_RELAXED);
     t->frameless_exits = __atomic_load_n(&c->frameless_exits, __ATOMIC_RELAXED);
     t->takeback_ns = __atomic_load_n(&c->takeback_ns, __ATOMIC_RELAXED);
-    t->unplaced = c->unplaced;
+    t->unplaced = __atomic_load_n(&c->unplaced, __ATOMIC_RELAXED);
     return 0;
 }
 

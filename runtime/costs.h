@@ -26,6 +26,11 @@
 #ifndef CG_COSTS_H
 #define CG_COSTS_H
 
+/* One more of a thread's counter that a dump reads meanwhile (the part's
+ * desc: lines): stored whole, by its one writer, the thread, with no
+ * read-modify-write on the bus. */
+#define CG_COUNT(x) __atomic_store_n(&(x), (x) + 1, __ATOMIC_RELAXED)
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -13,7 +13,7 @@ void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
     uint32_t i = __atomic_fetch_add(&t->ndeferred, 1, __ATOMIC_RELAXED);
     if (i >= CG_MAX_DEFERRED) {
         __atomic_fetch_sub(&t->ndeferred, 1, __ATOMIC_RELAXED);
-        t->costs.lost++; /* reported with the part: desc: Lost */
+        CG_COUNT(t->costs.lost); /* reported with the part: desc: Lost */
         return;
     }
     struct cg_deferred *d = &t->deferred[i];

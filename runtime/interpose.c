@@ -5,7 +5,8 @@
  *    is replaced;
  *  - dlclose(): to remember where an object was before it goes;
  *  - dlopen(): to resolve the CGPROF_SKIP* patterns in what it loads;
- *  - pthread_create(): to number threads in the order they are created.
+ *  - pthread_create(): to number threads in the order they are created;
+ *  - unshare(), setns(): to step the service thread out of the way.
  * Each calls the real function from the one table (real.h) and passes
  * every call through unchanged. (setjmp, longjmp and the personality
  * routines are wrapped in nonlocal.c.) In the static runtime (CG_STATIC)
@@ -15,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +123,35 @@ CG_EXPORT int CG_WRAP(signalfd)(int fd, const sigset_t *mask, int flags)
     REAL(signalfd);
     cg_service_signal_awaited(mask);
     return real_(fd, mask, flags);
+}
+
+/* ---- unshare, setns ---------------------------------------------------------
+ * The kernel refuses them (EINVAL) to a multi-threaded caller for a user
+ * namespace (unshare: CLONE_NEWUSER, and CLONE_THREAD, CLONE_SIGHAND,
+ * CLONE_VM; setns: a user or mount namespace, whose type the descriptor
+ * may hide): the service thread steps out for the call. */
+CG_WRAPPER_DECL(unshare);
+CG_EXPORT int CG_WRAP(unshare)(int flags)
+{
+    REAL(unshare);
+    int was = flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM) ? cg_service_pause() : 0;
+    int rc = real_(flags);
+    int err = errno;
+    cg_service_resume(was);
+    errno = err;
+    return rc;
+}
+
+CG_WRAPPER_DECL(setns);
+CG_EXPORT int CG_WRAP(setns)(int fd, int nstype)
+{
+    REAL(setns);
+    int was = nstype == 0 || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? cg_service_pause() : 0;
+    int rc = real_(fd, nstype);
+    int err = errno;
+    cg_service_resume(was);
+    errno = err;
+    return rc;
 }
 
 /* ---- pthread_create -------------------------------------------------------

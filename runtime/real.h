@@ -70,7 +70,9 @@ typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Ex
     X(sigwait, RTLD_NEXT, WRAP, int, (const sigset_t *, int *))                                                \
     X(sigwaitinfo, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *))                                      \
     X(sigtimedwait, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *, const struct timespec *))            \
-    X(signalfd, RTLD_NEXT, WRAP, int, (int, const sigset_t *, int))
+    X(signalfd, RTLD_NEXT, WRAP, int, (int, const sigset_t *, int))                                           \
+    X(unshare, RTLD_NEXT, WRAP, int, (int))                                                                    \
+    X(setns, RTLD_NEXT, WRAP, int, (int, int))
 
 struct cg_real {
 #define CG_REAL_FIELD(name, handle, kind, ret, params) ret(*fn_##name) params;

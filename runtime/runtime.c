@@ -114,18 +114,27 @@ static const struct cg_thread_events thread_events = {
  * counting from zero, the others forgotten) and its timer, the dumps'
  * state, then a service thread of the child's own. */
 
+/* The service thread stopped across the fork, before the dump lock is
+ * taken (it may be writing a dump): the fork then has the threads the
+ * program made, no more. */
+static int service_paused;
+
 static void fork_prepare(void)
 {
+    service_paused = cg_service_pause();
     cg_dump_fork_prepare();
 }
 
 static void fork_parent(void)
 {
     cg_dump_fork_parent();
+    cg_service_resume(service_paused);
+    service_paused = 0;
 }
 
 static void fork_child(void)
 {
+    service_paused = 0; /* cg_service_forked starts the child's */
     /* a calibration under way in another thread: that thread is not here */
     if (__atomic_load_n(&calibrated, __ATOMIC_ACQUIRE) == 1)
         __atomic_store_n(&calibrated, 0, __ATOMIC_RELEASE);

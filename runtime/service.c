@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +50,9 @@ static int handler_tried;
  * that is no dump request. */
 static unsigned reblock_posts;
 static sem_t reblocked;
+/* Posted by the service thread once its id is stored (start_thread waits:
+ * the status that follows names it). */
+static sem_t started;
 
 /* The real sigaction and pthread_create (real.h), resolved once, in the
  * process that loaded the runtime: a forked child restarts the service
@@ -80,7 +85,7 @@ static void *service(void *arg)
     /* the dump signal, while it is ours */
     if (__atomic_load_n(&signal_in_use, __ATOMIC_ACQUIRE))
         signal_mask(SIG_UNBLOCK, cg_opts.signal);
-    cg_control_set_service(gettid());
+    sem_post(&started); /* its id is known: start_thread goes on */
     unsigned shown = 0;
     for (;;) {
         /* Once a second without a request, the status file follows the
@@ -172,6 +177,47 @@ void cg_service_thread_gone(void)
     errno = saved;
 }
 
+/* The thread stopped by cg_service_pause, to be started again. */
+static int paused;
+static int start_thread(void);
+
+int cg_service_pause(void)
+{
+    if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || gettid() == service_tid)
+        return 0;
+    if (__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL))
+        return 0; /* stopping for good (cg_service_thread_gone) */
+    int saved = errno;
+    pid_t tid = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
+    sem_post(&wakeup);
+    pthread_join(service_thread, NULL);
+    /* pthread_join returns when the kernel clears the thread's id, before
+     * it leaves the thread group: until then unshare() still sees two
+     * threads (EINVAL). Gone when a null signal finds no such thread. */
+    for (int i = 0; tid > 0 && i < 100000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++)
+        sched_yield();
+    __atomic_store_n(&service_tid, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
+    cg_proc_internal_threads_add(-1);
+    paused = 1;
+    errno = saved;
+    return 1;
+}
+
+void cg_service_resume(int was_running)
+{
+    if (!was_running)
+        return;
+    int saved = errno;
+    paused = 0;
+    __atomic_store_n(&service_stop, 0, __ATOMIC_RELEASE);
+    /* requests that came meanwhile posted the semaphore: served now; the
+     * status names the new thread */
+    if (!cg_dump_finished() && start_thread())
+        cg_dump_status();
+    errno = saved;
+}
+
 /* Starts the service thread. Returns whether it runs. */
 static int start_thread(void)
 {
@@ -191,6 +237,11 @@ static int start_thread(void)
         return 0;
     }
     cg_proc_internal_threads_add(1);
+    while (sem_wait(&started) != 0 && errno == EINTR)
+        ;
+    /* said in the status the caller writes next: the control signals this
+     * thread alone */
+    cg_control_set_service(__atomic_load_n(&service_tid, __ATOMIC_ACQUIRE));
     return 1;
 }
 
@@ -221,7 +272,7 @@ void cg_service_install_handler(void)
     real_sigaction = cg_real_sigaction();
     real_create = cg_real_pthread_create();
     if (!real_sigaction || !real_create || cg_opts.signal == 0 || sem_init(&wakeup, 0, 0) != 0 ||
-        sem_init(&reblocked, 0, 0) != 0)
+        sem_init(&reblocked, 0, 0) != 0 || sem_init(&started, 0, 0) != 0)
         return;
     /* An action already set for the signal (inherited SIG_IGN, another
      * library's handler) is not taken over: step aside as when the program
@@ -329,7 +380,8 @@ int cg_service_signal_awaited(const sigset_t *set)
 
 void cg_service_forked(void)
 {
-    int had_service = service_started;
+    int had_service = service_started || paused;
+    paused = 0;
     service_started = 0;
     service_stop = 0;
     service_tid = 0;
@@ -337,6 +389,7 @@ void cg_service_forked(void)
     main_gone = 0; /* the forking thread is the child's main thread */
     sem_init(&wakeup, 0, 0);
     sem_init(&reblocked, 0, 0);
+    sem_init(&started, 0, 0);
     if (had_service && !cg_dump_finished() && start_thread()) {
         cg_control_init(signal_in_use ? cg_opts.signal : 0);
         cg_dump_status();

@@ -35,5 +35,14 @@ int cg_service_signal_awaited(const sigset_t *set);
  * child is the server), with its own control files; it inherits the signal
  * handler. */
 void cg_service_forked(void);
+/* The service thread stopped for a moment, so that the process has only
+ * the threads the program made: around fork() (a program that forks after
+ * joining its threads forks single-threaded, as ThreadSanitizer's child
+ * requires), unshare() and setns() (which refuse a multi-threaded caller
+ * for a user or mount namespace). Returns whether it was running, for
+ * cg_service_resume, which starts it again (in the parent; the child's is
+ * cg_service_forked's). A request that arrives meanwhile waits. */
+int cg_service_pause(void);
+void cg_service_resume(int was_running);
 
 #endif

@@ -97,6 +97,44 @@ class Reuse(Guest):
                 self.assert_profiled(r, "waiter")
 
 
+class Threads(Guest):
+    def test_unshare_a_user_namespace(self):
+        # refused (EINVAL) to a multi-threaded process: the service thread
+        # steps out for the call
+        plain = run_preloaded(self, [GUEST, "unshare"], preload=False)
+        if plain.stdout != "unshare(CLONE_NEWUSER): 0\n":
+            self.skipTest("user namespaces are not allowed here: " + plain.stdout.strip())
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [GUEST, "unshare"], env=extra, pinned=pinned)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, plain.stdout)
+                self.assert_profiled(r)
+
+    def test_threadsanitizer_child_after_fork(self):
+        # a program that forks after joining its threads forks a single-
+        # threaded process, cgprof's service thread included
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="cgprof-tsan-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        exe = os.path.join(d, "guest-tsan")
+        src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "guest.c")
+        b = subprocess.run(["gcc", "-O1", "-g", "-fsanitize=thread", "-finstrument-functions", "-pthread", src,
+                            "-o", exe], capture_output=True, text=True)
+        if b.returncode != 0:
+            self.skipTest("no ThreadSanitizer here: " + b.stderr.strip()[-200:])
+        plain = subprocess.run([exe, "tsanfork"], cwd=d, capture_output=True, text=True, timeout=120)
+        if plain.returncode != 0:
+            self.skipTest("a ThreadSanitizer program does not run here: " + plain.stderr.strip()[-200:])
+        self.assertEqual(plain.stdout, "child: a thread ran\nchild: exit status 0\n")
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [exe, "tsanfork"], env=extra, pinned=pinned)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, plain.stdout, r.stderr)
+
+
 class SignalQueries(Guest):
     def test_dispositions_are_the_programs(self):
         plain, runs = self.plain_and_profiled(["query"])

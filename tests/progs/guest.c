@@ -21,6 +21,13 @@
  *                 DIR/a and DIR/b, lets the thread end, then writes 3100
  *                 bytes to b and prints how many were written: nothing of
  *                 the runtime's may close a number the program reuses.
+ *   unshare       a thread runs work() and ends, then the program calls
+ *                 unshare(CLONE_NEWUSER), which the kernel refuses to a
+ *                 multi-threaded process, and prints its result.
+ *   tsanfork      built with -fsanitize=thread by the test: a thread runs
+ *                 and is joined, the program forks, the child starts a
+ *                 thread (ThreadSanitizer kills a child that does so after
+ *                 a multi-threaded fork) and the parent prints its status.
  *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
  *                 prints its result and errno: a dump asked meanwhile must
  *                 not cut it short. */
@@ -33,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,6 +230,26 @@ int main(int argc, char **argv)
         memset(data, 'x', sizeof data);
         ssize_t n = write(fb, data, sizeof data);
         printf("opened a %s, b %s; wrote %zd bytes to b\n", fa >= 0 ? "ok" : "failed", fb >= 0 ? "ok" : "failed", n);
+        return 0;
+    }
+    if (strcmp(mode, "unshare") == 0) {
+        thread_ends();
+        int rc = unshare(CLONE_NEWUSER);
+        printf("unshare(CLONE_NEWUSER): %d%s%s\n", rc, rc ? " " : "", rc ? strerror(errno) : "");
+        return 0;
+    }
+    if (strcmp(mode, "tsanfork") == 0) {
+        thread_ends();
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            thread_ends();
+            printf("child: a thread ran\n");
+            return 0;
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        printf("child: exit status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
         return 0;
     }
     if (strcmp(mode, "sleep") == 0) {
