@@ -56,6 +56,16 @@ void cg_guard_replay_late(struct cg_thread *t)
     }
 }
 
+void cg_guard_abandon(struct cg_thread *t)
+{
+    CG_CHECK(t->guard == CG_GUARD_HOOK);
+    CG_COUNT(t->costs.lost); /* the interrupted hook's event */
+    cg_signal_fence();
+    t->guard = 0;
+    cg_signal_fence();
+    cg_guard_replay_late(t);
+}
+
 void cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
                         int enter)
 {

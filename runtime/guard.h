@@ -63,6 +63,14 @@ CG_COLD void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, u
 /* Events deferred after the guard was released: takes it again and
  * replays, until the guard is released with nothing pending. */
 CG_COLD void cg_guard_replay_late(struct cg_thread *t);
+/* A signal handler that interrupted a hook of t (its guard held) leaves it
+ * for good with siglongjmp: the hook never ends. Its one event is lost
+ * (counted: desc: Lost), the guard given back, and the events the handler
+ * deferred meanwhile replayed, so that its calls are counted and the
+ * thread's later hooks are not deferred forever. The tables are as a dump
+ * would read them at that instant: every store of the hooks is whole and
+ * published in order (costs.h). */
+CG_COLD void cg_guard_abandon(struct cg_thread *t);
 
 /* Takes t's guard for a hook's event, or returns NULL when this hook must
  * do nothing: collection paused, or a hook already running on this thread

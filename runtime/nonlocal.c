@@ -120,11 +120,32 @@ static CG_NOINSTR uintptr_t jmp_buf_sp(const void *env)
 
 /* ---- longjmp --------------------------------------------------------------- */
 
+/* Whether a longjmp to env from a signal handler leaves the hook it
+ * interrupted (t's guard held by a hook): the hook runs below the top
+ * frame's stack pointer (the frame it is entering or leaving, or its
+ * caller's: a jump to that frame's body lands at its stack pointer), so
+ * a jump to there or above leaves the hook. A jump that stays within the
+ * handler lands below it. */
+static CG_NOINSTR int leaves_hook(const struct cg_thread *t, const void *env)
+{
+    const struct cg_costs *c = &t->costs;
+    uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
+    uintptr_t target = jmp_buf_sp(env);
+    uintptr_t below = depth ? c->frames[depth - 1].sp : (uintptr_t)__builtin_frame_address(0);
+    return target >= below && target - below < (uintptr_t)1 << 30;
+}
+
 /* Ends the frames a longjmp to env leaves, before it is made. */
 static CG_NOINSTR void longjmp_seen(const void *env)
 {
     struct cg_thread *t = cg_self;
-    if (!t || t->guard || !t->costs.frames)
+    if (!t || !t->costs.frames)
+        return;
+    /* out of a signal handler that interrupted a hook (a SIGINT or SIGALRM
+     * handler of an interpreter, a timeout): the hook never ends */
+    if (t->guard == CG_GUARD_HOOK && leaves_hook(t, env))
+        cg_guard_abandon(t);
+    if (t->guard)
         return;
     const struct cg_costs *c = &t->costs;
     const struct cg_jmp_seen *j = &t->jmps[jmp_slot((uintptr_t)env)];

@@ -137,7 +137,8 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  (unsigned long long)s->unmatched_exits);
     if (s->lost)
         snprintf(extra[nd++], sizeof extra[0],
-                 "Lost: %llu calls not recorded (out of memory, or signal handlers nested too deep)",
+                 "Lost: %llu calls not recorded (out of memory, signal handlers nested too deep, or hooks "
+                 "left by a signal handler's siglongjmp)",
                  (unsigned long long)s->lost);
     if (s->unplaced)
         snprintf(extra[nd++], sizeof extra[0],

@@ -28,6 +28,11 @@
  *                 and is joined, the program forks, the child starts a
  *                 thread (ThreadSanitizer kills a child that does so after
  *                 a multi-threaded fork) and the parent prints its status.
+ *   sigjmp        SIGALRM every 50 us of real time; its handler calls
+ *                 in_handler() and siglongjmps back to main, which goes on
+ *                 calling counted() until 3,000 jumps; prints the jumps,
+ *                 the handler's calls and counted()'s entries (counted by
+ *                 the program itself, in its body).
  *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
  *                 prints its result and errno: a dump asked meanwhile must
  *                 not cut it short. */
@@ -36,12 +41,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +85,34 @@ static void *waiter(void *arg)
     pthread_mutex_unlock(&gate);
     work();
     return NULL;
+}
+
+static sigjmp_buf jump_back;
+static volatile sig_atomic_t handler_calls;
+static volatile unsigned long counted_calls;
+
+static __attribute__((noinline)) void in_handler(void)
+{
+    handler_calls++;
+}
+
+static volatile sig_atomic_t jumps_left = 3000;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    in_handler();
+    if (jumps_left > 0) {
+        jumps_left--;
+        siglongjmp(jump_back, 1);
+    }
+}
+
+static __attribute__((noinline)) void counted(void)
+{
+    counted_calls++;
+    for (int i = 0; i < 20; i++)
+        sink += (unsigned long)i;
 }
 
 static void thread_ends(void)
@@ -250,6 +285,24 @@ int main(int argc, char **argv)
         int st = 0;
         waitpid(pid, &st, 0);
         printf("child: exit status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        return 0;
+    }
+    if (strcmp(mode, "sigjmp") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = { { 0, 50 }, { 0, 50 } };
+        setitimer(ITIMER_REAL, &it, NULL);
+        (void)sigsetjmp(jump_back, 1); /* the jumps land here */
+        while (jumps_left > 0)
+            counted();
+        struct itimerval off;
+        memset(&off, 0, sizeof off);
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("jumps %d, handler calls %d, counted %lu\n", 3000 - (int)jumps_left, (int)handler_calls,
+               counted_calls);
         return 0;
     }
     if (strcmp(mode, "sleep") == 0) {
