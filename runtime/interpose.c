@@ -6,7 +6,8 @@
  *  - dlclose(): to remember where an object was before it goes;
  *  - dlopen(): to resolve the CGPROF_SKIP* patterns in what it loads;
  *  - pthread_create(): to number threads in the order they are created;
- *  - unshare(), setns(): to step the service thread out of the way.
+ *  - unshare(), setns(), the set*id family: to step the service thread out
+ *    of the way.
  * Each calls the real function from the one table (real.h) and passes
  * every call through unchanged. (setjmp, longjmp and the personality
  * routines are wrapped in nonlocal.c.) In the static runtime (CG_STATIC)
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -153,6 +155,36 @@ CG_EXPORT int CG_WRAP(setns)(int fd, int nstype)
     errno = err;
     return rc;
 }
+
+/* ---- the set*id family --------------------------------------------------------
+ * glibc makes every thread of the process take the new credentials (its
+ * setxid signal to each thread, then the same system call there), and
+ * aborts the process when one thread's call does not succeed as the
+ * caller's did: util-linux's setpriv, preloaded, died of SIGABRT in
+ * setresgid. The service thread steps out for the call: the process has
+ * then the threads the program made, no more. */
+#define SETID_WRAPPER(name, params, args)                                                                    \
+    CG_WRAPPER_DECL(name);                                                                                   \
+    CG_EXPORT int CG_WRAP(name) params                                                                       \
+    {                                                                                                        \
+        REAL(name);                                                                                          \
+        int was = cg_service_pause();                                                                        \
+        int rc = real_ args;                                                                                 \
+        int err = errno;                                                                                     \
+        cg_service_resume(was);                                                                              \
+        errno = err;                                                                                         \
+        return rc;                                                                                           \
+    }
+
+SETID_WRAPPER(setuid, (uid_t u), (u))
+SETID_WRAPPER(setgid, (gid_t g), (g))
+SETID_WRAPPER(seteuid, (uid_t u), (u))
+SETID_WRAPPER(setegid, (gid_t g), (g))
+SETID_WRAPPER(setreuid, (uid_t r, uid_t e), (r, e))
+SETID_WRAPPER(setregid, (gid_t r, gid_t e), (r, e))
+SETID_WRAPPER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+SETID_WRAPPER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+SETID_WRAPPER(setgroups, (size_t n, const gid_t *list), (n, list))
 
 /* ---- pthread_create -------------------------------------------------------
  * The new thread's number is taken here, where the order of creation is

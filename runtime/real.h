@@ -72,7 +72,16 @@ typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Ex
     X(sigtimedwait, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *, const struct timespec *))            \
     X(signalfd, RTLD_NEXT, WRAP, int, (int, const sigset_t *, int))                                           \
     X(unshare, RTLD_NEXT, WRAP, int, (int))                                                                    \
-    X(setns, RTLD_NEXT, WRAP, int, (int, int))
+    X(setns, RTLD_NEXT, WRAP, int, (int, int))                                                                 \
+    X(setuid, RTLD_NEXT, WRAP, int, (uid_t))                                                                   \
+    X(setgid, RTLD_NEXT, WRAP, int, (gid_t))                                                                   \
+    X(seteuid, RTLD_NEXT, WRAP, int, (uid_t))                                                                  \
+    X(setegid, RTLD_NEXT, WRAP, int, (gid_t))                                                                  \
+    X(setreuid, RTLD_NEXT, WRAP, int, (uid_t, uid_t))                                                          \
+    X(setregid, RTLD_NEXT, WRAP, int, (gid_t, gid_t))                                                          \
+    X(setresuid, RTLD_NEXT, WRAP, int, (uid_t, uid_t, uid_t))                                                  \
+    X(setresgid, RTLD_NEXT, WRAP, int, (gid_t, gid_t, gid_t))                                                  \
+    X(setgroups, RTLD_NEXT, WRAP, int, (size_t, const gid_t *))
 
 struct cg_real {
 #define CG_REAL_FIELD(name, handle, kind, ret, params) ret(*fn_##name) params;

@@ -463,11 +463,33 @@ def maps_mention_runtime(maps_text: str) -> bool:
     return False
 
 
+class Undumpable(PermissionError):
+    """The user's own process, which set PR_SET_DUMPABLE 0 (as sshd and
+    some servers do): its /proc files are root's, its memory map cannot be
+    read, but a signal reaches it; its status file says whether it has the
+    runtime."""
+
+
+def process_uid(pid: int) -> int | None:
+    """The real user id of pid, from /proc/PID/status, which anyone may
+    read whatever the process's dumpable flag (its other files are then
+    root's)."""
+    try:
+        with open("/proc/%d/status" % pid, "r", errors="replace") as f:
+            for line in f:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def has_runtime(pid: int) -> bool:
     """Whether process pid has the runtime: libcgprof.so mapped, or
     libcgprof.a linked into its executable (a static program). Raises
-    ProcessLookupError if it is gone, PermissionError if its maps cannot be
-    read."""
+    ProcessLookupError if it is gone, Undumpable for the user's own process
+    whose maps only root may read, PermissionError if its maps cannot be
+    read otherwise."""
     if not process_alive(pid):
         raise ProcessLookupError(pid)
     try:
@@ -475,6 +497,10 @@ def has_runtime(pid: int) -> bool:
             text = f.read()
     except FileNotFoundError:
         raise ProcessLookupError(pid)
+    except PermissionError:
+        if process_uid(pid) == os.getuid():
+            raise Undumpable(pid)
+        raise
     if not text and not process_alive(pid):
         raise ProcessLookupError(pid)
     if maps_mention_runtime(text):
@@ -615,12 +641,16 @@ def list_processes(cdir: ControlDir | None, cdir_problem: str | None = None,
         if pid == me:
             continue
         try:
-            if os.stat("/proc/%d" % pid).st_uid != uid:
+            if os.stat("/proc/%d" % pid).st_uid != uid and process_uid(pid) != uid:
                 continue            # another user's: its control files are not ours
         except OSError:
             continue
         try:
             if not has_runtime(pid):
+                continue
+        except Undumpable:
+            # the user's own, undumpable: listed if it has a status file
+            if cdir is None or not cdir.exists(status_name(pid)):
                 continue
         except (ProcessLookupError, PermissionError, OSError):
             continue
@@ -678,13 +708,16 @@ class Target:
 
 
 def check_pid(pid: int) -> None:
-    """ControlError unless pid runs, is the user's and has the runtime."""
+    """ControlError unless pid runs, is the user's and has the runtime
+    (an undumpable process of the user's: its status file decides, later)."""
     try:
         if has_runtime(pid):
             return
         why = "process %d does not have %s loaded" % (pid, RUNTIME_NAME)
     except ProcessLookupError:
         raise ControlError("no process %d (it is gone)" % pid)
+    except Undumpable:
+        return
     except PermissionError:
         raise ControlError("cannot read /proc/%d/maps: permission denied (another user's process?)" % pid)
     kids = profiled_descendants(pid)
@@ -743,14 +776,22 @@ def resolve_targets(names: list, procs: list) -> list:
 def check_target(cdir: ControlDir, pid: int) -> Status:
     """The status of pid, after checking that it runs, has the runtime and
     can be signalled; ControlError otherwise."""
+    undumpable = False
     try:
         if not has_runtime(pid):
             raise ControlError("process %d does not have %s loaded" % (pid, RUNTIME_NAME))
     except ProcessLookupError:
         raise ControlError("no process %d (it is gone)" % pid)
+    except Undumpable:
+        undumpable = True
     except PermissionError:
         raise ControlError("cannot read /proc/%d/maps: permission denied (another user's process?)" % pid)
     status = read_status(cdir, pid)
+    if status is None and undumpable:
+        raise ControlError("process %d is yours but not dumpable (it set PR_SET_DUMPABLE 0): its memory map "
+                           "cannot be read, and it has no status file %s, so it has no %s loaded, or one "
+                           "started with another CGPROF_CONTROL_DIR" % (pid, cdir.file(status_name(pid)),
+                                                                       RUNTIME_NAME))
     if status is None:
         raise ControlError("process %d has the runtime loaded but no status file %s: cannot know "
                            "its dump signal (was it started with another CGPROF_CONTROL_DIR?)"

@@ -111,6 +111,18 @@ class Threads(Guest):
                 self.assertEqual(r.stdout, plain.stdout)
                 self.assert_profiled(r)
 
+    def test_setxid_in_a_preloaded_program(self):
+        # glibc gives every thread the new ids and aborts the process when
+        # one thread's call fails: setpriv, preloaded, died of SIGABRT
+        import shutil
+        if os.getuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv")
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "id", "-u"]
+        plain = run_preloaded(self, argv, preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "65534\n"), plain.stderr)
+        r = run_preloaded(self, argv)
+        self.assertEqual((r.returncode, r.stdout), (0, "65534\n"), r.stderr)
+
     def test_threadsanitizer_child_after_fork(self):
         # a program that forks after joining its threads forks a single-
         # threaded process, cgprof's service thread included
@@ -234,6 +246,44 @@ class DumpRequest(Guest):
                 # the dump's part and the final one
                 parts = [f for f in s.files() if re.search(r"\.%d\.\d+-01$" % s.p.pid, f)]
                 self.assertTrue(parts, s.files())
+
+
+class Undumpable(unittest.TestCase):
+    def test_control_dumps_the_users_own_undumpable_process(self):
+        # PR_SET_DUMPABLE 0 makes the process's /proc files root's: its
+        # maps cannot be read, but it is the user's and a signal reaches it.
+        # Program and control run as another user (root reads everything).
+        import shutil
+        import tempfile
+        if os.getuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to run as another user")
+        d = tempfile.mkdtemp(prefix="cgprof-undumpable-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        ctl = os.path.join(d, "ctl")
+        os.mkdir(ctl, 0o700)
+        for x in (d, ctl):
+            os.chown(x, 65534, 65534)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        env = cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, CGPROF_CONTROL_DIR=ctl)
+        p = subprocess.Popen(as_nobody + [GUEST, "undumpable"], cwd=d, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        line = p.stdout.readline()
+        if line != "ready\n":
+            p.kill()
+            self.fail("the program did not start: %r %s" % (line, p.communicate()[1]))
+        status = os.path.join(ctl, "%d.status" % p.pid)
+        end = time.monotonic() + 10
+        while not os.path.exists(status) and time.monotonic() < end:
+            time.sleep(0.01)
+        c = subprocess.run(as_nobody + [CONTROL, "-d", str(p.pid)], cwd=d, env=cgtest.clean_environ(
+            CGPROF_CONTROL_DIR=ctl), capture_output=True, text=True, timeout=60)
+        self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual((p.returncode, out), (0, "nanosleep: 0 (slept)\n"), err)
+        # the control's part, then the last one, numbered after it
+        parts = sorted(f for f in os.listdir(d) if f.startswith("callgrind.out."))
+        self.assertEqual(parts, ["callgrind.out.%d.1-01" % p.pid, "callgrind.out.%d.2-01" % p.pid])
 
 
 class SetUserId(unittest.TestCase):

@@ -33,6 +33,8 @@
  *                 calling counted() until 3,000 jumps; prints the jumps,
  *                 the handler's calls and counted()'s entries (counted by
  *                 the program itself, in its body).
+ *   undumpable    as sleep, after prctl(PR_SET_DUMPABLE, 0) (as sshd and
+ *                 some servers do): its /proc files become root's.
  *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
  *                 prints its result and errno: a dump asked meanwhile must
  *                 not cut it short. */
@@ -47,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -305,7 +308,11 @@ int main(int argc, char **argv)
                counted_calls);
         return 0;
     }
-    if (strcmp(mode, "sleep") == 0) {
+    if (strcmp(mode, "undumpable") == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        perror("prctl");
+        return 2;
+    }
+    if (strcmp(mode, "sleep") == 0 || strcmp(mode, "undumpable") == 0) {
         for (int i = 0; i < 1000; i++)
             work();
         printf("ready\n");
