@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -28,8 +29,13 @@ static int internal_threads;
 static void read_cmdline(void)
 {
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+        /* no /proc: the program's path as it was started (AT_EXECFN) */
+        const char *exe = (const char *)getauxval(AT_EXECFN);
+        if (exe)
+            cmdline = (char *)exe;
         return;
+    }
     char *buf = mmap(NULL, CMDLINE_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buf == MAP_FAILED) {
         close(fd);

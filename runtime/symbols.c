@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "compiler.h"
 #include "lines.h"
+#include "proc.h"
 #include "util.h"
 
 static const char unknown[] = "???";
@@ -216,6 +218,44 @@ static const Dwfl_Callbacks callbacks = {
 };
 
 
+/* Without /proc (a container or a chroot without it mounted): the objects
+ * from the loader's own list, each reported from its file (the program's
+ * by the path it was started with, AT_EXECFN, from the start-up
+ * directory). The files are opened close-on-exec and held by libdwfl: the
+ * session is closed when the dump ends (holds_fds). */
+struct report_ctx {
+    Dwfl *dwfl;
+    int reported;
+};
+
+static int report_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct report_ctx *r = data;
+    char path[4096];
+    const char *name = info->dlpi_name;
+    if (!name || !*name) {
+        const char *exe = (const char *)getauxval(AT_EXECFN);
+        if (!exe || !*exe)
+            return 0;
+        if (exe[0] == '/')
+            snprintf(path, sizeof path, "%s", exe);
+        else
+            snprintf(path, sizeof path, "%s/%s", cg_proc_cwd(), exe);
+        name = path;
+    }
+    if (name[0] != '/')
+        return 0; /* the vDSO (linux-vdso.so.1): no file */
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    if (dwfl_report_elf(r->dwfl, name, name, fd, info->dlpi_addr, false))
+        r->reported++;
+    else
+        close(fd);
+    return 0;
+}
+
 struct cg_syms *cg_syms_open(struct cg_gone *gone)
 {
     struct cg_syms *s = calloc(1, sizeof *s);
@@ -234,6 +274,12 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
         int rc = maps ? dwfl_linux_proc_maps_report(s->dwfl, maps) : -1;
         if (maps)
             fclose(maps);
+        if (!maps) {
+            struct report_ctx r = { s->dwfl, 0 };
+            dl_iterate_phdr(report_loaded, &r);
+            rc = r.reported ? 0 : -1;
+            s->holds_fds = 1;
+        }
         if (rc != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
             dwfl_end(s->dwfl);
             s->dwfl = NULL;

@@ -286,6 +286,31 @@ class Undumpable(unittest.TestCase):
         self.assertEqual(parts, ["callgrind.out.%d.1-01" % p.pid, "callgrind.out.%d.2-01" % p.pid])
 
 
+class NoProc(Guest):
+    def test_names_without_proc(self):
+        # a mount namespace with an empty /proc (a container or a chroot
+        # without it): the objects come from the loader's own list
+        import shutil
+        if os.getuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare")
+        probe = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                "mount -t tmpfs none /proc && test ! -e /proc/self"], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("no mount namespace here: %s" % probe.stderr.decode(errors="replace").strip())
+        basic = cgtest.example("basic")
+        normal = run_preloaded(self, [basic])
+        self.assertEqual(normal.returncode, 0, normal.stderr)
+        script = 'mount -t tmpfs none /proc && LD_PRELOAD="$1" exec "$2"'
+        r = run_preloaded(self, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                                 cgtest.LIB, basic], preload=False)
+        self.assertEqual((r.returncode, r.stdout), (0, normal.stdout), r.stderr)
+        (p,) = [x for x in r.profiles() if x.path.endswith("-01")]
+        (q,) = [x for x in normal.profiles() if x.path.endswith("-01")]
+        # the same calls, by name: no function is a bare address
+        self.assertEqual(p.call_counts(), q.call_counts())
+        self.assertEqual(p.cmd, basic)
+
+
 class SetUserId(unittest.TestCase):
     def test_launcher_says_why_no_profile(self):
         # a copy of guest owned by another user, set-user-ID: the loader
