@@ -187,6 +187,21 @@ class SignalJumps(Guest):
                     self.assertLessEqual(into, counted + lost)
 
 
+class SignalFork(Guest):
+    def test_children_forked_from_a_signal_handler_keep_their_calls(self):
+        # 200 children forked from a SIGALRM handler that often interrupts
+        # a hook; each returns into it, then calls child_work 1,000 times
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [GUEST, "sigfork"], env=extra, pinned=pinned, timeout=120)
+                self.assertEqual((r.returncode, r.stdout), (0, "forked 200\n"), r.stderr)
+                mains = [p for p in r.profiles() if p.path.endswith("-01")]
+                self.assertEqual(len(mains), 201, r.files)
+                counts = sorted(sum(v for (a, b), v in p.call_counts().items() if b == "child_work")
+                                for p in mains)
+                self.assertEqual(counts, [0] + [1000] * 200)
+
+
 class SignalQueries(Guest):
     def test_dispositions_are_the_programs(self):
         plain, runs = self.plain_and_profiled(["query"])

@@ -33,6 +33,11 @@
  *                 calling counted() until 3,000 jumps; prints the jumps,
  *                 the handler's calls and counted()'s entries (counted by
  *                 the program itself, in its body).
+ *   sigfork       SIGALRM every 200 us of real time; its handler forks,
+ *                 200 times in all, while main calls counted(); each child
+ *                 returns from the handler into what it interrupted (often
+ *                 a hook), then calls child_work() 1,000 times from main
+ *                 and exits: every child's profile must hold them.
  *   undumpable    as sleep, after prctl(PR_SET_DUMPABLE, 0) (as sshd and
  *                 some servers do): its /proc files become root's.
  *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
@@ -116,6 +121,34 @@ static __attribute__((noinline)) void counted(void)
     counted_calls++;
     for (int i = 0; i < 20; i++)
         sink += (unsigned long)i;
+}
+
+static volatile sig_atomic_t forks_left = 200, in_child;
+
+static __attribute__((noinline)) void child_work(void)
+{
+    for (int i = 0; i < 10; i++)
+        sink += (unsigned long)i;
+}
+
+static void on_alarm_fork(int sig)
+{
+    (void)sig;
+    if (forks_left <= 0)
+        return;
+    forks_left--;
+    int saved = errno;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the child returns into what the signal interrupted (a hook,
+         * often), then works and ends in main */
+        in_child = 1;
+        errno = saved;
+        return;
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    errno = saved;
 }
 
 static void thread_ends(void)
@@ -306,6 +339,28 @@ int main(int argc, char **argv)
         setitimer(ITIMER_REAL, &off, NULL);
         printf("jumps %d, handler calls %d, counted %lu\n", 3000 - (int)jumps_left, (int)handler_calls,
                counted_calls);
+        return 0;
+    }
+    if (strcmp(mode, "sigfork") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm_fork;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = { { 0, 200 }, { 0, 200 } };
+        setitimer(ITIMER_REAL, &it, NULL);
+        while (forks_left > 0 && !in_child)
+            counted();
+        if (in_child) {
+            for (int i = 0; i < 1000; i++)
+                child_work();
+            exit(0);
+        }
+        struct itimerval off;
+        memset(&off, 0, sizeof off);
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("forked 200\n");
         return 0;
     }
     if (strcmp(mode, "undumpable") == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
