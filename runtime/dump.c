@@ -54,15 +54,32 @@ static int finished(const struct cg_thread *t)
 
 /* A program started by exec() in this process has the pid of the image that
  * ran before it and may have written parts under it: number after them. */
+static int numbered_always;
+
 static void scan_earlier_parts(void)
 {
     if (parts_scanned)
         return;
     parts_scanned = 1;
     struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
-    unsigned last = cg_name_last_part(&names);
+    int unnumbered;
+    unsigned last = cg_name_scan(&names, &unnumbered);
     if (last > parts)
         parts = last;
+    /* Files of this pid without a part number, before this process wrote
+     * any, and no numbered part (an exec'd image writes one): another
+     * process's with the same pid (another pid namespace sharing the
+     * directory, or the pid used again). Never replaced: this process's
+     * files are numbered after them. */
+    if (unnumbered && last == 0 && parts == 0) {
+        numbered_always = 1;
+        static char ours[CG_OPT_PATH_MAX + 64]; /* under the lock; no path on the stack */
+        if (cg_name_part(&names, 1, 1, 1, ours, sizeof ours) == 0)
+            cg_warn("files of pid %ld without a part number are in the output directory, another process's "
+                    "(another pid namespace writing into it, or the pid used again): they are left alone, and "
+                    "this process's are numbered after them (%s, ...)",
+                    (long)names.pid, ours);
+    }
 }
 
 static void begin(struct cg_dump *d, const char *trigger, unsigned part, int part_in_name, int append_files)
@@ -288,7 +305,7 @@ void cg_dump_thread_exit(struct cg_thread *t)
         } else {
             scan_earlier_parts();
             struct cg_dump d;
-            begin(&d, "Thread exit", parts + 1, parts > 0, 0);
+            begin(&d, "Thread exit", parts + 1, parts > 0 || numbered_always, 0);
             if (current_totals(t, &cur) == 0) {
                 cg_inspect_thread_ended(&cur);
                 write_part(&d, t, &cur);
@@ -313,7 +330,7 @@ static void dump_last(const char *trigger)
 {
     scan_earlier_parts();
     struct cg_dump d;
-    begin(&d, trigger, parts + 1, parts > 0, 0);
+    begin(&d, trigger, parts + 1, parts > 0 || numbered_always, 0);
     write_threads(&d, 1);
     cg_ended_write(&d);
     write_total(&d);

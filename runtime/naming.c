@@ -2,6 +2,8 @@
 #include "naming.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,13 @@ int cg_name_stems(const struct cg_names *n, char *parts, char *total, char *path
 
 unsigned cg_name_last_part(const struct cg_names *n)
 {
+    int unnumbered;
+    return cg_name_scan(n, &unnumbered);
+}
+
+unsigned cg_name_scan(const struct cg_names *n, int *unnumbered)
+{
+    *unnumbered = 0;
     char prefix[CG_OPT_PATH_MAX + 64];
     int with_pid;
     if (cg_name_prefix(n, prefix, sizeof prefix, &with_pid) != 0)
@@ -124,7 +133,19 @@ unsigned cg_name_last_part(const struct cg_names *n)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         const char *s = e->d_name;
-        if (strncmp(s, name, nlen) != 0 || strncmp(s + nlen, pid, plen) != 0 || s[nlen + plen] != '.')
+        if (strncmp(s, name, nlen) != 0 || strncmp(s + nlen, pid, plen) != 0)
+            continue;
+        if (s[nlen + plen] == '-' && s[nlen + plen + 1] >= '0' && s[nlen + plen + 1] <= '9') {
+            /* a profile, a regular file: a link planted at the name is
+             * replaced, never followed (outfile.c) */
+            struct stat st;
+            if (e->d_type == DT_REG ||
+                (e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISREG(st.st_mode)))
+                *unnumbered = 1;
+            continue;
+        }
+        if (s[nlen + plen] != '.')
             continue;
         s += nlen + plen + 1;
         char *end;

@@ -40,5 +40,8 @@ int cg_name_stems(const struct cg_names *n, char *parts, char *total, char *path
  * process has the pid of the image that ran before it, and may have
  * written parts under it, after which its own are numbered. */
 unsigned cg_name_last_part(const struct cg_names *n);
+/* The same, and in *unnumbered whether a file of this pid without a part
+ * number (<name>.<pid>-<NN>, a last dump's or a thread's end's) is there. */
+unsigned cg_name_scan(const struct cg_names *n, int *unnumbered);
 
 #endif

@@ -326,6 +326,41 @@ class NoProc(Guest):
         self.assertEqual(p.cmd, basic)
 
 
+class SamePid(Guest):
+    def test_another_process_with_the_same_pid_keeps_its_files(self):
+        # two runs, each pid 1 in a pid namespace of its own, into one
+        # directory: the second's files are numbered after the first's,
+        # which stay as they were
+        import hashlib
+        import shutil
+        import tempfile
+        if os.getuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare")
+        probe = subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c", 'test "$$" = 1'], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("no pid namespace here: %s" % probe.stderr.decode(errors="replace").strip())
+        d = tempfile.mkdtemp(prefix="cgprof-samepid-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        basic = cgtest.example("basic")
+        env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
+        script = 'LD_PRELOAD="$1" exec "$2"'
+        argv = ["unshare", "-pf", "--mount-proc", "sh", "-c", script, "sh", cgtest.LIB, basic]
+        first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.1-01", "callgrind.total.1"])
+        with open(os.path.join(d, "callgrind.out.1-01"), "rb") as f:
+            kept = hashlib.sha256(f.read()).hexdigest()
+        second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(second.returncode, 0, second.stderr)
+        self.assertIn("callgrind.out.1.1-01", second.stderr)
+        self.assertEqual(sorted(f for f in os.listdir(d) if f.startswith("callgrind.out.")),
+                         ["callgrind.out.1-01", "callgrind.out.1.1-01"])
+        with open(os.path.join(d, "callgrind.out.1-01"), "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), kept)
+        p = reader.load(os.path.join(d, "callgrind.out.1.1-01"))
+        self.assertEqual(p.call_counts()[("main", "fib")], 1)
+
+
 class SetUserId(unittest.TestCase):
     def test_launcher_says_why_no_profile(self):
         # a copy of guest owned by another user, set-user-ID: the loader

@@ -316,6 +316,28 @@ static void test_last_part(void **state)
     assert_int_equal(last_part(missing, ""), 0);
 }
 
+static void test_scan_unnumbered(void **state)
+{
+    (void)state;
+    char out[256];
+    snprintf(out, sizeof out, "%s/sc.out", tmpdir);
+    struct cg_names n = { out, PID, "" };
+    int unnumbered = -1;
+    assert_int_equal(cg_name_scan(&n, &unnumbered), 0);
+    assert_int_equal(unnumbered, 0);
+    /* parts, another pid that starts alike, a dash without a number */
+    touch("sc.out.4242.2-01");
+    touch("sc.out.42420-01");
+    touch("sc.out.4242-x");
+    assert_int_equal(cg_name_scan(&n, &unnumbered), 2);
+    assert_int_equal(unnumbered, 0);
+    /* a file of this pid without a part number: another process's, when
+     * found before this one wrote any (dump.c) */
+    touch("sc.out.4242-03");
+    assert_int_equal(cg_name_scan(&n, &unnumbered), 2);
+    assert_int_equal(unnumbered, 1);
+}
+
 static void remove_tmpdir(void)
 {
     DIR *d = opendir(tmpdir);
@@ -346,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_stems),
         cmocka_unit_test(test_last_part),
+        cmocka_unit_test(test_scan_unnumbered),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     remove_tmpdir();
