@@ -34,6 +34,7 @@
 #include <link.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -415,22 +416,15 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
         cg_warn("CGPROF_SAMPLE_SIGNAL and CGPROF_SIGNAL are the same signal; timing every call instead");
         return 0;
     }
+    /* Taken already, by a signal the user chose: as asked, or not at all.
+     * Otherwise the handler goes in at the first timer (ensure_handler). */
     struct sigaction old;
-    if (cg_real_sigaction()(cg_opts.sample_signal, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
+    if (cg_option_given(&cg_opts, "CGPROF_SAMPLE_SIGNAL") &&
+        cg_real_sigaction()(cg_opts.sample_signal, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
         char name[24];
         cg_warn("SIG%s already has an action in this program; timing every call instead of sampling "
                 "(CGPROF_SAMPLE_SIGNAL chooses another signal)",
                 cg_signal_name(cg_opts.sample_signal, name, sizeof name));
-        return 0;
-    }
-    program_view = old;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sample;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (cg_real_sigaction()(cg_opts.sample_signal, &sa, NULL) != 0) {
-        cg_warn("cannot install the sampling signal handler (%s); timing every call instead", strerror(errno));
         return 0;
     }
     load_unwinder();
@@ -454,11 +448,70 @@ const char *cg_sample_timer_desc(void)
     return perf_exclude_kernel ? "perf_event task clock, user time only" : "perf_event task clock";
 }
 
+/* The sampling signal's handler, installed over SIG_DFL only (the
+ * program's view of the signal is that: program_view). Returns whether it
+ * went in. */
+static int install_on(int sig)
+{
+    struct sigaction old;
+    if (cg_real_sigaction()(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+        return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sample;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (cg_real_sigaction()(sig, &sa, NULL) != 0)
+        return 0;
+    program_view = old;
+    return 1;
+}
+
+/* 0: not yet, 1: being installed, 2: in, 3: no signal to be had. */
+static int handler_state;
+
+/* The handler goes in at the first timer, not at start-up: another
+ * profiler preloaded with cgprof (gperftools' libprofiler) whose
+ * constructor runs after cgprof's then finds SIGPROF free, as it requires,
+ * and cgprof takes another signal, a real-time one nobody has an action
+ * for (unless the user chose the signal: CGPROF_SAMPLE_SIGNAL). */
+static int ensure_handler(void)
+{
+    int s = __atomic_load_n(&handler_state, __ATOMIC_ACQUIRE);
+    if (cg_likely(s == 2))
+        return 1;
+    if (s == 0 && __atomic_compare_exchange_n(&handler_state, &s, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        int sig = sample_sig, ok = install_on(sig);
+        if (!ok && !cg_option_given(&cg_opts, "CGPROF_SAMPLE_SIGNAL"))
+            for (int k = SIGRTMIN + 8; k <= SIGRTMAX - 8 && !ok; k++)
+                if (k != cg_opts.signal && install_on(k))
+                    sig = k, ok = 1;
+        char was[24], now[24];
+        if (ok && sig != sample_sig)
+            cg_warn("SIG%s has an action of another's (another profiler's?): cgprof samples on SIG%s instead "
+                    "(CGPROF_SAMPLE_SIGNAL chooses one)",
+                    cg_signal_name(sample_sig, was, sizeof was), cg_signal_name(sig, now, sizeof now));
+        else if (!ok)
+            cg_warn("SIG%s has an action of another's and no other signal is free: no samples, so no time is "
+                    "recorded (the calls still are counted)", cg_signal_name(sample_sig, was, sizeof was));
+        sample_sig = sig;
+        __atomic_store_n(&handler_state, ok ? 2 : 3, __ATOMIC_RELEASE);
+        return ok;
+    }
+    while ((s = __atomic_load_n(&handler_state, __ATOMIC_ACQUIRE)) == 1)
+        sched_yield();
+    return s == 2;
+}
+
 void cg_sample_thread_start(struct cg_thread *t)
 {
     if (!cg_sampling || stepped_aside || t->has_timer)
         return;
     int saved = errno;
+    if (!ensure_handler()) {
+        errno = saved;
+        return;
+    }
     /* A thread that blocks the sampling signal would never be sampled, its
      * time unseen: xz's workers start with every signal blocked (their
      * creator blocks all around pthread_create, so that the process's
@@ -591,7 +644,7 @@ void cg_sample_exec(struct cg_thread *t, int going)
 
 int cg_sample_signal_view(int sig, struct sigaction *view)
 {
-    if (!cg_sampling || stepped_aside || sig != sample_sig)
+    if (!cg_sampling || stepped_aside || sig != sample_sig || __atomic_load_n(&handler_state, __ATOMIC_ACQUIRE) != 2)
         return 0;
     *view = program_view;
     return 1;
@@ -599,7 +652,8 @@ int cg_sample_signal_view(int sig, struct sigaction *view)
 
 int cg_sample_signal_claimed(int sig)
 {
-    if (!cg_sampling || stepped_aside || sig != sample_sig)
+    /* not ours yet (no timer so far): the first timer takes another */
+    if (!cg_sampling || stepped_aside || sig != sample_sig || __atomic_load_n(&handler_state, __ATOMIC_ACQUIRE) != 2)
         return 0;
     stepped_aside = 1;
     char name[24];

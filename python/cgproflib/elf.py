@@ -19,9 +19,12 @@ MAX_NOTE_SEGMENT = 65536  # bytes of one note segment read at most
 
 
 class Headers:
-    def __init__(self, static: bool, runtime: str | None):
+    def __init__(self, static: bool, runtime: str | None, interp: str | None = None,
+                 needed: list | None = None):
         self.static = static     # no PT_INTERP: no dynamic linker runs in it
         self.runtime = runtime   # the version of the runtime linked in, or None
+        self.interp = interp     # the dynamic linker's path (PT_INTERP), or None
+        self.needed = needed or []   # its DT_NEEDED names, in order
 
 
 def notes(data: bytes, off: int = 0, size: int | None = None):
@@ -49,16 +52,50 @@ def headers(path: str) -> Headers | None:
                 return None
             f.seek(phoff)
             table = f.read(phentsize * phnum)
-            static, runtime = True, None
+            static, runtime, interp, dynamic, loads = True, None, None, None, []
             for k in range(len(table) // phentsize):
-                ptype, _flags, off, _va, _pa, filesz = struct.unpack_from("<IIQQQQ", table, k * phentsize)
+                ptype, _flags, off, va, _pa, filesz = struct.unpack_from("<IIQQQQ", table, k * phentsize)
                 if ptype == 3:   # PT_INTERP: the dynamic linker runs
                     static = False
+                    if filesz <= 4096:
+                        f.seek(off)
+                        interp = f.read(filesz).rstrip(b"\0").decode("utf-8", "replace")
                 elif ptype == 4 and filesz <= MAX_NOTE_SEGMENT:   # PT_NOTE
                     f.seek(off)
                     for name, ntype, desc in notes(f.read(filesz)):
                         if name == b"cgprof" and ntype == 1:
                             runtime = desc.rstrip(b"\0").decode("ascii", "replace")
-            return Headers(static, runtime)
+                elif ptype == 2 and filesz <= MAX_NOTE_SEGMENT:   # PT_DYNAMIC
+                    dynamic = (off, filesz)
+                elif ptype == 1:   # PT_LOAD: where DT_STRTAB's address is in the file
+                    loads.append((va, off, filesz))
+            return Headers(static, runtime, interp, _needed(f, dynamic, loads) if dynamic else [])
     except (OSError, struct.error, ValueError, OverflowError):
         return None
+
+
+def _needed(f, dynamic, loads) -> list:
+    """The DT_NEEDED names of the dynamic section at file range dynamic."""
+    off, size = dynamic
+    f.seek(off)
+    data = f.read(size)
+    strtab, names = None, []
+    for k in range(len(data) // 16):
+        tag, val = struct.unpack_from("<qQ", data, k * 16)
+        if tag == 0:
+            break
+        if tag == 5:         # DT_STRTAB, an address
+            strtab = val
+        elif tag == 1:       # DT_NEEDED, an offset into it
+            names.append(val)
+    base = None
+    for va, foff, filesz in loads:
+        if strtab is not None and va <= strtab < va + filesz:
+            base = foff + (strtab - va)
+    if base is None:
+        return []
+    out = []
+    for n in names:
+        f.seek(base + n)
+        out.append(f.read(256).split(b"\0", 1)[0].decode("utf-8", "replace"))
+    return out

@@ -272,6 +272,33 @@ def _elf_dynamic(path):
 
 
 
+
+# The sanitizers whose runtime must come first in the list of libraries
+# ("ASan runtime does not come first in initial library list").
+FIRST_RUNTIMES = ("libasan.so", "libhwasan.so")
+
+
+def sanitizer_runtime(prog, path, env):
+    """The path of the sanitizer runtime that the dynamic program at path
+    needs first (gcc's -fsanitize=address links libasan.so), as its dynamic
+    linker resolves it (ld.so --list, without our preload), or None."""
+    if prog is None or prog.static or not prog.interp or not path:
+        return None
+    names = [n for n in prog.needed if n.startswith(FIRST_RUNTIMES)]
+    if not names:
+        return None
+    clean = {k: v for k, v in env.items() if k != "LD_PRELOAD"}
+    try:
+        out = subprocess.run([prog.interp, "--list", path], env=clean, capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        if name in names and rest.startswith("/"):
+            return rest.split(" (", 1)[0]
+    return None
+
 def secure_exec(path):
     """Why the loader runs path in secure-execution mode (AT_SECURE) when
     this user runs it, or None: a set-user-ID file of another owner, a
@@ -346,10 +373,12 @@ def runtime_loads_in(path, prog):
 # second runtime, which would take the dump signal from the first.
 
 class ProgramELF:
-    def __init__(self, static, runtime, hooks):
+    def __init__(self, static, runtime, hooks, interp=None, needed=()):
         self.static = static     # no PT_INTERP: no dynamic linker runs in it
         self.runtime = runtime   # the version of the runtime linked in, or None
         self.hooks = hooks       # static: __cyg_profile_func_enter in .symtab: True, False, None (stripped)
+        self.interp = interp     # the dynamic linker (PT_INTERP)
+        self.needed = list(needed)   # DT_NEEDED
 
 
 def program_elf(path):
@@ -381,7 +410,7 @@ def program_elf(path):
                             break
         except (OSError, struct.error, IndexError, ValueError, OverflowError):
             hooks = None   # cannot be told
-    return ProgramELF(exe.static, exe.runtime, hooks)
+    return ProgramELF(exe.static, exe.runtime, hooks, exe.interp, exe.needed)
 
 
 def static_refusal(program, static):
@@ -595,6 +624,11 @@ def _main(argv, original_mask):
     # into a dynamic program that has the runtime linked in: two runtimes.
     if lib and (static is not None or not linked):
         env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+        # AddressSanitizer's runtime refuses to start unless it is the
+        # first library: before ours, as the program's own
+        first = sanitizer_runtime(prog, which(args.command[0], os.environ), env)
+        if first:
+            env["LD_PRELOAD"] = first + ":" + env["LD_PRELOAD"]
     if linked and prog.runtime != VERSION and not args.quiet:
         say("note: %s has the runtime of cgprof %s linked in, and this is cgprof %s: the options were checked "
             "against %s's rules" % (shown([args.command[0]])[0], shown([prog.runtime])[0], VERSION, VERSION))

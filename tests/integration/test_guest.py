@@ -361,6 +361,60 @@ class SamePid(Guest):
         self.assertEqual(p.call_counts()[("main", "fib")], 1)
 
 
+class Sanitizers(Guest):
+    def test_addresssanitizer_program_through_the_launcher(self):
+        # ASan's runtime must be the first library: the launcher puts it
+        # before ours ("ASan runtime does not come first" before)
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="cgprof-asan-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        exe = os.path.join(d, "guest-asan")
+        src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "guest.c")
+        b = subprocess.run(["gcc", "-O1", "-g", "-fsanitize=address", "-finstrument-functions", "-pthread", src,
+                            "-o", exe], capture_output=True, text=True)
+        if b.returncode != 0:
+            self.skipTest("no AddressSanitizer here: " + b.stderr.strip()[-200:])
+        plain = subprocess.run([exe, "query"], cwd=d, capture_output=True, text=True, timeout=120)
+        if plain.returncode != 0:
+            self.skipTest("an AddressSanitizer program does not run here: " + plain.stderr.strip()[-200:])
+        launcher = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
+        r = subprocess.run([launcher, "--time=exact", exe, "query"], cwd=d, env=cgtest.clean_environ(),
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
+        files = [f for f in os.listdir(d) if f.startswith("callgrind.out.") and f.endswith("-01")]
+        self.assertEqual(len(files), 1, os.listdir(d))
+        p = reader.load(os.path.join(d, files[0]))
+        self.assertEqual(p.call_counts()[("main", "query")], 2)
+
+
+class AnotherProfiler(Guest):
+    def test_a_profiler_preloaded_with_cgprof_keeps_sigprof(self):
+        # a profiler that wants SIGPROF free at its start (gperftools'),
+        # preloaded before and after cgprof: both sample, cgprof on another
+        # signal (before: one refused, or cgprof timed every call)
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="cgprof-fakeprof-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        lib = os.path.join(d, "libfakeprof.so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", lib,
+                        os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "fakeprof.c")], check=True)
+        for order in ([lib, cgtest.LIB], [cgtest.LIB, lib]):
+            with self.subTest(first=os.path.basename(order[0])):
+                r = run_preloaded(self, [cgtest.example("basic"), "30"], env={"LD_PRELOAD": ":".join(order)},
+                                  pinned=False)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                m = re.search(r"^fakeprof: (\w+).*, (\d+) samples$", r.stderr, re.M)
+                self.assertIsNotNone(m, r.stderr)
+                self.assertEqual(m.group(1), "ran", r.stderr)
+                self.assertGreater(int(m.group(2)), 0, r.stderr)
+                self.assertIn("cgprof samples on SIGRTMIN+8 instead", r.stderr)
+                (p,) = [x for x in r.profiles() if x.path.endswith("-01")]
+                self.assertTrue(p.desc_value("Clock").startswith("sampled"), p.desc)
+                self.assertGreater(p.total_self(), 0)
+
+
 class SetUserId(unittest.TestCase):
     def test_launcher_says_why_no_profile(self):
         # a copy of guest owned by another user, set-user-ID: the loader

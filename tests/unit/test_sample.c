@@ -689,6 +689,10 @@ int main(void)
     t = cg_thread_attach();
     if (!t)
         return 1;
+    /* the handler goes in at the first timer (sample.c, ensure_handler):
+     * one started and stopped, the tests start their own */
+    cg_sample_thread_start(t);
+    cg_sample_thread_stop(t);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_installed), /* the state as attached */
         cmocka_unit_test_setup(test_clock, reset),
