@@ -261,6 +261,17 @@ static void final_dump(const char *trigger)
                     "(build it with -finstrument-functions: pkg-config --cflags cgprof)",
                     (long)cg_proc_pid(), CG_QUOTE(shown, cg_proc_cmdline()));
         }
+    } else {
+        /* Another pid, and not a vfork() child (whose hooks are off: the
+         * off sentinel, no tables): a child of a fork that ran no atfork
+         * handler, whose tables are its parent's as they were, its own
+         * calls added. Said, not silent. */
+        struct cg_thread *t = cg_self;
+        if (!t || t->costs.frames)
+            cg_warn("process %ld was made by a fork that ran no pthread_atfork handler (syscall(SYS_fork), or "
+                    "clone() without CLONE_VM): its calls cannot be told from its parent's, and no profile is "
+                    "written for it",
+                    (long)getpid());
     }
     errno = saved;
 }

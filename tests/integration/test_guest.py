@@ -202,6 +202,23 @@ class SignalFork(Guest):
                 self.assertEqual(counts, [0] + [1000] * 200)
 
 
+class RawFork(Guest):
+    def test_a_child_of_a_raw_fork_is_said(self):
+        # syscall(SYS_fork) runs no atfork handler: the child's tables are
+        # its parent's; it writes no profile, and says so (it was silent)
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [GUEST, "rawfork"], env=extra, pinned=pinned)
+                self.assertEqual((r.returncode, r.stdout), (0, "child: exit status 0\n"), r.stderr)
+                lines = cgtest.stderr_lines(r.stderr)
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertRegex(lines[0], r"^cgprof: process \d+ was made by a fork that ran no pthread_atfork "
+                                           r"handler .* no profile is written for it$")
+                # the parent's profile, whole
+                (p,) = [x for x in r.profiles() if x.path.endswith("-01")]
+                self.assertEqual(p.call_counts()[("main", "work")], 10)
+
+
 class SignalQueries(Guest):
     def test_dispositions_are_the_programs(self):
         plain, runs = self.plain_and_profiled(["query"])

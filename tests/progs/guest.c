@@ -38,6 +38,9 @@
  *                 returns from the handler into what it interrupted (often
  *                 a hook), then calls child_work() 1,000 times from main
  *                 and exits: every child's profile must hold them.
+ *   rawfork       a child made by syscall(SYS_fork) (no atfork handler
+ *                 runs) calls child_work() 10 times and exits; the parent
+ *                 waits and prints the child's status.
  *   undumpable    as sleep, after prctl(PR_SET_DUMPABLE, 0) (as sshd and
  *                 some servers do): its /proc files become root's.
  *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
@@ -56,6 +59,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -361,6 +365,21 @@ int main(int argc, char **argv)
         memset(&off, 0, sizeof off);
         setitimer(ITIMER_REAL, &off, NULL);
         printf("forked 200\n");
+        return 0;
+    }
+    if (strcmp(mode, "rawfork") == 0) {
+        for (int i = 0; i < 10; i++)
+            work();
+        fflush(stdout);
+        long pid = syscall(SYS_fork);
+        if (pid == 0) {
+            for (int i = 0; i < 10; i++)
+                child_work();
+            exit(0);
+        }
+        int st = 0;
+        waitpid((pid_t)pid, &st, 0);
+        printf("child: exit status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
         return 0;
     }
     if (strcmp(mode, "undumpable") == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
