@@ -127,48 +127,22 @@ CG_EXPORT int CG_WRAP(signalfd)(int fd, const sigset_t *mask, int flags)
     return real_(fd, mask, flags);
 }
 
-/* ---- unshare, setns ---------------------------------------------------------
- * The kernel refuses them (EINVAL) to a multi-threaded caller for a user
- * namespace (unshare: CLONE_NEWUSER, and CLONE_THREAD, CLONE_SIGHAND,
- * CLONE_VM; setns: a user or mount namespace, whose type the descriptor
- * may hide): the service thread steps out for the call. */
-CG_WRAPPER_DECL(unshare);
-CG_EXPORT int CG_WRAP(unshare)(int flags)
-{
-    REAL(unshare);
-    int was = flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM) ? cg_service_pause() : 0;
-    int rc = real_(flags);
-    int err = errno;
-    cg_service_resume(was);
-    errno = err;
-    return rc;
-}
-
-CG_WRAPPER_DECL(setns);
-CG_EXPORT int CG_WRAP(setns)(int fd, int nstype)
-{
-    REAL(setns);
-    int was = nstype == 0 || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)) ? cg_service_pause() : 0;
-    int rc = real_(fd, nstype);
-    int err = errno;
-    cg_service_resume(was);
-    errno = err;
-    return rc;
-}
-
-/* ---- the set*id family --------------------------------------------------------
- * glibc makes every thread of the process take the new credentials (its
- * setxid signal to each thread, then the same system call there), and
+/* ---- calls the service thread steps out for -------------------------------
+ * The kernel refuses unshare() and setns() (EINVAL) to a multi-threaded
+ * caller for a user namespace (unshare: CLONE_NEWUSER, and CLONE_THREAD,
+ * CLONE_SIGHAND, CLONE_VM; setns: a user or mount namespace, whose type the
+ * descriptor may hide). glibc makes every thread repeat a set*id call (its
+ * setxid signal to each thread, then the same system call there) and
  * aborts the process when one thread's call does not succeed as the
  * caller's did: util-linux's setpriv, preloaded, died of SIGABRT in
- * setresgid. The service thread steps out for the call: the process has
- * then the threads the program made, no more. */
-#define SETID_WRAPPER(name, params, args)                                                                    \
+ * setresgid. For each, when `when` holds, the service thread steps out:
+ * the process has then the threads the program made, no more. */
+#define STEP_ASIDE_WRAPPER(name, params, args, when)                                                         \
     CG_WRAPPER_DECL(name);                                                                                   \
     CG_EXPORT int CG_WRAP(name) params                                                                       \
     {                                                                                                        \
         REAL(name);                                                                                          \
-        int was = cg_service_pause();                                                                        \
+        int was = (when) ? cg_service_pause() : 0;                                                           \
         int rc = real_ args;                                                                                 \
         int err = errno;                                                                                     \
         cg_service_resume(was);                                                                              \
@@ -176,15 +150,17 @@ CG_EXPORT int CG_WRAP(setns)(int fd, int nstype)
         return rc;                                                                                           \
     }
 
-SETID_WRAPPER(setuid, (uid_t u), (u))
-SETID_WRAPPER(setgid, (gid_t g), (g))
-SETID_WRAPPER(seteuid, (uid_t u), (u))
-SETID_WRAPPER(setegid, (gid_t g), (g))
-SETID_WRAPPER(setreuid, (uid_t r, uid_t e), (r, e))
-SETID_WRAPPER(setregid, (gid_t r, gid_t e), (r, e))
-SETID_WRAPPER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
-SETID_WRAPPER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
-SETID_WRAPPER(setgroups, (size_t n, const gid_t *list), (n, list))
+STEP_ASIDE_WRAPPER(unshare, (int flags), (flags), flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM))
+STEP_ASIDE_WRAPPER(setns, (int fd, int nstype), (fd, nstype), nstype == 0 || (nstype & (CLONE_NEWUSER | CLONE_NEWNS)))
+STEP_ASIDE_WRAPPER(setuid, (uid_t u), (u), 1)
+STEP_ASIDE_WRAPPER(setgid, (gid_t g), (g), 1)
+STEP_ASIDE_WRAPPER(seteuid, (uid_t u), (u), 1)
+STEP_ASIDE_WRAPPER(setegid, (gid_t g), (g), 1)
+STEP_ASIDE_WRAPPER(setreuid, (uid_t r, uid_t e), (r, e), 1)
+STEP_ASIDE_WRAPPER(setregid, (gid_t r, gid_t e), (r, e), 1)
+STEP_ASIDE_WRAPPER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s), 1)
+STEP_ASIDE_WRAPPER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s), 1)
+STEP_ASIDE_WRAPPER(setgroups, (size_t n, const gid_t *list), (n, list), 1)
 
 /* ---- pthread_create -------------------------------------------------------
  * The new thread's number is taken here, where the order of creation is

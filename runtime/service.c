@@ -155,6 +155,27 @@ static int other_threads_alive(void)
     return alive;
 }
 
+/* Stops the service thread (the one caller that sets service_stop first):
+ * posted, joined, and waited for until it is out of the thread group.
+ * Returns whether this call stopped it. */
+static int stop_thread(void)
+{
+    if (__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL))
+        return 0;
+    pid_t tid = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
+    sem_post(&wakeup);
+    pthread_join(service_thread, NULL);
+    /* pthread_join returns when the kernel clears the thread's id, before
+     * it leaves the thread group: until then unshare() still sees two
+     * threads (EINVAL). Gone when a null signal finds no such thread. */
+    for (int i = 0; tid > 0 && i < 100000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++)
+        sched_yield();
+    __atomic_store_n(&service_tid, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
+    cg_proc_internal_threads_add(-1);
+    return 1;
+}
+
 /* glibc ends the process when its last thread ends, counting ours: which
  * can only happen once the main thread has ended (pthread_exit), and only
  * then is it worth reading /proc for each thread that ends. */
@@ -168,12 +189,7 @@ void cg_service_thread_gone(void)
         other_threads_alive())
         return;
     int saved = errno;
-    if (!__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL)) {
-        sem_post(&wakeup);
-        pthread_join(service_thread, NULL);
-        __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
-        cg_proc_internal_threads_add(-1);
-    }
+    stop_thread();
     errno = saved;
 }
 
@@ -185,23 +201,11 @@ int cg_service_pause(void)
 {
     if (!__atomic_load_n(&service_started, __ATOMIC_ACQUIRE) || gettid() == service_tid)
         return 0;
-    if (__atomic_exchange_n(&service_stop, 1, __ATOMIC_ACQ_REL))
-        return 0; /* stopping for good (cg_service_thread_gone) */
     int saved = errno;
-    pid_t tid = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
-    sem_post(&wakeup);
-    pthread_join(service_thread, NULL);
-    /* pthread_join returns when the kernel clears the thread's id, before
-     * it leaves the thread group: until then unshare() still sees two
-     * threads (EINVAL). Gone when a null signal finds no such thread. */
-    for (int i = 0; tid > 0 && i < 100000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++)
-        sched_yield();
-    __atomic_store_n(&service_tid, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);
-    cg_proc_internal_threads_add(-1);
-    paused = 1;
+    int stopped = stop_thread(); /* 0: stopping for good (cg_service_thread_gone) */
+    paused = stopped;
     errno = saved;
-    return 1;
+    return stopped;
 }
 
 void cg_service_resume(int was_running)

@@ -168,30 +168,6 @@ class ControlDir:
         self.fd = fd
         self.uid = uid
 
-    def _send_thread(self, sig: int, tid: int) -> bool:
-        """Whether the signal went to thread tid of the process: through a
-        thread's pidfd (Linux 6.9: PIDFD_THREAD, PIDFD_SIGNAL_THREAD), else
-        tgkill(2), which checks that tid is a thread of pid."""
-        if self._send is not None and hasattr(os, "pidfd_open"):
-            try:
-                fd = os.pidfd_open(tid, 0o200)          # PIDFD_THREAD (O_EXCL)
-            except OSError:
-                fd = -1
-            if fd >= 0:
-                try:
-                    self._send(fd, sig, None, 1)        # PIDFD_SIGNAL_THREAD
-                    return True
-                except OSError:
-                    pass
-                finally:
-                    os.close(fd)
-        try:
-            import ctypes
-            libc = ctypes.CDLL(None, use_errno=True)
-            return libc.syscall(234, self.pid, tid, sig) == 0   # SYS_tgkill on x86-64
-        except (OSError, AttributeError):
-            return False
-
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)

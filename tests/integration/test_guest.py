@@ -7,8 +7,10 @@ file at fd 2, a sleep), and that the profile was still written."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -20,12 +22,34 @@ from cgproflib import reader  # noqa: E402
 
 GUEST = prog("guest")
 CONTROL = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
+LAUNCHER = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
 
 # the runtime's defaults (sampled time, the throttle), and every call timed
 SETTINGS = {"defaults": ({}, False), "exact": ({}, True)}
 
 
 class Guest(unittest.TestCase):
+    def tmp(self, prefix="cgprof-guest-"):
+        """A directory of the test's own, removed after it."""
+        d = tempfile.mkdtemp(prefix=prefix)
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        return d
+
+    def sanitized(self, d, flag, what, mode):
+        """guest built in d with -fsanitize=flag (and the hooks), after
+        checking that such a program builds and runs here in mode (the
+        test is skipped, saying why, where it does not)."""
+        exe = os.path.join(d, "guest-" + flag)
+        src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "guest.c")
+        b = subprocess.run(["gcc", "-O1", "-g", "-fsanitize=" + flag, "-finstrument-functions", "-pthread", src,
+                            "-o", exe], capture_output=True, text=True)
+        if b.returncode != 0:
+            self.skipTest("no %s here: %s" % (what, b.stderr.strip()[-200:]))
+        plain = subprocess.run([exe, mode], cwd=d, capture_output=True, text=True, timeout=120)
+        if plain.returncode != 0:
+            self.skipTest("a %s program does not run here: %s" % (what, plain.stderr.strip()[-200:]))
+        return exe, plain
+
     def plain_and_profiled(self, args, env=None):
         """(plain run, {setting: profiled run}) of guest args."""
         plain = run_preloaded(self, [GUEST] + args, preload=False)
@@ -82,10 +106,7 @@ class Reuse(Guest):
     def test_a_reused_number_is_never_closed_by_cgprof(self):
         # CGPROF_OFF_CPU=1 gives each thread a context-switch event; the
         # program closes 3-1023 while the thread runs and reuses the numbers
-        import shutil
-        import tempfile
-        d = tempfile.mkdtemp(prefix="cgprof-reuse-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        d = self.tmp("cgprof-reuse-")
         expected = "opened a ok, b ok; wrote 3100 bytes to b\n"
         plain = run_preloaded(self, [GUEST, "reuse", d], preload=False)
         self.assertEqual(plain.stdout, expected)
@@ -114,7 +135,6 @@ class Threads(Guest):
     def test_setxid_in_a_preloaded_program(self):
         # glibc gives every thread the new ids and aborts the process when
         # one thread's call fails: setpriv, preloaded, died of SIGABRT
-        import shutil
         if os.getuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv")
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "id", "-u"]
@@ -126,19 +146,8 @@ class Threads(Guest):
     def test_threadsanitizer_child_after_fork(self):
         # a program that forks after joining its threads forks a single-
         # threaded process, cgprof's service thread included
-        import shutil
-        import tempfile
-        d = tempfile.mkdtemp(prefix="cgprof-tsan-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        exe = os.path.join(d, "guest-tsan")
-        src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "guest.c")
-        b = subprocess.run(["gcc", "-O1", "-g", "-fsanitize=thread", "-finstrument-functions", "-pthread", src,
-                            "-o", exe], capture_output=True, text=True)
-        if b.returncode != 0:
-            self.skipTest("no ThreadSanitizer here: " + b.stderr.strip()[-200:])
-        plain = subprocess.run([exe, "tsanfork"], cwd=d, capture_output=True, text=True, timeout=120)
-        if plain.returncode != 0:
-            self.skipTest("a ThreadSanitizer program does not run here: " + plain.stderr.strip()[-200:])
+        d = self.tmp("cgprof-tsan-")
+        exe, plain = self.sanitized(d, "thread", "ThreadSanitizer", "tsanfork")
         self.assertEqual(plain.stdout, "child: a thread ran\nchild: exit status 0\n")
         for name, (extra, pinned) in SETTINGS.items():
             with self.subTest(setting=name):
@@ -254,13 +263,6 @@ class Messages(Guest):
                 r2 = run_preloaded(self, [GUEST, "fds"], env=env, pinned=pinned)
                 self.assertRegex(r2.stderr, r"cgprof: .*callgrind\.out")
 
-    def tmp(self):
-        import tempfile
-        import shutil
-        d = tempfile.mkdtemp(prefix="cgprof-guest-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        return d
-
 
 class DumpRequest(Guest):
     def test_a_dump_does_not_cut_the_programs_sleep_short(self):
@@ -280,17 +282,14 @@ class DumpRequest(Guest):
                 self.assertTrue(parts, s.files())
 
 
-class Undumpable(unittest.TestCase):
+class Undumpable(Guest):
     def test_control_dumps_the_users_own_undumpable_process(self):
         # PR_SET_DUMPABLE 0 makes the process's /proc files root's: its
         # maps cannot be read, but it is the user's and a signal reaches it.
         # Program and control run as another user (root reads everything).
-        import shutil
-        import tempfile
         if os.getuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv to run as another user")
-        d = tempfile.mkdtemp(prefix="cgprof-undumpable-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        d = self.tmp("cgprof-undumpable-")
         ctl = os.path.join(d, "ctl")
         os.mkdir(ctl, 0o700)
         for x in (d, ctl):
@@ -322,7 +321,6 @@ class NoProc(Guest):
     def test_names_without_proc(self):
         # a mount namespace with an empty /proc (a container or a chroot
         # without it): the objects come from the loader's own list
-        import shutil
         if os.getuid() != 0 or not shutil.which("unshare"):
             self.skipTest("needs root and unshare")
         probe = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
@@ -349,15 +347,12 @@ class SamePid(Guest):
         # directory: the second's files are numbered after the first's,
         # which stay as they were
         import hashlib
-        import shutil
-        import tempfile
         if os.getuid() != 0 or not shutil.which("unshare"):
             self.skipTest("needs root and unshare")
         probe = subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c", 'test "$$" = 1'], capture_output=True)
         if probe.returncode != 0:
             self.skipTest("no pid namespace here: %s" % probe.stderr.decode(errors="replace").strip())
-        d = tempfile.mkdtemp(prefix="cgprof-samepid-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        d = self.tmp("cgprof-samepid-")
         basic = cgtest.example("basic")
         env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
         script = 'LD_PRELOAD="$1" exec "$2"'
@@ -382,21 +377,9 @@ class Sanitizers(Guest):
     def test_addresssanitizer_program_through_the_launcher(self):
         # ASan's runtime must be the first library: the launcher puts it
         # before ours ("ASan runtime does not come first" before)
-        import shutil
-        import tempfile
-        d = tempfile.mkdtemp(prefix="cgprof-asan-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        exe = os.path.join(d, "guest-asan")
-        src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "guest.c")
-        b = subprocess.run(["gcc", "-O1", "-g", "-fsanitize=address", "-finstrument-functions", "-pthread", src,
-                            "-o", exe], capture_output=True, text=True)
-        if b.returncode != 0:
-            self.skipTest("no AddressSanitizer here: " + b.stderr.strip()[-200:])
-        plain = subprocess.run([exe, "query"], cwd=d, capture_output=True, text=True, timeout=120)
-        if plain.returncode != 0:
-            self.skipTest("an AddressSanitizer program does not run here: " + plain.stderr.strip()[-200:])
-        launcher = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
-        r = subprocess.run([launcher, "--time=exact", exe, "query"], cwd=d, env=cgtest.clean_environ(),
+        d = self.tmp("cgprof-asan-")
+        exe, plain = self.sanitized(d, "address", "AddressSanitizer", "query")
+        r = subprocess.run([LAUNCHER, "--time=exact", exe, "query"], cwd=d, env=cgtest.clean_environ(),
                            capture_output=True, text=True, timeout=120)
         self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
         files = [f for f in os.listdir(d) if f.startswith("callgrind.out.") and f.endswith("-01")]
@@ -410,10 +393,7 @@ class AnotherProfiler(Guest):
         # a profiler that wants SIGPROF free at its start (gperftools'),
         # preloaded before and after cgprof: both sample, cgprof on another
         # signal (before: one refused, or cgprof timed every call)
-        import shutil
-        import tempfile
-        d = tempfile.mkdtemp(prefix="cgprof-fakeprof-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        d = self.tmp("cgprof-fakeprof-")
         lib = os.path.join(d, "libfakeprof.so")
         subprocess.run(["gcc", "-shared", "-fPIC", "-o", lib,
                         os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "fakeprof.c")], check=True)
@@ -432,14 +412,11 @@ class AnotherProfiler(Guest):
                 self.assertGreater(p.total_self(), 0)
 
 
-class SetUserId(unittest.TestCase):
+class SetUserId(Guest):
     def test_launcher_says_why_no_profile(self):
         # a copy of guest owned by another user, set-user-ID: the loader
         # runs it in secure-execution mode and ignores LD_PRELOAD
-        import shutil
-        import tempfile
-        d = tempfile.mkdtemp(prefix="cgprof-suid-")
-        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        d = self.tmp("cgprof-suid-")
         os.chmod(d, 0o755)
         if os.statvfs(d).f_flag & os.ST_NOSUID:
             self.skipTest("%s is on a nosuid mount" % d)
@@ -449,8 +426,7 @@ class SetUserId(unittest.TestCase):
         shutil.copy(GUEST, exe)
         os.chown(exe, 65534, 65534)
         os.chmod(exe, 0o4755)
-        launcher = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
-        r = subprocess.run([launcher, exe, "query"], cwd=d, env=cgtest.clean_environ(), capture_output=True,
+        r = subprocess.run([LAUNCHER, exe, "query"], cwd=d, env=cgtest.clean_environ(), capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("SIGUSR1: sigaction says SIG_DFL", r.stdout)
