@@ -37,6 +37,10 @@ cgprof_build() {
     shift
     if [ ! -f "$builddir/build.ninja" ]; then
         meson setup "$builddir" "$@" >/dev/null || return 1
+    elif [ $# -gt 0 ]; then
+        # a build directory made before (scripts/demo's, without the
+        # tests): the options asked for now, on it
+        meson configure "$builddir" "$@" >/dev/null || return 1
     fi
     meson compile -C "$builddir" >/dev/null || { meson compile -C "$builddir"; return 1; }
 }
