@@ -32,8 +32,16 @@
 #include "real.h"
 #include "util.h"
 
-static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static const int crash_signals[5] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 static int crashing;
+/* whether a crash handler of ours went in: a thread needs its alternate
+ * stack only then */
+static int installed;
+/* Per signal of crash_signals: our handler is what the kernel holds, and
+ * the action it replaced (SIG_DFL), which a query of the program's is
+ * answered (cg_crash_signal_view). */
+static int held[5];
+static struct sigaction program_view[5];
 
 /* Resolved when the handlers are installed, not in the handler. */
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -50,7 +58,7 @@ static size_t page_size;
 
 void cg_crash_thread_start(void)
 {
-    if (!cg_opts.crash || alt_map)
+    if (!cg_opts.crash || alt_map || !__atomic_load_n(&installed, __ATOMIC_ACQUIRE))
         return;
     int saved = errno;
     stack_t cur;
@@ -202,6 +210,27 @@ void cg_crash_install(void)
         sa.sa_sigaction = on_crash;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
-        real_sigaction(crash_signals[i], &sa, NULL);
+        program_view[i] = cur;
+        if (real_sigaction(crash_signals[i], &sa, NULL) == 0) {
+            __atomic_store_n(&held[i], 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
+        }
     }
+}
+
+int cg_crash_signal_view(int sig, struct sigaction *view)
+{
+    for (unsigned i = 0; i < CG_ARRAY_SIZE(crash_signals); i++)
+        if (crash_signals[i] == sig && __atomic_load_n(&held[i], __ATOMIC_ACQUIRE)) {
+            *view = program_view[i];
+            return 1;
+        }
+    return 0;
+}
+
+void cg_crash_signal_claimed(int sig)
+{
+    for (unsigned i = 0; i < CG_ARRAY_SIZE(crash_signals); i++)
+        if (crash_signals[i] == sig)
+            __atomic_store_n(&held[i], 0, __ATOMIC_RELEASE);
 }

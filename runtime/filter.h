@@ -24,11 +24,9 @@ void cg_filter_attach(struct cg_costs *c);
 /* Resolves the skip patterns in the objects loaded since the last scan and
  * publishes the new set. Never from a hook: reads files, allocates. */
 void cg_filter_scan(void);
-/* Whether a dlopen(file) made at `caller` must be followed by a scan, and
- * can be made from the runtime without changing what it loads: a path with
- * a '/' and no $ORIGIN-like token (the search path and $ORIGIN of a dlopen
- * depend on the object that calls it), from the base namespace. */
-int cg_filter_after_dlopen(const char *file, const void *caller);
+/* Whether skip patterns are set: objects a dlopen() loads are to be
+ * scanned. */
+int cg_filter_skipping(void);
 
 /* The functions left out now (the skipped, the throttled), for the
  * writer (writer.h, left_out); either may be NULL. */

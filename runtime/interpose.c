@@ -15,6 +15,7 @@
  * dlclose are not wrapped. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,6 +39,7 @@
 #include "service.h"
 #include "thread.h"
 #include "unload.h"
+#include "unwinder.h"
 #include "util.h"
 
 /* real_: the real function (real.h), or ENOSYS when the process has none. */
@@ -52,7 +54,7 @@
  * handler is what the kernel holds (1), else 0. */
 static int program_view(int sig, struct sigaction *view)
 {
-    return cg_service_signal_view(sig, view) || cg_sample_signal_view(sig, view);
+    return cg_service_signal_view(sig, view) || cg_sample_signal_view(sig, view) || cg_crash_signal_view(sig, view);
 }
 
 CG_WRAPPER_DECL(sigaction);
@@ -67,6 +69,7 @@ CG_EXPORT int CG_WRAP(sigaction)(int sig, const struct sigaction *act, struct si
     if (act) {
         cg_service_signal_claimed(sig);
         cg_sample_signal_claimed(sig);
+        cg_crash_signal_claimed(sig);
     }
     int rc = real_(sig, act, old);
     if (rc == 0 && ours)
@@ -86,6 +89,7 @@ CG_EXPORT sighandler_t CG_WRAP(signal)(int sig, sighandler_t handler)
     int ours = program_view(sig, &view);
     cg_service_signal_claimed(sig);
     cg_sample_signal_claimed(sig);
+    cg_crash_signal_claimed(sig);
     sighandler_t was = real_(sig, handler);
     return was != SIG_ERR && ours ? view.sa_handler : was;
 }
@@ -190,6 +194,7 @@ CG_EXPORT int CG_WRAP(pthread_create)(pthread_t *th, const pthread_attr_t *attr,
     int (*r)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = cg_real_pthread_create();
     if (!r)
         return EAGAIN;
+    cg_runtime_wake(0);
     struct start *s = malloc(sizeof *s);
     if (!s)
         return r(th, attr, fn, arg);
@@ -217,6 +222,7 @@ CG_WRAPPER_DECL(dlclose);
 CG_EXPORT int CG_WRAP(dlclose)(void *handle)
 {
     REAL(dlclose);
+    cg_runtime_wake(0);
     if (cg_runtime_ready()) {
         int saved = errno;
         cg_unload_note(handle);
@@ -228,22 +234,67 @@ CG_EXPORT int CG_WRAP(dlclose)(void *handle)
 /* ---- dlopen ----------------------------------------------------------------- */
 
 /* glibc's dlopen() takes its caller's object into account (its RPATH and
- * RUNPATH, $ORIGIN, its namespace): unless the filters need to see the
- * result, the call is passed on as a tail call, so that the caller dlopen()
- * sees is the program's own. */
+ * RUNPATH, $ORIGIN, its namespace): the call is passed on as a tail call,
+ * so that the caller dlopen() sees is the program's own, unless the result
+ * must be looked at (the filters' patterns to resolve in the new objects,
+ * or a process whose services wait for instrumented code: a plugin built
+ * with -finstrument-functions in an uninstrumented host) and the caller
+ * does not matter: a path with a slash and no $, from the base namespace. */
+static int caller_neutral(const char *file, const void *caller)
+{
+    if (!file || !strchr(file, '/') || strchr(file, '$'))
+        return 0;
+    Dl_info info;
+    struct link_map *lm = NULL;
+    Lmid_t lmid = LM_ID_BASE;
+    if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+        return 0;
+    if (dlinfo(lm, RTLD_DI_LMID, &lmid) != 0) {
+        dlerror();
+        return 0;
+    }
+    return lmid == LM_ID_BASE;
+}
+
 CG_WRAPPER_DECL(dlopen);
 CG_EXPORT void *CG_WRAP(dlopen)(const char *file, int mode)
 {
     void *(*real_)(const char *, int) = cg_real_dlopen();
     if (!real_)
         return NULL;
-    if (!cg_filter_after_dlopen(file, __builtin_return_address(0)))
+    cg_runtime_wake(0); /* a hook ran since the last look */
+    if (!(cg_filter_skipping() || cg_runtime_dormant()) || !caller_neutral(file, __builtin_return_address(0)))
         return real_(file, mode);
     void *h = real_(file, mode);
-    if (h)
-        cg_filter_scan(); /* keeps errno */
+    if (h) {
+        int saved = errno;
+        cg_filter_scan();
+        cg_runtime_wake(1);
+        errno = saved;
+    }
     return h;
 }
+
+#if CG_HAVE_LIBUNWIND
+/* ---- pipe2 -------------------------------------------------------------------
+ * libunwind keeps a pipe to check addresses with (its mem_validate_pipe),
+ * opened when it starts and again whenever a read of it fails (a program
+ * that closed every descriptor from 3 up): both ends go to the top of the
+ * program's range (cg_fd_above), so that the program's own open() gets the
+ * numbers it would get without cgprof, and libunwind never writes into a
+ * file the program opened at a number it had. */
+CG_WRAPPER_DECL(pipe2);
+CG_EXPORT int CG_WRAP(pipe2)(int fds[2], int flags)
+{
+    REAL(pipe2);
+    int rc = real_(fds, flags);
+    if (rc == 0 && cg_unwinder_calls_from((uintptr_t)__builtin_return_address(0))) {
+        fds[0] = cg_fd_above(fds[0]);
+        fds[1] = cg_fd_above(fds[1]);
+    }
+    return rc;
+}
+#endif
 #endif
 
 /* ---- vfork -------------------------------------------------------------------

@@ -1,8 +1,10 @@
+#define _GNU_SOURCE
 #include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -134,4 +136,93 @@ void cg_proc_thread_comm(pid_t tid, char *dst, size_t size)
     }
     dst[n] = 0;
     dst[strcspn(dst, "\n")] = 0;
+}
+
+/* ---- whether the process is instrumented ---------------------------------
+ * An object compiled with -finstrument-functions calls the hooks through
+ * its PLT or GOT: a relocation against __cyg_profile_func_enter in its
+ * dynamic section. Read from memory (the loader's own view), no file. */
+
+#if __ELF_NATIVE_CLASS == 64
+#define R_SYM ELF64_R_SYM
+#else
+#define R_SYM ELF32_R_SYM
+#endif
+
+struct instr_scan {
+    uintptr_t own; /* an address in the runtime's own object: not counted */
+    int found;
+};
+
+/* The loader relocates most of the dynamic section's addresses in place;
+ * the vDSO's and some loaders' stay relative to the object's base. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, uintptr_t v)
+{
+    return v < info->dlpi_addr ? v + info->dlpi_addr : v;
+}
+
+static int relocs_name_enter(const ElfW(Sym) * sym, const char *str, size_t strsz, uintptr_t rel, size_t size,
+                             int rela)
+{
+    static const char enter[] = "__cyg_profile_func_enter";
+    size_t step = rela ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel));
+    for (size_t off = 0; rel && off + step <= size; off += step) {
+        ElfW(Xword) r_info = rela ? ((const ElfW(Rela) *)(rel + off))->r_info : ((const ElfW(Rel) *)(rel + off))->r_info;
+        size_t idx = R_SYM(r_info);
+        if (idx == 0)
+            continue;
+        size_t name = sym[idx].st_name;
+        if (name < strsz && strsz - name >= sizeof enter && memcmp(str + name, enter, sizeof enter) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct instr_scan *s = data;
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+        else if (ph->p_type == PT_LOAD && s->own - info->dlpi_addr - ph->p_vaddr < ph->p_memsz)
+            return 0; /* the runtime itself */
+    }
+    if (!dyn)
+        return 0;
+    uintptr_t symtab = 0, strtab = 0, jmprel = 0, rela = 0, rel = 0;
+    size_t strsz = 0, pltrelsz = 0, relasz = 0, relsz = 0;
+    int pltrela = 1;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        switch (dyn->d_tag) {
+        case DT_SYMTAB: symtab = dyn_addr(info, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: strtab = dyn_addr(info, dyn->d_un.d_ptr); break;
+        case DT_STRSZ: strsz = dyn->d_un.d_val; break;
+        case DT_JMPREL: jmprel = dyn_addr(info, dyn->d_un.d_ptr); break;
+        case DT_PLTRELSZ: pltrelsz = dyn->d_un.d_val; break;
+        case DT_PLTREL: pltrela = dyn->d_un.d_val == DT_RELA; break;
+        case DT_RELA: rela = dyn_addr(info, dyn->d_un.d_ptr); break;
+        case DT_RELASZ: relasz = dyn->d_un.d_val; break;
+        case DT_REL: rel = dyn_addr(info, dyn->d_un.d_ptr); break;
+        case DT_RELSZ: relsz = dyn->d_un.d_val; break;
+        default: break;
+        }
+    }
+    if (!symtab || !strtab)
+        return 0;
+    const ElfW(Sym) *sym = (const ElfW(Sym) *)symtab;
+    const char *str = (const char *)strtab;
+    /* through the PLT (the usual), or the GOT (-fno-plt) */
+    s->found = relocs_name_enter(sym, str, strsz, jmprel, pltrelsz, pltrela) ||
+               relocs_name_enter(sym, str, strsz, rela, relasz, 1) || relocs_name_enter(sym, str, strsz, rel, relsz, 0);
+    return s->found;
+}
+
+int cg_proc_instrumented(const void *own)
+{
+    struct instr_scan s = { (uintptr_t)own, 0 };
+    dl_iterate_phdr(scan_object, &s);
+    return s.found;
 }

@@ -72,4 +72,10 @@ unsigned cg_proc_program_threads(void);
  * cgprof ("" when unknown). */
 void cg_proc_thread_comm(pid_t tid, char *dst, size_t size);
 
+/* Whether an object loaded in the process, other than the one holding
+ * `own` (the runtime), calls __cyg_profile_func_enter: built with
+ * -finstrument-functions. Reads the objects' dynamic sections in memory;
+ * takes the loader's lock (dl_iterate_phdr): not from a signal handler. */
+int cg_proc_instrumented(const void *own);
+
 #endif

@@ -48,6 +48,7 @@ typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Ex
     X(pthread_create, RTLD_NEXT, OWN, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))   \
     X(dlopen, RTLD_NEXT, NONE, void *, (const char *, int))                                                    \
     X(dlclose, RTLD_NEXT, NONE, int, (void *))                                                                 \
+    X(pipe2, RTLD_NEXT, NONE, int, (int *, int))                                                               \
     X(execve, RTLD_NEXT, WRAP, int, (const char *, char *const[], char *const[]))                              \
     X(execv, RTLD_NEXT, WRAP, int, (const char *, char *const[]))                                              \
     X(execvp, RTLD_NEXT, WRAP, int, (const char *, char *const[]))                                             \

@@ -161,10 +161,6 @@ static int initialise(void)
     /* Refused (and said): no file anywhere else, the program left alone. */
     if (cg_opts.out_refused)
         return -1;
-    /* The dump signal's handler before anything slow (the clock's
-     * calibration takes a millisecond): until it is in, the signal ends
-     * the program. */
-    cg_service_install_handler();
     const char *why;
     cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     if (why)
@@ -204,10 +200,50 @@ int cg_runtime_ready(void)
     return rc == 0;
 }
 
+/* ---- an instrumented process's services ------------------------------------
+ * The runtime is preloaded into every process of a build, a shell script or
+ * a sandbox, most of which run no hook. Until a process is known to be
+ * instrumented (an object of it calls __cyg_profile_func_enter, or a hook
+ * ran), it adds nothing the program could see: no service thread, no dump
+ * signal handler, no crash handlers or alternate stacks (README, "What the
+ * program sees of cgprof"). They are set up here, never from a hook: a
+ * thread's first hook may run inside the program's allocator or a signal
+ * handler. */
+
+/* Not known to be instrumented yet: the services wait. */
+static int dormant;
+
+static void set_up_services(void)
+{
+    /* Not from initialise(): it may run in a thread's first hook, and
+     * resolving the skip patterns reads symbol tables. Arcs made before
+     * this point (by constructors of libraries that ran before ours) are
+     * not filtered. */
+    cg_filter_scan();
+    cg_sample_set_up();
+    cg_crash_install();
+    cg_crash_thread_start();
+    cg_service_start();
+}
+
+int cg_runtime_dormant(void)
+{
+    return __atomic_load_n(&dormant, __ATOMIC_ACQUIRE);
+}
+
+void cg_runtime_wake(int scan)
+{
+    if (!__atomic_load_n(&dormant, __ATOMIC_ACQUIRE))
+        return;
+    int saved = errno;
+    if ((cg_thread_attached_ever() || (scan && cg_proc_instrumented(&dormant))) &&
+        __atomic_exchange_n(&dormant, 0, __ATOMIC_ACQ_REL))
+        set_up_services();
+    errno = saved;
+}
+
 static void on_quick_exit(void);
 
-/* The service thread is started here, never from a hook: a thread's first
- * hook may run inside the program's allocator or a signal handler. */
 __attribute__((constructor)) static void cg_constructor(void)
 {
 #if CG_STATIC
@@ -217,19 +253,16 @@ __attribute__((constructor)) static void cg_constructor(void)
      * be in a signal handler (a crash) */
     cg_real_resolve();
     if (cg_runtime_ready()) {
-        /* Not from initialise(): it may run in a thread's first hook, and
-         * resolving the skip patterns reads symbol tables. Arcs made before
-         * this point (by constructors of libraries that ran before ours)
-         * are not filtered. */
-        cg_filter_scan();
         cg_thread_watch_exit();
-        cg_crash_install();
-        cg_crash_thread_start();
         at_quick_exit(on_quick_exit);
-        cg_service_start();
-    } else {
-        cg_service_handler_off();
+        /* A static program linked the runtime in to be profiled. */
+        if (CG_STATIC || cg_thread_attached_ever() || cg_proc_instrumented(&dormant)) {
+            set_up_services();
+            return;
+        }
+        __atomic_store_n(&dormant, 1, __ATOMIC_RELEASE);
     }
+    cg_service_handler_off();
 }
 
 /* The last dump, once: from exit() or quick_exit(). Not in a vfork() child

@@ -11,6 +11,15 @@
  * failed set-up), in which case hooks do nothing. */
 int cg_runtime_ready(void);
 
+/* Whether the process's services wait (runtime.c): no instrumented object
+ * seen and no hook run yet. */
+int cg_runtime_dormant(void);
+/* Sets the services up in a waiting process once a hook has run, or, with
+ * scan, an object that calls the hooks is loaded (after a dlopen). Called
+ * by the wrappers of functions the program calls from its own code
+ * (pthread_create, dlopen, dlclose), where starting a thread is safe. */
+void cg_runtime_wake(int scan);
+
 #if CG_STATIC
 /* The static runtime's mark (static.c: an ELF note, declared here as its
  * bytes), which the constructor refers to so that the linker keeps it. */

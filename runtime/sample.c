@@ -102,7 +102,7 @@ static void load_unwinder(void)
         return;
     if (u->local_addr_space && u->set_caching_policy)
         u->set_caching_policy(*u->local_addr_space, UNW_CACHE_PER_THREAD);
-    unwinder = u;
+    __atomic_store_n(&unwinder, u, __ATOMIC_RELEASE);
 }
 
 /* Walks from the interrupted context up to the top frame's own: the first
@@ -127,7 +127,7 @@ static void load_unwinder(void)
 static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
                      uintptr_t *sites, uintptr_t *pc, int *own, int *hook)
 {
-    const struct cg_unwinder *u = unwinder;
+    const struct cg_unwinder *u = __atomic_load_n(&unwinder, __ATOMIC_ACQUIRE);
     if (!u)
         return 0;
     unw_cursor_t cur;
@@ -362,7 +362,7 @@ static void perf_timer_close(struct cg_thread *t)
 
 static int perf_timer_start(struct cg_thread *t)
 {
-    int fd = perf_timer_open(perf_exclude_kernel);
+    int fd = cg_fd_above(perf_timer_open(perf_exclude_kernel));
     if (fd < 0)
         return -1;
     struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
@@ -427,13 +427,18 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
                 cg_signal_name(cg_opts.sample_signal, name, sizeof name));
         return 0;
     }
-    load_unwinder();
     dl_iterate_phdr(find_own_text, NULL);
     sample_sig = cg_opts.sample_signal;
     period_ns = 1000000000u / cg_opts.sample_hz;
     perf_timer_probe();
     cg_sampling = 1;
     return 0;
+}
+
+void cg_sample_set_up(void)
+{
+    if (cg_sampling)
+        load_unwinder();
 }
 
 uint64_t cg_sample_period_ns(void)

@@ -11,6 +11,10 @@ struct cg_thread;
  * entry points (a sample that lands in a hook is charged to the top frame)
  * are the entry layer's, given here. */
 int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook);
+/* Loads libunwind for the walks, in a process known to be instrumented
+ * (runtime.c, never from a hook: dlopen); until then samples are charged
+ * to the top frame's position. */
+void cg_sample_set_up(void);
 uint64_t cg_sample_period_ns(void);
 
 /* What sends the threads' samples, for a part's header: "CLOCK_THREAD_CPUTIME_ID

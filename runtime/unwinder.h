@@ -10,6 +10,7 @@
 #if CG_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <stdint.h>
 
 struct cg_unwinder {
     int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
@@ -25,6 +26,9 @@ struct cg_unwinder {
  * handler); NULL when it cannot be loaded. Each may still be NULL in an
  * older libunwind. */
 const struct cg_unwinder *cg_unwinder(void);
+/* Whether pc is in libunwind's code (once loaded): a descriptor it opens
+ * (its pipe for checking addresses) is moved out of the program's way. */
+int cg_unwinder_calls_from(uintptr_t pc);
 #endif
 
 #endif

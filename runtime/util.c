@@ -1,12 +1,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,6 +57,31 @@ static struct {
     dev_t dev;
     ino_t ino;
 } stderr_at_start;
+
+int cg_fd_above(int fd)
+{
+    if (fd < 0)
+        return fd;
+    int saved = errno;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 256) {
+        errno = saved;
+        return fd; /* no room above a small limit: where the kernel put it */
+    }
+    /* The top quarter of the range, not beyond 4096: the table the kernel
+     * grows to reach the number costs 8 bytes a slot. */
+    rlim_t lim = rl.rlim_cur == RLIM_INFINITY ? 1u << 20 : rl.rlim_cur;
+    rlim_t from = lim - lim / 4;
+    if (from > 4096)
+        from = 4096;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)from);
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    errno = saved;
+    return fd;
+}
 
 void cg_stderr_remember(void)
 {

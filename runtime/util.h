@@ -14,6 +14,14 @@
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cg_warn_once_nomem(void);
 
+/* A descriptor the runtime keeps while the program runs, moved (close-on-
+ * exec) to the top of the range the program may use: the lowest free
+ * number, which the program's next open() gets, stays what it would be
+ * without cgprof. Returns the new number, or fd itself where there is no
+ * room above (RLIMIT_NOFILE under 256): there it takes a number the
+ * program could have had. errno kept. */
+int cg_fd_above(int fd);
+
 /* Writes all of data to fd (short writes continued, EINTR retried). Returns
  * 0 or the errno value of the failure (EIO for a write of nothing).
  * Passing the file-size limit (RLIMIT_FSIZE, `ulimit -f`) fails with EFBIG

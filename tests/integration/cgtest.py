@@ -118,8 +118,8 @@ class Started:
         e.update(LD_PRELOAD=LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
         e.update(env or {})
         self.env = e
-        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True)
+        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
         test.addCleanup(self.kill)
         self.status = os.path.join(self.dir, "ctl", "%d.status" % self.p.pid)
 
@@ -139,8 +139,9 @@ class Started:
     def files(self):
         return sorted(glob.glob(os.path.join(self.dir, "callgrind.out.*")))
 
-    def finish(self, timeout=120):
-        out, err = self.p.communicate(timeout=timeout)
+    def finish(self, timeout=120, input=None):
+        """Ends the program's stdin (after input), waits for its end."""
+        out, err = self.p.communicate(input=input, timeout=timeout)
         return self.p.returncode, out, err
 
 

@@ -21,6 +21,8 @@ from cgtest import Started, prog, run_preloaded  # noqa: E402
 from cgproflib import reader  # noqa: E402
 
 GUEST = prog("guest")
+HOST = prog("host")
+PLUGIN = os.path.join(cgtest.BUILD_DIR, "tests", "progs", "libplugin.so")
 CONTROL = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
 LAUNCHER = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
 
@@ -75,19 +77,20 @@ class Descriptors(Guest):
     def test_no_descriptor_left_after_a_thread_ends_nor_across_exec(self):
         # The thread's part is written when it ends: the symbol reader's
         # files are open then, and must be closed. What stays is what
-        # sampled time needs while it runs, all close-on-exec: libunwind's
-        # pipe (two ends) and the main thread's perf_event timer.
-        # The exec'd ls inherits none of them; it is itself a process with
-        # the runtime preloaded, which in sampled time opens libunwind's
-        # pipe at start-up (README, Limitations): its own 3 and 4 then.
+        # sampled time needs while it runs, all close-on-exec and at the
+        # top of the program's range, so that its next open() gets the
+        # number it gets without cgprof: libunwind's pipe (two ends) and
+        # the main thread's perf_event timer. The exec'd ls inherits none;
+        # it is itself a process with the runtime preloaded, not
+        # instrumented, which adds nothing (its own 3 only).
         plain, runs = self.plain_and_profiled(["fds"])
-        self.assertEqual(plain.stdout, "after a thread ended: 0 1 2\nafter exec:\n0\n1\n2\n3\n")
-        held = {"defaults": " pipe(cloexec) pipe(cloexec) anon_inode:[perf_event](cloexec)", "exact": ""}
-        ls = {"defaults": "0\n1\n2\n3\n4\n5\n", "exact": "0\n1\n2\n3\n"}
+        self.assertEqual(plain.stdout, "after a thread ended: 0 1 2\nthe next open: 3\nafter exec:\n0\n1\n2\n3\n")
+        held = {"defaults": " pipe@top(cloexec) pipe@top(cloexec) anon_inode:[perf_event]@top(cloexec)", "exact": ""}
         for name, r in runs.items():
             with self.subTest(setting=name):
                 self.assertEqual(r.returncode, 0, r.stderr)
-                self.assertEqual(r.stdout, "after a thread ended: 0 1 2%s\nafter exec:\n%s" % (held[name], ls[name]))
+                self.assertEqual(r.stdout, "after a thread ended: 0 1 2%s\nthe next open: 3\nafter exec:\n0\n1\n2\n3\n"
+                                 % held[name])
                 self.assert_profiled(r)
 
     def test_low_descriptor_limit(self):
@@ -100,6 +103,50 @@ class Descriptors(Guest):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, plain.stdout)
         self.assert_profiled(r)
+
+
+class NotInstrumented(Guest):
+    def test_a_process_without_hooks_sees_nothing(self):
+        # the runtime is preloaded into every process of a build or a
+        # script: one that is not instrumented gets no thread, handler,
+        # alternate stack or descriptor (the kernel's view), and no file
+        plain = run_preloaded(self, [HOST, "look"], preload=False)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertRegex(plain.stdout, r"^at start: threads 1, signals caught 0+, alternate stack none, "
+                                       r"descriptors above 2: 0\n$")
+        for name, (extra, pinned) in SETTINGS.items():
+            for more in ({}, {"CGPROF_CRASH": "1"}):
+                with self.subTest(setting=name, env=more):
+                    e = dict(extra)
+                    e.update(more)
+                    r = run_preloaded(self, [HOST, "look"], env=e, pinned=pinned)
+                    self.assertEqual((r.returncode, r.stdout, r.stderr), (0, plain.stdout, ""))
+                    self.assertEqual(r.files, [])
+
+    def test_an_instrumented_plugin_brings_the_service(self):
+        # an uninstrumented host dlopen()s an instrumented plugin by its
+        # path: the service (thread, dump signal) starts then, and a dump
+        # request is served; the calls before and after it are all there
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                s = Started(self, [HOST, "plugin", PLUGIN], env=extra, pinned=pinned)
+                before = s.p.stdout.readline()
+                self.assertRegex(before, r"^before dlopen: threads 1, signals caught 0+, alternate stack none, "
+                                         r"descriptors above 2: 0\n$")
+                after = s.p.stdout.readline()
+                self.assertRegex(after, r"^after dlopen: threads 2, ")
+                self.assertEqual(s.p.stdout.readline(), "ready\n")
+                s.wait_ready()
+                c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True,
+                                   timeout=60)
+                self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+                rc, out, err = s.finish(input="go\n")
+                self.assertEqual(rc, 0, err)
+                parts = sorted((f for f in s.files() if re.search(r"\.%d\.\d+-01$" % s.p.pid, f)),
+                               key=lambda f: int(f.rsplit(".", 1)[1].split("-")[0]))
+                self.assertEqual(len(parts), 2, s.files())
+                counts = [reader.load(f).call_counts().get(("plugin_work", "plugin_helper"), 0) for f in parts]
+                self.assertEqual(counts, [30, 20], parts)
 
 
 class Reuse(Guest):
@@ -230,12 +277,16 @@ class RawFork(Guest):
 
 class SignalQueries(Guest):
     def test_dispositions_are_the_programs(self):
-        plain, runs = self.plain_and_profiled(["query"])
+        # the dump signal, the sampling signal and, with CGPROF_CRASH=1,
+        # the fatal signals hold cgprof's handlers
+        plain, runs = self.plain_and_profiled(["query"], env={"CGPROF_CRASH": "1"})
         self.assertEqual(plain.stdout,
                          "SIGUSR1: sigaction says SIG_DFL, SA_RESTART 0, SA_SIGINFO 0\n"
                          "SIGUSR1: signal() returned SIG_DFL\n"
                          "SIGPROF: sigaction says SIG_DFL, SA_RESTART 0, SA_SIGINFO 0\n"
-                         "SIGPROF: signal() returned SIG_DFL\n")
+                         "SIGPROF: signal() returned SIG_DFL\n"
+                         "SIGSEGV: sigaction says SIG_DFL, SA_RESTART 0, SA_SIGINFO 0\n"
+                         "SIGSEGV: signal() returned SIG_DFL\n")
         for name, r in runs.items():
             with self.subTest(setting=name):
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -385,7 +436,7 @@ class Sanitizers(Guest):
         files = [f for f in os.listdir(d) if f.startswith("callgrind.out.") and f.endswith("-01")]
         self.assertEqual(len(files), 1, os.listdir(d))
         p = reader.load(os.path.join(d, files[0]))
-        self.assertEqual(p.call_counts()[("main", "query")], 2)
+        self.assertEqual(p.call_counts()[("main", "query")], 3)
 
 
 class AnotherProfiler(Guest):

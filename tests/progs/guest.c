@@ -3,14 +3,15 @@
  * cgprof and compares (tests/integration/test_guest.py).
  *
  *   fds           a thread runs work() and ends (its part is written then),
- *                 then the program prints its open descriptors and execs
- *                 ls /proc/self/fd, which lists those the new image
- *                 inherited (and its own 3).
+ *                 then the program prints its open descriptors (@top: in
+ *                 the top half of its RLIMIT_NOFILE range), the number
+ *                 its next open() gets, and execs ls /proc/self/fd, which
+ *                 lists those the new image inherited (and its own 3).
  *   nofile        RLIMIT_NOFILE 6; a thread runs work() and ends; the
  *                 program then opens /dev/null three times (fds 3, 4, 5)
  *                 and prints what each open gave.
- *   query         prints what sigaction() and signal() report for SIGUSR1
- *                 and SIGPROF before the program sets anything: a program
+ *   query         prints what sigaction() and signal() report for SIGUSR1,
+ *                 SIGPROF and SIGSEGV before the program sets anything: a program
  *                 that leaves an existing action alone looks so.
  *   stderr FILE   closes fd 2 and opens FILE there (as a daemon logs), runs
  *                 work() 50,000 times (throttled when CGPROF_THROTTLE says
@@ -192,6 +193,11 @@ static void print_fds(const char *who)
                 fds[i] = fds[j];
                 fds[j] = x;
             }
+    /* where the runtime keeps its own (cg_fd_above): the top of the range */
+    struct rlimit rl;
+    long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)(rl.rlim_cur / 2) : 0;
+    if (top > 4096 || rl.rlim_cur == RLIM_INFINITY)
+        top = 4096;
     printf("%s:", who);
     for (int i = 0; i < n; i++) {
         if (fds[i] <= 2) {
@@ -205,7 +211,8 @@ static void print_fds(const char *who)
         if (strncmp(target, "pipe:", 5) == 0)
             target[4] = 0;
         int flags = fcntl(fds[i], F_GETFD);
-        printf(" %s%s", target, flags >= 0 && (flags & FD_CLOEXEC) ? "(cloexec)" : "");
+        printf(" %s%s%s", target, top >= 128 && fds[i] >= top ? "@top" : "",
+               flags >= 0 && (flags & FD_CLOEXEC) ? "(cloexec)" : "");
     }
     printf("\n");
     fflush(stdout);
@@ -238,6 +245,9 @@ int main(int argc, char **argv)
     if (strcmp(mode, "fds") == 0) {
         thread_ends();
         print_fds("after a thread ended");
+        int next = open("/dev/null", O_RDONLY);
+        printf("the next open: %d\n", next);
+        close(next);
         /* what an exec'd program inherits: ls lists its own (3: its
          * reading of the directory) */
         printf("after exec:\n");
@@ -267,6 +277,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "query") == 0) {
         query(SIGUSR1, "SIGUSR1");
         query(SIGPROF, "SIGPROF");
+        query(SIGSEGV, "SIGSEGV");
         return 0;
     }
     if (strcmp(mode, "stderr") == 0 && argc > 2) {

@@ -685,6 +685,7 @@ int main(void)
     };
     if (cg_thread_init(&events) != 0 || cg_sample_init((uintptr_t)kick_hook, (uintptr_t)no_gone) != 0)
         return 1;
+    cg_sample_set_up(); /* libunwind, as the runtime's constructor loads it */
     cg_collecting = 1;
     t = cg_thread_attach();
     if (!t)
