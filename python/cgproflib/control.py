@@ -637,7 +637,8 @@ def list_processes(cdir: ControlDir | None, cdir_problem: str | None = None,
             try:
                 status = read_status(cdir, pid)
                 if status is None:
-                    problem = "no %s" % cdir.file(status_name(pid))
+                    problem = "no %s: no instrumented code loaded, or another CGPROF_CONTROL_DIR" % (
+                        cdir.file(status_name(pid)))
             except ControlError as e:
                 problem = str(e)
         cmd = process_command(pid) or (status.cmd if status else "") or "?"
@@ -769,9 +770,10 @@ def check_target(cdir: ControlDir, pid: int) -> Status:
                            "started with another CGPROF_CONTROL_DIR" % (pid, cdir.file(status_name(pid)),
                                                                        RUNTIME_NAME))
     if status is None:
-        raise ControlError("process %d has the runtime loaded but no status file %s: cannot know "
-                           "its dump signal (was it started with another CGPROF_CONTROL_DIR?)"
-                           % (pid, cdir.file(status_name(pid))))
+        raise ControlError("process %d has the runtime loaded but no status file %s: it has loaded no "
+                           "instrumented code (the runtime serves dumps only where an object built with "
+                           "-finstrument-functions is loaded or a hook has run), or it was started with another "
+                           "CGPROF_CONTROL_DIR" % (pid, cdir.file(status_name(pid))))
     if status_signal(status) is None:
         raise ControlError("process %d has no dump signal (signal: none): it cannot be controlled" % pid)
     return status
@@ -1413,7 +1415,15 @@ def _run(args: Args, out, err, env) -> int:
         cdir = find_control_dir(env)
     except NoControlDir as e:
         if args.pid is not None:
-            raise ControlError("%s: cannot control process %d" % (e, args.pid))
+            loaded = False
+            try:
+                loaded = has_runtime(args.pid)
+            except (OSError, Undumpable):
+                pass
+            why = (" (process %d has the runtime loaded, but no instrumented code: the runtime serves dumps "
+                   "only where an object built with -finstrument-functions is loaded or a hook has run)"
+                   % args.pid if loaded else "")
+            raise ControlError("%s: cannot control process %d%s" % (e, args.pid, why))
         raise
     failed = 0
     with cdir:

@@ -123,6 +123,19 @@ class NotInstrumented(Guest):
                     self.assertEqual((r.returncode, r.stdout, r.stderr), (0, plain.stdout, ""))
                     self.assertEqual(r.files, [])
 
+    def test_control_says_why_it_cannot_dump_it(self):
+        # no status file, no handler: cgprof-control says why and sends
+        # nothing (SIGUSR1 would end the program)
+        s = Started(self, [HOST, "wait"])
+        self.assertEqual(s.p.stdout.readline(), "ready\n")
+        c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(c.returncode, 1, c.stdout + c.stderr)
+        self.assertIn("has the runtime loaded, but no instrumented code", c.stderr)
+        rc, out, err = s.finish(input="go\n")
+        self.assertEqual((rc, err), (0, ""))
+        self.assertRegex(out, r"^at start: threads 1, signals caught 0+, ")
+        self.assertEqual(s.files(), [])
+
     def test_an_instrumented_plugin_brings_the_service(self):
         # an uninstrumented host dlopen()s an instrumented plugin by its
         # path: the service (thread, dump signal) starts then, and a dump

@@ -3,6 +3,8 @@
  * the runtime (nothing, until instrumented code is loaded).
  *
  *   host look         prints what the process can see (below), ends.
+ *   host wait         prints "ready", waits for a line on stdin, then does
+ *                     as look.
  *   host plugin PATH  prints it, dlopen()s PATH (an instrumented plugin:
  *                     tests/progs/plugin.c) and calls plugin_work(10) three
  *                     times, prints it again, prints "ready", waits for a
@@ -53,6 +55,14 @@ static void look(const char *when)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "wait") == 0) {
+        printf("ready\n");
+        fflush(stdout);
+        char in[8];
+        if (!fgets(in, sizeof in, stdin))
+            return 1;
+        mode = "look";
+    }
     if (strcmp(mode, "look") == 0) {
         look("at start");
         return 0;
@@ -78,6 +88,6 @@ int main(int argc, char **argv)
             work(10);
         return 0;
     }
-    fprintf(stderr, "usage: host look | plugin PATH\n");
+    fprintf(stderr, "usage: host look | wait | plugin PATH\n");
     return 2;
 }
