@@ -41,6 +41,13 @@
 typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Exception_Class,
                                                  struct _Unwind_Exception *, struct _Unwind_Context *);
 
+/* LeakSanitizer's interface (in a program built with -fsanitize=address
+ * or =leak): the runtime's per-thread records are mapped memory, which
+ * LeakSanitizer does not scan unless told, and they hold the only
+ * pointers to some of its heap blocks (thread.c). */
+void __lsan_register_root_region(const void *p, size_t size);
+void __lsan_unregister_root_region(const void *p, size_t size);
+
 /* X(name, handle, static, return type, parameters) */
 #define CG_REAL_TABLE(X)                                                                                       \
     X(sigaction, RTLD_NEXT, OWN, int, (int, const struct sigaction *, struct sigaction *))                     \
@@ -67,6 +74,8 @@ typedef _Unwind_Reason_Code (*cg_personality_fn)(int, _Unwind_Action, _Unwind_Ex
     X(__gcc_personality_v0, RTLD_NEXT, WRAP, _Unwind_Reason_Code,                                              \
       (int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *, struct _Unwind_Context *))    \
     X(_Unwind_GetCFA, RTLD_DEFAULT, WEAK, _Unwind_Word, (struct _Unwind_Context *))                            \
+    X(__lsan_register_root_region, RTLD_DEFAULT, WEAK, void, (const void *, size_t))                           \
+    X(__lsan_unregister_root_region, RTLD_DEFAULT, WEAK, void, (const void *, size_t))                         \
     X(vfork, RTLD_NEXT, WRAP, pid_t, (void))                                                                   \
     X(sigwait, RTLD_NEXT, WRAP, int, (const sigset_t *, int *))                                                \
     X(sigwaitinfo, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *))                                      \

@@ -46,7 +46,16 @@ void cg_symcache_release(void)
         cg_symcache_close();
 }
 
+/* A forked child does not use its parent's session (a dump of its own
+ * opens another) and does not close it either: libdw's teardown would cost
+ * every fork of a forking server. It stays reachable from here, for
+ * LeakSanitizer, which reports memory that nothing points to when the
+ * child exits. */
+static struct cg_syms *inherited;
+
 void cg_symcache_forked(void)
 {
+    if (syms)
+        inherited = syms;
     syms = NULL;
 }

@@ -1,6 +1,7 @@
 /* Per-thread state (thread layer): see thread.h. */
 #define _GNU_SOURCE
 #include "thread.h"
+#include "real.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -34,6 +35,20 @@ static uint32_t next_number = 2; /* 1 is the main thread */
 static int attached_ever;
 static pthread_key_t exit_key;
 static struct cg_thread_events events;
+
+/* Under LeakSanitizer, a thread's record (mapped memory, which it does not
+ * scan) is a root region: its snapshots are heap blocks only it points to.
+ * A forked child's forgotten threads stay registered: their blocks are
+ * reachable, not leaks. Looked up at start-up (real.h), not here: a
+ * failed lookup would be retried at every thread. */
+static void lsan_root(struct cg_thread *t, int on)
+{
+    void (*f)(const void *, size_t) =
+        on ? __atomic_load_n(&cg_real.fn___lsan_register_root_region, __ATOMIC_ACQUIRE)
+           : __atomic_load_n(&cg_real.fn___lsan_unregister_root_region, __ATOMIC_ACQUIRE);
+    if (f)
+        f(t, sizeof *t);
+}
 
 /* Thread-specific-data destructor: the thread ends. Its calls still running
  * stop counting now; hooks that run later on this thread (other libraries'
@@ -152,6 +167,7 @@ void cg_thread_release(struct cg_thread *t)
     cg_costs_destroy(&t->costs);
     cg_totals_free(&t->base);
     cg_totals_free(&t->paused);
+    lsan_root(t, 0);
     munmap(t, sizeof *t);
 }
 
@@ -212,6 +228,7 @@ struct cg_thread *cg_thread_attach(void)
         return NULL;
     }
     __atomic_store_n(&attached_ever, 1, __ATOMIC_RELAXED);
+    lsan_root(t, 1);
     t->tid = (pid_t)syscall(SYS_gettid);
     if (cg_sampling)
         t->costs.vclock = &t->vclock;

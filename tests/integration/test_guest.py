@@ -451,6 +451,20 @@ class Sanitizers(Guest):
         p = reader.load(os.path.join(d, files[0]))
         self.assertEqual(p.call_counts()[("main", "query")], 3)
 
+    def test_leaksanitizer_in_a_forked_child(self):
+        # LeakSanitizer checks the child at its exit: the runtime's blocks
+        # of the parent's threads (snapshots held by mapped records, the
+        # list of files, the symbol session) must still be reachable
+        d = self.tmp("cgprof-lsan-")
+        exe, plain = self.sanitized(d, "address", "AddressSanitizer", "tsanfork")
+        self.assertEqual(plain.stdout, "child: a thread ran\nchild: exit status 0\n")
+        for time_ in ("exact", "sample"):
+            with self.subTest(time=time_):
+                r = subprocess.run([LAUNCHER, "--time=" + time_, exe, "tsanfork"], cwd=d, env=cgtest.clean_environ(),
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
+                self.assertNotIn("LeakSanitizer", r.stderr)
+
 
 class AnotherProfiler(Guest):
     def test_a_profiler_preloaded_with_cgprof_keeps_sigprof(self):
