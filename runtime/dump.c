@@ -73,6 +73,7 @@ static void scan_earlier_parts(void)
      * files are numbered after them. */
     if (unnumbered && last == 0 && parts == 0) {
         numbered_always = 1;
+        cg_total_keep_others();
         static char ours[CG_OPT_PATH_MAX + 64]; /* under the lock; no path on the stack */
         if (cg_name_part(&names, 1, 1, 1, ours, sizeof ours) == 0)
             cg_warn("files of pid %ld without a part number are in the output directory, another process's "

@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "naming.h"
 #include "proc.h"
@@ -31,6 +33,11 @@ static uint64_t total_unfinished; /* calls in progress at those last parts */
 /* CGPROF_THREAD_EXIT=merge: the parts of threads that ended since the last
  * dump, summed, written as thread 0 with every dump. */
 static struct cg_merged ended;
+/* Another process's total has this pid's name (cg_total_keep_others): ours
+ * is named after it, .N with the first N free, chosen at the first write
+ * (0: not chosen yet). */
+static int keep_others;
+static unsigned total_number;
 
 void cg_total_add(struct cg_snapshot *part, int finished)
 {
@@ -70,6 +77,17 @@ void cg_total_write(struct cg_dump *d, unsigned running, uint64_t running_depth)
     if (cg_name_total(&names, path, sizeof path) != 0) {
         cg_part_failed(d, cg_opts.out, ENAMETOOLONG); /* cannot be: the length is checked at start-up */
         return;
+    }
+    if (keep_others) {
+        size_t len = strlen(path);
+        struct stat st;
+        for (unsigned n = total_number ? total_number : 1; n < 1000; n++) {
+            snprintf(path + len, sizeof path - len, ".%u", n);
+            if (total_number || (lstat(path, &st) != 0 && errno == ENOENT)) {
+                total_number = n;
+                break;
+            }
+        }
     }
     cg_part_write(d, 0, name, &total.snap, path);
 }
@@ -128,8 +146,15 @@ const struct cg_snapshot *cg_ended_snapshot(void)
     return &ended.snap;
 }
 
+void cg_total_keep_others(void)
+{
+    keep_others = 1;
+}
+
 void cg_total_forked(void)
 {
+    keep_others = 0;
+    total_number = 0;
     cg_merged_free(&total);
     total_failed = 0;
     total_ended = 0;

@@ -18,6 +18,10 @@ void cg_total_add(struct cg_snapshot *part, int finished);
  * every running thread's latest part was added: running threads and the
  * calls in progress in them, for its desc: lines. */
 void cg_total_write(struct cg_dump *d, unsigned running, uint64_t running_depth);
+/* Files of another process with this pid are in the output directory
+ * (dump.c): the total is written as <total>.N, N the first number free
+ * at its first write, never over the other's. */
+void cg_total_keep_others(void);
 /* The total so far (empty unless CGPROF_TOTAL=1). */
 const struct cg_snapshot *cg_total_snapshot(void);
 /* The repairs in the parts written so far: frames left without exit,
