@@ -29,6 +29,8 @@
 #include "thread.h"
 #include "util.h"
 
+enum { SERVICE_STACK = 1024 * 1024 };
+
 static sem_t wakeup;
 static int service_started;
 static int service_stop;
@@ -233,7 +235,16 @@ static int start_thread(void)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     __atomic_store_n(&service_started, 1, __ATOMIC_RELEASE);
-    int rc = real_create(&service_thread, NULL, service, NULL);
+    /* A stack of SERVICE_STACK, not the default (RLIMIT_STACK, 8 MB):
+     * under a tight RLIMIT_AS the program's own threads must still find
+     * the address space they find without cgprof. The dumps use under
+     * 16 kB of it themselves (tests/progs/stackuse.c); the rest is for
+     * libdw and the demangler. */
+    pthread_attr_t attr;
+    int have_attr = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, SERVICE_STACK) == 0;
+    int rc = real_create(&service_thread, have_attr ? &attr : NULL, service, NULL);
+    if (have_attr)
+        pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         __atomic_store_n(&service_started, 0, __ATOMIC_RELEASE);

@@ -156,9 +156,24 @@ char *cg_source_path(Dwarf_Die *cu, const char *raw)
  * under a low RLIMIT_NOFILE its own open() fails). An object's own ELF file
  * is read whole into memory (libelf maps it) and its descriptor closed at
  * once (find_elf). A separate debug file's descriptor cannot be taken from
- * libdwfl: it is made close-on-exec, and the session that holds one is
- * closed at the end of the dump (cg_syms_holds_fds, symcache.c). */
+ * libdwfl: it is moved to the top of the program's range, close-on-exec
+ * (cg_fd_above), where the program's own open() never meets it, and the
+ * session keeps it; where there is no room above (RLIMIT_NOFILE under
+ * 256) the session that holds one is closed at the end of the dump
+ * (cg_syms_holds_fds, symcache.c), at the cost of reading the symbols
+ * again at the next (a millisecond or more each thread's end). */
 static int debug_fds_given; /* since the last lookup noted them */
+
+/* A descriptor libdwfl keeps: above the program's, or noted. */
+static int kept_fd(int fd)
+{
+    int high = cg_fd_above(fd);
+    if (high == fd) {
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        __atomic_fetch_add(&debug_fds_given, 1, __ATOMIC_RELAXED);
+    }
+    return high;
+}
 
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
                     Elf **elfp)
@@ -173,9 +188,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     if (!elf || elf_cntl(elf, ELF_C_FDREAD) != 0) {
         if (elf)
             elf_end(elf);
-        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        __atomic_fetch_add(&debug_fds_given, 1, __ATOMIC_RELAXED);
-        return fd; /* libdwfl's way: the descriptor stays open */
+        return kept_fd(fd); /* libdwfl's way: the descriptor stays open */
     }
     close(fd);
     *elfp = elf;
@@ -190,11 +203,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 {
     int fd = cg_syms_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
                                     debuginfo_file_name);
-    if (fd >= 0) {
-        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        __atomic_fetch_add(&debug_fds_given, 1, __ATOMIC_RELAXED);
-    }
-    return fd;
+    return fd >= 0 ? kept_fd(fd) : fd;
 }
 
 int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,

@@ -51,7 +51,7 @@ void cg_symcache_release(void)
  * every fork of a forking server. It stays reachable from here, for
  * LeakSanitizer, which reports memory that nothing points to when the
  * child exits. */
-static struct cg_syms *inherited;
+static struct cg_syms *volatile inherited; /* volatile: a store never read would be dropped */
 
 void cg_symcache_forked(void)
 {
