@@ -146,6 +146,10 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
             *hook = 1; /* a hook before or after its guard */
             return 0;
         }
+        /* The signal trampoline (glibc's __restore_rt) between a handler
+         * and the code it interrupted is no call of the program's: the
+         * hooks see the handler called from the interrupted function. */
+        int trampoline = u->is_signal_frame && u->is_signal_frame(&cur) > 0;
         /* the caller's stack pointer is this frame's call frame address */
         if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
             return 0;
@@ -161,7 +165,7 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
          * function: fib's 20 levels) is one visit of its function: the
          * innermost call keeps the sample's place, the outermost the call
          * from the frames above (the next function's return address). */
-        if (n > 0 && inner_fn[n - 1] == pi.start_ip)
+        if (trampoline || (n > 0 && inner_fn[n - 1] == pi.start_ip))
             continue;
         if (n == CG_SAMPLE_DEPTH)
             return 0;

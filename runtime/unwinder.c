@@ -56,6 +56,7 @@ const struct cg_unwinder *cg_unwinder(void)
             CG_DLSYM_FN(u.get_proc_info, h, CG_STR(unw_get_proc_info));
             CG_DLSYM_FN(u.get_proc_info_by_ip, h, CG_STR(unw_get_proc_info_by_ip));
             CG_DLSYM_FN(u.set_caching_policy, h, CG_STR(unw_set_caching_policy));
+            CG_DLSYM_FN(u.is_signal_frame, h, CG_STR(unw_is_signal_frame));
             u.local_addr_space = dlsym(h, CG_STR(unw_local_addr_space));
         }
         dlerror(); /* leave no error for the program's dlerror() to find */

@@ -19,6 +19,7 @@ struct cg_unwinder {
     int (*get_proc_info)(unw_cursor_t *, unw_proc_info_t *);
     int (*get_proc_info_by_ip)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, void *);
     int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+    int (*is_signal_frame)(unw_cursor_t *);
     unw_addr_space_t *local_addr_space;
 };
 
