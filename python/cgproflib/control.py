@@ -514,6 +514,38 @@ def name_matches(name: str, program: str) -> bool:
     return program.endswith("/" + name) or program == name
 
 
+def process_names(pid: int, cmd: str) -> list:
+    """What a target NAME may match for pid: its command's first word, the
+    first word of argv[0] (a program that rewrites its title, as Redis,
+    nginx or PostgreSQL do, writes words with spaces into argv[0]), the
+    executable's path (/proc/PID/exe) and its command name
+    (/proc/PID/comm, 15 bytes at most), as pgrep and callgrind_control
+    find them."""
+    argv = process_argv(pid) or cmd.split(" ", 1)
+    names = [argv[0]] if argv else []
+    if argv and argv[0].split():
+        names.append(argv[0].split()[0])
+    try:
+        names.append(os.readlink("/proc/%d/exe" % pid).removesuffix(" (deleted)"))
+    except OSError:
+        pass
+    try:
+        with open("/proc/%d/comm" % pid, encoding="utf-8", errors="replace") as f:
+            names.append(f.read().rstrip("\n"))
+    except OSError:
+        pass
+    return names
+
+
+def names_process(name: str, names: list) -> bool:
+    """Whether NAME names a process known by names (process_names): as
+    name_matches says for each, or, for the command name, which the kernel
+    cuts to 15 bytes, its first 15 bytes."""
+    comm = names[-1] if names else ""
+    return any(name_matches(name, n) for n in names) or (
+        len(name.encode()) > 15 and comm != "" and name.encode()[:15] == comm.encode())
+
+
 def is_launcher(argv: list) -> bool:
     """Whether a command line is the cgprof launcher's: a Python
     interpreter running a script named cgprof."""
@@ -736,8 +768,7 @@ def resolve_targets(names: list, procs: list) -> list:
         if name.isdigit():
             found = pid_targets(int(name))
         else:
-            found = [Target(p.pid, by_pid=False) for p in procs
-                     if name_matches(name, (process_argv(p.pid) or p.cmd.split(" ", 1))[0])]
+            found = [Target(p.pid, by_pid=False) for p in procs if names_process(name, process_names(p.pid, p.cmd))]
             if not found:
                 raise ControlError("no process named %r has %s loaded" % (name, RUNTIME_NAME))
         for t in found:

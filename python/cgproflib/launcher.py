@@ -779,8 +779,10 @@ def _main(argv, original_mask):
         report_repairs(say, [p for _, group in groups for p in group])
         if total:
             say("the total of all threads: %s" % first)
-        say("open them with: kcachegrind %s   or: callgrind_annotate --inclusive=yes %s" %
-            (run, first))
+        # not callgrind_annotate --inclusive=yes: it adds a recursive
+        # function's time once per level (examples/basic's fib at 233%)
+        say("open them with: kcachegrind %s   or: cgprof report %s   or: callgrind_annotate %s" %
+            (run, run, first))
         if "CGPROF_PATHS" in env and mine:
             flame_summary(say, out, pid, cwd, [(new[p].part, new[p].thread) for p in mine])
     elif status < 0:

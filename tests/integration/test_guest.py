@@ -351,6 +351,27 @@ class DumpRequest(Guest):
                 self.assertTrue(parts, s.files())
 
 
+class Renamed(Guest):
+    def test_control_finds_a_program_that_rewrote_its_title(self):
+        # issue 27 (4): by the title's first word, the executable's name
+        # (/proc/PID/exe, /proc/PID/comm) and its path
+        s = Started(self, [GUEST, "title"])
+        self.assertEqual(s.p.stdout.readline(), "ready\n")
+        s.wait_ready()
+        with open("/proc/%d/cmdline" % s.p.pid, "rb") as f:
+            self.assertTrue(f.read().startswith(b"guest-title: busy"))
+        for name in ("guest", "guest-title:", GUEST):
+            with self.subTest(name=name):
+                c = subprocess.run([CONTROL, "-d", "--", name], env=s.env, capture_output=True, text=True, timeout=60)
+                self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+        c = subprocess.run([CONTROL, "-d", "--", "guest-titl"], env=s.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(c.returncode, 1, c.stdout + c.stderr)
+        rc, out, err = s.finish(input="go\n")
+        self.assertEqual(rc, 0, err)
+        parts = [f for f in s.files() if re.search(r"\.%d\.\d+-01$" % s.p.pid, f)]
+        self.assertEqual(len(parts), 4, s.files())   # three dumps and the exit
+
+
 class Undumpable(Guest):
     def test_control_dumps_the_users_own_undumpable_process(self):
         # PR_SET_DUMPABLE 0 makes the process's /proc files root's: its

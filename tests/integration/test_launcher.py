@@ -165,11 +165,38 @@ class Runs(unittest.TestCase):
         # the total of all threads, named by the runtime's rule for this prefix
         (total,) = self.files("prof.total.*")
         self.assertIn("the total of all threads: " + os.path.basename(total), p.stderr)
-        self.assertIn("callgrind_annotate --inclusive=yes " + os.path.basename(total), p.stderr)
+        self.assertIn("or: callgrind_annotate " + os.path.basename(total) + "\n", p.stderr)
         self.assertIn("00", [n[-2:] for n in names])   # merge: the workers as thread 00
         self.assertIn("%d files written:" % len(files), p.stderr)
         self.assertNotIn("top ", p.stderr)             # --top=0
         self.assertIn("cgprof: wrote", p.stderr)       # --verbose: the runtime's own lines
+
+    def test_the_suggested_readers_show_no_share_above_the_whole(self):
+        """Issue 27 (6): the commands the launcher suggests, run as shown,
+        on a recursive program: no function above 100% of the program
+        (callgrind_annotate --inclusive=yes, suggested before, showed
+        examples/basic's fib at 233%), and callgrind_annotate's fib is
+        cgprof report's self time of fib."""
+        p = self.launch(["--time=exact", "--throttle=off", "--top=0", cgtest.example("basic")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = [l for l in self.report(p.stderr) if l.startswith("open them with: ")]
+        self.assertEqual(len(line), 1, p.stderr)
+        commands = [c.split() for c in line[0][len("open them with: "):].split("   or: ")]
+        self.assertEqual([c[:-1] for c in commands], [["kcachegrind"], ["cgprof", "report"], ["callgrind_annotate"]])
+        ann = subprocess.run(commands[2] + ["--threshold=100"], cwd=self.dir, capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(ann.returncode, 0, ann.stderr)
+        shares = {m.group(2): float(m.group(1)) for m in
+                  re.finditer(r"^\s*[\d,]+ \(\s*([\d.]+)%\)\s+\S*:(\w+) ", ann.stdout, re.M)}
+        self.assertIn("fib", shares, ann.stdout)
+        self.assertLessEqual(max(shares.values()), 100.0, ann.stdout)
+        rep = subprocess.run([LAUNCHER] + commands[1][1:] + ["--top=50"], cwd=self.dir, capture_output=True,
+                             text=True, timeout=120)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        m = re.search(r"^\s*([0-9.]+)\s+[0-9.]+\s+([0-9.]+)\s+\d+\s+fib\b", rep.stdout, re.M)
+        total = re.search(r"; ([0-9.]+) ms in all threads\)", rep.stdout)
+        self.assertTrue(m and total, rep.stdout)
+        self.assertAlmostEqual(shares["fib"], 100.0 * float(m.group(2)) / float(total.group(1)), delta=0.2)
 
     def test_the_files_of_every_kind_of_prefix(self):
         """What the launcher finds (cgproflib.naming, which inverts naming.c's
@@ -193,8 +220,8 @@ class Runs(unittest.TestCase):
                 report = self.report(p.stderr)
                 self.assertEqual(report[1:6], ["4 files written:"] + ["  " + f for f in parts])
                 self.assertIn("the total of all threads: " + total[0], report)
-                self.assertIn("open them with: kcachegrind %s   or: callgrind_annotate --inclusive=yes %s"
-                              % (run.format(pid=pid), total[0]), report)
+                self.assertIn("open them with: kcachegrind %s   or: cgprof report %s   or: callgrind_annotate %s"
+                              % (run.format(pid=pid), run.format(pid=pid), total[0]), report)
 
     def test_exit_status_passed_through(self):
         p = self.launch([prog("exits"), "deep"])

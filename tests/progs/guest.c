@@ -10,6 +10,9 @@
  *   nofile        RLIMIT_NOFILE 6; a thread runs work() and ends; the
  *                 program then opens /dev/null three times (fds 3, 4, 5)
  *                 and prints what each open gave.
+ *   title         rewrites its title as setproctitle() does ("guest-title:
+ *                 busy" in argv[0]), runs work() 100 times, prints
+ *                 "ready" and waits for a line on stdin.
  *   query         prints what sigaction() and signal() report for SIGUSR1,
  *                 SIGPROF and SIGSEGV before the program sets anything: a program
  *                 that leaves an existing action alone looks so.
@@ -273,6 +276,19 @@ int main(int argc, char **argv)
             if (fds[i] >= 0)
                 close(fds[i]);
         return 0;
+    }
+    if (strcmp(mode, "title") == 0) {
+        /* as setproctitle() does (Redis, nginx, PostgreSQL): the whole
+         * argument area rewritten, one string with spaces */
+        char *start = argv[0], *end = argv[argc - 1] + strlen(argv[argc - 1]);
+        memset(start, 0, (size_t)(end - start));
+        snprintf(start, (size_t)(end - start) + 1, "guest-title: busy");
+        for (int i = 0; i < 100; i++)
+            work();
+        printf("ready\n");
+        fflush(stdout);
+        char in[8];
+        return fgets(in, sizeof in, stdin) ? 0 : 1;
     }
     if (strcmp(mode, "query") == 0) {
         query(SIGUSR1, "SIGUSR1");
