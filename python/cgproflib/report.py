@@ -621,14 +621,14 @@ def parse_args(argv):
         if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths"):
             raise UsageError("unknown option %r (cgprof report --help lists them)" % ("--" + name))
         if name == "diff":
+            # its two runs are the command's two operands, wherever the
+            # other options stand (--diff --top=12 A B, --diff A B --top=12)
             if eq:
                 raise UsageError("--diff takes two runs: --diff A B")
-            if len(argv) < i + 3:
-                raise UsageError("--diff needs two runs: --diff A B")
             if a.view:
                 raise UsageError("one view at a time: --%s and --diff" % a.view)
-            a.view, a.diff = "diff", (argv[i + 1], argv[i + 2])
-            i += 3
+            a.view = "diff"
+            i += 1
             continue
         if name == "paths":
             if eq:
@@ -664,8 +664,11 @@ def parse_args(argv):
             a.view, a.func = name, value
     a.whats = positional
     if a.view == "diff":
-        if positional:
-            raise UsageError("--diff A B reads the two runs it names, nothing else: %r" % positional[0])
+        if len(positional) != 2:
+            raise UsageError("--diff A B reads two runs, no more, no less: %s"
+                             % (" ".join(repr(p) for p in positional) or "none given"))
+        a.diff = tuple(positional)
+        a.whats = []
     elif not positional:
         raise UsageError("nothing to read: give a prefix, files or a directory\n" + USAGE)
     return a

@@ -205,6 +205,13 @@ class Synthetic(Base):
         synth(a, "callgrind.out.100-01", BODY_A, 680000)
         synth(b, "callgrind.out.200-01", BODY_B, 770000, pid=200)
         out = self.report("--diff", "a", "b/callgrind.out.200").stdout.splitlines()
+        # issue 27 (5): the options anywhere around the two runs
+        for args in (("--diff", "--top=12", "a", "b/callgrind.out.200"), ("--top=12", "--diff", "a", "b/callgrind.out.200"),
+                     ("--diff", "a", "b/callgrind.out.200", "--top", "12")):
+            self.assertEqual(self.report(*args).stdout.splitlines(), out, args)
+        for args, got in ((("--diff", "a"), "'a'"), (("--diff", "a", "b", "c"), "'a' 'b' 'c'"), (("--diff",), "none given")):
+            p = self.report(*args, status=2)
+            self.assertIn("--diff A B reads two runs, no more, no less: " + got, p.stderr)
         self.assertEqual(out[0], "before: 0.680 ms in 1 file; after: 0.770 ms in 1 file; change +0.090 (+13.2%)")
         body = [l.split() for l in out[3:]]
         self.assertEqual(body, [
