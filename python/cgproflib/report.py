@@ -440,6 +440,38 @@ def collect(whats):
 
 # ---- the views -------------------------------------------------------------------
 
+def choose_function(asked, names):
+    """The one function FUNC of --callers, --callees or --lines stands for,
+    and None with the reason when none or several: the name as written
+    (the full signature of a C++ function), else a glob (*, ?, [...]), else
+    the name before its parameter list or after its last '::'
+    (Builder::Build, Build), else a part of it."""
+    import fnmatch
+    if asked in names:
+        return asked, None
+    if any(c in asked for c in "*?["):
+        found = sorted(n for n in names if fnmatch.fnmatchcase(n, asked))
+        how = "matches"
+    else:
+        def bare(n):
+            return n.split("(", 1)[0] if "(" in n else n
+        found = sorted(n for n in names if bare(n) == asked or bare(n).endswith("::" + asked))
+        how = "names"
+        if not found:
+            found = sorted(n for n in names if asked in n)
+            how = "is part of"
+    if len(found) == 1:
+        return found[0], None
+    if not found:
+        import difflib
+        close = difflib.get_close_matches(asked, sorted(names), n=5)
+        return None, "no function named %r in the files read%s" % (
+            asked, "; the nearest: " + ", ".join(close) if close else "")
+    shown = found[:10]
+    return None, "%r %s %d functions: %s%s; give one of them (quoted), or a narrower pattern" % (
+        asked, how, len(found), "; ".join(shown), "; ..." if len(found) > 10 else "")
+
+
 def arcs_view(g, name, direction, say):
     u = Units(g.event)
     keys = {k for k in set(g.self_cost) | {a[0] for a in g.arcs} | {a[1] for a in g.arcs} if k[0] == name}
@@ -563,6 +595,9 @@ def help_text():
         "  --callers FUNC  the calls into FUNC, per caller and call site: calls and inclusive time",
         "  --callees FUNC  the calls FUNC makes, per callee and call site",
         "  --lines FUNC    FUNC's self time per source line (with the line's text when the source is there)",
+        "                  FUNC: a function's name as shown, or a glob of it, or its name without the",
+        "                  parameters or the scopes (Builder::Build, Build), or a part of it, that names",
+        "                  one function (several: they are listed)",
         "  --diff A B      two runs (each a prefix, file or directory): per function, inclusive and self",
         "                  time and calls before, after and the change, the largest change first",
         "  --paths         the hottest call paths (main > parse > lex): calls, inclusive and self time per",
@@ -758,6 +793,18 @@ def _main(argv):
     for path, why in bad:
         err("cannot read %s: %s" % (path, why))
         status = 1
+    if a.view in ("callers", "callees", "lines"):
+        names = set()
+        for _, g in groups:
+            names |= {k[0] for k in g.self_cost}
+            names |= {k[i][0] for k in g.arcs for i in (0, 1)}
+        chosen, why = choose_function(a.func, names)
+        if chosen is None:
+            err(why)
+            return 1
+        if chosen != a.func:
+            err("%r: the one function it names: %s" % (a.func, chosen))
+            a.func = chosen
     found = False
     for label, g in groups:
         if not g.files:

@@ -111,6 +111,28 @@ totals: 770000
 """
 
 
+# C++ names as the demangler writes them: for --callers NAME's matching
+BODY_CXX = """ob=(1) /bin/b
+fl=(1) /src/b.cc
+fn=(1) main
+0x10 10 100000
+cfn=(2) Builder::Build(std::__cxx11::basic_string<char>*)
+calls=2 0x20 20
+0x11 11 300000
+cfn=(3) Builder::BuildAll()
+calls=1 0x30 30
+0x12 12 200000
+
+fn=(2)
+0x20 20 300000
+
+fn=(3)
+0x30 30 200000
+
+totals: 600000
+"""
+
+
 def synth(directory, name, body, total, pid=100, thread=1, desc=""):
     path = os.path.join(directory, name)
     with open(path, "w") as f:
@@ -196,6 +218,28 @@ class Synthetic(Base):
                                                         ["0.100", "25.0", "synth.c:21"]])
         p = self.report("--callers", "nosuch", self.dir, status=1)
         self.assertEqual(p.stderr, "cgprof report: no function named 'nosuch' in the files read\n")
+
+    def test_a_function_named_by_part_of_its_name(self):
+        # issue 27 (5): the name before the parameters, after the last ::,
+        # a glob, a part; several: said, with the candidates
+        d = os.path.join(self.dir, "cxx")
+        os.mkdir(d)
+        synth(d, "callgrind.out.300-01", BODY_CXX, 600000, pid=300)
+        build = "Builder::Build(std::__cxx11::basic_string<char>*)"
+        for asked, chosen in (("Builder::Build", build), ("Build", build), ("BuildA", "Builder::BuildAll()"),
+                              ("*basic_string*", build), (build, build)):
+            with self.subTest(asked=asked):
+                p = self.report("--callers", asked, d)
+                self.assertTrue(p.stdout.startswith(chosen + "  [b.cc]: "), p.stdout)
+                self.assertEqual(p.stderr, "" if asked == chosen else
+                                 "cgprof report: %r: the one function it names: %s\n" % (asked, chosen))
+        p = self.report("--callees", "Builder::*", d, status=1)
+        self.assertEqual(p.stderr, "cgprof report: 'Builder::*' matches 2 functions: %s; Builder::BuildAll(); give "
+                                   "one of them (quoted), or a narrower pattern\n" % build)
+        p = self.report("--lines", "uild", d, status=1)
+        self.assertIn("'uild' is part of 2 functions", p.stderr)
+        p = self.report("--callers", "mian", d, status=1)
+        self.assertEqual(p.stderr, "cgprof report: no function named 'mian' in the files read; the nearest: main\n")
 
     def test_diff(self):
         a = os.path.join(self.dir, "a")
