@@ -126,8 +126,6 @@ static const char *path_problem(const char *v, const char *cwd, char *why, size_
             p++;
         }
     }
-    if (v[strlen(v) - 1] == '/')
-        return "it names a directory, not a file name prefix";
     return length_problem(v, 1, cwd, CG_OPT_OUT_SUFFIX_MAX, CG_OPT_OUT_SUFFIX_MAX, "its files'", why, size);
 }
 
@@ -316,6 +314,17 @@ static const char *set_option(struct cg_options *o, unsigned idx, const char *va
     switch (info->type) {
     case CG_OPT_PATH:
     case CG_OPT_DIR: {
+        /* A directory (a value ending in '/'): the files with their usual
+         * names there, as a user who gives one means. */
+        char in_dir[CG_OPT_PATH_MAX + 64];
+        size_t vlen = strlen(v);
+        if (info->type == CG_OPT_PATH && vlen && v[vlen - 1] == '/') {
+            if (vlen + strlen(info->def) >= sizeof in_dir)
+                return "it is too long";
+            memcpy(in_dir, v, vlen);
+            memcpy(in_dir + vlen, info->def, strlen(info->def) + 1);
+            v = in_dir;
+        }
         const char *bad = info->type == CG_OPT_PATH ? path_problem(v, cwd, why, size) : dir_problem(v, why, size);
         if (bad)
             return bad;

@@ -653,6 +653,8 @@ def _main(argv, original_mask):
         return 2
     if out is None:
         out = out_option.default
+    elif out.endswith("/"):
+        out += out_option.default   # a directory: the files with their usual names there (options.c)
     cwd = os.getcwd()
     # The files' directory, checked now rather than after the whole run,
     # as valgrind refuses an output file it cannot open. Not when the

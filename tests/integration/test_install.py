@@ -121,6 +121,46 @@ class Installed(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return p.stdout.split()
 
+    def test_clang_cxx20_with_libstdcxx(self):
+        """Issue 27 (8): clang++ with gcc's libstdc++ in C++20 mode fails
+        to link with -finstrument-functions alone (undefined references to
+        std::allocator<char>::allocate, which libstdc++ declares constexpr
+        and never emits, and whose addresses the hooks take); with the
+        flags the README gives for clang (pkg-config's cflags and
+        clang_cflags) it links, runs and is profiled."""
+        if not shutil.which("clang++"):
+            self.skipTest("no clang++")
+        d = tempfile.mkdtemp(prefix="cgprof-cxx20-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        src = os.path.join(d, "words.cpp")
+        with open(src, "w") as f:
+            f.write("#include <map>\n#include <sstream>\n#include <string>\n#include <vector>\n"
+                    "int main(int argc, char **argv) {\n"
+                    "    std::map<std::string, int> m;\n"
+                    "    std::vector<std::string> v(argv, argv + argc);\n"
+                    "    for (auto &x : v) m[x]++;\n"
+                    "    std::ostringstream o; o << m.size();\n"
+                    "    std::string t = o.str(); t.insert(0, \"n=\");\n"
+                    "    return t == \"n=1\" ? 0 : 1;\n}\n")
+        alone = subprocess.run(["clang++", "-std=c++20", "-O2", "-finstrument-functions", src, "-o",
+                                os.path.join(d, "alone")], capture_output=True, text=True, timeout=300)
+        flags = self.pkg_config("--cflags") + self.pkg_config("--variable=clang_cflags")
+        exe = os.path.join(d, "words")
+        b = subprocess.run(["clang++", "-std=c++20", "-O2"] + flags + [src, "-o", exe], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(b.returncode, 0, b.stderr[-2000:])
+        if alone.returncode == 0:
+            self.skipTest("this clang++ and libstdc++ link -finstrument-functions alone (the README's case "
+                          "does not arise here)")
+        self.assertIn("undefined reference", alone.stderr)
+        r = subprocess.run([exe], cwd=d, env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB), capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        files = [f for f in os.listdir(d) if f.startswith("callgrind.out.")]
+        self.assertEqual(len(files), 1, os.listdir(d))
+        counts = reader.load(os.path.join(d, files[0])).call_counts()
+        self.assertEqual(sum(n for (a, b), n in counts.items() if b == "main"), 1, counts)
+
     def test_files_installed(self):
         for path in (os.path.join(self.libdir, "libcgprof.so"), os.path.join(self.includedir, "cgprof.h"),
                      os.path.join(self.pcdir, "cgprof.pc"), os.path.join(self.mandir, "man1", "cgprof.1"),

@@ -281,7 +281,7 @@ class Runs(unittest.TestCase):
             (["--sample-hz", "lots"], '--sample-hz="lots": it is not a decimal integer'),
             (["--signal=KILL"], '--signal="KILL": it is not a signal that can ask for dumps'),
             (["--sample-signal=SEGV"], '--sample-signal="SEGV": it is not a signal'),
-            (["--out=dir/"], '--out="dir/": it names a directory'),
+            (["--out=" + too_long + "/"], "it is 4065 bytes long"),   # DIR/: DIR/callgrind.out, judged whole
             (["--control-dir=rel"], '--control-dir="rel": it is not an absolute path'),
             (["--top=many"], '--top="many"'),
             # the runtime's limits, in its words (options.c through cgprof-rules)
@@ -311,7 +311,7 @@ class Runs(unittest.TestCase):
         would write no profile at all) stops the launcher before the run,
         in the runtime's words."""
         marker = os.path.join(self.dir, "ran")
-        for value, why in (("x" * 197, "its last name is 197 bytes long"), ("out/", "it names a directory")):
+        for value, why in (("x" * 197, "its last name is 197 bytes long"),):
             p = self.launch(["sh", "-c", "touch " + marker], env=cgtest.clean_environ(CGPROF_OUT=value))
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn('CGPROF_OUT="%s" in the environment: %s' % (value, why), p.stderr)
@@ -320,6 +320,24 @@ class Runs(unittest.TestCase):
         p = self.launch(["--out=prof", "--top=0", example("basic")], env=cgtest.clean_environ(CGPROF_OUT="x" * 197))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(self.files("prof.*")), 2)
+
+    def test_a_directory_for_prefix(self):
+        """Issue 27 (8): CGPROF_OUT=DIR/ (or --out=DIR/) writes the files
+        with their usual names into DIR, as the user means (it was
+        refused: "names a directory"), from the runtime alone and through
+        the launcher, which lists them."""
+        d = os.path.join(self.dir, "profiles")
+        os.mkdir(d)
+        plain = subprocess.run([example("basic")], cwd=self.dir, env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB,
+                               CGPROF_OUT=d + "/"), capture_output=True, text=True, timeout=120)
+        self.assertEqual((plain.returncode, plain.stderr), (0, ""))
+        pid = [f.split(".")[2].split("-")[0] for f in os.listdir(d)][0]
+        self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.%s-01" % pid, "callgrind.total.%s" % pid])
+        p = self.launch(["--out=profiles/", "--top=0", example("basic")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lpid = re.search(r"\(pid (\d+)\)", p.stderr).group(1)
+        self.assertIn("  profiles/callgrind.out.%s-01" % lpid, self.report(p.stderr))
+        self.assertEqual(len(os.listdir(d)), 4, os.listdir(d))
 
     def test_long_prefix(self):
         """A prefix of about 3000 bytes, in a tree the test makes: written

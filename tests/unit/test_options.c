@@ -301,15 +301,26 @@ static void test_out_percent_other_than_p_refused(void **state)
     }
 }
 
-static void test_out_trailing_slash_refused(void **state)
+static void test_out_directory_means_its_usual_names(void **state)
 {
     (void)state;
     struct cg_options o;
     struct reports r;
     const char *env[] = { "CGPROF_OUT=/tmp/profiles/", NULL };
-    int rc = parse(&o, &r, env);
-    assert_one_report_containing(rc, &r, "CGPROF_OUT", "directory", "accepted: a file name prefix", NULL);
+    assert_int_equal(parse(&o, &r, env), 0);
+    assert_int_equal(r.n, 0);
+    assert_string_equal(o.out, "/tmp/profiles/callgrind.out");
+    assert_int_equal(o.out_refused, 0);
+    /* the length is judged with the name added: 4082 + 13 bytes is over */
+    char *big = malloc(4100);
+    assert_non_null(big);
+    memcpy(big, "CGPROF_OUT=/", 12);
+    memset(big + 12, 'd', 4080);
+    memcpy(big + 4092, "/", 2);
+    const char *env2[] = { big, NULL };
+    assert_int_equal(parse(&o, &r, env2), 1);
     assert_out_refused(&o);
+    free(big);
 }
 
 static void test_clock_unknown_value_refused(void **state)
@@ -431,7 +442,7 @@ static void test_problems_are_counted(void **state)
     (void)state;
     struct cg_options o;
     struct reports r;
-    const char *env[] = { "CGPROF_OUTT=a", "CGPROF_CLOCK=fast", "PATH=/bin", "CGPROF_VERBOSE=maybe", "CGPROF_OUT=x/",
+    const char *env[] = { "CGPROF_OUTT=a", "CGPROF_CLOCK=fast", "PATH=/bin", "CGPROF_VERBOSE=maybe", "CGPROF_OUT=x%q",
                     "CGPROF_COLOR=1", NULL };
     assert_int_equal(parse(&o, &r, env), 5);
     assert_int_equal(r.n, 5);
@@ -1007,7 +1018,7 @@ int main(void)
         cmocka_unit_test(test_signal_names_and_numbers),
         cmocka_unit_test(test_out_control_character_refused),
         cmocka_unit_test(test_out_percent_other_than_p_refused),
-        cmocka_unit_test(test_out_trailing_slash_refused),
+        cmocka_unit_test(test_out_directory_means_its_usual_names),
         cmocka_unit_test(test_clock_unknown_value_refused),
         cmocka_unit_test(test_clock_empty_and_garbage_refused),
         cmocka_unit_test(test_clock_overlong_refused),
