@@ -471,6 +471,13 @@ class ReadmeInstall(unittest.TestCase):
                          r"PKG_CONFIG_PATH=%s/pkgconfig\n" % (re.escape(libdir), re.escape(libdir)))
         # and built nothing of the test suite
         build = os.path.join(src, "build-install")
+        # issue 27 (8): without a terminal, the install's lines are kept in
+        # the build directory's logs
+        with open(os.path.join(build, "meson-logs", "cgprof-post-install.txt")) as f:
+            self.assertEqual(f.read(), "cgprof: %s is not a directory the dynamic linker searches: programs linked "
+                             "with $(pkg-config --libs cgprof) find libcgprof.so through the rpath it gives; others "
+                             "need LD_LIBRARY_PATH=%s\ncgprof: pkg-config does not look in %s/pkgconfig: export "
+                             "PKG_CONFIG_PATH=%s/pkgconfig\n" % (libdir, libdir, libdir, libdir))
         self.assertTrue(os.path.isfile(os.path.join(build, "runtime", "libcgprof.so")))
         built_tests = [os.path.relpath(os.path.join(d, f), build)
                        for d, _, files in os.walk(os.path.join(build, "tests")) for f in files
