@@ -128,6 +128,25 @@ class NotInstrumented(Guest):
                     self.assertEqual((r.returncode, r.stdout, r.stderr), (0, plain.stdout, ""))
                     self.assertEqual(r.files, [])
 
+    def test_nothing_read_or_said_at_exit(self):
+        # a process that ran no hook writes nothing and reads nothing of
+        # the output directory at its exit: as pid 1 of a pid namespace,
+        # beside another's callgrind.out.1-01, it said it found another's
+        # files (and read the whole directory, 110 ms with 288,000 files)
+        if os.getuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare")
+        probe = subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c", 'test "$$" = 1'], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("no pid namespace here: %s" % probe.stderr.decode(errors="replace").strip())
+        d = self.tmp("cgprof-dormant-")
+        with open(os.path.join(d, "callgrind.out.1-01"), "w") as f:
+            f.write("another's\n")
+        env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
+        argv = ["unshare", "-pf", "--mount-proc", "sh", "-c", 'LD_PRELOAD="$1" exec "$2" look', "sh", cgtest.LIB, HOST]
+        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(os.listdir(d), ["callgrind.out.1-01"])
+
     def test_control_says_why_it_cannot_dump_it(self):
         # no status file, no handler: cgprof-control says why and sends
         # nothing (SIGUSR1 would end the program)
