@@ -52,6 +52,18 @@ class Guest(unittest.TestCase):
             self.skipTest("a %s program does not run here: %s" % (what, plain.stderr.strip()[-200:]))
         return exe, plain
 
+    def as_pid_1(self, args):
+        """argv that runs args (a program and its arguments) with the
+        runtime preloaded, as pid 1 of a pid namespace of its own (the test
+        is skipped where none can be made)."""
+        if os.getuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare")
+        probe = subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c", 'test "$$" = 1'], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("no pid namespace here: %s" % probe.stderr.decode(errors="replace").strip())
+        return (["unshare", "-pf", "--mount-proc", "sh", "-c", 'export LD_PRELOAD="$1"; shift; exec "$@"', "sh",
+                 cgtest.LIB] + args)
+
     def plain_and_profiled(self, args, env=None):
         """(plain run, {setting: profiled run}) of guest args."""
         plain = run_preloaded(self, [GUEST] + args, preload=False)
@@ -133,16 +145,11 @@ class NotInstrumented(Guest):
         # the output directory at its exit: as pid 1 of a pid namespace,
         # beside another's callgrind.out.1-01, it said it found another's
         # files (and read the whole directory, 110 ms with 288,000 files)
-        if os.getuid() != 0 or not shutil.which("unshare"):
-            self.skipTest("needs root and unshare")
-        probe = subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c", 'test "$$" = 1'], capture_output=True)
-        if probe.returncode != 0:
-            self.skipTest("no pid namespace here: %s" % probe.stderr.decode(errors="replace").strip())
         d = self.tmp("cgprof-dormant-")
         with open(os.path.join(d, "callgrind.out.1-01"), "w") as f:
             f.write("another's\n")
         env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
-        argv = ["unshare", "-pf", "--mount-proc", "sh", "-c", 'LD_PRELOAD="$1" exec "$2" look', "sh", cgtest.LIB, HOST]
+        argv = self.as_pid_1([HOST, "look"])
         r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(os.listdir(d), ["callgrind.out.1-01"])
@@ -456,16 +463,10 @@ class SamePid(Guest):
         # directory: the second's files are numbered after the first's,
         # which stay as they were
         import hashlib
-        if os.getuid() != 0 or not shutil.which("unshare"):
-            self.skipTest("needs root and unshare")
-        probe = subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c", 'test "$$" = 1'], capture_output=True)
-        if probe.returncode != 0:
-            self.skipTest("no pid namespace here: %s" % probe.stderr.decode(errors="replace").strip())
         d = self.tmp("cgprof-samepid-")
         basic = cgtest.example("basic")
         env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
-        script = 'LD_PRELOAD="$1" exec "$2"'
-        argv = ["unshare", "-pf", "--mount-proc", "sh", "-c", script, "sh", cgtest.LIB, basic]
+        argv = self.as_pid_1([basic])
         first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.1-01", "callgrind.total.1"])
