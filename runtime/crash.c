@@ -32,7 +32,7 @@
 #include "real.h"
 #include "util.h"
 
-static const int crash_signals[5] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 static int crashing;
 /* whether a crash handler of ours went in: a thread needs its alternate
  * stack only then */
@@ -40,8 +40,8 @@ static int installed;
 /* Per signal of crash_signals: our handler is what the kernel holds, and
  * the action it replaced (SIG_DFL), which a query of the program's is
  * answered (cg_crash_signal_view). */
-static int held[5];
-static struct sigaction program_view[5];
+static int held[CG_ARRAY_SIZE(crash_signals)];
+static struct sigaction program_view[CG_ARRAY_SIZE(crash_signals)];
 
 /* Resolved when the handlers are installed, not in the handler. */
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);

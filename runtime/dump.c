@@ -52,10 +52,12 @@ static int finished(const struct cg_thread *t)
     return __atomic_load_n(&t->finished, __ATOMIC_ACQUIRE);
 }
 
-/* A program started by exec() in this process has the pid of the image that
- * ran before it and may have written parts under it: number after them. */
+/* Files of another process with this pid are in the output directory: every
+ * file of this one carries a part number (scan_earlier_parts). */
 static int numbered_always;
 
+/* A program started by exec() in this process has the pid of the image that
+ * ran before it and may have written parts under it: number after them. */
 static void scan_earlier_parts(void)
 {
     if (parts_scanned)

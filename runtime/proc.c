@@ -220,6 +220,39 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
     return s->found;
 }
 
+struct code_find {
+    uintptr_t addr, lo, hi;
+    int main_program, found;
+};
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct code_find *f = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || f->addr - lo >= ph->p_memsz)
+            continue;
+        f->lo = lo;
+        f->hi = lo + ph->p_memsz;
+        f->main_program = info->dlpi_name == NULL || info->dlpi_name[0] == '\0';
+        f->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int cg_proc_code_segment(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *main_program)
+{
+    struct code_find f = { addr, 0, 0, 0, 0 };
+    dl_iterate_phdr(find_code, &f);
+    *lo = f.lo;
+    *hi = f.hi;
+    *main_program = f.main_program;
+    return f.found;
+}
+
 int cg_proc_instrumented(const void *own)
 {
     struct instr_scan s = { (uintptr_t)own, 0 };

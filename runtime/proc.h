@@ -77,5 +77,9 @@ void cg_proc_thread_comm(pid_t tid, char *dst, size_t size);
  * -finstrument-functions. Reads the objects' dynamic sections in memory;
  * takes the loader's lock (dl_iterate_phdr): not from a signal handler. */
 int cg_proc_instrumented(const void *own);
+/* The executable segment of a loaded object that holds code address addr:
+ * 1 with its bounds [*lo, *hi) and whether the object is the program
+ * itself (not a shared library), or 0 when none holds it. */
+int cg_proc_code_segment(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *main_program);
 
 #endif

@@ -69,26 +69,6 @@ static uintptr_t hook_enter, hook_exit;
  * before their guard is taken or after it is given back. */
 static uintptr_t own_text_lo, own_text_hi;
 
-static int find_own_text(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size, (void)arg;
-    int first = info->dlpi_name == NULL || info->dlpi_name[0] == '\0';
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || hook_enter < lo || hook_enter >= lo + ph->p_memsz)
-            continue;
-        /* not the program's own text, which holds the runtime when it is
-         * linked in (the main program is named "") */
-        if (!first) {
-            own_text_lo = lo;
-            own_text_hi = lo + ph->p_memsz;
-        }
-        return 1;
-    }
-    return 0;
-}
-
 #if CG_HAVE_LIBUNWIND
 static const struct cg_unwinder *unwinder;
 
@@ -431,7 +411,14 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
                 cg_signal_name(cg_opts.sample_signal, name, sizeof name));
         return 0;
     }
-    dl_iterate_phdr(find_own_text, NULL);
+    /* not the program's own text, which holds the runtime when it is
+     * linked in */
+    uintptr_t lo, hi;
+    int main_program;
+    if (cg_proc_code_segment(hook_enter, &lo, &hi, &main_program) && !main_program) {
+        own_text_lo = lo;
+        own_text_hi = hi;
+    }
     sample_sig = cg_opts.sample_signal;
     period_ns = 1000000000u / cg_opts.sample_hz;
     perf_timer_probe();
