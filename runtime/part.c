@@ -115,7 +115,7 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
         snprintf(extra[nd++], sizeof extra[0], "Calls in progress: %u (counted up to the dump)", s->depth);
     if (s->continued)
         snprintf(extra[nd++], sizeof extra[0],
-                 "Calls continued: %llu (started before this part and counted in an earlier one: calls=0)",
+                 "Calls continued: %llu (started before this part and counted in an earlier one: calls=0, at the end behind #>)",
                  (unsigned long long)s->continued);
     if (s->jumped)
         snprintf(extra[nd++], sizeof extra[0],

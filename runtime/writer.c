@@ -830,14 +830,39 @@ static void write_header(struct cg_buf *b, const struct cg_part_info *info, uint
     cg_buf_puts(b, "\n\n");
 }
 
-static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int line_only)
+/* A call counted in an earlier part that ran on into this one: calls=0. */
+static int is_continued(const struct line *l)
 {
-    const char *cur_ob = NULL, *cur_fl = NULL;
-    struct pos pos = { 0, 0, 0 };
+    return l->is_call && l->count == 0;
+}
+
+/* Whether a function block has lines of the pass: continued calls (pass 1)
+ * or everything else (pass 0). */
+static int has_lines_of(const struct ctx *c, const struct rec *r, int continued)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (is_continued(&c->lines[r->lines[i]]) == continued)
+            return 1;
+    return 0;
+}
+
+struct body_state {
+    const char *cur_ob, *cur_fl;
+    struct pos pos;
+};
+
+/* One pass over the functions: pass 0 writes every line but the continued
+ * calls, pass 1 only those (see write_continued). */
+static int write_pass(struct ctx *c, struct cg_buf *b, const size_t *order, int line_only, int continued,
+                      struct body_state *st)
+{
+    const char *cur_ob = st->cur_ob, *cur_fl = st->cur_fl;
+    struct pos pos = st->pos;
     for (size_t k = 0; k < c->nrecs; k++) {
         struct rec *r = &c->recs[order[k]];
-        if (r->n == 0)
-            continue; /* only ever called, and with no cost of its own */
+        /* r->n == 0: only ever called, and with no cost of its own */
+        if (!has_lines_of(c, r, continued))
+            continue;
         if (!cur_ob || !same(cur_ob, r->object)) {
             if (put_name(b, "ob=", &c->objects, r->object))
                 return -1;
@@ -855,6 +880,8 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int 
         const char *cur_sub = r->file;
         for (size_t i = 0; i < r->n; i++) {
             const struct line *l = &c->lines[r->lines[i]];
+            if (is_continued(l) != continued)
+                continue;
             if (!same(l->file, cur_sub)) {
                 /* Code from another file (inlined): fi= to it, fe= back. */
                 if (put_name(b, same(l->file, r->file) ? "fe=" : "fi=", &c->files, l->file))
@@ -892,7 +919,63 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int 
             return -1;
         cg_buf_putc(b, '\n');
     }
+    st->cur_ob = cur_ob;
+    st->cur_fl = cur_fl;
+    st->pos = pos;
     return 0;
+}
+
+/* Calls counted in an earlier part that ran on into this one (a dump in the
+ * middle of them, or a fork) have time here but no call: calls=0.
+ * callgrind_annotate reads a call line only when its count is above 0 and
+ * otherwise adds the cost line to the caller's own cost: main or
+ * start_thread took a thread's whole time as their own and a part added up
+ * to 200-300%. So these lines are written after everything else, each
+ * behind "#> ", a comment for Valgrind's and KCachegrind's readers (self
+ * costs and completed calls read right in both; the callers of a continued
+ * call do not include its time in their inclusive cost there) and lines
+ * for cgprof's reader, which reads them as it reads the rest: a call's time
+ * stays on its arc, and parts still add up exactly. Being last, the names
+ * they define and the positions they move affect no line a Valgrind or
+ * KCachegrind reader sees. */
+static int write_continued(struct ctx *c, struct cg_buf *out, const size_t *order, int line_only,
+                           struct body_state *st)
+{
+    int any = 0;
+    for (size_t k = 0; k < c->nrecs && !any; k++)
+        any = has_lines_of(c, &c->recs[k], 1);
+    if (!any)
+        return 0;
+    struct cg_buf tmp;
+    cg_buf_init(&tmp);
+    if (write_pass(c, &tmp, order, line_only, 1, st) != 0 || tmp.failed) {
+        cg_buf_free(&tmp);
+        return -1;
+    }
+    cg_buf_puts(out, "# Calls continued from an earlier part (calls=0), for cgprof's reader: "
+                     "callgrind_annotate would take their time for their callers' own\n");
+    size_t start = 0;
+    for (size_t i = 0; i < tmp.len; i++) {
+        if (tmp.data[i] != '\n')
+            continue;
+        if (i > start) { /* the blank lines between blocks stay blank */
+            cg_buf_puts(out, "#> ");
+            cg_buf_putn(out, tmp.data + start, i - start);
+        }
+        cg_buf_putc(out, '\n');
+        start = i + 1;
+    }
+    cg_buf_free(&tmp);
+    return 0;
+}
+
+static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int line_only)
+{
+    struct body_state st;
+    memset(&st, 0, sizeof st);
+    if (write_pass(c, b, order, line_only, 0, &st) != 0)
+        return -1;
+    return write_continued(c, b, order, line_only, &st);
 }
 
 static void ctx_free(struct ctx *c)

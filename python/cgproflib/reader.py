@@ -16,7 +16,8 @@ the two readers our files have to satisfy:
 * callgrind_annotate (perl): ``events:`` ends the header, only ``totals:`` and
   ``summary:`` are accepted after it; ``key:`` must be followed by whitespace;
   ``calls=`` counts and line numbers must be decimal; a ``calls=0`` line is
-  not recognised as a call.
+  not recognised as a call (cgprof writes its calls=0 behind ``#> ``, see
+  CONTINUED_PREFIX).
 * KCachegrind (libcore/cachegrindloader.cpp): ``ob=``/``cob=`` share one id
   space, ``fl=``/``fi=``/``fe=``/``cfi=``/``cfl=``/``jfi=`` another,
   ``fn=``/``cfn=``/``jfn=`` a third; a function id is bound to the object and
@@ -94,6 +95,11 @@ _COMPRESSED_RE = re.compile(r"\((?P<id>[0-9]+)\)(?P<rest>.*)\Z")
 _RECURSION_SUFFIX_RE = re.compile(r"'[0-9]+\Z")
 
 FORMAT_LINE = "# callgrind format"
+# cgprof writes the calls a part continues from an earlier one (calls=0) as
+# comments with this prefix, after everything else: callgrind_annotate takes
+# a calls=0 line's cost for the caller's own, so only cgprof's reader sees
+# them (runtime/writer.c, write_continued).
+CONTINUED_PREFIX = "#> "
 _DIGITS = set("0123456789")
 _COST_START = _DIGITS | set("+-*")
 
@@ -372,6 +378,7 @@ class _Parser:
         self.call_ctx: Optional[str] = None   # --strict: None, "ctx" (cob/cfi), "cfn"
         self.pending: Optional[_Pending] = None
         self.pending_reported = False
+        self.in_continued = False
         self.last_pos: Optional[List[Optional[int]]] = None   # previous cost line
         self.self_sum: List[int] = []
 
@@ -403,6 +410,12 @@ class _Parser:
         return self.p
 
     def line(self, i: int, raw: str) -> None:
+        if raw.startswith(CONTINUED_PREFIX):
+            # cgprof's calls continued from an earlier part: comments to
+            # Valgrind's and KCachegrind's readers, lines to ours (writer.c,
+            # write_continued); always last, so nothing else moves.
+            raw = raw[len(CONTINUED_PREFIX):]
+            self.in_continued = True
         is_cost = raw[:1] in _COST_START
         if self.pending and not is_cost and not self.pending_reported:
             # spec 3.2.1: CallSpec := CallLine "\n" CostLine -- the very next line.
@@ -782,10 +795,10 @@ class _Parser:
         elif kind == "calls" and not _DECIMAL_RE.match(ctok):
             self.err(i, f"calls=: hexadecimal count {ctok!r} (callgrind_annotate reads "
                         "decimal only and then takes the call for self cost)")
-        if kind == "calls" and count == 0 and self.p.desc_value("Calls continued") is None:
+        if kind == "calls" and count == 0 and not self.in_continued:
             # cgprof writes calls=0 only for calls counted in an earlier part
-            # (still running, or ending, in this one), and says so in a
-            # "desc: Calls continued:" line, as Callgrind's multi-dump parts do.
+            # (still running, or ending, in this one), behind "#> " at the end
+            # of the part, where only its own reader sees them.
             self.strict_err(i, "calls=0: callgrind_annotate does not recognise it as a call "
                                "and adds the inclusive cost on the next line to self cost")
         npos = len(self.p.positions)
@@ -1220,6 +1233,8 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                 else:
                     at_end = True
                     chunk = carry if carry != "\n" else ""
+                if CONTINUED_PREFIX in chunk:     # see Parser.line
+                    chunk = chunk.replace("\n" + CONTINUED_PREFIX, "\n")
                 for flv, fnv, run, cobv, cfiv, cfnv, cnt, ccost, scost, raw in pattern.findall(chunk):
                     if cfnv:                  # a call
                         callee = fn_get(cfnv)
@@ -1578,6 +1593,8 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
       try:
         for lineno, raw in enumerate(f, 1):
+            if raw[:3] == CONTINUED_PREFIX:
+                raw = raw[3:]
             c = raw[:1]
             if c in cost_start and c:
                 if pending == 0 and not lines:

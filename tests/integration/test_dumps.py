@@ -5,6 +5,7 @@ tests/progs and examples/server."""
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -223,6 +224,91 @@ class SignalDumps(ProfileAssertions):
         self.assertEqual(len(lines), 1, p.stderr)
         self.assertIn("SIGUSR1 already has an action", lines[0])
         self.assertEqual(len(glob.glob(os.path.join(d, "callgrind.out.*"))), 1)
+
+
+CONTROL = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
+LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
+# callgrind_annotate's function list: "8,000,000 (75.00%)  file:function [object]"
+ANNOTATE_ROW = re.compile(r"^\s*([\d,]+) \(\s*([\d.]+)%\)\s+\S*?:(\S+) \[", re.M)
+# cgprof report's flat profile: "incl. ms  %  self ms  calls  function [file]"
+REPORT_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+([\d.]+)\s+\S+\s+(\S+)\s+\[", re.M)
+
+
+class EveryPartReadRight(ProfileAssertions):
+    """Issue 27 (3): callgrind_annotate read every part after the first
+    wrong. A call running across a dump continues in the next part with
+    calls=0, and callgrind_annotate takes a calls=0 line's time for the
+    caller's own: a worker's part 2 showed start_thread at 100% self beside
+    worker_main's 99.9%, 200-300% in all. Such lines are now written where
+    only cgprof's reader looks (behind "#> ", last)."""
+
+    def annotate_self(self, path):
+        """{function: self ns} of callgrind_annotate's whole function list,
+        and its program total."""
+        p = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", path],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "", path)
+        head, _, table = p.stdout.partition("PROGRAM TOTALS")
+        first = head.rsplit("\n", 1)[-1].split()[0]
+        total = 0 if first == "." else int(first.replace(",", ""))   # "." : nothing
+        out = {}
+        for m in ANNOTATE_ROW.finditer(table):
+            self.assertNotIn(m.group(3), out, path)
+            out[m.group(3)] = int(m.group(1).replace(",", ""))
+        self.assertEqual(sum(out.values()), total, p.stdout)
+        self.assertLessEqual(max([float(m.group(2)) for m in ANNOTATE_ROW.finditer(table)], default=0), 100.0)
+        return out, total
+
+    def report_self(self, path):
+        """{function: self ms} of cgprof report's flat profile by self time."""
+        p = subprocess.run([LAUNCHER, "report", "--sort=self", "--top=0", path], env=cgtest.clean_environ(),
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return {m.group(2): float(m.group(1)) for m in REPORT_ROW.finditer(p.stdout)}, p.stdout
+
+    def test_callgrind_annotate_agrees_with_report_on_every_part(self):
+        if not shutil.which("callgrind_annotate"):
+            self.skipTest("callgrind_annotate is not installed")
+        for settings in ({}, {"CGPROF_TIME": "sample", "CGPROF_THROTTLE": "10000:1000"}):
+            with self.subTest(settings=settings):
+                # the server with its workers busy, dumped, zeroed, dumped
+                run = Started(self, [example("server"), "-n", "0", "-p", "100"], env=settings)
+                run.wait_ready()
+                time.sleep(0.3)
+                for args in (["-d"], ["-z"], ["-d"]):
+                    time.sleep(0.3)
+                    c = subprocess.run([CONTROL] + args + [str(run.p.pid)], env=run.env, capture_output=True,
+                                       text=True, timeout=60)
+                    self.assertEqual(c.returncode, 0, c.stderr)
+                run.p.send_signal(signal.SIGTERM)
+                rc, _, err = run.finish()
+                self.assertEqual(rc, 0, err)
+                parts = parts_of(run.files())
+                # 4 workers and main, 3 parts each (two dumps, the exit)
+                self.assertEqual(sorted(parts), [(p, t) for p in (1, 2, 3) for t in range(1, 6)])
+                continued = 0
+                for (part, thread), f in sorted(parts.items()):
+                    prof = reader.load(f, strict=True)
+                    self.assertEqual([str(v) for v in prof.violations], [], f)
+                    if part > 1:
+                        continued += int((prof.desc_value("Calls continued") or "0").split()[0])
+                    ann, total = self.annotate_self(f)
+                    self.assertEqual(total, prof.total_self(), f)
+                    # self time per function: callgrind_annotate's = the file's (cgprof's reader)
+                    mine = {fn.name: 0 for fn in prof.functions.values()}
+                    for fn in prof.functions.values():
+                        mine[fn.name] += fn.self_costs(1)[0]
+                    self.assertEqual({k: v for k, v in ann.items() if v},
+                                     {k: v for k, v in mine.items() if v}, f)
+                    # and cgprof report's top functions by self time are callgrind_annotate's
+                    rep, text = self.report_self(f)
+                    top = [ms for ms in sorted((round(v / 1e6, 3) for v in ann.values()), reverse=True) if ms][:5]
+                    self.assertEqual(top, [ms for ms in sorted(rep.values(), reverse=True) if ms][:5], text)
+                    for name, ns in ann.items():
+                        self.assertAlmostEqual(rep.get(name, 0.0), ns / 1e6, delta=0.0015, msg=(f, name, text))
+                # the case of the issue: calls running across the dumps
+                self.assertGreater(continued, 0)
 
 
 class ThreadExit(ProfileAssertions):

@@ -494,7 +494,7 @@ static PT_UNUSED void prof_read(const char *path, struct prof *p)
     struct prof_call *call = NULL; /* a calls= waiting for its cost line */
     uint64_t call_count = 0;
     uint64_t self_sum = 0;
-    int in_body = 0, ended = 0;
+    int in_body = 0, ended = 0, continued = 0;
     unsigned lineno = 0;
     static const char *const header[] = { "# callgrind format", "version: 1", "creator: ", "pid: ", "thread: ",
                                           "part: ", "cmd: " };
@@ -538,6 +538,16 @@ static PT_UNUSED void prof_read(const char *path, struct prof *p)
             }
             continue;
         }
+        /* The calls continued from an earlier part (calls=0) come last,
+         * behind "#> ": comments to Valgrind's readers, lines to cgprof's. */
+        if (strncmp(line, "#> ", 3) == 0) {
+            line += 3;
+            continued = 1;
+        } else if (line[0] == '#') {
+            continue;
+        } else if (continued && strncmp(line, "totals: ", 8) != 0) {
+            fail_msg("%s:%u: a line after the continued calls: '%s'", path, lineno, line);
+        }
         if (call) {
             /* the cost line of a call: its inclusive cost */
             call->incl += prof_cost_line(line, path, lineno);
@@ -565,6 +575,8 @@ static PT_UNUSED void prof_read(const char *path, struct prof *p)
             if (!cfn || sscanf(line + 6, "%llu %63s %31s %7s", &n, target, tline, extra) != 3 ||
                 strncmp(target, "0x", 2) != 0)
                 fail_msg("%s:%u: bad calls= line '%s'", path, lineno, line);
+            if (n == 0 && !continued)
+                fail_msg("%s:%u: calls=0 where callgrind_annotate reads it: '%s'", path, lineno, line);
             call = prof_call_get(p, fn, cfn);
             call_count = n;
             cfn = NULL;

@@ -217,7 +217,7 @@ static void test_parts_hold_what_happened_since_the_previous_one(void **state)
     assert_int_equal(p.part, 2);
     ASSERT_DESC(&p, "Trigger", "Client request: cgprof_dump");
     ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0)");
+    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
     assert_int_equal(p.ncalls, 4);
     ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 40);
     ASSERT_CALL(&p, fname(MAIN), fname(G), 0, 15);
@@ -234,7 +234,7 @@ static void test_parts_hold_what_happened_since_the_previous_one(void **state)
     assert_int_equal(p.part, 3);
     ASSERT_DESC(&p, "Trigger", "Program termination");
     ASSERT_NO_DESC(&p, "Calls in progress");
-    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0)");
+    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
     assert_int_equal(p.ncalls, 1);
     ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
     assert_int_equal(p.nfns, 2); /* MAIN's block and the root's */
@@ -252,7 +252,7 @@ static void test_parts_hold_what_happened_since_the_previous_one(void **state)
     ASSERT_SELF(&p, fname(WA), 5);
     read_part(pid, 2, 2, &p);
     ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0)");
+    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
     assert_int_equal(p.ncalls, 2);
     ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 20);
     ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 8);

@@ -415,7 +415,7 @@ static void test_total_forked_forgets(void **state)
     assert_int_equal(p.part, 2);
     ASSERT_DESC(&p, "Thread name", "total of 1 thread, 1 part summed (CGPROF_TOTAL)");
     ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0)");
+    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
     assert_int_equal(p.ncalls, 4);
     ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 40);
     ASSERT_CALL(&p, fname(MAIN), fname(G), 0, 15);
@@ -486,7 +486,7 @@ static void test_ended_threads_merged(void **state)
     assert_int_equal(p.part, 2);
     ASSERT_DESC(&p, "Trigger", "Client request: two");
     ASSERT_DESC(&p, "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
-    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0)");
+    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
     assert_int_equal(p.ncalls, 2);
     ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 12);
     ASSERT_CALL(&p, fname(WMAIN), fname(WA), 2, 7);
