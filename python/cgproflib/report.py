@@ -376,8 +376,20 @@ def report_repairs(say, paths, descs=None):
             ", ".join(what))
 
 
+# Parts written as the program, or its thread, ends (exit() or quick_exit(),
+# an exec, the thread's end): the calls on the stack then are the ones that
+# ended it (main calling exit(), a worker's start routine calling
+# pthread_exit()), not calls a dump cut through. Issue 27: every report of a
+# program that called exit() noted them.
+ENDINGS = ("Trigger: Program termination", "Trigger: Exec of ", "Trigger: Thread exit")
+
+
+def written_at_end(desc):
+    return any(line.startswith(ENDINGS) for line in desc)
+
+
 def report_notes(say, descs):
-    what = _desc_sums(descs, NOTES)
+    what = _desc_sums([d for d in descs if not written_at_end(d)], NOTES)
     threads_ended = sum(1 for desc in descs if "Trigger: Thread exit" in desc)
     if threads_ended:
         what.append("%d part%s written when %s thread ended" % (threads_ended, "" if threads_ended == 1 else "s",

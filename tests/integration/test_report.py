@@ -14,7 +14,7 @@ import unittest
 
 import cgtest
 from cgproflib import reader
-from cgtest import example
+from cgtest import example, prog
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
@@ -28,7 +28,7 @@ pid: {pid}
 thread: {thread}
 part: 1
 cmd: synth
-desc: Trigger: Program termination
+desc: Trigger: {trigger}
 {desc}positions: instr line
 event: ns : Wall-clock time (nanoseconds)
 events: ns
@@ -133,10 +133,10 @@ totals: 600000
 """
 
 
-def synth(directory, name, body, total, pid=100, thread=1, desc=""):
+def synth(directory, name, body, total, pid=100, thread=1, desc="", trigger="Program termination"):
     path = os.path.join(directory, name)
     with open(path, "w") as f:
-        f.write(HEADER.format(pid=pid, thread=thread, total=total, desc=desc) + body)
+        f.write(HEADER.format(pid=pid, thread=thread, total=total, desc=desc, trigger=trigger) + body)
     prof = reader.load(path, strict=True)
     assert not prof.violations, prof.violations
     return path
@@ -268,7 +268,7 @@ class Synthetic(Base):
             ["0.500", "0.500", "+0.000", "+0.0%", "0.400", "0.400", "+0.000", "6", "6", "+0", "rec", "[synth.c]"]])
 
     def test_desc_warnings_once_summed(self):
-        synth(self.dir, "callgrind.out.100-01", BODY_A, 680000,
+        synth(self.dir, "callgrind.out.100-01", BODY_A, 680000, trigger="Signal SIGUSR1",
               desc="desc: Calls in progress: 2 (counted up to the dump)\n"
                    "desc: Lost: 3 calls not recorded (out of memory, or signal handlers nested too deep)\n")
         synth(self.dir, "callgrind.out.100-02", BODY_B, 770000, thread=2,
@@ -281,6 +281,33 @@ class Synthetic(Base):
             "cgprof report: note: 2 calls still running when its part was written (each counted once, with its "
             "time up to the dump); 1 part written when its thread ended; see the desc: lines and the README, "
             "\"Repairs\""])
+
+    def test_no_note_for_the_calls_that_ended_the_program(self):
+        """Issue 27 (5): a program that calls exit() from main, or from
+        deeper, has those calls on the stack when its last part is written:
+        not a dump cut through them, no note. A dump's part, a crash's, do
+        note theirs."""
+        for trigger, noted in (("Program termination", False), ("Program termination by quick_exit()", False),
+                               ("Exec of /bin/true", False), ("Thread exit", False),
+                               ("Signal SIGUSR1", True), ("Crash: SIGSEGV at 0x0", True)):
+            with self.subTest(trigger=trigger):
+                for f in os.listdir(self.dir):
+                    os.unlink(os.path.join(self.dir, f))
+                synth(self.dir, "callgrind.out.100-01", BODY_A, 680000, trigger=trigger,
+                      desc="desc: Calls in progress: 2 (counted up to the dump)\n")
+                err = self.report(self.dir).stderr
+                self.assertEqual("2 calls still running when its part was written" in err, noted, err)
+        # and a real run: exits deep calls exit(3) from depth 20
+        os.unlink(os.path.join(self.dir, "callgrind.out.100-01"))
+        run = subprocess.run([prog("exits"), "deep"], cwd=self.dir, capture_output=True, text=True, timeout=120,
+                             env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB))
+        self.assertEqual(run.returncode, 3, run.stderr)
+        part = [f for f in os.listdir(self.dir) if re.fullmatch(r"callgrind\.out\.\d+-01", f)]
+        self.assertEqual(len(part), 1, os.listdir(self.dir))
+        self.assertEqual(reader.load(os.path.join(self.dir, part[0])).desc_value("Calls in progress").split()[0],
+                         "21")
+        p = self.report(part[0])
+        self.assertNotIn("still running", p.stderr)
 
     def test_usage(self):
         p = self.report(status=2)
