@@ -18,6 +18,7 @@ struct line {
     uint32_t rec;            /* the function block it belongs to */
     unsigned char is_call;
     unsigned char synthetic; /* a call into uninstrumented code, inferred */
+    unsigned char visits;    /* a call no hook saw: inferred, or walked by the sampler (count: visits) */
 };
 
 /* A function as written: one fn= block. A function is its object and its
@@ -33,6 +34,7 @@ struct rec {
     uint32_t *lines;     /* its slice of the ctx's line order: indexes into its lines */
     size_t n;
     unsigned id;         /* name-compression id, 0 until first written */
+    unsigned char hooked, visited; /* called by a call the hooks saw / inferred (write_visits) */
 };
 
 struct strmap {
@@ -323,7 +325,8 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
         if (g != f) {
             /* Time the frame spent in uninstrumented code: a call to it. */
             struct line s = { .addr = c->recs[f].entry, .lineno = c->recs[f].entry_line, .file = c->recs[f].file,
-                              .is_call = 1, .callee = (uint32_t)g, .cost = sc->cost, .synthetic = 1 };
+                              .is_call = 1, .callee = (uint32_t)g, .cost = sc->cost, .synthetic = 1,
+                              .visits = 1 };
             if (add_line(c, f, &s))
                 return -1;
         }
@@ -352,6 +355,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             l = line_at(pc, sym, &c->recs[g]);
         }
         l.is_call = 1;
+        l.visits = a->sampled;
         l.callee = (uint32_t)callee;
         l.count = a->count;
         l.cost = a->incl;
@@ -362,7 +366,8 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
              * uninstrumented function; count the runs of callbacks made
              * through it (a lower bound of the real calls). */
             struct line s = { .addr = c->recs[f].entry, .lineno = c->recs[f].entry_line, .file = c->recs[f].file,
-                              .is_call = 1, .callee = (uint32_t)g, .count = a->runs, .cost = a->incl, .synthetic = 1 };
+                              .is_call = 1, .callee = (uint32_t)g, .count = a->runs, .cost = a->incl, .synthetic = 1,
+                              .visits = 1 };
             if (add_line(c, f, &s))
                 return -1;
         }
@@ -456,6 +461,7 @@ static void merge_lines(struct ctx *c, struct rec *r)
         if (out > 0 && cmp_line(&c->lines[r->lines[out - 1]], l, c->rank) == 0) {
             c->lines[r->lines[out - 1]].count += l->count;
             c->lines[r->lines[out - 1]].cost += l->cost;
+            c->lines[r->lines[out - 1]].visits &= l->visits; /* a hook saw some */
         } else {
             r->lines[out++] = r->lines[i];
         }
@@ -969,13 +975,56 @@ static int write_continued(struct ctx *c, struct cg_buf *out, const size_t *orde
     return 0;
 }
 
+/* The functions whose calls are counted as visits, not calls: code
+ * without hooks (libc), known only from sampling or as the code that ran
+ * callbacks (qsort's msort_with_tmp), called only by calls no hook saw (the
+ * sampler's walks, the calls the writer infers). A count there is the number of separate
+ * visits seen, a lower bound, and cgprof report marks it so; the other
+ * readers show it as a count. One comment line of their ids, after the
+ * rest, for cgprof's reader: "#visits: (12) (15)". */
+static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
+{
+    for (size_t i = 0; i < c->nrecs; i++)
+        c->recs[i].hooked = c->recs[i].visited = 0;
+    for (size_t i = 0; i < c->nrecs; i++) {
+        const struct rec *r = &c->recs[i];
+        for (size_t k = 0; k < r->n; k++) {
+            const struct line *l = &c->lines[r->lines[k]];
+            if (!l->is_call)
+                continue;
+            if (l->visits)
+                c->recs[l->callee].visited = 1;
+            else
+                c->recs[l->callee].hooked = 1;
+        }
+    }
+    int any = 0;
+    for (size_t k = 0; k < c->nrecs; k++) {
+        const struct rec *r = &c->recs[order[k]];
+        if (!r->visited || r->hooked || !r->id)
+            continue;
+        if (!any)
+            cg_buf_puts(out, "# Functions without hooks, called only as seen by sampling or as the code that ran "
+                             "callbacks: their counts are visits, a lower bound\n#visits:");
+        any = 1;
+        cg_buf_puts(out, " (");
+        cg_buf_put_u64(out, r->id);
+        cg_buf_putc(out, ')');
+    }
+    if (any)
+        cg_buf_putc(out, '\n');
+}
+
 static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int line_only)
 {
     struct body_state st;
     memset(&st, 0, sizeof st);
     if (write_pass(c, b, order, line_only, 0, &st) != 0)
         return -1;
-    return write_continued(c, b, order, line_only, &st);
+    if (write_continued(c, b, order, line_only, &st) != 0)
+        return -1;
+    write_visits(c, b, order);
+    return 0;
 }
 
 static void ctx_free(struct ctx *c)

@@ -44,7 +44,7 @@ import gc
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 __all__ = [
     "FnKey", "CostLine", "Call", "Jump", "Function", "Violation", "Profile",
@@ -100,6 +100,9 @@ FORMAT_LINE = "# callgrind format"
 # a calls=0 line's cost for the caller's own, so only cgprof's reader sees
 # them (runtime/writer.c, write_continued).
 CONTINUED_PREFIX = "#> "
+# ... and the functions without hooks whose counts are visits seen (a lower
+# bound), by id, on one comment line after the rest: "#visits: (12) (15)".
+VISITS_PREFIX = "#visits:"
 _DIGITS = set("0123456789")
 _COST_START = _DIGITS | set("+-*")
 
@@ -238,6 +241,8 @@ class Profile:
     summary: Optional[List[int]] = None
     totals: Optional[List[int]] = None
     functions: Dict[FnKey, Function] = field(default_factory=dict)
+    # names of the functions whose calls are counted as visits (VISITS_PREFIX)
+    visits: Set[str] = field(default_factory=set)
     calls: List[Call] = field(default_factory=list)
     jumps: List[Jump] = field(default_factory=list)
     violations: List[Violation] = field(default_factory=list)
@@ -426,6 +431,13 @@ class _Parser:
             self.pending_reported = True
 
         if raw.strip(" \t") == "":
+            return
+        if raw.startswith(VISITS_PREFIX):
+            table = self.ids["fn"]
+            for tok in raw[len(VISITS_PREFIX):].split():
+                m = _COMPRESSED_RE.match(tok)
+                if m and int(m.group("id")) in table:
+                    self.p.visits.add(table[int(m.group("id"))])
             return
         if raw.startswith("#"):
             if raw.rstrip(" \t") == FORMAT_LINE and i != 1:
@@ -1001,6 +1013,8 @@ class Digest:
         # it, inclusive cost of its calls to OTHER functions]
         self.flat: Dict[Tuple[str, str], List[int]] = {}
         self.total = 0
+        # the functions whose calls are counted as visits (VISITS_PREFIX)
+        self.visits: set = set()
 
     def desc_value(self, type_: str) -> Optional[str]:
         for d in self.desc:
@@ -1413,6 +1427,9 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                 if value not in fn_ref:
                                     define(value, ob, cur_file)
                             continue
+                        if raw[:8] == VISITS_PREFIX:
+                            d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
+                            continue
                         if c == "\n" or c == "#" or not raw.strip() or c == "":
                             continue
                         if raw[:7] in ("events:", "positio"):
@@ -1734,6 +1751,9 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                     if value not in fn_ref:
                         name, ident, _new = name_of("fn", value, lineno)
                         define(name, ident, ob, cur_file)
+                continue
+            if raw[:8] == VISITS_PREFIX:
+                d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
                 continue
             if c == "\n" or c == "#" or not raw.strip():
                 continue

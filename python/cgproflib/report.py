@@ -73,6 +73,9 @@ class Group:
         # the functions a file says were throttled (desc: Throttled): their
         # calls counted until then, a lower bound of the calls made
         self.lower_bounds = set()
+        # the functions without hooks whose counts are visits seen (libc's,
+        # known from sampling, or as code that ran callbacks): a lower bound
+        self.visits = set()
 
     def add_paths(self, path):
         """The inclusive time of each function from the call paths of the
@@ -101,6 +104,7 @@ class Group:
         self.files += 1
         self.event = self.event or d.event
         self.lower_bounds |= throttled_names(d.desc_value("Throttled"))
+        self.visits |= {k[0] for k in d.visits}
         if self.files == 1:
             # the first file's tables are taken as they are: no copy
             self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, d.files
@@ -198,8 +202,17 @@ def throttled_names(value):
 
 def count_text(g, name, n):
     """A count as shown: ">=" before the count of a throttled function
-    (README, "Filters": its calls stopped being counted)."""
-    return (">=%d" % n) if name in g.lower_bounds and n else ("%d" % n if n else "-")
+    (README, "Filters": its calls stopped being counted) and of a function
+    without hooks (its visits seen, README "What the numbers mean")."""
+    return (">=%d" % n) if n and is_lower_bound(g, name) else ("%d" % n if n else "-")
+
+
+def is_lower_bound(g, name):
+    return name in g.lower_bounds or name in g.visits
+
+
+LOWER_BOUND_NOTE = ("  >=N: a lower bound: the calls of a throttled function counted until then, or the visits "
+                    "seen of a function without hooks (libc's: by sampling, or running callbacks)")
 
 
 def load_group(paths, event=None, lines=False, label="", sites=False):
@@ -305,6 +318,8 @@ def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
         # start_thread), seen only as a caller
         out.append("%12s %6.1f %12s %10s  %s%s" % (u.fmt(inc), pct, u.fmt(self_), count_text(g, name, calls), name,
                                                     "  [%s]" % where if where else ""))
+    if any(calls and is_lower_bound(g, name) for (name, _), (_, _, calls, _) in ranked):
+        out.append(LOWER_BOUND_NOTE)
     return out
 
 
@@ -495,7 +510,8 @@ def arcs_view(g, name, direction, say):
         say("%s  [%s]: %s inclusive, %s self, %s call%s%s" % (
             name, where_of(fl, key[1]), u.total(inc), u.total(self_), count_text(g, name, calls),
             "" if calls == 1 else "s",
-            " (throttled: the calls counted until then, a lower bound)" if name in g.lower_bounds else ""))
+            " (throttled: the calls counted until then, a lower bound)" if name in g.lower_bounds else
+            " (no hooks: the visits seen, a lower bound)" if name in g.visits else ""))
         rows = []
         for (caller, callee, fl_, line), (n, c) in g.arcs.items():
             if (callee if direction == "callers" else caller) != key:

@@ -68,7 +68,7 @@ class Runs(unittest.TestCase):
         """{function: (inclusive ms, %, calls)} of the report's table."""
         rows = {}
         for l in self.report(stderr):
-            m = re.fullmatch(r"\s*([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+|-)\s+(\S+)(\s+\[.*\])?", l)
+            m = re.fullmatch(r"\s*([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(?:>=)?([0-9]+|-)\s+(\S+)(\s+\[.*\])?", l)
             if m:
                 rows[m.group(5)] = (float(m.group(1)), float(m.group(2)), 0 if m.group(4) == "-" else int(m.group(4)))
         return rows

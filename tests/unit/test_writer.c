@@ -876,6 +876,10 @@ static void test_callback_from_uninstrumented_code(void **state)
                                     "+30 +5 30\n"
                                     "+2 * 15\n"
                                     "\n"
+                                    /* msort: a call no hook saw, its count the callback's runs */
+                                    "# Functions without hooks, called only as seen by sampling or as the code "
+                                    "that ran callbacks: their counts are visits, a lower bound\n"
+                                    "#visits: (4)\n"
                                     "totals: 200\n");
     assert_well_formed(text);
     free(text);
@@ -909,6 +913,9 @@ static void test_time_in_uninstrumented_code_without_callback(void **state)
                                    "fn=(2)\n"
                                    "+253090 50 45\n"
                                    "\n"
+                                   "# Functions without hooks, called only as seen by sampling or as the code "
+                                   "that ran callbacks: their counts are visits, a lower bound\n"
+                                   "#visits: (2)\n"
                                    "totals: 85\n");
     assert_well_formed(text);
     free(text);
