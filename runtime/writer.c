@@ -1001,7 +1001,9 @@ static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
     int any = 0;
     for (size_t k = 0; k < c->nrecs; k++) {
         const struct rec *r = &c->recs[order[k]];
-        if (!r->visited || r->hooked || !r->id)
+        /* cgprof_off_cpu's calls are made by the sampler's path too, but
+         * each is one period off the CPU, counted: not a lower bound */
+        if (!r->visited || r->hooked || !r->id || (r->name && strcmp(r->name, "cgprof_off_cpu") == 0))
             continue;
         if (!any)
             cg_buf_puts(out, "# Functions without hooks, called only as seen by sampling or as the code that ran "

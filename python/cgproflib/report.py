@@ -37,6 +37,7 @@ DEFAULT_TOP = 20
 SORTS = ("inclusive", "self", "calls")
 
 USAGE = ("usage: cgprof report [--top=N] [--sort=inclusive|self|calls] [--threads=sum|each] [--event=NAME]\n"
+         "                     [--hide=FUNC,... | --hide-waits]\n"
          "                     [--callers FUNC | --callees FUNC | --lines FUNC | --diff A B | --paths] WHAT...")
 
 
@@ -76,6 +77,11 @@ class Group:
         # the functions without hooks whose counts are visits seen (libc's,
         # known from sampling, or as code that ran callbacks): a lower bound
         self.visits = set()
+        # the functions --hide left out: no row of their own, their time
+        # out of the total and of their callers' inclusive time
+        self.hidden = set()
+        # the functions whose inclusive time --hide made an estimate
+        self.estimated = set()
 
     def add_paths(self, path):
         """The inclusive time of each function from the call paths of the
@@ -134,6 +140,84 @@ class Group:
                 self.where[k] = fl
         self.total += d.total
 
+    def hide(self, patterns):
+        """Leaves out the functions the patterns name (hides()), which must
+        call no other function (a wait, a lock, a spin: what a reader wants
+        out of a profile after the run): their time, out of the total and
+        out of the inclusive time of every function above them. Upwards
+        from a hidden function, a function's hidden time goes to its
+        callers in the shares of their calls' time: exact where each
+        function on the way has one caller (a worker's loop waiting), an
+        estimate elsewhere (those rows are marked "~"). Needs the arcs
+        (loaded with arcs=True). Returns ({name: time left out}, {name:
+        the functions it calls}: those refused)."""
+        keys = set(self.self_cost) | {a[0] for a in self.arcs} | {a[1] for a in self.arcs}
+        found = {k for k in keys if any(hides(p, k[0]) for p in patterns)}
+        calls = {}
+        for (caller, callee, _fl, _line) in self.arcs:
+            if caller in found and callee != caller:
+                calls.setdefault(caller[0], set()).add(callee[0])
+        found = {k for k in found if k[0] not in calls}
+        incoming, out_arcs = {}, {}
+        for a, (n, c) in self.arcs.items():
+            if a[0] != a[1]:
+                incoming[a[1]] = incoming.get(a[1], 0) + c
+                out_arcs.setdefault(a[0], []).append(a)
+        memo, visiting = {}, set()
+        own = {k: self.self_cost.get(k, 0) for k in found}
+
+        def hidden_in(f):
+            # the hidden time in all of f's calls together
+            if f in found:
+                return own[f]
+            if f in memo:
+                return memo[f]
+            if f in visiting:   # recursion: the time is counted at the outer call
+                return 0
+            visiting.add(f)
+            t = 0
+            for a in out_arcs.get(f, ()):
+                h = hidden_in(a[1])
+                if h:
+                    c, into = self.arcs[a][1], incoming[a[1]]
+                    t += h * c / into if into else 0
+            visiting.discard(f)
+            memo[f] = t
+            return t
+        left = {}
+        for k in found:
+            c = self.self_cost.pop(k, 0)
+            self.total -= c
+            left[k[0]] = left.get(k[0], 0) + c
+        adjusted = {}
+        for a, (n, c) in self.arcs.items():
+            if a[1] in found:
+                continue
+            h = hidden_in(a[1]) if a[0] != a[1] else 0
+            if h:
+                into = incoming[a[1]]
+                if into and c != into:
+                    self.estimated.add(a[0])
+                    self.estimated |= {b[0] for b in self.arcs if b[1] == a[1] and b[0] != a[1]}
+                c = max(0, round(c - h * c / into)) if into else c
+            adjusted[a] = [n, c]
+        # an estimate below makes one above
+        changed = True
+        while changed:
+            changed = False
+            for a in adjusted:
+                if a[1] in self.estimated and a[0] not in self.estimated and a[0] != a[1] \
+                        and hidden_in(a[1]):
+                    self.estimated.add(a[0])
+                    changed = True
+        self.arcs = adjusted
+        self.calls_out = {}
+        self.lines = {k: v for k, v in self.lines.items() if k[0] not in found}
+        self.hidden |= found
+        # the path files' inclusive times still hold what was left out
+        self.paths_all = False
+        return left, calls
+
     def flat(self):
         """{(name, object): [inclusive, self, calls, file]}, in the order
         of the self costs, then of the arcs (the first to name each
@@ -165,6 +249,8 @@ class Group:
                 v = self.paths_incl.get(k[0])
                 if v is not None and named[k[0]] == 1:  # a name in two objects: which is which?
                     e[0] = v
+        for k in self.hidden:   # their calls out made them a row
+            funcs.pop(k, None)
         return funcs
 
 
@@ -215,11 +301,11 @@ LOWER_BOUND_NOTE = ("  >=N: a lower bound: the calls of a throttled function cou
                     "seen of a function without hooks (libc's: by sampling, or running callbacks)")
 
 
-def load_group(paths, event=None, lines=False, label="", sites=False):
+def load_group(paths, event=None, lines=False, label="", sites=False, arcs=False):
     g, bad = Group(label), []
     for path in paths:
         try:
-            g.add(reader.digest(path, event, lines, sites=sites, flat=not (lines or sites)))
+            g.add(reader.digest(path, event, lines, sites=sites, flat=not (lines or sites or arcs)))
             g.add_paths(path)
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
@@ -316,10 +402,14 @@ def flat_lines(g, top, sort="inclusive", prefix="", scope=""):
         pct = 100.0 * inc / g.total if g.total else 0.0
         # 0 calls: a thread's root in uninstrumented code (libc's
         # start_thread), seen only as a caller
-        out.append("%12s %6.1f %12s %10s  %s%s" % (u.fmt(inc), pct, u.fmt(self_), count_text(g, name, calls), name,
+        inc_text = ("~" if (name, obj) in g.estimated else "") + u.fmt(inc)
+        out.append("%12s %6.1f %12s %10s  %s%s" % (inc_text, pct, u.fmt(self_), count_text(g, name, calls), name,
                                                     "  [%s]" % where if where else ""))
     if any(calls and is_lower_bound(g, name) for (name, _), (_, _, calls, _) in ranked):
         out.append(LOWER_BOUND_NOTE)
+    if any(k in g.estimated for k, _ in ranked):
+        out.append("  ~: inclusive time less an estimate of what --hide left out below it (a function on the "
+                   "way has several callers: shared in the shares of their calls' time)")
     return out
 
 
@@ -466,6 +556,23 @@ def collect(whats):
 
 
 # ---- the views -------------------------------------------------------------------
+
+def hides(pattern, name):
+    """Whether --hide's pattern names the function: its name as shown, a
+    glob of it, or its name without the parameters or the scopes."""
+    if pattern == name:
+        return True
+    if any(c in pattern for c in "*?["):
+        import fnmatch
+        return fnmatch.fnmatchcase(name, pattern)
+    bare = name.split("(", 1)[0] if "(" in name else name
+    return bare == pattern or bare.endswith("::" + pattern)
+
+
+# The function the runtime charges a thread's time off the CPU to
+# (CGPROF_OFF_CPU=1): what --hide-waits leaves out.
+OFF_CPU = "cgprof_off_cpu"
+
 
 def choose_function(asked, names):
     """The one function FUNC of --callers, --callees or --lines stands for,
@@ -641,6 +748,15 @@ def help_text():
         "                  per thread of each process (each)",
         "  --event=NAME    the event to read (default: ns in cgprof's files, else the first: Ir in",
         "                  Valgrind's)",
+        "  --hide=FUNC[,FUNC...]",
+        "                  leave these functions out (a name as shown, a glob, or the name without",
+        "                  parameters or scopes; repeatable), if they call no other function (a wait, a",
+        "                  lock, a spin): their time, out of the total and out of every function above",
+        "                  them (exact where each function on the way has one caller; else shared in the",
+        "                  shares of the callers' time, marked ~)",
+        "  --hide-waits    leave out the time threads spent off the CPU (waiting, blocked in a system",
+        "                  call), recorded apart by a run with CGPROF_OFF_CPU=1 (as calls of",
+        "                  %s); sampled time (the default) counts CPU time only, no waits" % OFF_CPU,
         "  -h, --help      this text",
         "",
         "The warnings of the files' desc: lines (repairs, losses, calls in progress, parts written at a",
@@ -660,6 +776,8 @@ class Args:
         self.diff = None
         self.whats = []
         self.help = False
+        self.hide = []
+        self.hide_waits = False
 
 
 def parse_args(argv):
@@ -681,7 +799,13 @@ def parse_args(argv):
             i += 1
             continue
         name, eq, value = arg[2:].partition("=")
-        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths"):
+        if name == "hide-waits":
+            if eq:
+                raise UsageError("--hide-waits takes no value")
+            a.hide_waits = True
+            i += 1
+            continue
+        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths", "hide"):
             raise UsageError("unknown option %r (cgprof report --help lists them)" % ("--" + name))
         if name == "diff":
             # its two runs are the command's two operands, wherever the
@@ -721,11 +845,20 @@ def parse_args(argv):
             a.threads = value
         elif name == "event":
             a.event = value
+        elif name == "hide":
+            pats = [p.strip() for p in value.split(",") if p.strip()]
+            if not pats:
+                raise UsageError("--hide=%r: accepted: function names or globs, separated by commas" % value)
+            a.hide += pats
         else:
             if a.view:
                 raise UsageError("one view at a time: --%s and --%s" % (a.view, name))
             a.view, a.func = name, value
     a.whats = positional
+    if a.view == "paths" and (a.hide or a.hide_waits):
+        raise UsageError("--paths shows every path: --hide and --hide-waits apply to the other views")
+    if a.view == "lines" and (a.hide or a.hide_waits):
+        raise UsageError("--lines shows one function's lines: --hide and --hide-waits apply to the other views")
     if a.view == "diff":
         if len(positional) != 2:
             raise UsageError("--diff A B reads two runs, no more, no less: %s"
@@ -737,15 +870,15 @@ def parse_args(argv):
     return a
 
 
-def groups_of(files, threads, event, lines, sites):
+def groups_of(files, threads, event, lines, sites, arcs=False):
     """[(label, Group)], and the files that cannot be read."""
     if threads == "sum":
-        g, bad = load_group(files, event, lines, sites=sites)
+        g, bad = load_group(files, event, lines, sites=sites, arcs=arcs)
         return [("", g)], bad
     per, bad = {}, []
     for path in files:
         try:
-            d = reader.digest(path, event, lines, sites=sites, flat=not (lines or sites))
+            d = reader.digest(path, event, lines, sites=sites, flat=not (lines or sites or arcs))
         except OSError as e:
             bad.append((path, e.strerror or str(e)))
             continue
@@ -759,6 +892,30 @@ def groups_of(files, threads, event, lines, sites):
                                                         " (%s)" % name if name else ""))
         per[key].add(d)
     return [(g.label, g) for _, g in sorted(per.items())], bad
+
+
+def say_hidden(err, a, found):
+    """One line on standard error: what --hide and --hide-waits left out,
+    and which of their patterns named nothing."""
+    left, refused = {}, {}
+    for f, calls in found:
+        for name, c in f.items():
+            left[name] = left.get(name, 0) + c
+        for name, callees in calls.items():
+            refused.setdefault(name, set()).update(callees)
+    for name, callees in sorted(refused.items()):
+        err("--hide: %s is kept: it calls other functions (%s); --hide leaves out functions that call none "
+            "(a wait, a lock, a spin)" % (name, ", ".join(sorted(callees)[:5]) + (", ..." if len(callees) > 5 else "")))
+    for p in a.hide:
+        if not any(hides(p, n) for n in set(left) | set(refused)):
+            err("--hide=%s: no function of that name in the files read" % p)
+    if a.hide_waits and OFF_CPU not in left:
+        err("--hide-waits: these files hold no time off the CPU apart (no %s): a run in wall-clock time "
+            "(CGPROF_TIME=exact) counts a wait in the function that waited unless CGPROF_OFF_CPU=1; sampled "
+            "time counts CPU time only" % OFF_CPU)
+    if left:
+        err("left out (--hide%s): %s" % ("-waits" if a.hide_waits and not a.hide else "",
+                                         ", ".join(sorted(left))))
 
 
 def main(argv=None):
@@ -789,6 +946,7 @@ def _main(argv):
         sys.stdout.write(help_text())
         return 0
     status = 0
+    hiding = a.hide + ([OFF_CPU] if a.hide_waits else [])
     if a.view == "diff":
         sides = []
         for what in a.diff:
@@ -797,11 +955,13 @@ def _main(argv):
                 err("%s: %s" % (w, why))
             if not files:
                 return 1
-            g, bad = load_group(files, a.event)
+            g, bad = load_group(files, a.event, arcs=bool(hiding))
             for path, why in bad:
                 err("cannot read %s: %s" % (path, why))
                 status = 1
             sides.append((files, g))
+        if hiding:
+            say_hidden(err, a, [g.hide(hiding) for _, g in sides])
         diff_view(sides[0][1], sides[1][1], a.top, out)
         descs = _descs(sides[0][0] + sides[1][0])
         report_repairs(err, None, descs)
@@ -817,10 +977,13 @@ def _main(argv):
         status = 1
     if not files:
         return 1
-    groups, bad = groups_of(files, a.threads, a.event, a.view == "lines", a.view in ("callers", "callees"))
+    groups, bad = groups_of(files, a.threads, a.event, a.view == "lines", a.view in ("callers", "callees"),
+                            arcs=bool(hiding))
     for path, why in bad:
         err("cannot read %s: %s" % (path, why))
         status = 1
+    if hiding:
+        say_hidden(err, a, [g.hide(hiding) for _, g in groups])
     if a.view in ("callers", "callees", "lines"):
         names = set()
         for _, g in groups:

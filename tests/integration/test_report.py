@@ -111,6 +111,65 @@ totals: 770000
 """
 
 
+# A server's thread in wall-clock time with its waits apart (CGPROF_OFF_CPU=1):
+# main (self 100 us) -> serve (1 call, 900 us); serve: self 200 us, 40 waits
+# (cgprof_off_cpu, 600 us), parse 10 calls (100 us). main also calls a
+# (60 us) and b (40 us) once; both call helper (50 and 30 us), which waits
+# 40 us in lockwait: how much of it under a and how much under b the arcs
+# cannot say. Total 1,100 us.
+BODY_WAITS = """ob=(1) /bin/srv
+fl=(1) /src/srv.c
+fn=(1) main
+0x10 10 100000
+cfn=(2) serve
+calls=1 0x20 20
+0x11 11 900000
+cfn=(5) a
+calls=1 0x50 50
+0x12 12 60000
+cfn=(6) b
+calls=1 0x60 60
+0x13 13 40000
+
+fn=(2)
+0x20 20 200000
+cfn=(3) cgprof_off_cpu
+calls=40 0x0 0
+0x21 21 600000
+cfn=(4) parse
+calls=10 0x30 30
+0x22 22 100000
+
+fn=(3)
+0x0 0 600000
+
+fn=(4)
+0x30 30 100000
+
+fn=(5)
+0x50 50 10000
+cfn=(7) helper
+calls=1 0x70 70
+0x51 51 50000
+
+fn=(6)
+0x60 60 10000
+cfn=(7)
+calls=1 0x70 70
+0x61 61 30000
+
+fn=(7)
+0x70 70 40000
+cfn=(8) lockwait
+calls=2 0x80 80
+0x71 71 40000
+
+fn=(8)
+0x80 80 40000
+
+totals: 1100000
+"""
+
 # C++ names as the demangler writes them: for --callers NAME's matching
 BODY_CXX = """ob=(1) /bin/b
 fl=(1) /src/b.cc
@@ -148,7 +207,7 @@ def rows(text):
     out = {}
     for line in text.splitlines():
         w = line.split()
-        if len(w) >= 5 and w[-1].startswith("[") and re.fullmatch(r"[0-9.+-]+|-", w[0]):
+        if len(w) >= 5 and w[-1].startswith("[") and re.fullmatch(r"~?[0-9.+-]+|-", w[0]):
             out[w[-2]] = w[:-2]
     return out
 
@@ -309,6 +368,55 @@ class Synthetic(Base):
         p = self.report(part[0])
         self.assertNotIn("still running", p.stderr)
 
+    def test_hide_waits_and_functions(self):
+        """Issue 27 (5): a server's wall-clock profile is mostly waiting,
+        and nothing left waits or chosen functions out after the run.
+        --hide-waits leaves out cgprof_off_cpu's time (CGPROF_OFF_CPU=1),
+        --hide=FUNC a function that calls none: out of the total and of
+        every function above, exactly along single callers, marked ~ where
+        shared out among several."""
+        synth(self.dir, "callgrind.out.100-01", BODY_WAITS, 1100000)
+        before = rows(self.report(self.dir).stdout)
+        self.assertEqual(before["main"][:3], ["1.100", "100.0", "0.100"])
+        p = self.report("--hide-waits", "--top=0", self.dir)
+        t = rows(p.stdout)
+        self.assertNotIn("cgprof_off_cpu", t)
+        self.assertIn("(1 file; 0.500 ms in all threads)", p.stdout)
+        self.assertEqual({k: v[:3] for k, v in t.items()}, {
+            "main": ["0.500", "100.0", "0.100"], "serve": ["0.300", "60.0", "0.200"],
+            "parse": ["0.100", "20.0", "0.100"], "a": ["0.060", "12.0", "0.010"], "b": ["0.040", "8.0", "0.010"],
+            "helper": ["0.080", "16.0", "0.040"], "lockwait": ["0.040", "8.0", "0.040"]})
+        self.assertEqual(p.stderr, "cgprof report: left out (--hide-waits): cgprof_off_cpu\n")
+        # lockwait too: under helper exactly (its one callee's arcs), then
+        # shared between a and b by their calls' time (50:30): ~
+        p = self.report("--hide-waits", "--hide=lock*", "--top=0", self.dir)
+        t = rows(p.stdout)
+        self.assertEqual({k: v[:3] for k, v in t.items()}, {
+            "main": ["~0.460", "100.0", "0.100"], "serve": ["0.300", "65.2", "0.200"],
+            "parse": ["0.100", "21.7", "0.100"], "a": ["~0.035", "7.6", "0.010"], "b": ["~0.025", "5.4", "0.010"],
+            "helper": ["0.040", "8.7", "0.040"]})
+        self.assertIn("  ~: inclusive time less an estimate of what --hide left out", p.stdout)
+        # the callers view: serve's call without its waits
+        p = self.report("--hide-waits", "--callers", "serve", self.dir)
+        self.assertIn("serve  [srv.c]: 0.300 ms inclusive, 0.200 ms self, 1 call", p.stdout)
+        # a function that calls others is kept; a name that is nowhere said
+        p = self.report("--hide=serve,nosuch", self.dir)
+        self.assertEqual(rows(p.stdout)["serve"][:3], ["0.900", "81.8", "0.200"])
+        self.assertEqual(p.stderr.splitlines(), [
+            "cgprof report: --hide: serve is kept: it calls other functions (cgprof_off_cpu, parse); --hide "
+            "leaves out functions that call none (a wait, a lock, a spin)",
+            "cgprof report: --hide=nosuch: no function of that name in the files read"])
+        # no waits apart in the files: said
+        os.unlink(os.path.join(self.dir, "callgrind.out.100-01"))
+        synth(self.dir, "callgrind.out.100-01", BODY_A, 680000)
+        p = self.report("--hide-waits", self.dir)
+        self.assertIn("--hide-waits: these files hold no time off the CPU apart (no cgprof_off_cpu)", p.stderr)
+        self.assertEqual(rows(p.stdout)["main"][:2], ["0.680", "100.0"])
+        for args, msg in ((["--hide=", "x"], "--hide='': accepted: function names or globs"),
+                          (["--hide-waits=1", "x"], "--hide-waits takes no value"),
+                          (["--paths", "--hide-waits", "x"], "--paths shows every path")):
+            self.assertIn(msg, self.report(*args, status=2).stderr)
+
     def test_usage(self):
         p = self.report(status=2)
         self.assertIn("nothing to read", p.stderr)
@@ -457,6 +565,30 @@ class RealRuns(Base):
                 callee = sorted(libc)[0]
                 p = self.report("--callers", callee, "callgrind.out.%d" % pid)
                 self.assertIn("(no hooks: the visits seen, a lower bound)", p.stdout)
+
+    def test_server_without_its_waits(self):
+        """Issue 27 (5): examples/server in wall-clock time with its waits
+        apart (CGPROF_OFF_CPU=1) is 95% waiting; --hide-waits leaves the
+        time on the CPU: the total less cgprof_off_cpu's, no function above
+        100%, the program's counts unchanged."""
+        pid, stderr = self.launch(["--time=exact", "--throttle=off", "--off-cpu", "--top=0",
+                                   example("server"), "-n", "400", "-p", "200"])
+        before = self.report("--top=0", ".").stdout
+        t0 = rows(before)
+        if "cgprof_off_cpu" not in t0:
+            self.skipTest("no time off the CPU recorded (the kernel refused its context switch records): "
+                          + stderr)
+        total0 = float(re.search(r"; ([0-9.]+) ms in all threads\)", before).group(1))
+        p = self.report("--top=0", "--hide-waits", ".")
+        t = rows(p.stdout)
+        total = float(re.search(r"; ([0-9.]+) ms in all threads\)", p.stdout).group(1))
+        self.assertNotIn("cgprof_off_cpu", t)
+        self.assertAlmostEqual(total, total0 - float(t0["cgprof_off_cpu"][2]), delta=0.002)
+        self.assertLess(total, total0 / 2)        # mostly waiting, as said
+        for fn, cols in t.items():
+            self.assertLessEqual(float(cols[1]), 100.0, p.stdout)
+            self.assertEqual(cols[2:4], t0[fn][2:4], fn)     # self and calls unchanged
+        self.assertEqual(t["handle_request"][3], "400")
 
     def test_threads_summed_and_each(self):
         pid, _ = self.launch([example("threads")])
