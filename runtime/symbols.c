@@ -907,6 +907,84 @@ static const char *die_symbol_name(Dwarf_Die *die)
     return n ? n : dwarf_diename(die);
 }
 
+/* Two symbol names of one function: the same, or mangled names that differ
+ * only in a constructor's or destructor's variant (C1, C2 and gcc's C4,
+ * which an inlined copy's abstract origin may name; D1, D2, D4). */
+static int same_symbol(const char *a, const char *b)
+{
+    for (size_t i = 0;; i++) {
+        if (a[i] == b[i]) {
+            if (!a[i])
+                return 1;
+            continue;
+        }
+        if (i == 0 || !a[i] || !b[i] || !(a[i - 1] == 'C' || a[i - 1] == 'D') || strncmp(a, "_Z", 2) != 0 ||
+            !strchr("124", a[i]) || !strchr("124", b[i]))
+            return 0;
+    }
+}
+
+enum { MAX_SCOPES = 64 };
+
+/* The DIEs whose code holds pc under parent, outermost first, appended to
+ * v from v[n] (at most MAX_SCOPES kept); returns the new count. Not
+ * libdw's dwarf_getscopes(): it does not look into a namespace, where
+ * clang puts the definitions of C++ functions (std::char_traits<char>::
+ * length inlined into std::operator+ was in no scope it found). */
+static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *v, int n, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 256 || dwarf_child(parent, &child) != 0)
+        return n;
+    do {
+        switch (dwarf_tag(&child)) {
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type: {
+            /* no code of their own: the functions defined in them */
+            int m = scopes_at(&child, pc, v, n, depth + 1);
+            if (m > n)
+                return m;
+            break;
+        }
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+        case DW_TAG_entry_point:
+            if (dwarf_haspc(&child, pc) == 1) {
+                if (n < MAX_SCOPES)
+                    v[n] = child;
+                return scopes_at(&child, pc, v, n + 1, depth + 1);
+            }
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return n;
+}
+
+/* The scopes holding pc in unit cu, innermost first, in *scopes (malloc'd:
+ * the caller frees it); their number. */
+static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+    *scopes = malloc(MAX_SCOPES * sizeof **scopes);
+    if (!*scopes)
+        return 0;
+    int n = scopes_at(cu, pc, *scopes, 0, 0);
+    if (n > MAX_SCOPES)
+        n = MAX_SCOPES; /* the outermost ones */
+    for (int i = 0; i < n / 2; i++) {
+        Dwarf_Die t = (*scopes)[i];
+        (*scopes)[i] = (*scopes)[n - 1 - i];
+        (*scopes)[n - 1 - i] = t;
+    }
+    return n;
+}
+
 static const struct callee_id *callee_id_of(struct cg_syms *s, uintptr_t callee)
 {
     struct ptr_entry *e = ptr_slot(&s->callees, (const void *)callee, 64);
@@ -925,7 +1003,7 @@ static const struct callee_id *callee_id_of(struct cg_syms *s, uintptr_t callee)
     if (name && start == callee)
         id->name = name; /* the symbol table's: lives with the session */
     Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, callee - bias, &scopes) : 0;
+    int n = cu ? scopes_of(cu, callee - bias, &scopes) : 0;
     for (int i = 0; i < n; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
             continue;
@@ -949,7 +1027,7 @@ static int is_callee(Dwarf_Die *inlined, const struct callee_id *id)
     if (id->die && origin.addr == id->die)
         return 1;
     const char *n = id->name ? die_symbol_name(&origin) : NULL;
-    return n && strcmp(n, id->name) == 0;
+    return n && same_symbol(n, id->name);
 }
 
 static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_call *out)
@@ -962,7 +1040,7 @@ static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_
     if (!id || (!id->die && !id->name))
         return;
     Dwarf_Die *scopes = NULL;
-    int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    int n = scopes_of(cu, addr - bias, &scopes);
     /* innermost first: for a function inlined into itself (recursion),
      * the copy whose code holds the hook call */
     for (int i = 0; i < n; i++) {

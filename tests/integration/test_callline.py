@@ -70,15 +70,29 @@ def inline_chain(tool, binary, addrs):
     """{addr: [(function, file's base name, line), ...]}, innermost first,
     as `addr2line -f -i` gives them."""
     addrs = sorted(set(addrs))
-    out = {}
-    for a in addrs:
-        p = subprocess.run([tool, "-f", "-i", "-e", binary, hex(a)], capture_output=True, text=True, check=True)
-        lines = p.stdout.splitlines()
-        chain = []
-        for fn, pos in zip(lines[0::2], lines[1::2]):
-            m = re.match(r"(.*):(\d+)", pos.split(" (discriminator")[0])
+    out = {a: [] for a in addrs}
+    if not addrs:
+        return out
+    # one run for all: -a starts each address's chain with the address
+    p = subprocess.run([tool, "-a", "-C", "-f", "-i", "-e", binary] + [hex(a) for a in addrs], capture_output=True,
+                       text=True, check=True)
+    chain, fn = None, None
+    for text in p.stdout.splitlines():
+        if re.fullmatch(r"0x[0-9a-fA-F]+", text):
+            chain, fn = out[int(text, 16)], None
+        elif fn is None:
+            fn = text
+        else:
+            m = re.match(r"(.*):(\d+)", text.split(" (discriminator")[0])
             chain.append((fn, os.path.basename(m.group(1)) if m else "??", int(m.group(2)) if m else 0))
-        out[a] = chain
+            fn = None
+    # names llvm-addr2line -C leaves mangled (some of libstdc++'s
+    # templates), demangled by c++filt
+    mangled = sorted({f for chain in out.values() for f, _, _ in chain if f.startswith("_Z")})
+    if mangled and shutil.which("c++filt"):
+        p = subprocess.run(["c++filt"], input="\n".join(mangled) + "\n", capture_output=True, text=True, check=True)
+        names = dict(zip(mangled, p.stdout.splitlines()))
+        out = {a: [(names.get(f, f), fl, ln) for f, fl, ln in chain] for a, chain in out.items()}
     return out
 
 
