@@ -265,7 +265,14 @@ static void write_stack(struct cg_buf *b, struct cg_thread *t, struct cg_syms *s
             put_place(b, "def", sym->fn_file, sym->fn_line);
             uintptr_t site = call_site(&s, k, arcs, narcs);
             int j = site ? find_symbol(addrs, m, site) : -1;
-            if (j >= 0)
+            const char *at_file;
+            unsigned at_line;
+            /* an inlined call: at the call's own line, not at the line of
+             * its hook's place, its callee's (as the parts place it) */
+            if (j >= 0 && arcs[s.f[k + 1].arc].inlined &&
+                cg_syms_inlined_call(syms, site, s.f[k + 1].fn, &at_file, &at_line))
+                put_place(b, "at", at_file, at_line);
+            else if (j >= 0)
                 put_place(b, "at", found[j]->file, found[j]->line);
             if (!sym->function && sym->object && strcmp(sym->object, "???") != 0) {
                 cg_buf_puts(b, " object=");

@@ -48,6 +48,19 @@ int cg_syms_holds_fds(const struct cg_syms *s);
  * cg_syms_close(). Returns 0, or -1 if out of memory. */
 int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, const struct cg_symbol **out);
 
+/* Where the call of callee that the compiler inlined into the code at addr
+ * (its enter hook's place in the host's code) was made: the call's own file
+ * and line, DW_AT_call_file and DW_AT_call_line of the innermost
+ * DW_TAG_inlined_subroutine holding addr whose abstract origin is callee's
+ * (for nested inlining, the entry of this callee: the call in its caller's
+ * code). The line table gives addr a line of the inlined function instead
+ * (its first, where its enter hook is called): every call site of one
+ * inlined function would be shown at that one line. Returns 1 with *file
+ * (the session's) and *line, or 0 when the debug information does not say
+ * (no inlined entry of callee holds addr, no DWARF, lines not wanted in that
+ * object). Cached per addr for the session. */
+int cg_syms_inlined_call(struct cg_syms *s, uintptr_t addr, uintptr_t callee, const char **file, unsigned *line);
+
 /* Says that the object holding addr has instrumented code (addr is a
  * function the hooks saw). Source lines are looked up only in such objects:
  * the others (libc, where a thread's first call or a callback comes from)

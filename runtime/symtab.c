@@ -6,6 +6,14 @@
 
 #include "util.h"
 
+static int cmp_call(const void *pa, const void *pb)
+{
+    const struct cg_symtab_call *a = pa, *b = pb;
+    if (a->pc != b->pc)
+        return a->pc < b->pc ? -1 : 1;
+    return a->callee < b->callee ? -1 : a->callee > b->callee;
+}
+
 int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg_symtab *out,
                     struct cg_symtab_entry **storage)
 {
@@ -41,16 +49,32 @@ int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg
     for (size_t i = 0; i < n; i++)
         if (m == 0 || addrs[m - 1] != addrs[i])
             addrs[m++] = addrs[i];
+    size_t ninl = 0;
+    if (syms)
+        for (size_t i = 0; i < s->narcs; i++)
+            ninl += s->arcs[i].inlined && s->arcs[i].call_pc;
     /* The entries point to the session's symbols, found into the space
      * that follows the entries; without a session, to raw symbols made in
-     * that same space (one or the other: pages never touched cost nothing). */
-    struct cg_symtab_entry *v = malloc((m ? m : 1) * (sizeof *v + sizeof(struct cg_symbol)));
+     * that same space (one or the other: pages never touched cost nothing).
+     * The inlined calls' positions after them. */
+    struct cg_symtab_entry *v = malloc((m ? m : 1) * (sizeof *v + sizeof(struct cg_symbol)) +
+                                       ninl * sizeof(struct cg_symtab_call));
     const struct cg_symbol **found = (const struct cg_symbol **)(v + m);
     if (!v || (syms && cg_syms_lookup_sorted(syms, addrs, m, found) != 0)) {
         free(v);
         free(addrs);
         return -1;
     }
+    /* After the lookup: the objects that want lines are known. */
+    struct cg_symtab_call *calls = (struct cg_symtab_call *)((char *)v + m * (sizeof *v + sizeof(struct cg_symbol)));
+    size_t ncalls = 0;
+    for (size_t i = 0; i < s->narcs && ninl; i++) {
+        const struct cg_snap_arc *a = &s->arcs[i];
+        struct cg_symtab_call c = { a->call_pc, a->callee, NULL, 0 };
+        if (a->inlined && a->call_pc && cg_syms_inlined_call(syms, a->call_pc, a->callee, &c.file, &c.line))
+            calls[ncalls++] = c;
+    }
+    qsort(calls, ncalls, sizeof *calls, cmp_call);
     struct cg_symbol *raw = (struct cg_symbol *)(v + m);
     for (size_t i = 0; i < m; i++) {
         v[i].addr = addrs[i];
@@ -66,6 +90,8 @@ int cg_symtab_build(struct cg_syms *syms, const struct cg_snapshot *s, struct cg
     free(addrs);
     out->v = v;
     out->n = m;
+    out->calls = calls;
+    out->ncalls = ncalls;
     *storage = v;
     return 0;
 }

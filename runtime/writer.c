@@ -304,6 +304,23 @@ static struct line line_at(uintptr_t x, const struct cg_symbol *s, const struct 
     return l;
 }
 
+/* The position the debug information gives the inlined call of callee
+ * whose enter hook is called at pc; NULL if none. */
+static const struct cg_symtab_call *inlined_call(const struct cg_symtab *syms, uintptr_t pc, uintptr_t callee)
+{
+    size_t lo = 0, hi = syms->ncalls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct cg_symtab_call *m = &syms->calls[mid];
+        if (m->pc < pc || (m->pc == pc && m->callee < callee))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < syms->ncalls && syms->calls[lo].pc == pc && syms->calls[lo].callee == callee ? &syms->calls[lo]
+                                                                                              : NULL;
+}
+
 static int build(struct ctx *c, const struct cg_snapshot *snap)
 {
     /* at most two lines an entry: room made once, touched only as used */
@@ -353,6 +370,16 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
             if (g == SIZE_MAX)
                 return -1;
             l = line_at(pc, sym, &c->recs[g]);
+            /* An inlined call's place is its enter hook's, in the inlined
+             * copy: a line of the callee (its first), the same for every
+             * call site. Its position is the call's own, from the inlined
+             * entry (two call sites, two rows at their lines); its address
+             * stays that place. */
+            const struct cg_symtab_call *ic = a->inlined ? inlined_call(c->syms, pc, a->callee) : NULL;
+            if (ic) {
+                l.file = ic->file;
+                l.lineno = ic->line;
+            }
         }
         l.is_call = 1;
         l.visits = a->sampled;

@@ -26,9 +26,23 @@ struct cg_symtab_entry {
     const struct cg_symbol *sym;
 };
 
+/* The own position of an inlined call (an arc with `inlined` set), whose
+ * call_pc is its enter hook's place inside the inlined copy: the line table
+ * gives that place a line of the inlined function, the debug information's
+ * inlined entry the line of the call (cg_syms_inlined_call). */
+struct cg_symtab_call {
+    uintptr_t pc, callee;
+    const char *file; /* the session's */
+    unsigned line;
+};
+
 struct cg_symtab {
     const struct cg_symtab_entry *v;
     size_t n;
+    /* the inlined calls whose position the debug information gives, sorted
+     * by (pc, callee); none without a symbol session */
+    const struct cg_symtab_call *calls;
+    size_t ncalls;
 };
 
 struct cg_part_info {

@@ -27,6 +27,7 @@ import unittest
 import cgtest
 from cgproflib import reader
 from cgtest import BUILD_DIR, LIB, SOURCE_DIR, example
+from test_callline import addr2line_tool, inline_chain
 
 # The runtime before issue 13's restructuring (with its writer made
 # deterministic): what the restructured runtime must write the same.
@@ -82,13 +83,60 @@ def baseline_lib():
     return lib, None
 
 
-def normalise(path):
+def inlined_places(prof, program):
+    """{(caller, address, callee)} of the calls at an address that the
+    debug information puts inside an inlined copy of their callee: inlined
+    calls, whose line is now the call's own (issue 27 (2), checked by
+    test_callline), the baseline's their callee's. The address is looked
+    up in the caller's object and in the program: a function inlined from
+    a library's header is named by the library's copy (its block is under
+    the library's ob=), its code is the program's."""
+    tool, _ = addr2line_tool("gcc")
+    if not tool:
+        raise unittest.SkipTest("no addr2line to tell inlined calls")
+    out = set()
+    by_object = {}
+    for c in prof.calls:
+        if c.instr is None:
+            continue
+        for obj in {c.caller.object, program}:
+            if os.path.isfile(obj):
+                by_object.setdefault(obj, []).append(c)
+    for obj, calls in by_object.items():
+        chains = inline_chain(tool, obj, [c.instr for c in calls])
+        for c in calls:
+            callee = short_name(c.callee.name)
+            if any(short_name(fn) == callee for fn, _, _ in chains[c.instr][:-1]):
+                out.add((c.caller, c.instr, c.callee))
+    return out
+
+
+def short_name(name):
+    """A function's name as addr2line's inline frames and cgprof's both
+    give it: without parameters, template arguments, scope and clone
+    suffix ("main::{lambda(int)#1}::operator()(int) const" and
+    "operator()" are both "operator")."""
+    out, depth = [], 0
+    for ch in name.split(" [clone")[0]:
+        if ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(ch)
+    text = "".join(out).replace(" const", "").strip()
+    return text.split("::")[-1].split(".")[0]
+
+
+def normalise(path, program):
     """The file as a list of what a reader sees, times and pid aside: the
     header (but the clock's calibration), every function, and every call
-    with its count, position and target. Not the self-cost lines: one whose
-    time added up to 0 ns in a run is left out of that run's file (timing,
-    not behaviour); their positions follow from the arcs anyway."""
+    with its count, position and target (an inlined call's line aside: see
+    inlined_places). Not the self-cost lines: one whose time added up to 0
+    ns in a run is left out of that run's file (timing, not behaviour);
+    their positions follow from the arcs anyway."""
     prof = reader.load(path)
+    inlined = inlined_places(prof, program)
     out = ["violations %s" % [str(v).split(":", 1)[1] for v in prof.violations],
            "version %s creator %s thread %s part %s" % (prof.version, prof.creator, prof.thread, prof.part),
            "cmd %s" % prof.cmd, "positions %s events %s" % (prof.positions, prof.events)]
@@ -97,8 +145,10 @@ def normalise(path):
     out += ["desc %s" % ("Clock: invariant TSC at <MHz>" if d.startswith("Clock: invariant TSC at ") else d)
             for d in prof.desc if not d.startswith("Overhead compensated: ")]
     out += ["function %s | %s | %s" % k for k in sorted(prof.functions)]
-    out += sorted("call %s -> %s: %d at %s %s to %s %s" % (c.caller, c.callee, c.count, c.instr, c.line,
-                                                          c.target_instr, c.target_line) for c in prof.calls)
+    out += sorted("call %s -> %s: %d at %s %s to %s %s" % (
+        c.caller, c.callee, c.count, c.instr,
+        "<inlined call>" if (c.caller, c.instr, c.callee) in inlined else c.line,
+        c.target_instr, c.target_line) for c in prof.calls)
     return "\n".join(out) + "\n"
 
 
@@ -113,7 +163,7 @@ def written(lib, argv, env, directory):
     files = {}
     for f in glob.glob(os.path.join(directory, "callgrind.*")):
         m = re.match(r"callgrind\.(out|total)\.(\d+)(.*)$", os.path.basename(f))
-        files["callgrind.%s.<pid>%s" % (m.group(1), m.group(3))] = normalise(f)
+        files["callgrind.%s.<pid>%s" % (m.group(1), m.group(3))] = normalise(f, argv[0])
     return files, p.stdout, p.stderr
 
 
