@@ -80,6 +80,7 @@ struct cg_options {
     int off_cpu;               /* BOOL */
     int inlined;               /* ENUM: enum cg_inlined_mode */
     int collect;               /* ENUM: enum cg_collect_start */
+    int trace_children;        /* BOOL */
     int takeback;              /* BOOL */
     /* A PATH or DIR value refused is not replaced by the default, which
      * would write elsewhere than where the user said: out_refused, no

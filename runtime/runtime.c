@@ -244,6 +244,64 @@ void cg_runtime_wake(int scan)
 
 static void on_quick_exit(void);
 
+/* Whether an LD_PRELOAD entry is this runtime: its file name starts with
+ * libcgprof.so (a path or a bare name, as ld.so takes either). */
+static int names_runtime(const char *entry, size_t n)
+{
+    const char *base = entry;
+    for (size_t i = 0; i < n; i++)
+        if (entry[i] == '/')
+            base = entry + i + 1;
+    size_t len = n - (size_t)(base - entry);
+    return len >= 12 && memcmp(base, "libcgprof.so", 12) == 0;
+}
+
+/* CGPROF_TRACE_CHILDREN=0: the runtime's entries are taken out of
+ * LD_PRELOAD, so that nothing this process starts (exec, posix_spawn, and
+ * glibc's own spawns in system() and popen(), which no wrapper sees) loads
+ * it: each child of a preloaded build tool paid its start-up. Done in the
+ * constructor, before main and its threads: the environment is the
+ * process's, and a getenv() of it then sees what the plain run sees. Other
+ * entries (a sanitizer's) stay, in their order; none left: unset. */
+static void leave_children_out(void)
+{
+    const char *v = getenv("LD_PRELOAD");
+    if (!v)
+        return;
+    size_t n = strlen(v);
+    char *kept = malloc(n + 1);
+    if (!kept)
+        return;
+    size_t k = 0;
+    int removed = 0;
+    for (const char *p = v; *p;) {
+        size_t sep = strspn(p, " :");
+        p += sep;
+        size_t len = strcspn(p, " :");
+        if (!len)
+            break;
+        if (names_runtime(p, len)) {
+            removed = 1;
+        } else {
+            if (k)
+                kept[k++] = ' ';
+            memcpy(kept + k, p, len);
+            k += len;
+        }
+        p += len;
+    }
+    kept[k] = '\0';
+    if (removed) {
+        int saved = errno;
+        if (k)
+            setenv("LD_PRELOAD", kept, 1);
+        else
+            unsetenv("LD_PRELOAD");
+        errno = saved;
+    }
+    free(kept);
+}
+
 __attribute__((constructor)) static void cg_constructor(void)
 {
 #if CG_STATIC
@@ -253,6 +311,8 @@ __attribute__((constructor)) static void cg_constructor(void)
      * be in a signal handler (a crash) */
     cg_real_resolve();
     if (cg_runtime_ready()) {
+        if (!cg_opts.trace_children)
+            leave_children_out();
         cg_thread_watch_exit();
         at_quick_exit(on_quick_exit);
         /* A static program linked the runtime in to be profiled. */

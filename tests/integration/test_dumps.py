@@ -347,6 +347,47 @@ class ThreadExit(ProfileAssertions):
 
 
 class ForkExec(ProfileAssertions):
+    def test_trace_children(self):
+        """Issue 27 (8): every program a preloaded build tool starts paid the
+        runtime's start-up, with no equivalent of Valgrind's
+        --trace-children=no. CGPROF_TRACE_CHILDREN=0: what the program
+        starts (system(), posix_spawn(), fork + execv) runs without the
+        runtime and writes nothing; its forks (its own code) are still
+        profiled; every process sees the LD_PRELOAD of the plain run (the
+        default passes the runtime on, as before)."""
+        plain = subprocess.run([prog("children")], env=cgtest.clean_environ(), capture_output=True, text=True,
+                               timeout=120)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        exec_images = ("system", "posix_spawn", "execv")
+        for value, traced in (("1", True), ("0", False), ("no", False)):
+            with self.subTest(CGPROF_TRACE_CHILDREN=value):
+                run = run_preloaded(self, [prog("children")], env={"CGPROF_TRACE_CHILDREN": value})
+                self.assertEqual(run.returncode, 0, run.stderr)
+                self.assertEqual(run.stderr, "")
+                if traced:
+                    self.assertEqual(run.stdout.count("LD_PRELOAD=" + cgtest.LIB + "\n"), 5, run.stdout)
+                else:
+                    self.assertEqual(run.stdout, plain.stdout)
+                cmds = {}
+                for f in run.files:
+                    prof = reader.load(f, strict=True)
+                    self.assertEqual([str(v) for v in prof.violations], [], f)
+                    cmds.setdefault(prof.cmd, []).append(counts_of(f).get(("main", "work"), 0))
+                images = sorted(c.split()[-1] for c in cmds if c.split()[-1] in exec_images)
+                self.assertEqual(images, sorted(exec_images) if traced else [], cmds)
+                # the program (main -> work) and its two forks: one execs (its
+                # part before the exec: no call), the other calls work
+                own = [n for c, ns in cmds.items() if c.split()[-1] not in exec_images for n in ns]
+                self.assertEqual(sorted(own), [0, 1, 1], cmds)
+        # another library in LD_PRELOAD stays, for the children too
+        libm = [l for l in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6")
+                if os.path.exists(l)]
+        if libm:
+            run = run_preloaded(self, [prog("children")], env={"CGPROF_TRACE_CHILDREN": "0",
+                                                                "LD_PRELOAD": cgtest.LIB + ":" + libm[0]})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual(run.stdout.count("LD_PRELOAD=%s\n" % libm[0]), 5, run.stdout)
+
     def test_exec_writes_before_the_image_goes(self):
         run = run_preloaded(self, [prog("execer")])
         self.assertEqual(run.returncode, 0, run.stderr)
