@@ -37,14 +37,18 @@ static uint64_t own_time_begin(void)
     return cg_sampling || !cg_opts.compensate ? 0 : cg_clock_now();
 }
 
-static void own_time_end(struct cg_thread *t, uint64_t t0)
+static void own_time_end(struct cg_thread *t, uint64_t t0, int taking_back)
 {
     if (!t0)
         return; /* sampled, or the times as the clock reads them (CGPROF_COMPENSATE=0) */
     uint64_t now = cg_clock_now();
     if (now > t0) {
         __atomic_store_n(&t->costs.comp, t->costs.comp + (now - t0), __ATOMIC_RELAXED);
-        __atomic_store_n(&t->costs.takeback_ns, t->costs.takeback_ns + (now - t0), __ATOMIC_RELAXED);
+        /* said apart when it is for taking hook calls back: not
+         * CGPROF_INLINED=count's question (inlined_below), which takes
+         * none back */
+        if (taking_back)
+            __atomic_store_n(&t->costs.takeback_ns, t->costs.takeback_ns + (now - t0), __ATOMIC_RELAXED);
     }
 }
 
@@ -52,7 +56,7 @@ int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, i
 {
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_call(fn, code, enter, reason);
-    own_time_end(t, t0);
+    own_time_end(t, t0, 1);
     return rc;
 }
 
@@ -60,7 +64,7 @@ static int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
 {
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_own(fn, code);
-    own_time_end(t, t0);
+    own_time_end(t, t0, cg_opts.inlined == CG_INLINED_FOLD);
     return rc;
 }
 
@@ -68,7 +72,7 @@ static void take_exit(struct cg_thread *t, uintptr_t fn, uintptr_t code, int rea
 {
     uint64_t t0 = own_time_begin();
     cg_takeback_exit(fn, code, reason, since);
-    own_time_end(t, t0);
+    own_time_end(t, t0, 1);
 }
 
 /* Whether fn is left out by the filters (CGPROF_SKIP*, or throttled). */
