@@ -88,7 +88,9 @@ struct cg_arc {
                             into uninstrumented code, count = visits seen */
     uint8_t inlined;     /* a call inlined into its caller, whose hooks the
                             compiler kept: same frame (sp), called with the
-                            host's own call site (see cg_resync_slow) */
+                            host's own call site (see cg_resync_slow);
+                            CG_INLINED_BELOW: below the top frame, judged
+                            so by the unwind tables (cg_costs_enter_as) */
     uint8_t caller_inlined; /* the caller's frame is itself inlined: the
                             call site lies in the code of the function it
                             was inlined into (or a part of it), which is not
@@ -103,6 +105,7 @@ struct cg_arc {
 };
 
 #define CG_NO_CODE INT32_MIN
+#define CG_INLINED_BELOW 2
 
 struct cg_self {
     uintptr_t fn;   /* function whose frame was running */
@@ -544,9 +547,15 @@ int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp);
  * After cg_costs_resync, the call is inlined into the top frame (or its
  * host) when its frame is at the top frame's sp, or below it with the
  * host's own call site and no return address of its own
- * (cg_real_call_below). */
-static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
-                                     uintptr_t code, uint64_t now)
+ * (cg_real_call_below), or when inlined_below says so: below the top
+ * frame, in code that is not the function's own machine function (the
+ * unwind tables', fold.c): a call inlined into a part of the host's code
+ * that has a frame of its own (gcc's fn.part.0), or into a host whose
+ * frame grew after its enter hook (alloca, a variable-length array). Its
+ * arc is keyed by its place, as an inlined call's; its frame's host site is
+ * the call site its hooks are given (the part's return address). */
+static CG_INLINE void cg_costs_enter_as(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
+                                        uintptr_t code, uint64_t now, int inlined_below)
 {
     uintptr_t caller = 0, host_site = site;
     struct cg_frame *top = NULL;
@@ -569,6 +578,8 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
                                     !cg_real_call_below(c, site, sp));
         if (inlined)
             host_site = top->host_site;
+        else if (cg_unlikely(inlined_below && top->sp > sp))
+            inlined = CG_INLINED_BELOW;
         if (cg_unlikely(top->skip)) {
             /* made by the caller that the frame left out runs for */
             caller = c->arcs[top->arc].caller;
@@ -616,6 +627,12 @@ static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t
     }
     /* The dump reads frames [0, depth): publish the frame after filling it. */
     __atomic_store_n(&c->depth, c->depth + 1, __ATOMIC_RELEASE);
+}
+
+static CG_INLINE void cg_costs_enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp,
+                                     uintptr_t code, uint64_t now)
+{
+    cg_costs_enter_as(c, fn, site, sp, code, now, 0);
 }
 
 /* Whether an arc whose count just became count is due for CGPROF_THROTTLE's

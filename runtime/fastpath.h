@@ -83,6 +83,41 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
     return now;
 }
 
+/* The arc of (key, callee), whatever its caller, or 0: the fast path's
+ * probe of the arcs' index (cg_arc_find's, without the caller). */
+static CG_INLINE uint32_t cg_fast_probe(const struct cg_costs *c, uintptr_t key, uintptr_t fn)
+{
+    for (uint32_t i = (uint32_t)cg_arc_hash(0, key, fn);; i++) {
+        uint32_t arc = c->arc_index[i & c->arc_mask];
+        if (cg_unlikely(arc == 0))
+            return 0;
+        const struct cg_arc *a = &c->arcs[arc];
+        if (a->site == key && a->callee == fn)
+            return arc;
+    }
+}
+
+/* A call below the top frame that the stack alone does not place: the key
+ * of its arc, or 0 for the general path. First an arc the general path
+ * keyed by the call's place as inlined below the top frame (ret: its enter
+ * hook's return address; fold.c, inlined_below: not its machine function's
+ * own enter, by the unwind tables), then, with by_site, a real call's arc
+ * by its site, whose enter hook must be at that arc's place. */
+static CG_INLINE uintptr_t cg_fast_below(const struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t ret,
+                                         int by_site)
+{
+    uint32_t arc = cg_fast_probe(c, ret, fn);
+    if (arc && c->arcs[arc].inlined == CG_INLINED_BELOW)
+        return ret;
+    if (!by_site)
+        return 0;
+    arc = cg_fast_probe(c, site, fn);
+    if (arc == 0)
+        return 0;
+    const struct cg_arc *a = &c->arcs[arc];
+    return !a->inlined && a->code_off != CG_NO_CODE && fn + (uintptr_t)(intptr_t)a->code_off == ret ? site : 0;
+}
+
 /* An entry, the guard held: 1 when done, 0 when the general path must take
  * it (nothing changed yet). sp: the hook's call frame address; ret: its
  * return address (see CG_FAST_RET), read only for an inlined call. Inlined twice into each
@@ -121,23 +156,33 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
             if (g == c->frames || g[-1].sp != sp)
                 break;
         }
-    } else if (cg_unlikely(site == top->host_site) && top->sp - sp <= CG_INLINED_REACH) {
+    } else if (cg_unlikely(site == top->host_site)) {
         /* the host's own call site, just below it: a call inlined while the
          * host had arguments pushed, or a recursion from the instruction
          * that made the host's call; cg_real_call_below tells them apart */
-        return 0;
+        if (top->sp - sp <= CG_INLINED_REACH)
+            return 0;
+        /* further below: a call inlined into a host whose frame grew after
+         * its enter hook (a variable-length array: jq's jv_load_file), or
+         * that recursion with a large frame */
+        key = cg_fast_below(c, fn, site, CG_FAST_RET(ret), 1);
+        if (key == 0)
+            return 0;
     }
     /* The arc, by key and callee first: few values live through the
      * probes, no callee-saved register to spill. The caller, which the key
      * all but decides, is checked after. */
-    uint32_t arc;
-    for (uint32_t i = (uint32_t)cg_arc_hash(0, key, fn);; i++) {
-        arc = c->arc_index[i & c->arc_mask];
-        if (cg_unlikely(arc == 0))
+    uint32_t arc = cg_fast_probe(c, key, fn);
+    if (cg_unlikely(arc == 0)) {
+        /* below the top frame, a call inlined into a part of its host's
+         * code that has a frame of its own (gcc's fn.part.0), its site
+         * that part's return address */
+        if (c->frames[d - 1].sp <= sp || key != site)
             return 0;
-        const struct cg_arc *a = &c->arcs[arc];
-        if (a->site == key && a->callee == fn)
-            break;
+        key = cg_fast_below(c, fn, site, CG_FAST_RET(ret), 0);
+        if (key == 0)
+            return 0;
+        arc = cg_fast_probe(c, key, fn);
     }
     struct cg_arc *a = &c->arcs[arc];
     CG_CHECK(arc < c->narcs && a->entry_self < c->nselfs);
@@ -202,7 +247,10 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
         f->host_site = site;
         f->code = a->code_off == CG_NO_CODE ? 0 : fn + (uintptr_t)(intptr_t)a->code_off;
     } else {
-        f->host_site = top->host_site;
+        /* an inlined call: the site its hooks are given is its host's (at
+         * the top frame's sp, checked above), or that of the part of its
+         * host's code that it runs in */
+        f->host_site = site;
         f->code = key;
     }
     f->node = node;

@@ -37,14 +37,18 @@ static uint64_t own_time_begin(void)
     return cg_sampling || !cg_opts.compensate ? 0 : cg_clock_now();
 }
 
-static void own_time_end(struct cg_thread *t, uint64_t t0)
+static void own_time_end(struct cg_thread *t, uint64_t t0, int taking_back)
 {
     if (!t0)
         return; /* sampled, or the times as the clock reads them (CGPROF_COMPENSATE=0) */
     uint64_t now = cg_clock_now();
     if (now > t0) {
         __atomic_store_n(&t->costs.comp, t->costs.comp + (now - t0), __ATOMIC_RELAXED);
-        __atomic_store_n(&t->costs.takeback_ns, t->costs.takeback_ns + (now - t0), __ATOMIC_RELAXED);
+        /* said apart when it is for taking hook calls back: not
+         * CGPROF_INLINED=count's question (inlined_below), which takes
+         * none back */
+        if (taking_back)
+            __atomic_store_n(&t->costs.takeback_ns, t->costs.takeback_ns + (now - t0), __ATOMIC_RELAXED);
     }
 }
 
@@ -52,7 +56,7 @@ int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, i
 {
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_call(fn, code, enter, reason);
-    own_time_end(t, t0);
+    own_time_end(t, t0, 1);
     return rc;
 }
 
@@ -60,7 +64,7 @@ static int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
 {
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_own(fn, code);
-    own_time_end(t, t0);
+    own_time_end(t, t0, cg_opts.inlined == CG_INLINED_FOLD);
     return rc;
 }
 
@@ -68,7 +72,7 @@ static void take_exit(struct cg_thread *t, uintptr_t fn, uintptr_t code, int rea
 {
     uint64_t t0 = own_time_begin();
     cg_takeback_exit(fn, code, reason, since);
-    own_time_end(t, t0);
+    own_time_end(t, t0, 1);
 }
 
 /* Whether fn is left out by the filters (CGPROF_SKIP*, or throttled). */
@@ -105,26 +109,50 @@ static void drop_arc(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t
     cg_costs_drop_arc(c, top ? top->fn : 0, at_top ? code : site, fn, at_top, kind);
 }
 
+/* CGPROF_INLINED=count: whether a call that the stack-pointer rule takes
+ * for a real one, below the top frame, is an inlined call all the same: its
+ * enter hook is not the first call of its machine function (the unwind
+ * tables' rule, as for folding). Two shapes the stack alone cannot tell
+ * (issue 27): gcc's split part of a function (fn.part.0: its head inlined
+ * into the callers, its tail a function of its own, with a frame of its
+ * own and no enter hook, the calls inlined into it given the part's
+ * return address as their call site), and a host whose frame grows after
+ * its enter hook (jq's jv_load_file: a variable-length array of 4 KiB
+ * between its frame and the hooks of jv_is_valid inlined into it, with the
+ * host's own call site, beyond CG_INLINED_REACH). Asked on the general path
+ * only; the arc it makes is keyed by the call's place, which the fast path
+ * then finds (fastpath.h). */
+static int inlined_below(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                         uint64_t now, int resync)
+{
+    struct cg_costs *c = &t->costs;
+    if (resync)
+        cg_costs_resync(c, fn, site, sp, code, 1, now);
+    if (c->depth == 0 || c->frames[c->depth - 1].sp <= sp || sp_inlined(c, site, sp))
+        return 0;
+    return own_of(t, fn, code) == 0;
+}
+
 static int enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, uint64_t now,
                  int resync)
 {
     struct cg_costs *c = &t->costs;
     if (cg_fold_paused) {
         cg_fold_take(t, fn, code, 1, CG_TB_PAUSED);
-        return 1;
+        return CG_FOLD_DROPPED;
     }
     if (filtered(c, fn)) {
         cg_fold_take(t, fn, code, 1, CG_TB_FILTERED);
         drop_arc(c, fn, site, sp, code, CG_ARC_DROPPED);
-        return 1;
+        return CG_FOLD_DROPPED;
     }
     if (cg_opts.inlined != CG_INLINED_FOLD)
-        return 0;
+        return inlined_below(t, fn, site, sp, code, now, resync) ? CG_FOLD_INLINED_BELOW : CG_FOLD_KEPT;
     int own = own_of(t, fn, code);
     if (resync)
         cg_costs_resync(c, fn, site, sp, code, 1, now);
     if (own != 0 && !sp_inlined(c, site, sp))
-        return 0;
+        return CG_FOLD_KEPT;
     /* A copy of the top frame's own function inlined into its code (gcc
      * inlines recursion into itself): its exit is one of the same
      * function, which the frame counts to tell from its own. Its hook
@@ -136,7 +164,7 @@ static int enter(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
         cg_fold_take(t, fn, code, 1, CG_TB_INLINED);
     drop_arc(c, fn, site, sp, code, CG_ARC_FOLDED);
     cg_costs_count(&c->inlined_calls, 1);
-    return 1;
+    return CG_FOLD_DROPPED;
 }
 
 static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, uint64_t now,
@@ -145,35 +173,35 @@ static int exit_(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp
     struct cg_costs *c = &t->costs;
     int paused = cg_fold_paused, filt = filtered(c, fn);
     if (!paused && !filt && cg_opts.inlined != CG_INLINED_FOLD)
-        return 0;
+        return CG_FOLD_KEPT;
     if (resync)
         cg_costs_resync(c, fn, site, sp, code, 0, now);
     if (c->overflow)
-        return 0;
+        return CG_FOLD_KEPT;
     if (c->depth > 0) {
         struct cg_frame *top = &c->frames[c->depth - 1];
         /* the exit of a copy of the frame's function inlined into it */
         if (top->fn == fn && top->folded_self && sp <= top->sp) {
             top->folded_self--;
             cg_costs_count(&c->frameless_exits, 1);
-            return 1;
+            return CG_FOLD_DROPPED;
         }
         /* its own frame; or one under the top frame's code, which the
          * frames between were left without their exits (a repair) */
         if (top->fn == fn || sp > top->sp)
-            return 0;
+            return CG_FOLD_KEPT;
     }
     int reason = paused ? CG_TB_PAUSED : filt ? CG_TB_FILTERED : CG_TB_INLINED;
     uint64_t since = paused ? cg_fold_paused_since : filt ? __atomic_load_n(&c->filter->throttled_at, __ATOMIC_RELAXED) : 0;
     take_exit(t, fn, code, reason, since);
     cg_costs_count(&c->frameless_exits, 1);
-    return 1;
+    return CG_FOLD_DROPPED;
 }
 
 int cg_fold_event(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter_,
                   uint64_t now, int resync)
 {
     if (t->own_calls)
-        return 0;
+        return CG_FOLD_KEPT;
     return enter_ ? enter(t, fn, site, sp, code, now, resync) : exit_(t, fn, site, sp, code, now, resync);
 }

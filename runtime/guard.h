@@ -47,12 +47,13 @@ static CG_INLINE void cg_guard_apply(struct cg_thread *t, uintptr_t fn, uintptr_
                                      uintptr_t code, int enter, uint64_t now, int resync)
 {
     /* a call that keeps no frame: dropped, its hook call taken back */
-    if (cg_fold_event(t, fn, site, sp, code, enter, now, resync))
+    int how = cg_fold_event(t, fn, site, sp, code, enter, now, resync);
+    if (how == CG_FOLD_DROPPED)
         return;
     if (resync)
         cg_costs_resync(&t->costs, fn, site, sp, code, enter, now);
     if (enter)
-        cg_costs_enter(&t->costs, fn, site, sp, code, now);
+        cg_costs_enter_as(&t->costs, fn, site, sp, code, now, how == CG_FOLD_INLINED_BELOW);
     else
         cg_costs_exit(&t->costs, fn, now);
 }

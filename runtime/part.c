@@ -364,6 +364,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             .line_only = cg_opts.positions == CG_POSITIONS_LINE,
         };
         cg_filter_left_out(&info.left_out[0], &info.left_out[1]);
+        info.part_code = cg_takeback_part_code;
         struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
         int named = own_path ? (snprintf(part_path, sizeof part_path, "%s", own_path), 0)
                              : cg_name_part(&names, number, d->part, d->part_in_name, part_path,

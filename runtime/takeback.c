@@ -527,6 +527,29 @@ int cg_takeback_own(uintptr_t fn, uintptr_t code)
     return own;
 }
 
+int cg_takeback_part_code(uintptr_t addr)
+{
+    /* not from a hook, but maybe from a handler that interrupted one on
+     * this thread (a crash's dump): the lock is tried a while, not waited
+     * for */
+    int tries = 0;
+    while (!trylock()) {
+        if (++tries > 1000)
+            return 0;
+        sched_yield();
+    }
+    int saved = errno, part = 0;
+    struct seg s;
+    if (!untrusted_child && segment_of(addr, &s) == 0 && !s.own) {
+        struct tb_range *r = range_of(addr, &s);
+        refresh(r);
+        part = r && r->ok && r->begin == addr && r->n > 0 && !r->own_enter;
+    }
+    unlock();
+    errno = saved;
+    return part;
+}
+
 /* Whether range r is fn's own code (its own enter was seen for fn): a
  * copy of fn inlined there is recursion inlined into itself, whose hook
  * calls a frame of fn counts (fold.c) and which are never taken back for

@@ -31,6 +31,15 @@ void cg_takeback_init(uintptr_t hook_enter, uintptr_t hook_exit, int enabled);
  * decoder does not trust). */
 int cg_takeback_own(uintptr_t fn, uintptr_t code);
 
+/* Whether the machine function that begins at addr (its unwind tables'
+ * range) calls the hooks but has no enter hook of its own: a part of a
+ * function that the compiler split off (gcc's fn.part.0, fn.cold), whose
+ * code is that of whichever frame its head runs in, inlined or not (the
+ * writer's question, cg_part_info). Decodes the range if it was not yet.
+ * Not from a hook: tries the lock a while (a crash's dump may interrupt a
+ * hook that holds it), 0 when it cannot tell. */
+int cg_takeback_part_code(uintptr_t addr);
+
 /* Takes back the hook call that returns to code (an enter of fn, or an exit
  * of fn called, not tail-called), for reason. 1: taken back (or already);
  * 0: not now (the lock busy); -1: not a site that can be (not a hook call,

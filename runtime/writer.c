@@ -67,6 +67,7 @@ struct ctx {
     uint32_t *grouped;
     uint32_t *rank; /* each record's place in the order the blocks are written */
     const struct cg_addrset *const *left_out; /* cg_part_info's */
+    int (*part_code)(uintptr_t fn_start);     /* cg_part_info's */
     int failed;
     struct strmap objects, files;
     /* function ids by "object\1file\1name": the keys are owned here */
@@ -248,6 +249,10 @@ static size_t rec_of_code(struct ctx *c, size_t frame, uintptr_t x, const struct
             (host_code || (same(c->recs[frame].object, s->object) &&
                            (c->recs[frame].entry == s->fn_obj_addr ||
                             part_of(s->function, rec_name(&c->recs[frame]))))))
+            return frame;
+        /* a split part of a function whose head was inlined into the
+         * frame (or into code inlined into it) */
+        if (frame != SIZE_MAX && c->part_code && s->fn_start && c->part_code(s->fn_start))
             return frame;
         return rec_get(c, s->object, s->fn_file, s->function, s->fn_obj_addr, s->fn_line);
     }
@@ -1083,6 +1088,7 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     memset(&c, 0, sizeof c);
     c.syms = syms;
     c.left_out = info->left_out;
+    c.part_code = info->part_code;
     size_t *order = NULL;
     int rc = -1;
     if (index_syms(&c) != 0 || build(&c, snap) != 0 || group_lines(&c) != 0)

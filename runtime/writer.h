@@ -66,6 +66,14 @@ struct cg_part_info {
      * after that call returns, are the caller's, at their places in that
      * code (as for an inlined call), not a call into the function. */
     const struct cg_addrset *left_out[2];
+    /* Whether the machine function that begins at an address (a symbol's
+     * run-time start) is a part the compiler split off an instrumented
+     * function (it calls the hooks, with no enter hook of its own: gcc's
+     * fn.part.0, whose head was inlined into its callers): its code, and
+     * the calls made from it, are then the frame's it runs in, wherever
+     * its head was inlined. NULL: none is. Asked only of code that is not
+     * the frame's own by its name. */
+    int (*part_code)(uintptr_t fn_start);
 };
 
 /* Appends one part to out. Returns 0, or -1 on allocation failure (out then

@@ -25,7 +25,10 @@ hook. A site of fn is an inlined call's when
 A tail jump to the exit hook is never an inlined call's: the compiler
 only makes one of the exit at the very end of a function's own code (and
 the oracle then sees the return address of the call of that function, in
-its caller's code, no hook site at all).
+its caller's code, no hook site at all). Unless that code is a part gcc
+split off fn (fn.part.0, -fipa-split) whose head was inlined into the
+caller: the call before the return address is then a call of the part
+from code that is not fn's, and the exit is that inlined call's.
 
 Names in rule 2 are compared demangled, base names (before the first dot)
 on both sides: addr2line names the function of an inlined copy by the
@@ -157,7 +160,7 @@ class ObjectCode:
 
     def __init__(self, path):
         self.path = path
-        self._sites = self._jumps = None
+        self._sites = self._jumps = self._calls = None
         self._symbols()
 
     @property
@@ -173,6 +176,13 @@ class ObjectCode:
         if self._jumps is None:
             self._disassemble()
         return self._jumps
+
+    @property
+    def calls(self):
+        """return address -> the function symbol a direct call there calls"""
+        if self._calls is None:
+            self._disassemble()
+        return self._calls
 
     def _symbols(self):
         funcs = []
@@ -196,7 +206,7 @@ class ObjectCode:
         self.max_size = max(f[1] for f in funcs)
 
     def _disassemble(self):
-        sites, jumps = {}, {}
+        sites, jumps, calls = {}, {}, {}
         got = self._hook_got_slots()
         section = func = None
         for line in _run(["objdump", "-d", "-w", self.path]).splitlines():
@@ -224,6 +234,9 @@ class ObjectCode:
                 if g and int(g.group(1), 16) in got:
                     kind = got[int(g.group(1), 16)]
             if kind is None:
+                c = re.match(r"[0-9a-f]+ <([^+>]+)>\s*$", operand)
+                if op == "call" and c:
+                    calls[addr + length] = c.group(1)
                 continue
             site = Site(addr, addr + length, kind, op)
             if op == "call":
@@ -232,7 +245,7 @@ class ObjectCode:
                 jumps[addr] = site
             else:
                 raise TruthError("%s: a jump to the enter hook at %#x" % (self.path, addr))
-        self._sites, self._jumps = sites, jumps
+        self._sites, self._jumps, self._calls = sites, jumps, calls
 
     def _hook_got_slots(self):
         """GOT slot address -> kind, of the hooks' GLOB_DAT/JUMP_SLOT
@@ -335,6 +348,15 @@ def judge(sites):
                                     for j in foc.jumps.values()):
                 raise TruthError("%s+%#x: an exit hook for %s+%#x returned there, after no hook call, and no "
                                  "code of that function jumps to it" % (obj, ret, fobj, fn))
+            # the return address after a call of a part of fn (fn.part.0)
+            # made from code that is not fn's: fn's head inlined there
+            part = object_code(obj).calls.get(ret) if obj == fobj else None
+            holders = object_code(obj).containing(ret - 1)
+            if part and part not in names and base(part) in bases and \
+                    holders and not any(v == fn or base(h) in bases for v, h in holders):
+                verdicts.append(Verdict(kind, obj, ret, fn, min(names, key=len), True, "tail jump of %s, called "
+                                        "in the code of %s" % (part, min((h for _, h in holders), key=len)), n))
+                continue
             verdicts.append(Verdict(kind, obj, ret, fn, min(names, key=len), False, "tail jump", n))
             continue
         if obj == fobj:

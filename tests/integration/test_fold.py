@@ -48,7 +48,8 @@ import test_nesting
 from cgtest import LIB, example, prog
 from test_nesting import NEST_LIB, clean_env, nesting_prog
 
-MATRIX = (("repro", []), ("shapes2", ["5000"]), ("deferpop", []), ("recurse", ["18"]), ("templates", []))
+MATRIX = (("repro", []), ("shapes2", ["5000"]), ("deferpop", []), ("recurse", ["18"]), ("templates", []),
+          ("loadfile", []), ("splitpart", []))
 # Built by clang, templates' hooks do not nest (11 throws leave check
 # without its exit hook, test_nesting): its calls per function only.
 CALLS_ONLY = {("templates", "clang")}

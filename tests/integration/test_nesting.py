@@ -8,7 +8,10 @@ whole set: an arc cgprof invents fails as surely as one it misses).
   12), helpers inlined into several hosts, chains, header inline functions,
   cold sections, a thread's start routine, recursion inlined into itself,
   inlined calls made while gcc defers the pop of stack arguments,
-  C++ templates, lambdas through std::function, std::sort, exceptions.
+  C++ templates, lambdas through std::function, std::sort, exceptions,
+  a host whose frame grows after its enter hook (jq's jv_load_file) and
+  gcc's split parts of a function (SQLite's sqlite3LeaveMutexAndCloseZombie
+  .part.0; issue 27).
 - the examples and the test programs of tests/progs (-O0, -O2).
 A program whose hooks do not nest (longjmp; an exception that clang unwinds
 without exit hooks) has an oracle whose arcs are not the truth: its calls
@@ -157,6 +160,12 @@ def calls_function(binary, caller, callee):
     return re.search(r"call\s.*<[^>]*%s" % re.escape(callee), out) is not None
 
 
+def has_symbol(binary, name):
+    """Whether binary's symbol table holds name (nm)."""
+    out = subprocess.run(["nm", binary], capture_output=True, text=True).stdout
+    return any(line.split()[-1:] == [name] for line in out.splitlines())
+
+
 class Matrix(Checks):
     """tests/nesting/progs, gcc and clang, -O0, -O2, -O3."""
 
@@ -168,6 +177,21 @@ class Matrix(Checks):
     def test_inlined_helpers_making_real_calls(self):
         # the program of issue 12
         self.each("repro", lambda p, cc, lv: self.assert_nests_and_matches([p]))
+
+    def test_host_frame_grown_after_its_enter(self):
+        # issue 27: jq 1.6's jv_load_file, a variable-length array between
+        # its enter hook and those of is_valid inlined into it
+        self.each("loadfile", lambda p, cc, lv: self.assert_nests_and_matches([p]))
+
+    def test_split_function_part(self):
+        # issue 27: SQLite's sqlite3LeaveMutexAndCloseZombie, its tail a
+        # .part.0 of gcc's (-fipa-split) holding helpers inlined into it
+        def check(p, cc, level):
+            if cc == "gcc" and level != "0":
+                self.assertTrue(has_symbol(p, "close_zombie.part.0" if level == "2" else "finalize.part.0"),
+                                "gcc no longer splits the reproducer: reshape it")
+            self.assert_nests_and_matches([p])
+        self.each("splitpart", check)
 
     def test_shapes_of_inlining(self):
         self.each("shapes2", lambda p, cc, lv: self.assert_nests_and_matches([p, "5000"]))
