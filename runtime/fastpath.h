@@ -97,27 +97,6 @@ static CG_INLINE uint32_t cg_fast_probe(const struct cg_costs *c, uintptr_t key,
     }
 }
 
-/* A call below the top frame that the stack alone does not place: the key
- * of its arc, or 0 for the general path. First an arc the general path
- * keyed by the call's place as inlined below the top frame (ret: its enter
- * hook's return address; fold.c, inlined_below: not its machine function's
- * own enter, by the unwind tables), then, with by_site, a real call's arc
- * by its site, whose enter hook must be at that arc's place. */
-static CG_INLINE uintptr_t cg_fast_below(const struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t ret,
-                                         int by_site)
-{
-    uint32_t arc = cg_fast_probe(c, ret, fn);
-    if (arc && c->arcs[arc].inlined == CG_INLINED_BELOW)
-        return ret;
-    if (!by_site)
-        return 0;
-    arc = cg_fast_probe(c, site, fn);
-    if (arc == 0)
-        return 0;
-    const struct cg_arc *a = &c->arcs[arc];
-    return !a->inlined && a->code_off != CG_NO_CODE && fn + (uintptr_t)(intptr_t)a->code_off == ret ? site : 0;
-}
-
 /* An entry, the guard held: 1 when done, 0 when the general path must take
  * it (nothing changed yet). sp: the hook's call frame address; ret: its
  * return address (see CG_FAST_RET), read only for an inlined call. Inlined twice into each
@@ -157,33 +136,24 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
                 break;
         }
     } else if (cg_unlikely(site == top->host_site)) {
-        /* the host's own call site, just below it: a call inlined while the
-         * host had arguments pushed, or a recursion from the instruction
-         * that made the host's call; cg_real_call_below tells them apart */
-        if (top->sp - sp <= CG_INLINED_REACH)
-            return 0;
-        /* further below: a call inlined into a host whose frame grew after
-         * its enter hook (a variable-length array: jq's jv_load_file), or
-         * that recursion with a large frame */
-        key = cg_fast_below(c, fn, site, CG_FAST_RET(ret), 1);
-        if (key == 0)
-            return 0;
+        /* the host's own call site, below it: a call inlined while the host
+         * had arguments pushed, or into a host whose frame grew after its
+         * enter hook (a variable-length array: jq's jv_load_file), or a
+         * recursion from the instruction that made the host's call;
+         * cg_real_call_below and the unwind tables tell them apart (fold.c,
+         * inlined_below), on the general path */
+        return 0;
     }
     /* The arc, by key and callee first: few values live through the
      * probes, no callee-saved register to spill. The caller, which the key
-     * all but decides, is checked after. */
+     * all but decides, is checked after. A miss goes to the general path:
+     * among others, a call inlined into a part of its host's code that has
+     * a frame of its own (gcc's fn.part.0), whose arc is keyed by its place
+     * (CG_INLINED_BELOW). Tried here too, that case kept site, sp and ret
+     * alive through the probes: 110 ns a call against 82 (scripts/bench). */
     uint32_t arc = cg_fast_probe(c, key, fn);
-    if (cg_unlikely(arc == 0)) {
-        /* below the top frame, a call inlined into a part of its host's
-         * code that has a frame of its own (gcc's fn.part.0), its site
-         * that part's return address */
-        if (c->frames[d - 1].sp <= sp || key != site)
-            return 0;
-        key = cg_fast_below(c, fn, site, CG_FAST_RET(ret), 0);
-        if (key == 0)
-            return 0;
-        arc = cg_fast_probe(c, key, fn);
-    }
+    if (cg_unlikely(arc == 0))
+        return 0;
     struct cg_arc *a = &c->arcs[arc];
     CG_CHECK(arc < c->narcs && a->entry_self < c->nselfs);
     /* The frame again, rather than kept through the probes (two registers

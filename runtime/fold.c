@@ -120,8 +120,9 @@ static void drop_arc(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t
  * its enter hook (jq's jv_load_file: a variable-length array of 4 KiB
  * between its frame and the hooks of jv_is_valid inlined into it, with the
  * host's own call site, beyond CG_INLINED_REACH). Asked on the general path
- * only; the arc it makes is keyed by the call's place, which the fast path
- * then finds (fastpath.h). */
+ * only; the arc it makes is keyed by the call's place, and these calls
+ * stay on the general path (the fast path's lookup by site misses it and
+ * gives up: fastpath.h says why it does not look further). */
 static int inlined_below(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
                          uint64_t now, int resync)
 {
