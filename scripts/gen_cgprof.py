@@ -127,9 +127,10 @@ FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the 
               "run with CGPROF_PATHS=1. Exit status 0; 1 if a path file cannot be read or is malformed (file:line: "
               "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has no path files.")
 FLAME_OPTIONS = (
-    ("--out PREFIX", "Where to write. The default is the run's name with flame for out, callgrind.flame.<pid> "
-                     "for callgrind.out.<pid>, in the path files' directory: KCachegrind, which loads "
-                     "callgrind.out* (and <run>* given a run), never takes them for profiles."),
+    ("--out PREFIX", "Where to write. The default is the run's name with flame for out and no leading "
+                     "callgrind., flame.<pid> for callgrind.out.<pid>, in the path files' directory: KCachegrind, "
+                     "which loads callgrind.out* (and <run>* given a run), never takes them for profiles, and "
+                     "speedscope, which reads any callgrind.* as a Callgrind file, opens the .folded files."),
     ("--threads=sum|each", "each (the default): all threads and each thread; sum: all threads only."),
 )
 
@@ -202,7 +203,7 @@ def make_man(options: List[Option], version: str) -> str:
     out += [
         ".SH FILES",
         _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out). "
-              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). callgrind.flame.<pid>.folded, "
+              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). flame.<pid>.folded, "
               ".speedscope.json: cgprof flame's."),
         ".SH EXAMPLES",
         ".nf",

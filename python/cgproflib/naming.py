@@ -194,12 +194,23 @@ def paths_scan(pattern: str, pid: int, cwd: str) -> Dict[str, ProfileFile]:
     return scan(paths_pattern(pattern), pid, cwd)
 
 
+def _not_callgrind(path: str) -> str:
+    """A flame graph's name without a leading "callgrind.": speedscope reads
+    any file whose name starts so as a Callgrind profile ("Unrecognized line
+    "main 191410""), whatever it holds; flame.<pid>-01.folded it reads as
+    the collapsed stacks it is."""
+    d, b = os.path.split(path)
+    return os.path.join(d, b[len("callgrind."):]) if b.startswith("callgrind.") and \
+        len(b) > len("callgrind.") else path
+
+
 def flame_prefix(pattern: str, pid: int, cwd: str) -> str:
     """Where `cgprof flame` writes the flame graphs of pid's run by default
     (<prefix>.folded, <prefix>-<NN>.folded, <prefix>.speedscope.json):
-    callgrind.flame.<pid> for callgrind.out."""
+    flame.<pid> for callgrind.out (the run's name with "flame" for "out",
+    without a leading "callgrind.")."""
     name = rules.expansions([(_word_pattern(pattern, "flame"), pid)])[0]
-    return os.path.join(cwd, _answer(name, pattern))
+    return _not_callgrind(os.path.join(cwd, _answer(name, pattern)))
 
 
 _PART_TAIL = re.compile(r"(?:\.[0-9]+)?-[0-9]+\Z")
@@ -249,10 +260,11 @@ def paths_run_name(path: str) -> str:
 def flame_prefix_of(run: str) -> str:
     """The default prefix of the flame graphs of a run of path files:
     its name with the word "paths" made "flame" (callgrind.paths.1234 ->
-    callgrind.flame.1234), else "flame." in front of its file name."""
+    flame.1234: no leading "callgrind.", _not_callgrind), else "flame." in
+    front of its file name."""
     d, b = os.path.split(run)
     at = _last_word(b, "paths")
-    return os.path.join(d, b[:at] + "flame" + b[at + 5:] if at >= 0 else "flame." + b)
+    return _not_callgrind(os.path.join(d, b[:at] + "flame" + b[at + 5:] if at >= 0 else "flame." + b))
 
 
 def callgrind_names_of(path: str) -> Tuple[str, ...]:

@@ -432,7 +432,7 @@ class Names(unittest.TestCase):
             self.assertEqual(rules.file_names([(naming.paths_pattern(pattern), 1234, "", thread, part)])[0], want)
 
     def test_flame_prefix_and_kcachegrind(self):
-        self.assertEqual(naming.flame_prefix("callgrind.out", 1234, "/w"), "/w/callgrind.flame.1234")
+        self.assertEqual(naming.flame_prefix("callgrind.out", 1234, "/w"), "/w/flame.1234")
         self.assertEqual(naming.flame_prefix("/tmp/prof", 1234, "/w"), "/tmp/prof.flame.1234")
         self.assertEqual(naming.flame_prefix("prof-%p", 1234, "/w"), "/w/prof-flame.1234")
         for pattern in ("callgrind.out", "/tmp/prof", "prof-%p", "/tmp/%p/x.out.y"):
@@ -510,12 +510,12 @@ class Flame(unittest.TestCase):
     def test_default_prefix_and_files(self):
         p = cgprof("flame", "callgrind.out.100", cwd=self.dir)
         self.assertEqual((p.returncode, p.stderr), (0, ""))
-        self.assertEqual(p.stdout.split("\n"), ["callgrind.flame.100.speedscope.json", "callgrind.flame.100.folded",
-                                                "callgrind.flame.100-01.folded", "callgrind.flame.100-02.folded", ""])
-        self.assertEqual(lines_of(os.path.join(self.dir, "callgrind.flame.100.folded")), FOLDED_TOTAL)
-        self.assertEqual(lines_of(os.path.join(self.dir, "callgrind.flame.100-01.folded")), FOLDED_1)
-        self.assertEqual(lines_of(os.path.join(self.dir, "callgrind.flame.100-02.folded")), FOLDED_2)
-        with open(os.path.join(self.dir, "callgrind.flame.100.speedscope.json")) as f:
+        self.assertEqual(p.stdout.split("\n"), ["flame.100.speedscope.json", "flame.100.folded",
+                                                "flame.100-01.folded", "flame.100-02.folded", ""])
+        self.assertEqual(lines_of(os.path.join(self.dir, "flame.100.folded")), FOLDED_TOTAL)
+        self.assertEqual(lines_of(os.path.join(self.dir, "flame.100-01.folded")), FOLDED_1)
+        self.assertEqual(lines_of(os.path.join(self.dir, "flame.100-02.folded")), FOLDED_2)
+        with open(os.path.join(self.dir, "flame.100.speedscope.json")) as f:
             doc = json.load(f)
         check_speedscope(self, doc)
         self.assertEqual([(p["name"], p["weights"]) for p in doc["profiles"]],
@@ -690,10 +690,10 @@ class LauncherLine(unittest.TestCase):
             launcher.flame_summary(said.append, "callgrind.out", 100, d, [(1, 1), (2, 1), (1, 2)])
         finally:
             os.chdir(cwd)
-        self.assertEqual(said, ["flame graphs of the call paths: callgrind.flame.100.speedscope.json (speedscope), "
-                                "callgrind.flame.100.folded (flamegraph.pl); per thread: callgrind.flame.100-01.folded "
-                                "callgrind.flame.100-02.folded"])
-        self.assertEqual(lines_of(os.path.join(d, "callgrind.flame.100.folded")), FOLDED_TOTAL)
+        self.assertEqual(said, ["flame graphs of the call paths: flame.100.speedscope.json (speedscope), "
+                                "flame.100.folded (flamegraph.pl); per thread: flame.100-01.folded "
+                                "flame.100-02.folded"])
+        self.assertEqual(lines_of(os.path.join(d, "flame.100.folded")), FOLDED_TOTAL)
         # only the parts the run wrote: part 2 of thread 1 left out
         said.clear()
         os.chdir(d)
@@ -701,7 +701,7 @@ class LauncherLine(unittest.TestCase):
             launcher.flame_summary(said.append, "callgrind.out", 100, d, [(1, 1), (1, 2)])
         finally:
             os.chdir(cwd)
-        self.assertEqual(lines_of(os.path.join(d, "callgrind.flame.100-01.folded")),
+        self.assertEqual(lines_of(os.path.join(d, "flame.100-01.folded")),
                          ["main 100000", "main;emit 200000", "main;parse 200000", "main;parse;lex 400000"])
         # none: nothing said, nothing written
         said.clear()
@@ -719,10 +719,10 @@ class LauncherLine(unittest.TestCase):
                                 "of format version 1), found 'paths: 2'" % d])
         # a directory where the flame graphs cannot be written
         write(os.path.join(d, "callgrind.paths.100-01"), GOOD.replace("pid: 5", "pid: 100"))
-        os.mkdir(os.path.join(d, "callgrind.flame.100.speedscope.json"))
+        os.mkdir(os.path.join(d, "flame.100.speedscope.json"))
         said.clear()
         launcher.flame_summary(said.append, "callgrind.out", 100, d, [(0, 1)])
-        self.assertEqual(said, ["no flame graphs: %s/callgrind.flame.100.speedscope.json: Is a directory" % d])
+        self.assertEqual(said, ["no flame graphs: %s/flame.100.speedscope.json: Is a directory" % d])
 
 
 if __name__ == "__main__":

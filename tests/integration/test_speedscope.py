@@ -239,7 +239,7 @@ class FlameGraphs(unittest.TestCase):
         p = subprocess.run([LAUNCHER, "--paths"] + argv, cwd=d, env=env, capture_output=True, text=True,
                            timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
-        (json_file,) = glob.glob(os.path.join(d, "callgrind.flame.*.speedscope.json"))
+        (json_file,) = glob.glob(os.path.join(d, "flame.*.speedscope.json"))
         return d, json_file
 
     def assert_profiles(self, d, shown):
@@ -265,6 +265,25 @@ class FlameGraphs(unittest.TestCase):
         shown = speedscope.open_profile(js)
         self.assertEqual(set(shown_weights(shown.profiles[0])), set(FLAME))
         self.assert_profiles(d, shown)
+
+    def test_folded_files_open_as_collapsed_stacks(self):
+        """Issue 28: the .folded files were named callgrind.flame.<pid>...,
+        and speedscope reads any file named callgrind.* as a Callgrind
+        profile ("Unrecognized line "main 191410" on line 1"). Named
+        flame.<pid>..., each opens as collapsed stacks, by its own name,
+        with the paths' self and total times."""
+        d, _ = self.flame_of([cgtest.prog("flame")])
+        folded = sorted(glob.glob(os.path.join(d, "*.folded")))
+        self.assertTrue(folded)
+        for f in folded:
+            self.assertFalse(os.path.basename(f).startswith("callgrind."), f)
+            shown = speedscope.open_profile(f)
+            self.assertEqual(shown.importer, "Importing as collapsed stack format", (f, shown.console))
+            threads = sorted(glob.glob(os.path.join(d, "callgrind.paths.*")))
+            if "-" in os.path.basename(f).rsplit(".", 2)[-2]:
+                nn = f.rsplit("-", 1)[1].split(".")[0]
+                threads = [t for t in threads if t.endswith("-" + nn)]
+            self.assertEqual(shown_weights(shown.profiles[0]), paths_weights(threads), f)
 
     def test_threads_and_recursion(self):
         # examples/threads: five threads, fib recursive under fib_worker
