@@ -189,6 +189,14 @@ class Throttle(ProfileAssertions):
         (prof,) = run.profiles()
         self.assert_valid(prof)
         counts = {k: n for k, n in prof.call_counts().items() if k[0] != "__libc_start_call_main"}
+        if cgtest.WRAPPER and counts.get(("main", "tiny")) in (1024, 2048, 4096, 8192, 16384):
+            # Under valgrind (the memcheck setup) tiny's first thousand calls
+            # hold the translation of the code, and again of tinier's sites
+            # once they are changed (at its 1,000th call, inside tiny's): their
+            # mean can be above T, and tiny is throttled at a later check, a
+            # power of two (costs.h, cg_throttle_due), as designed for calls
+            # slowed at first. Seen once in CI: 4096. Natively, exactly 1000.
+            counts[("main", "tiny")] = 1000
         self.assertEqual(counts, {("main", "tiny"): 1000, ("tiny", "tinier"): 1000, ("main", "mid"): 2000,
                                   ("main", "slow"): 3})
         desc = prof.desc_value("Throttled")
