@@ -60,7 +60,7 @@ int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, i
     return rc;
 }
 
-static int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
+static CG_INLINE int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
 {
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_own(fn, code);
