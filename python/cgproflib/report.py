@@ -141,7 +141,7 @@ class Group:
         self.total += d.total
 
     def hide(self, patterns):
-        """Leaves out the functions the patterns name (hides()), which must
+        """Leaves out the functions the patterns name (pattern_names()), which must
         call no other function (a wait, a lock, a spin: what a reader wants
         out of a profile after the run): their time, out of the total and
         out of the inclusive time of every function above them. Upwards
@@ -152,7 +152,7 @@ class Group:
         (loaded with arcs=True). Returns ({name: time left out}, {name:
         the functions it calls}: those refused)."""
         keys = set(self.self_cost) | {a[0] for a in self.arcs} | {a[1] for a in self.arcs}
-        found = {k for k in keys if any(hides(p, k[0]) for p in patterns)}
+        found = {k for k in keys if any(pattern_names(p, k[0]) for p in patterns)}
         calls = {}
         for (caller, callee, _fl, _line) in self.arcs:
             if caller in found and callee != caller:
@@ -557,9 +557,10 @@ def collect(whats):
 
 # ---- the views -------------------------------------------------------------------
 
-def hides(pattern, name):
-    """Whether --hide's pattern names the function: its name as shown, a
-    glob of it, or its name without the parameters or the scopes."""
+def pattern_names(pattern, name):
+    """Whether a pattern (--hide's, or FUNC of --callers) names the
+    function: its name as shown, a glob of it, or its name without the
+    parameters or the scopes."""
     if pattern == name:
         return True
     if any(c in pattern for c in "*?["):
@@ -580,16 +581,12 @@ def choose_function(asked, names):
     (the full signature of a C++ function), else a glob (*, ?, [...]), else
     the name before its parameter list or after its last '::'
     (Builder::Build, Build), else a part of it."""
-    import fnmatch
     if asked in names:
         return asked, None
+    found = sorted(n for n in names if pattern_names(asked, n))
     if any(c in asked for c in "*?["):
-        found = sorted(n for n in names if fnmatch.fnmatchcase(n, asked))
         how = "matches"
     else:
-        def bare(n):
-            return n.split("(", 1)[0] if "(" in n else n
-        found = sorted(n for n in names if bare(n) == asked or bare(n).endswith("::" + asked))
         how = "names"
         if not found:
             found = sorted(n for n in names if asked in n)
@@ -907,7 +904,7 @@ def say_hidden(err, a, found):
         err("--hide: %s is kept: it calls other functions (%s); --hide leaves out functions that call none "
             "(a wait, a lock, a spin)" % (name, ", ".join(sorted(callees)[:5]) + (", ..." if len(callees) > 5 else "")))
     for p in a.hide:
-        if not any(hides(p, n) for n in set(left) | set(refused)):
+        if not any(pattern_names(p, n) for n in set(left) | set(refused)):
             err("--hide=%s: no function of that name in the files read" % p)
     if a.hide_waits and OFF_CPU not in left:
         err("--hide-waits: these files hold no time off the CPU apart (no %s): a run in wall-clock time "

@@ -35,7 +35,7 @@ import unittest
 
 import cgtest
 from cgproflib import reader
-from test_nesting import built_variants, nesting_prog
+from test_nesting import Checks, built_variants, nesting_prog
 
 SRC = os.path.join(cgtest.SOURCE_DIR, "tests", "nesting", "progs")
 MARK = re.compile(r"/\* CALL (\w+) (\w+) \*/")
@@ -106,7 +106,7 @@ def expected_position(chain, callee):
     return chain[0]
 
 
-class CallLine(unittest.TestCase):
+class CallLine(Checks):
     def run_prog(self, binary, env):
         run = cgtest.run_preloaded(self, [binary], env=env)
         self.assertEqual(run.returncode, 0, run.stderr[-2000:])
@@ -126,16 +126,6 @@ class CallLine(unittest.TestCase):
                     out.append((c.caller.name.split(".")[0], c.callee.name.split(".")[0],
                                 os.path.basename(c.file), c.line, c.instr))
         return out
-
-    def assert_annotate_reads(self, run):
-        if not shutil.which("callgrind_annotate"):
-            return
-        for f in run.files:
-            p = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", f], capture_output=True,
-                               text=True, timeout=120)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertNotIn("WARNING", p.stderr)
-            self.assertNotIn("malformed", p.stderr)
 
     def assert_at_addr2line(self, binary, cc, arcs):
         tool, files = addr2line_tool(cc)
