@@ -65,7 +65,13 @@ static size_t nranges, range_cap;
 static uint32_t *range_index; /* range index + 1, by begin */
 static size_t range_mask;
 
+/* Changed only under the lock, each counter as a whole word (relaxed
+ * atomics): a reader that could not get the lock (a dump that interrupted
+ * the thread holding it) reads whole values, only maybe not a consistent
+ * set of them. */
 static struct cg_takeback_stats stats;
+#define STAT_ADD(f, n) __atomic_store_n(&(f), __atomic_load_n(&(f), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
+#define STAT_GET(f) __atomic_load_n(&(f), __ATOMIC_RELAXED)
 
 /* PLT entries and GOT slots already judged: what they reach. */
 #define KNOWN_MAX 256
@@ -443,9 +449,9 @@ static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
     if (decode(r, (uint32_t)(ix + 1)) != 0)
         return NULL;
     nranges++;
-    stats.ranges++;
+    STAT_ADD(stats.ranges, 1);
     if (!r->ok)
-        stats.untrusted++;
+        STAT_ADD(stats.untrusted, 1);
     size_t h = (size_t)hash_addr(begin);
     while (range_index[h & range_mask])
         h++;
@@ -498,7 +504,7 @@ static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_r
      * untrusted: the decoder and the processor disagree. */
     if (r && r->ok && (!x || x->range != (uint32_t)(r - ranges) + 1)) {
         r->ok = 0;
-        stats.untrusted++;
+        STAT_ADD(stats.untrusted, 1);
         return NULL;
     }
     if (!x) {
@@ -572,16 +578,17 @@ static int take(struct tb_site *x, const struct seg *s, int reason)
     int rc = cg_site_write(x->addr, x->old, x->patched, s->prot);
     if (rc != 0) {
         x->refused = 1;
-        if (stats.refused++ == 0) {
-            stats.refused_errno = rc;
-            stats.refused_at = x->addr;
+        if (STAT_GET(stats.refused) == 0) {
+            __atomic_store_n(&stats.refused_errno, rc, __ATOMIC_RELAXED);
+            __atomic_store_n(&stats.refused_at, x->addr, __ATOMIC_RELAXED);
         }
+        STAT_ADD(stats.refused, 1);
         return -1;
     }
     x->taken = (uint8_t)(reason + 1);
-    stats.sites[reason]++;
+    STAT_ADD(stats.sites[reason], 1);
     if (x->form == CG_SITE_TAIL || x->form == CG_SITE_TAIL_GOT)
-        stats.tails[reason]++;
+        STAT_ADD(stats.tails[reason], 1);
     return 1;
 }
 
@@ -721,13 +728,13 @@ unsigned long cg_takeback_restore(int reason)
             x->taken = 0;
             x->next_check = 0;
             x->wait = 10;
-            stats.sites[reason]--;
+            STAT_ADD(stats.sites[reason], -1UL);
             if (x->form == CG_SITE_TAIL || x->form == CG_SITE_TAIL_GOT)
-                stats.tails[reason]--;
+                STAT_ADD(stats.tails[reason], -1UL);
             n++;
         }
     }
-    stats.restored += n;
+    STAT_ADD(stats.restored, n);
     unlock();
     errno = saved;
     return n;
@@ -740,9 +747,9 @@ void cg_takeback_unload(uintptr_t lo, uintptr_t hi)
         if (sites[i].addr >= lo && sites[i].addr < hi && !sites[i].dead) {
             sites[i].dead = 1;
             if (sites[i].taken) {
-                stats.sites[sites[i].taken - 1]--;
+                STAT_ADD(stats.sites[sites[i].taken - 1], -1UL);
                 if (sites[i].form == CG_SITE_TAIL || sites[i].form == CG_SITE_TAIL_GOT)
-                    stats.tails[sites[i].taken - 1]--;
+                    STAT_ADD(stats.tails[sites[i].taken - 1], -1UL);
             }
         }
     for (size_t i = 0; i < nranges; i++)
@@ -763,8 +770,9 @@ void cg_takeback_forked(void)
 void cg_takeback_stats(struct cg_takeback_stats *out)
 {
     /* Under the lock, as the hooks change them; a crash's dump may run on
-     * a thread that holds it (it crashed there): tried a while, then read
-     * as they are. */
+     * a thread that holds it (it crashed there), and another thread may
+     * hold it long (decoding under TSan): tried a while, then read as they
+     * are, each counter whole. */
     for (int i = 0; i < 1000; i++) {
         if (trylock()) {
             *out = stats;
@@ -773,5 +781,14 @@ void cg_takeback_stats(struct cg_takeback_stats *out)
         }
         sched_yield();
     }
-    *out = stats;
+    for (int i = 0; i < CG_TB_NREASONS; i++) {
+        out->sites[i] = STAT_GET(stats.sites[i]);
+        out->tails[i] = STAT_GET(stats.tails[i]);
+    }
+    out->restored = STAT_GET(stats.restored);
+    out->refused = STAT_GET(stats.refused);
+    out->refused_errno = STAT_GET(stats.refused_errno);
+    out->refused_at = STAT_GET(stats.refused_at);
+    out->ranges = STAT_GET(stats.ranges);
+    out->untrusted = STAT_GET(stats.untrusted);
 }
