@@ -887,9 +887,12 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
         t->incl[i] = __atomic_load_n(&arcs[i].incl, __ATOMIC_ACQUIRE);
         t->count[i] = __atomic_load_n(&arcs[i].count, __ATOMIC_ACQUIRE);
     }
-    /* the histograms hold the calls that ended: none of the frames' */
+    /* the histograms hold the calls that ended: none of the frames'; their
+     * sum is the arc's time before the frames' is added */
     for (size_t i = 0; lat && i < (size_t)narcs * CG_LAT_ROW; i++)
         t->lat[i] = __atomic_load_n(&lat[i], __ATOMIC_RELAXED);
+    for (uint32_t i = 0; lat && i < narcs; i++)
+        t->lat[(size_t)i * CG_LAT_ROW + CG_LAT_SUM] = t->incl[i];
     /* the nodes after the arcs: an exit stores the arc's, then the node's */
     for (uint32_t i = 0; i < nnodes; i++) {
         t->nincl[i] = __atomic_load_n(&nodes[i].incl, __ATOMIC_ACQUIRE);

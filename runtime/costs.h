@@ -275,6 +275,8 @@ struct cg_costs {
  * quarter of its lower bound, so its midpoint is within 12.5% of any time in
  * it. 160 buckets reach 2^41 ns (36 minutes); longer calls go to the last.
  * After the buckets, the row holds the sum of the times and the longest.
+ * The hooks store the longest only: the sum is the arc's incl (the time of
+ * the calls that ended), which a reading copies into the row.
  * Why per arc, not per function: the exit has the arc at hand (the frame's),
  * so recording is one bucket index and three stores, and a function's
  * histogram is the sum of its arcs' (same buckets, exact), made at the dump.
@@ -284,12 +286,14 @@ struct cg_costs {
 #define CG_LAT_MAX (CG_LAT_BUCKETS + 1)
 #define CG_LAT_ROW (CG_LAT_BUCKETS + 2)
 
+/* Bucket 4(e-1) + q of v in [2^e, 2^(e+1)) is 4(e-2) + (v >> (e-2)): the
+ * three bits at the top of v after the shift are 4 + q. With e at least 2
+ * (v | 4), a v below 4 is its own bucket by the same formula: no branch.
+ * 8 instructions (callgrind), where the two cases written apart took 20. */
 static inline unsigned cg_lat_bucket(uint64_t v)
 {
-    if (v < 4)
-        return (unsigned)v;
-    unsigned e = 63u - (unsigned)__builtin_clzll(v);
-    unsigned i = ((e - 1) << 2) | (unsigned)((v >> (e - 2)) & 3);
+    unsigned s = 61u - (unsigned)__builtin_clzll(v | 4); /* e - 2 */
+    unsigned i = (s << 2) + (unsigned)(v >> s);
     return i < CG_LAT_BUCKETS ? i : CG_LAT_BUCKETS - 1;
 }
 
@@ -307,7 +311,6 @@ static CG_INLINE void cg_lat_add(struct cg_costs *c, uint32_t arc, uint64_t d)
     uint64_t *row = c->lat + (size_t)arc * CG_LAT_ROW;
     unsigned i = cg_lat_bucket(d);
     __atomic_store_n(&row[i], row[i] + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&row[CG_LAT_SUM], row[CG_LAT_SUM] + d, __ATOMIC_RELAXED);
     if (cg_unlikely(d > row[CG_LAT_MAX]))
         __atomic_store_n(&row[CG_LAT_MAX], d, __ATOMIC_RELAXED);
 }

@@ -1051,13 +1051,17 @@ static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
 
 /* CGPROF_LATENCY: each function's calls that ended in the part, by
  * inclusive time, the sum of its arcs' histograms (costs.h, "latency
- * histograms"): one comment line a function, after the rest, for cgprof's
- * reader (Valgrind's and KCachegrind's skip '#' lines):
- *   #lat: (id) CALLS SUM MAX BUCKET:COUNT...
+ * histograms"): comment lines after the rest, for cgprof's reader
+ * (Valgrind's and KCachegrind's skip '#' lines). First the buckets' scheme,
+ * "#latency: 4" (4 buckets of equal width a power of two: a reader needs
+ * no rule of ours but that figure), then one line a function:
+ *   #lat: (id) CALLS SUM MAX LOWER:COUNT...
  * CALLS the calls (the counts' sum), SUM their times (ns), MAX the longest
  * (or a bound within its bucket, cg_totals_part), then the buckets that are
- * not empty, in increasing order. Two records of one id (copies of a static
- * inline function) each write theirs: a reader adds them up. */
+ * not empty, each by the least time it holds (ns), in increasing order; a
+ * bucket ends where the next possible one starts (the last has no end).
+ * Two records of one id (copies of a static inline function) each write
+ * theirs: a reader adds them up. */
 static int write_latency(struct ctx *c, struct cg_buf *out, const size_t *order, const struct cg_snapshot *snap)
 {
     if (!snap->lat)
@@ -1088,9 +1092,9 @@ static int write_latency(struct ctx *c, struct cg_buf *out, const size_t *order,
         if (!calls || !r->id)
             continue;
         if (!any)
-            cg_buf_puts(out, "# Latency (CGPROF_LATENCY): per function, its calls that ended, by inclusive time: "
-                             "#lat: (fn) calls sum max bucket:count...; bucket b < 4 holds b ns, bucket 4(e-1)+q "
-                             "the times from (4+q)*2^(e-2) ns, 4 a power of two (cgprof's README, \"Latency\")\n");
+            cg_buf_puts(out, "# Latency (CGPROF_LATENCY): per function, its calls that ended, by inclusive time "
+                             "(ns): #lat: (fn) calls sum max lower:count..., in buckets of 4 a power of two "
+                             "(cgprof's README, \"Latency\")\n#latency: 4\n");
         any = 1;
         cg_buf_puts(out, "#lat: (");
         cg_buf_put_u64(out, r->id);
@@ -1104,7 +1108,7 @@ static int write_latency(struct ctx *c, struct cg_buf *out, const size_t *order,
             if (!row[b])
                 continue;
             cg_buf_putc(out, ' ');
-            cg_buf_put_u64(out, b);
+            cg_buf_put_u64(out, cg_lat_lower(b));
             cg_buf_putc(out, ':');
             cg_buf_put_u64(out, row[b]);
         }
