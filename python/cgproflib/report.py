@@ -719,12 +719,11 @@ def latency_view(g, top, sort, say):
     say("  p50, p90, p99 within %.1f%% (a bucket's midpoint, %s buckets a power of two), exact below %d ns; "
         "calls, mean and max exact" % (100 * err, "/".join(str(x) for x in sorted(subs)),
                                        2 * min(subs) if subs else 8))
-    w = max([8] + [len(n) for n, _ in rows])
-    say("  %-*s %12s %10s %10s %10s %10s %10s" % (w, "function", "calls", "mean", "p50", "p90", "p99", "max"))
+    say("  %12s %9s %9s %9s %9s %9s  %s" % ("calls", "mean", "p50", "p90", "p99", "max", "function"))
     for name, h in rows:
-        say("  %-*s %12d %10s %10s %10s %10s %10s" % (
-            w, name, h.calls, latency.fmt_ns(h.mean), latency.fmt_ns(h.percentile(50)[0]),
-            latency.fmt_ns(h.percentile(90)[0]), latency.fmt_ns(h.percentile(99)[0]), latency.fmt_ns(h.max)))
+        say("  %12d %9s %9s %9s %9s %9s  %s" % (
+            h.calls, latency.fmt_ns(h.mean), latency.fmt_ns(h.percentile(50)[0]),
+            latency.fmt_ns(h.percentile(90)[0]), latency.fmt_ns(h.percentile(99)[0]), latency.fmt_ns(h.max), name))
     if top and len(g.latency) > top:
         say("  (%d more functions: --top=0 lists all)" % (len(g.latency) - top))
     return True
