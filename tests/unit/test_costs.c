@@ -258,6 +258,41 @@ static void test_lat_arcs_parts_merge(void **state)
     cg_totals_free(&base);
 }
 
+/* A reading that saw a call's count but not yet its histogram (the exit
+ * stores them in that order; a reading runs while the thread does): the
+ * next part has the call in its histogram only, on the arc with no call
+ * and no time, which is shown (not a call continued), not taken into the
+ * base unseen. */
+static void test_lat_histogram_behind_its_count(void **state)
+{
+    struct cg_costs *c = *state;
+    assert_int_equal(cg_costs_latency_on(c), 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    call_f(c, MAIN + 0x10, 10, 100);
+    struct cg_totals base, cur;
+    memset(&base, 0, sizeof base);
+    memset(&cur, 0, sizeof cur);
+    assert_int_equal(cg_costs_totals(c, 200, &base), 0);
+    uint32_t arc = 0;
+    for (uint32_t i = 1; i < c->narcs; i++)
+        if (c->arcs[i].callee == F)
+            arc = i;
+    assert_true(arc != 0);
+    base.lat[(size_t)arc * CG_LAT_ROW + cg_lat_bucket(100)]--; /* as if read before the exit stored it */
+    assert_int_equal(cg_costs_totals(c, 300, &cur), 0);
+    struct cg_snapshot s;
+    assert_int_equal(cg_totals_part(c, &cur, &base, &s), 0);
+    const struct cg_snap_arc *a = find_arc(&s, MAIN, MAIN + 0x10, F);
+    assert_non_null(a);
+    assert_int_equal(a->count, 0);
+    assert_int_equal(a->incl, 0);
+    assert_int_equal(lat_calls(lat_of(&s, MAIN, MAIN + 0x10, F)), 1);
+    assert_int_equal(s.continued, 1); /* MAIN's own call, running: not F's */
+    cg_snapshot_free(&s);
+    cg_totals_free(&cur);
+    cg_totals_free(&base);
+}
+
 /* Off (the default): no table, no rows in the readings or the parts. */
 static void test_lat_off(void **state)
 {
@@ -2136,6 +2171,7 @@ int main(void)
         T(test_throttle_off_changes_nothing),
         cmocka_unit_test(test_lat_buckets),
         T(test_lat_arcs_parts_merge),
+        T(test_lat_histogram_behind_its_count),
         T(test_lat_off),
         cmocka_unit_test(test_addrset_add_has_list),
         cmocka_unit_test(test_addrset_full_refuses),
