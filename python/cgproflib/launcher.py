@@ -787,6 +787,8 @@ def _main(argv, original_mask):
             (run, run, first))
         if "CGPROF_PATHS" in env and mine:
             flame_summary(say, out, pid, cwd, [(new[p].part, new[p].thread) for p in mine])
+        if env.get("CGPROF_LATENCY", "").lower() in ("1", "yes", "on", "true") and mine:
+            say("latency (p50, p90, p99, max of each function's calls): cgprof report --latency %s" % run)
     elif status < 0:
         say("no profile was written: the program was killed before exit() (with --crash=yes a crash "
             "still leaves its profile)")

@@ -220,9 +220,11 @@ class Latency(cgtest.ProfileAssertions):
         # cgprof --latency: the option of the runtime's table
         d = cgtest.tempfile.mkdtemp(prefix="cgprof-test-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        p = subprocess.run([LAUNCHER, "-q", "--latency", latency_prog("gcc", "0"), "5"], cwd=d, capture_output=True,
+        p = subprocess.run([LAUNCHER, "--latency", latency_prog("gcc", "0"), "5"], cwd=d, capture_output=True,
                            text=True, timeout=120, env=cgtest.clean_environ(pinned=False))
         self.assertEqual(p.returncode, 0, p.stderr)
+        # its summary says where to look
+        self.assertRegex(p.stdout + p.stderr, r"cgprof report --latency callgrind\.out\.\d+")
         files = sorted(glob.glob(os.path.join(d, "callgrind.out.*")))
         self.assertTrue(files, os.listdir(d))
         self.assert_exact(files[0], rounds=5)
