@@ -116,8 +116,14 @@ FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the 
               "CGPROF_PATHS=1 (callgrind.paths.<pid>-<NN>, next to the Callgrind parts; their format is in "
               "docs/paths-format.md): every distinct call path from a thread's root with its exact calls, inclusive "
               "and self time, recursion folded, so that a function called from two places is drawn under each "
-              "with its own time. WHAT is found as cgprof report finds Callgrind files: a run's prefix, a file (a "
-              "path file, or a Callgrind part: its path file) or a directory (every path file in it). The parts "
+              "with its own time. From a run without path files, the flame graphs of its Callgrind files, their "
+              "stacks estimated from the arcs: each function's self time split among its callers in the shares "
+              "of their calls' inclusive time, up to a function nobody called; each function's self time is the "
+              "file's, a stack on which every function has one caller is exact, and a function with several "
+              "callers is drawn marked ~ (its place under each caller is an estimate); recursion folded. "
+              "WHAT is found as cgprof report finds Callgrind files: a run's prefix, a file (a "
+              "path file, or a Callgrind part: its path file, else the part) or a directory (every path file in "
+              "it, else every Callgrind file). The parts "
               "of a thread are summed path by path, and the threads into the total. It writes PREFIX.speedscope.json "
               "(one profile for all threads, one per thread: https://www.speedscope.app or npx speedscope FILE), "
               "PREFIX.folded (the collapsed stacks of all threads, main;parse;lex <self ns> per line: flamegraph.pl "
@@ -125,7 +131,8 @@ FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the 
               "collapsed stack, ';', newlines and control bytes of a name are written %XX (';' is %3B), and the "
               "space of a name ending in a space and a number is %20. The launcher writes them itself after a "
               "run with CGPROF_PATHS=1. Exit status 0; 1 if a path file cannot be read or is malformed (file:line: "
-              "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has no path files.")
+              "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has neither path "
+              "files nor Callgrind files.")
 FLAME_OPTIONS = (
     ("--out PREFIX", "Where to write. The default is the run's name with flame for out and no leading "
                      "callgrind., flame.<pid> for callgrind.out.<pid>, in the path files' directory: KCachegrind, "

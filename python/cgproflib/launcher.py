@@ -787,6 +787,8 @@ def _main(argv, original_mask):
             (run, run, first))
         if "CGPROF_PATHS" in env and mine:
             flame_summary(say, out, pid, cwd, [(new[p].part, new[p].thread) for p in mine])
+        elif mine:
+            say("a flame graph: cgprof flame %s   (its stacks estimated from the arcs: exact with --paths)" % run)
     elif status < 0:
         say("no profile was written: the program was killed before exit() (with --crash=yes a crash "
             "still leaves its profile)")

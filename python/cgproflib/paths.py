@@ -280,6 +280,10 @@ class Tree:
         self.thread_name = None
         self.cmd = None
         self.folded = 0
+        # the functions whose place under their callers is estimated
+        # (a tree of stacks made from arcs: estimate.py); their frames
+        # are drawn marked (ESTIMATE_MARK)
+        self.estimated = set()
         self.beyond_calls = 0
         self.beyond_paths = 0
 
@@ -290,6 +294,7 @@ class Tree:
             self.files += pf.files
             self.pids |= pf.pids
             self.threads |= pf.threads
+            self.estimated |= pf.estimated
         else:
             items = pf.paths
             self.files.append(pf.path)
@@ -470,13 +475,26 @@ def folded_lines(tree):
     return list(_folded(tree))
 
 
-def _folded(tree):
+# A frame whose place under its caller is an estimate (a stack made from
+# arcs, estimate.py: the function has several callers, its time split
+# among them in their shares) is drawn with this after its name.
+ESTIMATE_MARK = " ~"
+ESTIMATE_NOTE = (": stacks estimated from the arcs (a frame marked ~ is a function with several callers, its "
+                 "time split among them in their shares; a run with CGPROF_PATHS=1 draws every stack exactly)")
+
+
+def shown(name, marked):
+    return name + ESTIMATE_MARK if name in marked else name
+
+
+def _folded(tree, marked=None):
     esc = {}
+    marked = tree.estimated if marked is None else marked
 
     def make(parent, name):
         e = esc.get(name)
         if e is None:
-            e = esc[name] = escape_frame(name)
+            e = esc[name] = escape_frame(shown(name, marked))
         return e if parent is None else parent + ";" + e
     for stack, self_ in _walk(tree, make):
         yield "%s %d" % (stack, self_)
@@ -501,12 +519,13 @@ def speedscope(profiles, name="cgprof"):
         VERSION = "?"
     frames, index = [], {}
     out = []
+    marked = set().union(*(t.estimated for t in profiles)) if profiles else set()
 
     def make(parent, fn):
         i = index.get(fn)
         if i is None:
             i = index[fn] = len(frames)
-            frames.append({"name": _json_text(fn)})
+            frames.append({"name": _json_text(shown(fn, marked))})
         return [i] if parent is None else parent + [i]
     for t in profiles:
         samples, weights = [], []
@@ -582,13 +601,18 @@ def write_flame(prefix, threads, each=True, name=None):
     files = flame_files(prefix, threads, each)
     profiles = [total] + (threads if each else [])
     cmd = total.cmd or ""
-    doc = speedscope(profiles, name or ("%s (pid %s)" % (cmd, ", ".join(str(p) for p in sorted(total.pids)))
-                                        if cmd else "cgprof"))
+    name = name or ("%s (pid %s)" % (cmd, ", ".join(str(p) for p in sorted(total.pids))) if cmd else "cgprof")
+    if total.estimated:
+        name += ESTIMATE_NOTE
+    doc = speedscope(profiles, name)
     _write(files[0][0], lambda f: _dump_json(f, doc))
     del doc
-    _write(files[1][0], lambda f: f.writelines(line + "\n" for line in _folded(total)))
+    # a function marked in one thread is marked in all: one frame per
+    # function in every file of the run
+    marked = total.estimated
+    _write(files[1][0], lambda f: f.writelines(line + "\n" for line in _folded(total, marked)))
     for (path, _), t in zip(files[2:], threads):
-        _write(path, lambda f: f.writelines(line + "\n" for line in _folded(t)))
+        _write(path, lambda f: f.writelines(line + "\n" for line in _folded(t, marked)))
     return [p for p, _ in files]
 
 
@@ -597,13 +621,20 @@ def flame_help():
         USAGE, "",
         "Writes flame graphs of a run's call paths, from the path files the runtime writes with",
         "CGPROF_PATHS=1 (docs/paths-format.md): every distinct call path with its exact self time, so",
-        "that a function called from two places is drawn under each with its own time (a Callgrind",
-        "file holds arcs: a flame graph drawn from it must guess how a callee's time splits among its",
-        "callers' paths).",
+        "that a function called from two places is drawn under each with its own time.",
         "",
-        "WHAT is a run's prefix (callgrind.out.1234: its path files callgrind.paths.1234-*, .*), a",
-        "file (a path file, or a Callgrind part: its path file) or a directory (every path file in",
-        "it). The parts of a thread are summed path by path, and the threads into the total.",
+        "From a run without path files, the flame graphs of its Callgrind files, whose stacks are",
+        "estimated from the arcs: each function's self time split among its callers in the shares of",
+        "their calls' inclusive time, then among theirs, up to a function nobody called. Each",
+        "function's self time is the file's exactly, and a stack on which every function has one",
+        "caller is exact; a function with several callers is drawn marked \"~\" (\"spin ~\"): its place",
+        "under each caller is an estimate (a function whose calls cost more from one caller than from",
+        "another is misplaced). Recursion is folded (a function is on a stack once).",
+        "",
+        "WHAT is a run's prefix (callgrind.out.1234: its path files callgrind.paths.1234-*, .*, else",
+        "its Callgrind files), a file (a path file, or a Callgrind part: its path file, else the part)",
+        "or a directory (every path file in it, else every Callgrind file). The parts of a thread are",
+        "summed path by path, and the threads into the total.",
         "",
         "Files written (their names on standard output):",
         "  PREFIX.speedscope.json  for https://www.speedscope.app or `npx speedscope FILE`: one profile",
@@ -625,7 +656,8 @@ def flame_help():
         "and the space of a name ending in \" <number>\" is %20 (flamegraph.pl would read the number).",
         "",
         "Exit status: 0; 1 if a path file cannot be read or is malformed (file:line: what was expected)",
-        "or a file cannot be written; 2 on a usage error or when WHAT has no path files.",
+        "or a file cannot be written; 2 on a usage error or when WHAT has neither path files nor",
+        "Callgrind files.",
     ]) + "\n"
 
 
@@ -690,31 +722,38 @@ def flame_main(argv=None):
     if a.help:
         sys.stdout.write(flame_help())
         return 0
+    # the call paths where the run wrote them; else the stacks estimated
+    # from its Callgrind files' arcs (estimate.py)
+    from . import estimate, report
     files, missing = collect(a.whats)
-    if missing:
-        for what in missing:
-            err(no_paths_message(what))
+    arc_files, nothing = report.collect(missing)
+    if nothing:
+        for what, _ in nothing:
+            err("no path files and no Callgrind file for %s (looked for %s, and for Callgrind files named %s, "
+                "%s.* and %s-*)" % (what, looked_for(what), what, what, what))
         return 2
     pfs, bad = load(files)
-    if bad:
-        for _, why in bad:
+    trees, bad_arcs = estimate.trees_of_files(arc_files)
+    if bad or bad_arcs:
+        for _, why in bad + bad_arcs:
             err(why)
         return 1
     try:
-        threads = threads_of(pfs)
+        threads = threads_of(pfs, with_pid=bool(pfs and trees)) + trees
         sum_trees(threads)
     except ValueError as e:
         err(str(e))
         return 1
     prefix = a.out
     if prefix is None:
-        runs = sorted({(os.path.dirname(pf.path), pf.pid) for pf in pfs})
+        runs = sorted({(os.path.dirname(pf.path), pf.pid) for pf in pfs} |
+                      {(os.path.dirname(t.files[0]), pid) for t in trees for pid in t.pids})
         if len(runs) > 1:
-            err("the path files are of %d processes (pids %s): name the files to write with --out PREFIX" %
-                (len(runs), " ".join(str(pid) for _, pid in runs)))
+            err("the %sfiles are of %d processes (pids %s): name the files to write with --out PREFIX" %
+                ("" if trees else "path ", len(runs), " ".join(str(pid) for _, pid in runs)))
             return 2
-        pf = pfs[0]
-        prefix = naming.flame_prefix_of(default_run_name(pf))
+        prefix = naming.flame_prefix_of(default_run_name(pfs[0])) if pfs else \
+            estimate.flame_prefix_of(trees[0].files[0], next(iter(trees[0].pids)))
     try:
         written = write_flame(prefix, threads, a.threads == "each")
     except OSError as e:

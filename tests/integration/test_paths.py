@@ -557,19 +557,23 @@ class Flame(unittest.TestCase):
                          FOLDED_1 + ["worker 200000", "worker;parse 200000", "worker;parse;lex 600000"])
 
     def test_no_path_files(self):
+        """Issue 28 (1): a run without path files gets flame graphs of its
+        Callgrind files (stacks estimated from the arcs: test_speedscope's
+        FlameFromArcs checks them); nothing at all is a usage error."""
         d = tempfile.mkdtemp(dir=self.dir)
-        callgrind_part(os.path.join(d, "callgrind.out.300-01"), 300, 1, 1)
         p = cgprof("flame", "callgrind.out.300", cwd=d)
         self.assertEqual((p.returncode, p.stdout), (2, ""))
-        self.assertEqual(p.stderr, "cgprof flame: no path files for callgrind.out.300 (looked for callgrind.paths.300, "
-                                   "callgrind.paths.300.* and callgrind.paths.300-*): path files are written by a run "
-                                   "with CGPROF_PATHS=1 (docs/paths-format.md)\n")
-        p = cgprof("flame", d)
-        self.assertEqual(p.returncode, 2)
-        self.assertEqual(p.stderr, "cgprof flame: no path files for %s (looked for path files in the directory %s): "
-                                   "path files are written by a run with CGPROF_PATHS=1 (docs/paths-format.md)\n"
-                         % (d, d))
-        self.assertEqual(os.listdir(d), ["callgrind.out.300-01"])
+        self.assertEqual(p.stderr, "cgprof flame: no path files and no Callgrind file for callgrind.out.300 (looked "
+                                   "for callgrind.paths.300, callgrind.paths.300.* and callgrind.paths.300-*, and for "
+                                   "Callgrind files named callgrind.out.300, callgrind.out.300.* and "
+                                   "callgrind.out.300-*)\n")
+        callgrind_part(os.path.join(d, "callgrind.out.300-01"), 300, 1, 1)
+        p = cgprof("flame", "callgrind.out.300", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split("\n"), ["flame.300.speedscope.json", "flame.300.folded", "flame.300-01.folded",
+                                                ""])
+        self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.300-01", "flame.300-01.folded", "flame.300.folded",
+                                                 "flame.300.speedscope.json"])
 
     def test_malformed_file(self):
         write(os.path.join(self.dir, "callgrind.paths.100.2-01"), T1P2.replace("node 11 10 6", "node 11 99 6"))
