@@ -520,9 +520,9 @@ def flame_summary(say, out, pid, cwd, parts):
     if not written:
         return
     names = shown([os.path.relpath(p) if not os.path.relpath(p).startswith("..") else p for p in written])
-    threads = names[2:]
-    say("flame graphs of the call paths: %s (speedscope), %s (flamegraph.pl)%s" %
-        (names[0], names[1], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
+    threads = names[3:]
+    say("flame graphs of the call paths: %s (a browser), %s (speedscope), %s (flamegraph.pl)%s" %
+        (names[0], names[1], names[2], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
          "; per thread: %s ... %s (%d files)" % (threads[0], threads[-1], len(threads))))
 
 

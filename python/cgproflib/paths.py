@@ -631,15 +631,41 @@ def diff_files(prefix):
     return [prefix + ".diff.html", prefix + ".diff.folded"]
 
 
-def write_diff(prefix, a, b, title):
-    """Writes the differential flame graph of a to b ([Tree] per thread
-    each, summed): <prefix>.diff.html (flamehtml.diff_page: b's shape,
-    coloured by the change) and <prefix>.diff.folded ("stack self_a
-    self_b" per path, flamegraph.pl's input for a differential graph).
-    Returns the paths written; raises OSError, ValueError (times in
-    different units)."""
+def rooted_as(tree, exact):
+    """tree (stacks estimated from the arcs) with the frames that start
+    its paths and that exact (a tree of path files) never has left out:
+    the arcs name libc's callers of main and of threads
+    (__libc_start_call_main, start_thread), the path files start at the
+    first instrumented function. Paths that become one are summed; a
+    path of such frames alone, with no time of its own, is dropped."""
+    names = {n for p in exact.costs for n in p}
+    out = Tree(tree.label)
+    out.files, out.event, out.pids, out.threads = list(tree.files), tree.event, set(tree.pids), set(tree.threads)
+    out.cmd, out.estimated, out.folded = tree.cmd, set(tree.estimated), tree.folded
+    out.beyond_calls, out.beyond_paths = tree.beyond_calls, tree.beyond_paths
+    for p, c in tree.costs.items():
+        k = 0
+        while k < len(p) - 1 and p[k] not in names:
+            k += 1
+        q = p[k:]
+        if len(q) == 1 and q[0] not in names and c[2] == 0:
+            continue
+        got = out.costs.get(q)
+        if got is None:
+            out.costs[q] = list(c)
+        else:
+            for i in range(3):
+                got[i] += c[i]
+    return out
+
+
+def write_diff(prefix, ta, tb, title):
+    """Writes the differential flame graph of Tree ta to Tree tb:
+    <prefix>.diff.html (flamehtml.diff_page: tb's shape, coloured by the
+    change) and <prefix>.diff.folded ("stack self_a self_b" per path,
+    flamegraph.pl's input for a differential graph). Returns the paths
+    written; raises OSError, ValueError (times in different units)."""
     from . import flamehtml
-    ta, tb = sum_trees(a, "A: all threads"), sum_trees(b, "all threads")
     if ta.event is not None and tb.event is not None and ta.event != tb.event:
         raise ValueError("A's times are in %s, B's in %s: they cannot be compared" % (ta.event, tb.event))
     marked = ta.estimated | tb.estimated
@@ -755,10 +781,11 @@ def load_whats(whats, err):
     """The threads ([Tree]) of the WHATs: their path files, else the
     stacks estimated from their Callgrind files' arcs (estimate.py), and
     the default prefix of their flame graphs (None when they are of
-    several processes). Returns (status, threads, prefix, several):
+    several processes). Returns (status, threads, prefix, several, arcs):
     status 0, or 1 (a file cannot be read or is malformed, or units
     differ) or 2 (nothing found), said through err(message); several,
-    when the prefix is None, says which processes."""
+    when the prefix is None, says which processes; arcs, whether the
+    threads are stacks estimated from Callgrind files."""
     from . import estimate
     files, missing = collect(whats)
     arc_files, nothing = report.collect(missing)
@@ -766,27 +793,27 @@ def load_whats(whats, err):
         for what, _ in nothing:
             err("no path files and no Callgrind file for %s (looked for %s, and for Callgrind files named %s, "
                 "%s.* and %s-*)" % (what, looked_for(what), what, what, what))
-        return 2, None, None, None
+        return 2, None, None, None, False
     pfs, bad = load(files)
     trees, bad_arcs = estimate.trees_of_files(arc_files)
     if bad or bad_arcs:
         for _, why in bad + bad_arcs:
             err(why)
-        return 1, None, None, None
+        return 1, None, None, None, False
     try:
         threads = threads_of(pfs, with_pid=bool(pfs and trees)) + trees
         sum_trees(threads)
     except ValueError as e:
         err(str(e))
-        return 1, None, None, None
+        return 1, None, None, None, False
     runs = sorted({(os.path.dirname(pf.path), pf.pid) for pf in pfs} |
                   {(os.path.dirname(t.files[0]), pid) for t in trees for pid in t.pids})
     if len(runs) > 1:
         return 0, threads, None, "the %sfiles are of %d processes (pids %s)" % (
-            "" if trees else "path ", len(runs), " ".join(str(pid) for _, pid in runs))
+            "" if trees else "path ", len(runs), " ".join(str(pid) for _, pid in runs)), not pfs
     prefix = naming.flame_prefix_of(default_run_name(pfs[0])) if pfs else \
         estimate.flame_prefix_of(trees[0].files[0], next(iter(trees[0].pids)))
-    return 0, threads, prefix, None
+    return 0, threads, prefix, None, not pfs
 
 
 def flame_main(argv=None):
@@ -810,7 +837,7 @@ def flame_main(argv=None):
         return _diff_main(a, err)
     # the call paths where the run wrote them; else the stacks estimated
     # from its Callgrind files' arcs (estimate.py)
-    status, threads, prefix, several = load_whats(a.whats, err)
+    status, threads, prefix, several, _ = load_whats(a.whats, err)
     if status:
         return status
     prefix = a.out or prefix
@@ -846,10 +873,10 @@ def _diff_main(a, err):
     coloured by the change from A, the threads of each run summed."""
     sides = []
     for what in a.whats:
-        status, threads, prefix, several = load_whats([what], err)
+        status, threads, prefix, several, arcs = load_whats([what], err)
         if status:
             return status
-        sides.append((threads, prefix, several))
+        sides.append((threads, prefix, several, arcs))
     prefix = a.out or sides[1][1]
     if prefix is None:
         err("B, %s: %s: name the files to write with --out PREFIX" % (a.whats[1], sides[1][2]))
@@ -858,8 +885,15 @@ def _diff_main(a, err):
         _run_name(a.whats[0], sides[0][0]), _run_name(a.whats[1], sides[1][0]))
     if any(t.estimated for t in sides[0][0] + sides[1][0]):
         title += ESTIMATE_NOTE
+    ta, tb = sum_trees(sides[0][0], "A: all threads"), sum_trees(sides[1][0], "all threads")
+    # one run's path files against another's arcs: the arcs' stacks start
+    # at libc's callers of main and of threads, the path files' at main
+    if sides[0][3] and not sides[1][3]:
+        ta = rooted_as(ta, tb)
+    elif sides[1][3] and not sides[0][3]:
+        tb = rooted_as(tb, ta)
     try:
-        written = write_diff(prefix, sides[0][0], sides[1][0], title)
+        written = write_diff(prefix, ta, tb, title)
     except ValueError as e:
         err(str(e))
         return 1
