@@ -25,6 +25,7 @@ Standard library only."""
 
 import base64
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -161,13 +162,15 @@ class FlamePage:
         return speedscope.drawn_fraction(png, self.eval("cgflame.canvasBox()"))
 
     def pixels_of(self, png, frame):
-        """The screenshot's colours inside a frame, left of its label (its
-        first two columns, all its rows): {(r, g, b): count}."""
+        """The screenshot's colours inside a frame, left of its label (two
+        columns after its first whole pixel, its rows but the edges, which
+        a frame at a fraction of a pixel shares with its neighbours):
+        {(r, g, b): count}."""
         _, _, rows = speedscope.png_pixels(png)
         left, top, _, _ = self.eval("cgflame.canvasBox()")
         out = {}
-        x0 = int(round(left + frame["x"]))
-        for y in range(int(round(top + frame["y"])), int(round(top + frame["y"] + frame["h"]))):
-            for x in range(x0, x0 + min(2, max(1, int(frame["w"]) - 1))):
+        x0 = int(math.ceil(left + frame["x"]))
+        for y in range(int(math.ceil(top + frame["y"])) + 1, int(top + frame["y"] + frame["h"]) - 1):
+            for x in range(x0, x0 + 2):
                 out[rows[y][x]] = out.get(rows[y][x], 0) + 1
         return out
