@@ -38,7 +38,8 @@ SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 HEADER = ("pid", "thread", "part", "cmd", "events", "nodes", "folded", "beyond")
 NO_PATHS = "path files are written by a run with CGPROF_PATHS=1 (docs/paths-format.md)"
 
-USAGE = "usage: cgprof flame [--out PREFIX] [--threads=sum|each] WHAT..."
+USAGE = ("usage: cgprof flame [--out PREFIX] [--threads=sum|each] WHAT...\n"
+         "       cgprof flame --diff [--out PREFIX] A B")
 
 
 class PathsFormatError(Exception):
@@ -696,19 +697,37 @@ def flame_help():
         "summed path by path, and the threads into the total.",
         "",
         "Files written (their names on standard output):",
+        "  PREFIX.html             a flame graph for a browser alone (no network, nothing to install):",
+        "                          all threads and each thread (a selector); hover a frame for its",
+        "                          path's exact calls, self and inclusive time; click to zoom (click",
+        "                          the frame above or press Escape to go back); search by regular",
+        "                          expression, with the share of the time matched",
         "  PREFIX.speedscope.json  for https://www.speedscope.app or `npx speedscope FILE`: one profile",
         "                          for all threads, one per thread",
         "  PREFIX.folded           collapsed stacks of all threads (`flamegraph.pl PREFIX.folded > f.svg`):",
         "                          one line per path, `main;parse;lex 1234`, its self time in ns",
         "  PREFIX-NN.folded        the same per thread NN (PREFIX.<pid>-NN.folded for several processes)",
         "",
+        "With --diff A B (two runs, each a WHAT: their threads summed), a differential flame graph:",
+        "  PREFIX.diff.html        B's flame graph, each frame coloured by the change of its path from A",
+        "                          to B: red more (slower), blue less (faster), white the same, the",
+        "                          deepest colour the largest change; by self time, inclusive time or",
+        "                          calls (a selector); hover for both runs' values and the change. The",
+        "                          paths of A that B lacks are listed under the graph",
+        "  PREFIX.diff.folded      `stack self_A self_B` per path (ns), flamegraph.pl's differential",
+        "                          input: `flamegraph.pl PREFIX.diff.folded > diff.svg`",
+        "PREFIX is B's (as without --diff) unless --out. A run without path files against one with them",
+        "is drawn from main, as the path files are (libc's callers of main and threads left out).",
+        "",
         "Options:",
+        "  --diff              two runs, A B: the differential flame graph of A to B",
         "  --out PREFIX        where to write (default: the run's name with flame for out and no",
         "                      leading callgrind., flame.<pid> for callgrind.out.<pid>, in the path",
         "                      files' directory: KCachegrind, which loads callgrind.out*, never takes",
         "                      them for profiles, and speedscope, which reads callgrind.* as",
         "                      Callgrind's, opens the .folded files)",
         "  --threads=sum|each  each (the default): all threads and each thread; sum: all threads only",
+        "                      (not with --diff, which sums each run's threads)",
         "  -h, --help          this text",
         "",
         "In a collapsed stack, ';', newlines and control bytes of a name are written %XX (';' is %3B),",
