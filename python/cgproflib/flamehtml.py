@@ -33,7 +33,8 @@ drawn.
 """
 
 import json
-from typing import Dict, List, Optional, Sequence, Tuple
+import re
+from typing import Dict, List
 
 # what paths.ESTIMATE_MARK means, on the page
 ESTIMATE_TEXT = ("A frame marked ~ (drawn hatched) is a function with several callers in a flame graph whose "
@@ -112,8 +113,9 @@ def _page(doc, title):
     # inside <script>: no "</script>" (nor "<!--") can end it early; "<" is
     # only ever inside a JSON string, where \u003c is the same text
     data = data.replace("<", "\\u003c")
-    return (_TEMPLATE.replace("@TITLE@", _html(title)).replace("@STYLE@", _STYLE).replace("@SCRIPT@", _SCRIPT)
-            .replace("@DATA@", data))
+    # one pass: a title holding "@DATA@" stays text
+    parts = {"TITLE": _html(title), "STYLE": _STYLE, "SCRIPT": _SCRIPT, "DATA": data}
+    return re.sub(r"@(TITLE|STYLE|SCRIPT|DATA)@", lambda m: parts[m.group(1)], _TEMPLATE)
 
 
 def _html(s):
