@@ -6,6 +6,7 @@ Callgrind file cannot give without guessing: flame graphs (collapsed
 stacks for flamegraph.pl, a speedscope file) and the hottest call paths.
 
     cgprof flame [--out PREFIX] [--threads=sum|each] WHAT...
+    cgprof flame --diff [--out PREFIX] A B
     cgprof report --paths [--top=N] [--sort=inclusive|self|calls] [--threads=sum|each] WHAT...
 
 WHAT is found as `cgprof report` finds Callgrind files: a run's prefix
@@ -19,6 +20,7 @@ into the total. The numbers are the files' own: nothing is apportioned.
 
 For callers (the launcher, tests): read(), load(), collect(), threads_of(),
 sum_trees(), folded_lines(), speedscope(), write_flame(), flame_files(),
+write_diff(), rooted_as(), load_whats(),
 hottest_lines(), run_flame(). Standard library only.
 """
 
