@@ -124,13 +124,22 @@ FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the 
               "WHAT is found as cgprof report finds Callgrind files: a run's prefix, a file (a "
               "path file, or a Callgrind part: its path file, else the part) or a directory (every path file in "
               "it, else every Callgrind file). The parts "
-              "of a thread are summed path by path, and the threads into the total. It writes PREFIX.speedscope.json "
+              "of a thread are summed path by path, and the threads into the total. It writes PREFIX.html (a flame "
+              "graph for a browser alone, no network and nothing to install: all threads and each thread in a "
+              "selector, a frame's exact calls, self and inclusive time on hover, click to zoom, search by regular "
+              "expression with the share matched), PREFIX.speedscope.json "
               "(one profile for all threads, one per thread: https://www.speedscope.app or npx speedscope FILE), "
               "PREFIX.folded (the collapsed stacks of all threads, main;parse;lex <self ns> per line: flamegraph.pl "
               "PREFIX.folded > flame.svg) and PREFIX-<NN>.folded per thread, and prints their names. In a "
               "collapsed stack, ';', newlines and control bytes of a name are written %XX (';' is %3B), and the "
               "space of a name ending in a space and a number is %20. The launcher writes them itself after a "
-              "run with CGPROF_PATHS=1. Exit status 0; 1 if a path file cannot be read or is malformed (file:line: "
+              "run with CGPROF_PATHS=1. cgprof flame --diff A B (two runs, each a WHAT, their threads summed) writes "
+              "PREFIX.diff.html, B's flame graph with each frame coloured by the change of its path from A to B "
+              "(red more, slower; blue less, faster; white the same; the deepest colour the largest change) in "
+              "self time, inclusive time or calls, both runs' values on hover, the paths of A that B lacks listed "
+              "under the graph; and PREFIX.diff.folded, stack self_A self_B per path, flamegraph.pl's "
+              "differential input; PREFIX is B's unless --out. Exit status 0; 1 if a path file cannot be read or "
+              "is malformed (file:line: "
               "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has neither path "
               "files nor Callgrind files.")
 FLAME_OPTIONS = (
@@ -138,7 +147,9 @@ FLAME_OPTIONS = (
                      "callgrind., flame.<pid> for callgrind.out.<pid>, in the path files' directory: KCachegrind, "
                      "which loads callgrind.out* (and <run>* given a run), never takes them for profiles, and "
                      "speedscope, which reads any callgrind.* as a Callgrind file, opens the .folded files."),
-    ("--threads=sum|each", "each (the default): all threads and each thread; sum: all threads only."),
+    ("--threads=sum|each", "each (the default): all threads and each thread; sum: all threads only. Not with "
+                           "--diff, which sums each run's threads."),
+    ("--diff", "Two runs, A B: the differential flame graph of A to B (PREFIX.diff.html, PREFIX.diff.folded)."),
 )
 
 
@@ -156,6 +167,9 @@ def make_man(options: List[Option], version: str) -> str:
         ".br",
         ".B cgprof flame",
         "[\\fIoptions\\fR] \\fIWHAT\\fR...",
+        ".br",
+        ".B cgprof flame \\-\\-diff",
+        "[\\fB\\-\\-out\\fR \\fIPREFIX\\fR] \\fIA\\fR \\fIB\\fR",
         ".SH DESCRIPTION",
         _roff("cgprof runs PROGRAM with libcgprof.so preloaded, the way valgrind --tool=callgrind runs a "
               "program. The program must be built with -finstrument-functions (pkg-config --cflags cgprof "
@@ -210,8 +224,8 @@ def make_man(options: List[Option], version: str) -> str:
     out += [
         ".SH FILES",
         _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out). "
-              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). flame.<pid>.folded, "
-              ".speedscope.json: cgprof flame's."),
+              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). flame.<pid>.html, .folded, "
+              ".speedscope.json, .diff.html, .diff.folded: cgprof flame's."),
         ".SH EXAMPLES",
         ".nf",
         _roff("gcc -O2 $(pkg-config --cflags cgprof) -o myprog myprog.c\n"
@@ -224,6 +238,7 @@ def make_man(options: List[Option], version: str) -> str:
               "cgprof report --diff before/ after/\n"
               "cgprof report --paths callgrind.out.<pid>\n"
               "cgprof flame callgrind.out.<pid>\n"
+              "cgprof flame --diff before/ after/\n"
               "kcachegrind callgrind.out.<pid>"),
         ".fi",
         ".SH SEE ALSO",

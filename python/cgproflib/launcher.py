@@ -118,10 +118,11 @@ def help_text():
               "--lines FUNC, --diff A B, --paths; `cgprof report --help` lists its options. A program named",
               "report runs as ./report or after --.",
               "",
-              "cgprof flame [--out PREFIX] [--threads=sum|each] WHAT... writes flame graphs (speedscope's",
-              "JSON, flamegraph.pl's collapsed stacks) of the call paths a run with CGPROF_PATHS=1 wrote;",
-              "the launcher writes them itself after such a run. `cgprof flame --help` says more. A program",
-              "named flame runs as ./flame or after --."]
+              "cgprof flame [--out PREFIX] [--threads=sum|each] WHAT... writes flame graphs (a page for a",
+              "browser, speedscope's JSON, flamegraph.pl's collapsed stacks) of the call paths a run with",
+              "CGPROF_PATHS=1 wrote (else estimated from its arcs); the launcher writes them itself after",
+              "such a run. cgprof flame --diff A B draws the change between two runs. `cgprof flame --help`",
+              "says more. A program named flame runs as ./flame or after --."]
     return "\n".join(lines) + "\n"
 
 
@@ -520,9 +521,9 @@ def flame_summary(say, out, pid, cwd, parts):
     if not written:
         return
     names = shown([os.path.relpath(p) if not os.path.relpath(p).startswith("..") else p for p in written])
-    threads = names[2:]
-    say("flame graphs of the call paths: %s (speedscope), %s (flamegraph.pl)%s" %
-        (names[0], names[1], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
+    threads = names[3:]
+    say("flame graphs of the call paths: %s (a browser), %s (speedscope), %s (flamegraph.pl)%s" %
+        (names[0], names[1], names[2], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
          "; per thread: %s ... %s (%d files)" % (threads[0], threads[-1], len(threads))))
 
 
