@@ -316,17 +316,19 @@ def build(parts, symbols, mtimes=None):
     for (name, fl, line), fid in functions.items():
         out.append(field_bytes(5, message(field_int(1, fid), field_int(2, s(name)), field_int(3, s(name)),
                                           field_int(4, s(fl)), field_int(5, line))))
-    # the longest thread's time (the main thread's: the run's), ending when
-    # the last file was written
+    # duration: the longest thread's time (the main thread's: the run's);
+    # time_nanos its start, counted back from when the last file was
+    # written (the files hold no clock time)
     per_thread = {}
     for p in parts:
         k = (p.pid, p.thread)
         per_thread[k] = per_thread.get(k, 0) + sum(c[2] for c in p.costs.values())
     files = [f for p in parts for f in p.files]
-    duration = max(per_thread.values(), default=0) if ns else 0
+    period_type, period = _clock([f for f in files if not paths.is_path_file(f)]) if ns else (event, 1)
+    # a duration of wall-clock time only: sampled CPU time is not one
+    duration = max(per_thread.values(), default=0) if period_type == "wall" else 0
     if mtimes is None:
         mtimes = [os.stat(f).st_mtime_ns for f in files if os.path.exists(f)]
-    period_type, period = _clock([f for f in files if not paths.is_path_file(f)]) if ns else (event, 1)
     exact = all(p.exact for p in parts)
     cmds = sorted({(p.pid, p.cmd) for p in parts if p.cmd})
     comments = ["cgprof: %s" % "; ".join("%s (pid %d)" % (c, pid) for pid, c in cmds)] if cmds else []
@@ -347,9 +349,9 @@ def build(parts, symbols, mtimes=None):
                     (tname("self"), tname("inclusive"),
                      "; off_cpu_time (cgprof_off_cpu's self time: cum, the time waited under each function)"
                      if off_cpu else ""))
-    if duration and mtimes:
+    if mtimes:
         out.append(field_int(9, max(mtimes) - duration))
-        out.append(field_int(10, duration))
+    out.append(field_int(10, duration))
     if ns:
         out.append(field_bytes(11, message(field_int(1, s(period_type)), field_int(2, s("nanoseconds")))))
         out.append(field_int(12, period))

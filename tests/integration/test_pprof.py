@@ -120,13 +120,13 @@ def run_launcher(test, *args, cwd=None):
 
 def report_flat(test, what):
     """`cgprof report`'s flat profile, every function: {name: (self ms as
-    printed, calls as printed)}."""
+    printed, calls as printed, inclusive ms as printed)}."""
     out = run_launcher(test, "report", "--top=0", what)
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"\s*[0-9.]+\s+[0-9.]+\s+([0-9.]+)\s+(\S+)\s+(.+?)  \[", line)
+        m = re.match(r"\s*([0-9.]+)\s+[0-9.]+\s+([0-9.]+)\s+(\S+)\s+(.+?)  \[", line)
         if m:
-            rows[m.group(3)] = (m.group(1), m.group(2))
+            rows[m.group(4)] = (m.group(2), m.group(3), m.group(1))
     test.assertTrue(rows, out)
     return rows
 
@@ -221,7 +221,11 @@ class Base(unittest.TestCase):
         # visit, ">=", nor "-": uninstrumented code the path files fold into
         # its caller)
         rep = report_flat(self, d)
-        self.assertEqual({k: int(c) for k, (_, c) in rep.items() if c.isdigit()}, calls)
+        self.assertEqual({k: int(c) for k, (_, c, _) in rep.items() if c.isdigit()}, calls)
+        # and its inclusive times, which it reads from the path files (ms,
+        # 3 decimals)
+        self.assertEqual({k: i for k, (_, _, i) in rep.items() if k in incl},
+                         {k: "%.3f" % (v / 1e6) for k, v in incl.items()})
         # per sample: the path files' nodes, as whole sets
         want = {}
         for pf in pfs:
@@ -250,9 +254,9 @@ class Base(unittest.TestCase):
         self.assertEqual({k: v[0] for k, v in top_calls.items() if v[0]}, calls)
         # cgprof report's self times (ms, 3 decimals) and calls
         rep = report_flat(self, arcs)
-        self.assertEqual({k: s for k, (s, _) in rep.items() if s != "0.000"},
+        self.assertEqual({k: s for k, (s, _, _) in rep.items() if s != "0.000"},
                          {k: "%.3f" % (v / 1e6) for k, v in self_.items() if "%.3f" % (v / 1e6) != "0.000"})
-        self.assertEqual({k: int(c.lstrip(">=")) for k, (_, c) in rep.items() if c != "-"}, calls)
+        self.assertEqual({k: int(c.lstrip(">=")) for k, (_, c, _) in rep.items() if c != "-"}, calls)
         # every sample labelled estimated, and each part's samples add up
         # to its self time per function
         want = {}
