@@ -287,14 +287,17 @@ def build(parts, symbols, mtimes=None):
         return lid
 
     key_thread, key_tid, key_pid, key_part, key_stack = (s(k) for k in ("thread", "tid", "pid", "part", "stack"))
+    unit_id = s("id")
     nsamples = 0
     for p in parts:
         labels = []
         if p.name:
             labels.append(field_bytes(3, message(field_int(1, key_thread), field_int(2, s(p.name)))))
-        labels += [field_bytes(3, message(field_int(1, key_tid), field_int(3, p.thread))),
-                   field_bytes(3, message(field_int(1, key_pid), field_int(3, p.pid))),
-                   field_bytes(3, message(field_int(1, key_part), field_int(3, p.part))),
+        # a numeric label has a unit: one whose number is 0 (thread 00,
+        # the threads that ended, merged) and no unit is read as no label
+        labels += [field_bytes(3, message(field_int(1, k), field_int(3, n), field_int(4, unit_id)))
+                   for k, n in ((key_tid, p.thread), (key_pid, p.pid), (key_part, p.part))]
+        labels += [
                    field_bytes(3, message(field_int(1, key_stack),
                                           field_int(2, s("exact" if p.exact else "estimated"))))]
         labels = b"".join(labels)

@@ -329,6 +329,16 @@ class Programs(Base):
                                                                        line, line))
         self.assertIn("PeriodType: wall nanoseconds", raw)
 
+    def test_merged_threads(self):
+        """CGPROF_THREAD_EXIT=merge: the threads that ended are thread 00,
+        whose samples are labelled tid 0."""
+        d, _ = self.run_paths([cgtest.example("threads")], env={"CGPROF_THREAD_EXIT": "merge"})
+        f, pfs = self.check_exact(d)
+        self.assertEqual(sorted({pf.thread for pf in pfs}), [0, 1])
+        _, self_, _, _ = per_function([pf for pf in pfs if pf.thread == 0])
+        top = self.go.top(f, "-tagfocus=tid=0")
+        self.assertEqual({k: v[0] for k, v in top.items() if v[0]}, self_)
+
     def test_parts(self):
         """tests/progs/phases dumped four times: a sample per part and
         path, each thread's parts apart."""
