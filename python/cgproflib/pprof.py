@@ -52,7 +52,7 @@ class UsageError(Exception):
 # varint length, then the bytes: strings, messages, packed numbers). A
 # field at its default (0, "", empty) is left out, as proto3 writes it.
 
-def varint(n):
+def _varint(n):
     if n < 0:
         n &= (1 << 64) - 1     # int64's negative numbers: ten bytes, two's complement
     out = bytearray()
@@ -61,6 +61,16 @@ def varint(n):
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+# ids, small counts and field keys are most of a profile's varints: those
+# below 2^14 made once (a 65,536-path file's samples took a third of the
+# time in varint() before)
+_SMALL = [_varint(n) for n in range(1 << 14)]
+
+
+def varint(n):
+    return _SMALL[n] if 0 <= n < 16384 else _varint(n)
 
 
 def field_int(num, n):
@@ -371,7 +381,9 @@ def write(path, data):
     tmp = "%s.tmp.%d" % (path, os.getpid())
     try:
         with open(tmp, "wb") as f:
-            with gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as z:
+            # level 6, zlib's default: 9 took three times as long for a
+            # file a few percent smaller
+            with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, compresslevel=6) as z:
                 z.write(data)
         os.replace(tmp, path)
     except BaseException as e:
