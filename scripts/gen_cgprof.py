@@ -152,6 +152,27 @@ FLAME_OPTIONS = (
     ("--diff", "Two runs, A B: the differential flame graph of A to B (PREFIX.diff.html, PREFIX.diff.folded)."),
 )
 
+# cgprof pprof (cgproflib.pprof), for the man page
+PPROF_TEXT = ("cgprof pprof writes a run's profile as pprof's profile.proto, gzipped: the file go tool pprof, "
+              "Grafana Pyroscope, Parca and the cloud profilers read. One sample per call path of each part of "
+              "each thread: the path files' (CGPROF_PATHS=1, exact), else stacks estimated from the part's arcs "
+              "as cgprof flame draws them (labelled stack=estimated, and the profile's comment says so). Its "
+              "sample types: calls (a function's flat is its calls), self_time (the default: flat is each "
+              "function's self time, cum the time it was on the stack, its inclusive time), inclusive_time "
+              "(flat is each function's inclusive time; its cum counts nested calls again), and off_cpu_time "
+              "where the run recorded it (CGPROF_OFF_CPU=1: cgprof_off_cpu's time, whose cum is the time each "
+              "function waited under it). Each sample is labelled thread (the thread's name, when its file "
+              "gives one), tid (the file's thread number), pid, part and stack (exact or estimated). A "
+              "location is a function: its object (a mapping, with its GNU build id), name, source file and "
+              "first line; the files carry no call sites per path and no mark of an inlined call, so a "
+              "location has one line. WHAT is found as for cgprof flame. Exit status 0; 1 if a file cannot be "
+              "read or is malformed or the file cannot be written; 2 on a usage error or when WHAT has neither "
+              "path files nor Callgrind files.")
+PPROF_OPTIONS = (
+    ("-o, --out FILE", "The file to write. The default is pprof.<pid>.pb.gz where cgprof flame writes flame.<pid>: "
+                       "in the files' directory, the run's name with pprof for out and no leading callgrind."),
+)
+
 
 def make_man(options: List[Option], version: str) -> str:
     out = [
@@ -170,6 +191,9 @@ def make_man(options: List[Option], version: str) -> str:
         ".br",
         ".B cgprof flame \\-\\-diff",
         "[\\fB\\-\\-out\\fR \\fIPREFIX\\fR] \\fIA\\fR \\fIB\\fR",
+        ".br",
+        ".B cgprof pprof",
+        "[\\fB\\-o\\fR \\fIFILE\\fR] \\fIWHAT\\fR...",
         ".SH DESCRIPTION",
         _roff("cgprof runs PROGRAM with libcgprof.so preloaded, the way valgrind --tool=callgrind runs a "
               "program. The program must be built with -finstrument-functions (pkg-config --cflags cgprof "
@@ -221,11 +245,14 @@ def make_man(options: List[Option], version: str) -> str:
     out += [".SH CGPROF FLAME", _roff(FLAME_TEXT), ".PP", _roff("Its options:")]
     for flag, text in FLAME_OPTIONS:
         out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
+    out += [".SH CGPROF PPROF", _roff(PPROF_TEXT), ".PP", _roff("Its options:")]
+    for flag, text in PPROF_OPTIONS:
+        out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
     out += [
         ".SH FILES",
         _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out). "
               "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). flame.<pid>.html, .folded, "
-              ".speedscope.json, .diff.html, .diff.folded: cgprof flame's."),
+              ".speedscope.json, .diff.html, .diff.folded: cgprof flame's. pprof.<pid>.pb.gz: cgprof pprof's."),
         ".SH EXAMPLES",
         ".nf",
         _roff("gcc -O2 $(pkg-config --cflags cgprof) -o myprog myprog.c\n"
@@ -239,6 +266,7 @@ def make_man(options: List[Option], version: str) -> str:
               "cgprof report --paths callgrind.out.<pid>\n"
               "cgprof flame callgrind.out.<pid>\n"
               "cgprof flame --diff before/ after/\n"
+              "cgprof pprof -o prof.pb.gz callgrind.out.<pid>\n"
               "kcachegrind callgrind.out.<pid>"),
         ".fi",
         ".SH SEE ALSO",

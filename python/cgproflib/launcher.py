@@ -53,7 +53,8 @@ CHILDREN = ("sum", "each", "none")
 
 USAGE = ("usage: cgprof [options] [--] program [args...]\n"
          "       cgprof report [options] WHAT...   (reads saved profiles: cgprof report --help)\n"
-         "       cgprof flame [options] WHAT...    (flame graphs of call paths: cgprof flame --help)")
+         "       cgprof flame [options] WHAT...    (flame graphs of call paths: cgprof flame --help)\n"
+         "       cgprof pprof [-o FILE] WHAT...    (the profile for go tool pprof, Pyroscope: cgprof pprof --help)")
 
 
 class UsageError(Exception):
@@ -122,7 +123,12 @@ def help_text():
               "browser, speedscope's JSON, flamegraph.pl's collapsed stacks) of the call paths a run with",
               "CGPROF_PATHS=1 wrote (else estimated from its arcs); the launcher writes them itself after",
               "such a run. cgprof flame --diff A B draws the change between two runs. `cgprof flame --help`",
-              "says more. A program named flame runs as ./flame or after --."]
+              "says more. A program named flame runs as ./flame or after --.",
+              "",
+              "cgprof pprof [-o FILE] WHAT... writes a run's profile as pprof's gzipped profile.proto (for go",
+              "tool pprof, Grafana Pyroscope, Parca): one sample per call path of each part of each thread,",
+              "with its calls, self and inclusive time, labelled by thread, tid, pid and part. `cgprof pprof",
+              "--help` says more. A program named pprof runs as ./pprof or after --."]
     return "\n".join(lines) + "\n"
 
 
@@ -563,6 +569,10 @@ def main(argv=None):
     if argv[:1] == ["flame"]:
         from . import paths
         return paths.flame_main(argv[1:])
+    # `cgprof pprof ...` the same (cgproflib.pprof)
+    if argv[:1] == ["pprof"]:
+        from . import pprof
+        return pprof.main(argv[1:])
     # The signals cgprof forwards to the program are held from here until
     # the program runs and the forwarding is in place, then forwarded: one
     # sent to a cgprof that has just started is not lost and does not end

@@ -408,12 +408,18 @@ class DiffPage(Base):
         # self time: grow slower (red), shrink faster (blue), steady the
         # same (near white), the deepest colour the largest change
         fills = self.fills(page)
+        # (how deep each is depends on the times measured, which a loaded
+        # machine moves: the formula below is checked for every frame, and
+        # here only what holds whatever the times: the direction, and the
+        # steady function paler than the one that changed most)
         grow, shrink, steady = (self.rgb(fills[n]) for n in ("grow", "shrink", "steady"))
         self.assertEqual(grow[0], 255)
-        self.assertLess(max(grow[1:]), 100, fills)
+        self.assertLess(grow[1], 255, fills)
+        self.assertEqual(grow[1], grow[2], fills)
         self.assertEqual(shrink[2], 255)
-        self.assertLess(max(shrink[:2]), 100, fills)
-        self.assertGreater(min(steady), 165, fills)
+        self.assertLess(shrink[0], 255, fills)
+        self.assertEqual(shrink[0], shrink[1], fills)
+        self.assertGreater(min(steady), min(min(grow), min(shrink)), fills)
         d_self = {n: tb.costs[p][2] - ta.costs.get(p, [0, 0, 0])[2] for n, p in path.items()}
         self.assertEqual(page.state()["maxAbs"], max(abs(v) for v in d_self.values()))
         self.assertEqual(page.state()["maxAbs"], max(abs(d_self["grow"]), abs(d_self["shrink"])))
