@@ -6,7 +6,10 @@ read (github.com/google/pprof, proto/profile.proto).
 
 One sample per call path of each part of each thread: the path files'
 paths (CGPROF_PATHS=1, exact), else stacks estimated from the part's arcs
-(estimate.py), each such sample labelled stack=estimated. Its values, one
+(estimate.py), each sample on which a function has its place estimated
+(it has several callers) labelled stack=estimated, the others (path
+files', or decided by the arcs: every function on the stack has one
+caller) stack=exact. Its values, one
 per sample type:
 
     calls           the calls of the path's last function on that path
@@ -307,10 +310,11 @@ def build(parts, symbols, mtimes=None):
         # the threads that ended, merged) and no unit is read as no label
         labels += [field_bytes(3, message(field_int(1, k), field_int(3, n), field_int(4, unit_id)))
                    for k, n in ((key_tid, p.thread), (key_pid, p.pid), (key_part, p.part))]
-        labels += [
-                   field_bytes(3, message(field_int(1, key_stack),
-                                          field_int(2, s("exact" if p.exact else "estimated"))))]
         labels = b"".join(labels)
+        # exact: the path files' stacks, and those the arcs decide (no
+        # function on them with several callers: estimate.py)
+        stack_label = {v: field_bytes(3, message(field_int(1, key_stack), field_int(2, s(v))))
+                       for v in ("exact", "estimated")}
         for names, (calls, incl, self_) in p.costs.items():
             values = [calls, self_, incl]
             if off_cpu:
@@ -318,7 +322,9 @@ def build(parts, symbols, mtimes=None):
             if not any(values):
                 continue
             locs = [location(p.pid, n) for n in reversed(names)]
-            out.append(field_bytes(2, message(field_packed(1, locs), field_packed(2, values), labels)))
+            est = not p.exact and any(n in p.estimated for n in names)
+            out.append(field_bytes(2, message(field_packed(1, locs), field_packed(2, values), labels,
+                                              stack_label["estimated" if est else "exact"])))
             nsamples += 1
     for obj, (mid, build_id) in mappings.items():
         out.append(field_bytes(3, message(field_int(1, mid), field_int(5, s(obj)), field_int(6, s(build_id)),
