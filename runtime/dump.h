@@ -42,7 +42,8 @@ int cg_dump_finished(void);
 void cg_dump_crash(const char *trigger);
 
 /* Calls visit with every address the tables hold (threads' tables and the
- * sums), under the lock, for objects about to be unloaded (unload.c). */
+ * sums), under the lock, for objects about to be unloaded (given to
+ * unload.c's cg_unload_note by the entry layer). */
 void cg_dump_addresses(void (*visit)(void *ctx, uintptr_t addr), void *ctx);
 
 /* fork(): no dump may be half done in the child, whose only thread is the

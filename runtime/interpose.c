@@ -225,7 +225,7 @@ CG_EXPORT int CG_WRAP(dlclose)(void *handle)
     cg_runtime_wake(0);
     if (cg_runtime_ready()) {
         int saved = errno;
-        cg_unload_note(handle);
+        cg_unload_note(handle, cg_dump_addresses);
         errno = saved;
     }
     return real_(handle);

@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dump.h"
 #include "gone.h"
 #include "symbols.h"
 #include "takeback.h"
@@ -29,7 +28,7 @@ static void add_addr(void *ctx, uintptr_t a)
     c->v[c->n++] = a;
 }
 
-void cg_unload_note(const void *handle)
+void cg_unload_note(const void *handle, cg_unload_addresses_fn addresses)
 {
     char *path;
     uintptr_t bias;
@@ -38,7 +37,7 @@ void cg_unload_note(const void *handle)
         return;
     /* its hook call sites forgotten: another object may be loaded there */
     cg_takeback_unload(c.lo, c.hi);
-    cg_dump_addresses(add_addr, &c);
+    addresses(add_addr, &c);
     cg_sort_uintptr(c.v, c.n);
     size_t m = 0;
     for (size_t i = 0; i < c.n; i++)

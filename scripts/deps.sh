@@ -4,8 +4,10 @@
 
 CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libcmocka-dev valgrind clang libclang-rt-dev cmake"
 # Only the tests need these (scripts/test adds them): chromium, headless, to
-# open profiles in speedscope (tests/vendor/speedscope, test_speedscope.py).
-CGPROF_TEST_PACKAGES="chromium"
+# open profiles in speedscope (tests/vendor/speedscope, test_speedscope.py);
+# golang-go, whose `go tool pprof` reads cgprof pprof's files back
+# (test_pprof.py).
+CGPROF_TEST_PACKAGES="chromium golang-go"
 
 cgprof_install_deps() {
     local missing="" pkg

@@ -116,22 +116,61 @@ FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the 
               "CGPROF_PATHS=1 (callgrind.paths.<pid>-<NN>, next to the Callgrind parts; their format is in "
               "docs/paths-format.md): every distinct call path from a thread's root with its exact calls, inclusive "
               "and self time, recursion folded, so that a function called from two places is drawn under each "
-              "with its own time. WHAT is found as cgprof report finds Callgrind files: a run's prefix, a file (a "
-              "path file, or a Callgrind part: its path file) or a directory (every path file in it). The parts "
-              "of a thread are summed path by path, and the threads into the total. It writes PREFIX.speedscope.json "
+              "with its own time. From a run without path files, the flame graphs of its Callgrind files, their "
+              "stacks estimated from the arcs: each function's self time split among its callers in the shares "
+              "of their calls' inclusive time, up to a function nobody called; each function's self time is the "
+              "file's, a stack on which every function has one caller is exact, and a function with several "
+              "callers is drawn marked ~ (its place under each caller is an estimate); recursion folded. "
+              "WHAT is found as cgprof report finds Callgrind files: a run's prefix, a file (a "
+              "path file, or a Callgrind part: its path file, else the part) or a directory (every path file in "
+              "it, else every Callgrind file). The parts "
+              "of a thread are summed path by path, and the threads into the total. It writes PREFIX.html (a flame "
+              "graph for a browser alone, no network and nothing to install: all threads and each thread in a "
+              "selector, a frame's exact calls, self and inclusive time on hover, click to zoom, search by regular "
+              "expression with the share matched), PREFIX.speedscope.json "
               "(one profile for all threads, one per thread: https://www.speedscope.app or npx speedscope FILE), "
               "PREFIX.folded (the collapsed stacks of all threads, main;parse;lex <self ns> per line: flamegraph.pl "
               "PREFIX.folded > flame.svg) and PREFIX-<NN>.folded per thread, and prints their names. In a "
               "collapsed stack, ';', newlines and control bytes of a name are written %XX (';' is %3B), and the "
               "space of a name ending in a space and a number is %20. The launcher writes them itself after a "
-              "run with CGPROF_PATHS=1. Exit status 0; 1 if a path file cannot be read or is malformed (file:line: "
-              "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has no path files.")
+              "run with CGPROF_PATHS=1. cgprof flame --diff A B (two runs, each a WHAT, their threads summed) writes "
+              "PREFIX.diff.html, B's flame graph with each frame coloured by the change of its path from A to B "
+              "(red more, slower; blue less, faster; white the same; the deepest colour the largest change) in "
+              "self time, inclusive time or calls, both runs' values on hover, the paths of A that B lacks listed "
+              "under the graph; and PREFIX.diff.folded, stack self_A self_B per path, flamegraph.pl's "
+              "differential input; PREFIX is B's unless --out. Exit status 0; 1 if a path file cannot be read or "
+              "is malformed (file:line: "
+              "what was expected) or a file cannot be written; 2 on a usage error or when WHAT has neither path "
+              "files nor Callgrind files.")
 FLAME_OPTIONS = (
     ("--out PREFIX", "Where to write. The default is the run's name with flame for out and no leading "
                      "callgrind., flame.<pid> for callgrind.out.<pid>, in the path files' directory: KCachegrind, "
                      "which loads callgrind.out* (and <run>* given a run), never takes them for profiles, and "
                      "speedscope, which reads any callgrind.* as a Callgrind file, opens the .folded files."),
-    ("--threads=sum|each", "each (the default): all threads and each thread; sum: all threads only."),
+    ("--threads=sum|each", "each (the default): all threads and each thread; sum: all threads only. Not with "
+                           "--diff, which sums each run's threads."),
+    ("--diff", "Two runs, A B: the differential flame graph of A to B (PREFIX.diff.html, PREFIX.diff.folded)."),
+)
+
+# cgprof pprof (cgproflib.pprof), for the man page
+PPROF_TEXT = ("cgprof pprof writes a run's profile as pprof's profile.proto, gzipped: the file go tool pprof, "
+              "Grafana Pyroscope, Parca and the cloud profilers read. One sample per call path of each part of "
+              "each thread: the path files' (CGPROF_PATHS=1, exact), else stacks estimated from the part's arcs "
+              "as cgprof flame draws them (labelled stack=estimated, and the profile's comment says so). Its "
+              "sample types: calls (a function's flat is its calls), self_time (the default: flat is each "
+              "function's self time, cum the time it was on the stack, its inclusive time), inclusive_time "
+              "(flat is each function's inclusive time; its cum counts nested calls again), and off_cpu_time "
+              "where the run recorded it (CGPROF_OFF_CPU=1: cgprof_off_cpu's time, whose cum is the time each "
+              "function waited under it). Each sample is labelled thread (the thread's name, when its file "
+              "gives one), tid (the file's thread number), pid, part and stack (exact or estimated). A "
+              "location is a function: its object (a mapping, with its GNU build id), name, source file and "
+              "first line; the files carry no call sites per path and no mark of an inlined call, so a "
+              "location has one line. WHAT is found as for cgprof flame. Exit status 0; 1 if a file cannot be "
+              "read or is malformed or the file cannot be written; 2 on a usage error or when WHAT has neither "
+              "path files nor Callgrind files.")
+PPROF_OPTIONS = (
+    ("-o, --out FILE", "The file to write. The default is pprof.<pid>.pb.gz where cgprof flame writes flame.<pid>: "
+                       "in the files' directory, the run's name with pprof for out and no leading callgrind."),
 )
 
 
@@ -149,6 +188,12 @@ def make_man(options: List[Option], version: str) -> str:
         ".br",
         ".B cgprof flame",
         "[\\fIoptions\\fR] \\fIWHAT\\fR...",
+        ".br",
+        ".B cgprof flame \\-\\-diff",
+        "[\\fB\\-\\-out\\fR \\fIPREFIX\\fR] \\fIA\\fR \\fIB\\fR",
+        ".br",
+        ".B cgprof pprof",
+        "[\\fB\\-o\\fR \\fIFILE\\fR] \\fIWHAT\\fR...",
         ".SH DESCRIPTION",
         _roff("cgprof runs PROGRAM with libcgprof.so preloaded, the way valgrind --tool=callgrind runs a "
               "program. The program must be built with -finstrument-functions (pkg-config --cflags cgprof "
@@ -200,11 +245,14 @@ def make_man(options: List[Option], version: str) -> str:
     out += [".SH CGPROF FLAME", _roff(FLAME_TEXT), ".PP", _roff("Its options:")]
     for flag, text in FLAME_OPTIONS:
         out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
+    out += [".SH CGPROF PPROF", _roff(PPROF_TEXT), ".PP", _roff("Its options:")]
+    for flag, text in PPROF_OPTIONS:
+        out += [".TP", "\\fB%s\\fR" % _roff(flag), _roff(text)]
     out += [
         ".SH FILES",
         _roff("callgrind.out.<pid>-<NN>, callgrind.out.<pid>.<part>-<NN>: the profiles (see --out). "
-              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). flame.<pid>.folded, "
-              ".speedscope.json: cgprof flame's."),
+              "callgrind.paths.<pid>-<NN>: their path files (CGPROF_PATHS=1). flame.<pid>.html, .folded, "
+              ".speedscope.json, .diff.html, .diff.folded: cgprof flame's. pprof.<pid>.pb.gz: cgprof pprof's."),
         ".SH EXAMPLES",
         ".nf",
         _roff("gcc -O2 $(pkg-config --cflags cgprof) -o myprog myprog.c\n"
@@ -217,6 +265,8 @@ def make_man(options: List[Option], version: str) -> str:
               "cgprof report --diff before/ after/\n"
               "cgprof report --paths callgrind.out.<pid>\n"
               "cgprof flame callgrind.out.<pid>\n"
+              "cgprof flame --diff before/ after/\n"
+              "cgprof pprof -o prof.pb.gz callgrind.out.<pid>\n"
               "kcachegrind callgrind.out.<pid>"),
         ".fi",
         ".SH SEE ALSO",

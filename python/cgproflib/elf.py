@@ -99,3 +99,31 @@ def _needed(f, dynamic, loads) -> list:
         f.seek(base + n)
         out.append(f.read(256).split(b"\0", 1)[0].decode("utf-8", "replace"))
     return out
+
+
+def gnu_build_id(path: str) -> str | None:
+    """The GNU build id of the ELF64 little-endian object at path (the
+    NT_GNU_BUILD_ID note, type 3 named "GNU", that `ld --build-id` puts in
+    a PT_NOTE segment), in hex as `readelf -n` and `file` print it; None
+    when it has none or is not an object this can read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return None
+            phoff, = struct.unpack_from("<Q", head, 0x20)
+            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+            if phentsize < 56 or phnum > MAX_PHNUM:
+                return None
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for k in range(len(table) // phentsize):
+                ptype, _flags, off, _va, _pa, filesz = struct.unpack_from("<IIQQQQ", table, k * phentsize)
+                if ptype == 4 and filesz <= MAX_NOTE_SEGMENT:   # PT_NOTE
+                    f.seek(off)
+                    for name, ntype, desc in notes(f.read(filesz)):
+                        if name == b"GNU" and ntype == 3 and desc:
+                            return desc.hex()
+    except (OSError, struct.error, ValueError, OverflowError):
+        return None
+    return None

@@ -53,7 +53,8 @@ CHILDREN = ("sum", "each", "none")
 
 USAGE = ("usage: cgprof [options] [--] program [args...]\n"
          "       cgprof report [options] WHAT...   (reads saved profiles: cgprof report --help)\n"
-         "       cgprof flame [options] WHAT...    (flame graphs of call paths: cgprof flame --help)")
+         "       cgprof flame [options] WHAT...    (flame graphs of call paths: cgprof flame --help)\n"
+         "       cgprof pprof [-o FILE] WHAT...    (the profile for go tool pprof, Pyroscope: cgprof pprof --help)")
 
 
 class UsageError(Exception):
@@ -118,10 +119,16 @@ def help_text():
               "--lines FUNC, --diff A B, --paths; `cgprof report --help` lists its options. A program named",
               "report runs as ./report or after --.",
               "",
-              "cgprof flame [--out PREFIX] [--threads=sum|each] WHAT... writes flame graphs (speedscope's",
-              "JSON, flamegraph.pl's collapsed stacks) of the call paths a run with CGPROF_PATHS=1 wrote;",
-              "the launcher writes them itself after such a run. `cgprof flame --help` says more. A program",
-              "named flame runs as ./flame or after --."]
+              "cgprof flame [--out PREFIX] [--threads=sum|each] WHAT... writes flame graphs (a page for a",
+              "browser, speedscope's JSON, flamegraph.pl's collapsed stacks) of the call paths a run with",
+              "CGPROF_PATHS=1 wrote (else estimated from its arcs); the launcher writes them itself after",
+              "such a run. cgprof flame --diff A B draws the change between two runs. `cgprof flame --help`",
+              "says more. A program named flame runs as ./flame or after --.",
+              "",
+              "cgprof pprof [-o FILE] WHAT... writes a run's profile as pprof's gzipped profile.proto (for go",
+              "tool pprof, Grafana Pyroscope, Parca): one sample per call path of each part of each thread,",
+              "with its calls, self and inclusive time, labelled by thread, tid, pid and part. `cgprof pprof",
+              "--help` says more. A program named pprof runs as ./pprof or after --."]
     return "\n".join(lines) + "\n"
 
 
@@ -520,9 +527,9 @@ def flame_summary(say, out, pid, cwd, parts):
     if not written:
         return
     names = shown([os.path.relpath(p) if not os.path.relpath(p).startswith("..") else p for p in written])
-    threads = names[2:]
-    say("flame graphs of the call paths: %s (speedscope), %s (flamegraph.pl)%s" %
-        (names[0], names[1], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
+    threads = names[3:]
+    say("flame graphs of the call paths: %s (a browser), %s (speedscope), %s (flamegraph.pl)%s" %
+        (names[0], names[1], names[2], "; per thread: " + " ".join(threads) if len(threads) <= 4 else
          "; per thread: %s ... %s (%d files)" % (threads[0], threads[-1], len(threads))))
 
 
@@ -562,6 +569,10 @@ def main(argv=None):
     if argv[:1] == ["flame"]:
         from . import paths
         return paths.flame_main(argv[1:])
+    # `cgprof pprof ...` the same (cgproflib.pprof)
+    if argv[:1] == ["pprof"]:
+        from . import pprof
+        return pprof.main(argv[1:])
     # The signals cgprof forwards to the program are held from here until
     # the program runs and the forwarding is in place, then forwarded: one
     # sent to a cgprof that has just started is not lost and does not end
@@ -787,6 +798,8 @@ def _main(argv, original_mask):
             (run, run, first))
         if "CGPROF_PATHS" in env and mine:
             flame_summary(say, out, pid, cwd, [(new[p].part, new[p].thread) for p in mine])
+        elif mine:
+            say("a flame graph: cgprof flame %s   (its stacks estimated from the arcs: exact with --paths)" % run)
         if env.get("CGPROF_LATENCY", "").lower() in ("1", "yes", "on", "true") and mine:
             say("latency (p50, p90, p99, max of each function's calls): cgprof report --latency %s" % run)
     elif status < 0:

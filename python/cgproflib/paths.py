@@ -6,6 +6,7 @@ Callgrind file cannot give without guessing: flame graphs (collapsed
 stacks for flamegraph.pl, a speedscope file) and the hottest call paths.
 
     cgprof flame [--out PREFIX] [--threads=sum|each] WHAT...
+    cgprof flame --diff [--out PREFIX] A B
     cgprof report --paths [--top=N] [--sort=inclusive|self|calls] [--threads=sum|each] WHAT...
 
 WHAT is found as `cgprof report` finds Callgrind files: a run's prefix
@@ -19,6 +20,7 @@ into the total. The numbers are the files' own: nothing is apportioned.
 
 For callers (the launcher, tests): read(), load(), collect(), threads_of(),
 sum_trees(), folded_lines(), speedscope(), write_flame(), flame_files(),
+write_diff(), rooted_as(), load_whats(),
 hottest_lines(), run_flame(). Standard library only.
 """
 
@@ -38,7 +40,8 @@ SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 HEADER = ("pid", "thread", "part", "cmd", "events", "nodes", "folded", "beyond")
 NO_PATHS = "path files are written by a run with CGPROF_PATHS=1 (docs/paths-format.md)"
 
-USAGE = "usage: cgprof flame [--out PREFIX] [--threads=sum|each] WHAT..."
+USAGE = ("usage: cgprof flame [--out PREFIX] [--threads=sum|each] WHAT...\n"
+         "       cgprof flame --diff [--out PREFIX] A B")
 
 
 class PathsFormatError(Exception):
@@ -280,6 +283,10 @@ class Tree:
         self.thread_name = None
         self.cmd = None
         self.folded = 0
+        # the functions whose place under their callers is estimated
+        # (a tree of stacks made from arcs: estimate.py); their frames
+        # are drawn marked (ESTIMATE_MARK)
+        self.estimated = set()
         self.beyond_calls = 0
         self.beyond_paths = 0
 
@@ -290,6 +297,7 @@ class Tree:
             self.files += pf.files
             self.pids |= pf.pids
             self.threads |= pf.threads
+            self.estimated |= pf.estimated
         else:
             items = pf.paths
             self.files.append(pf.path)
@@ -470,13 +478,26 @@ def folded_lines(tree):
     return list(_folded(tree))
 
 
-def _folded(tree):
+# A frame whose place under its caller is an estimate (a stack made from
+# arcs, estimate.py: the function has several callers, its time split
+# among them in their shares) is drawn with this after its name.
+ESTIMATE_MARK = " ~"
+ESTIMATE_NOTE = (": stacks estimated from the arcs (a frame marked ~ is a function with several callers, its "
+                 "time split among them in their shares; a run with CGPROF_PATHS=1 draws every stack exactly)")
+
+
+def shown(name, marked):
+    return name + ESTIMATE_MARK if name in marked else name
+
+
+def _folded(tree, marked=None):
     esc = {}
+    marked = tree.estimated if marked is None else marked
 
     def make(parent, name):
         e = esc.get(name)
         if e is None:
-            e = esc[name] = escape_frame(name)
+            e = esc[name] = escape_frame(shown(name, marked))
         return e if parent is None else parent + ";" + e
     for stack, self_ in _walk(tree, make):
         yield "%s %d" % (stack, self_)
@@ -501,12 +522,13 @@ def speedscope(profiles, name="cgprof"):
         VERSION = "?"
     frames, index = [], {}
     out = []
+    marked = set().union(*(t.estimated for t in profiles)) if profiles else set()
 
     def make(parent, fn):
         i = index.get(fn)
         if i is None:
             i = index[fn] = len(frames)
-            frames.append({"name": _json_text(fn)})
+            frames.append({"name": _json_text(shown(fn, marked))})
         return [i] if parent is None else parent + [i]
     for t in profiles:
         samples, weights = [], []
@@ -526,7 +548,8 @@ def flame_files(prefix, threads, each=True):
     """The files write_flame() writes for prefix and [Tree] (one per
     thread): (path, what) in order."""
     several = len({pid for t in threads for pid in t.pids}) > 1
-    out = [(prefix + ".speedscope.json", "speedscope"), (prefix + ".folded", "all threads")]
+    out = [(prefix + ".html", "a browser"), (prefix + ".speedscope.json", "speedscope"),
+           (prefix + ".folded", "all threads")]
     if each:
         for t in threads:
             (pid, thread), = t.threads
@@ -573,23 +596,86 @@ def _dump_json(f, doc):
     f.write("}\n")
 
 
+def flame_title(total):
+    """The name of a run's flame graphs: its command and pids, and what
+    the mark of an estimate means when its stacks are estimated."""
+    cmd = total.cmd or ""
+    name = ("%s (pid %s)" % (cmd, ", ".join(str(p) for p in sorted(total.pids))) if cmd else "cgprof")
+    return name + ESTIMATE_NOTE if total.estimated else name
+
+
 def write_flame(prefix, threads, each=True, name=None):
-    """Writes <prefix>.speedscope.json (all threads, then each thread when
-    each), <prefix>.folded (all threads) and <prefix>-<NN>.folded per
-    thread when each (<prefix>.<pid>-<NN>.folded for files of several
-    processes). Returns the paths written, in that order; raises OSError."""
+    """Writes <prefix>.html (flamehtml.py: all threads, then each thread
+    when each), <prefix>.speedscope.json (the same profiles),
+    <prefix>.folded (all threads) and <prefix>-<NN>.folded per thread when
+    each (<prefix>.<pid>-<NN>.folded for files of several processes).
+    Returns the paths written, in that order; raises OSError."""
+    from . import flamehtml
     total = sum_trees(threads)
     files = flame_files(prefix, threads, each)
     profiles = [total] + (threads if each else [])
-    cmd = total.cmd or ""
-    doc = speedscope(profiles, name or ("%s (pid %s)" % (cmd, ", ".join(str(p) for p in sorted(total.pids)))
-                                        if cmd else "cgprof"))
-    _write(files[0][0], lambda f: _dump_json(f, doc))
+    name = name or flame_title(total)
+    # a function marked in one thread is marked in all: one frame per
+    # function in every file of the run
+    marked = total.estimated
+    _write(files[0][0], lambda f: f.write(flamehtml.flame_page(profiles, name, ESTIMATE_MARK, marked)))
+    doc = speedscope(profiles, name)
+    _write(files[1][0], lambda f: _dump_json(f, doc))
     del doc
-    _write(files[1][0], lambda f: f.writelines(line + "\n" for line in _folded(total)))
-    for (path, _), t in zip(files[2:], threads):
-        _write(path, lambda f: f.writelines(line + "\n" for line in _folded(t)))
+    _write(files[2][0], lambda f: f.writelines(line + "\n" for line in _folded(total, marked)))
+    for (path, _), t in zip(files[3:], threads):
+        _write(path, lambda f: f.writelines(line + "\n" for line in _folded(t, marked)))
     return [p for p, _ in files]
+
+
+def diff_files(prefix):
+    """The files write_diff() writes: the page and flamegraph.pl's
+    differential collapsed stacks."""
+    return [prefix + ".diff.html", prefix + ".diff.folded"]
+
+
+def rooted_as(tree, exact):
+    """tree (stacks estimated from the arcs) with the frames that start
+    its paths and that exact (a tree of path files) never has left out:
+    the arcs name libc's callers of main and of threads
+    (__libc_start_call_main, start_thread), the path files start at the
+    first instrumented function. Paths that become one are summed; a
+    path of such frames alone, with no time of its own, is dropped."""
+    names = {n for p in exact.costs for n in p}
+    out = Tree(tree.label)
+    out.files, out.event, out.pids, out.threads = list(tree.files), tree.event, set(tree.pids), set(tree.threads)
+    out.cmd, out.estimated, out.folded = tree.cmd, set(tree.estimated), tree.folded
+    out.beyond_calls, out.beyond_paths = tree.beyond_calls, tree.beyond_paths
+    for p, c in tree.costs.items():
+        k = 0
+        while k < len(p) - 1 and p[k] not in names:
+            k += 1
+        q = p[k:]
+        if len(q) == 1 and q[0] not in names and c[2] == 0:
+            continue
+        got = out.costs.get(q)
+        if got is None:
+            out.costs[q] = list(c)
+        else:
+            for i in range(3):
+                got[i] += c[i]
+    return out
+
+
+def write_diff(prefix, ta, tb, title):
+    """Writes the differential flame graph of Tree ta to Tree tb:
+    <prefix>.diff.html (flamehtml.diff_page: tb's shape, coloured by the
+    change) and <prefix>.diff.folded ("stack self_a self_b" per path,
+    flamegraph.pl's input for a differential graph). Returns the paths
+    written; raises OSError, ValueError (times in different units)."""
+    from . import flamehtml
+    if ta.event is not None and tb.event is not None and ta.event != tb.event:
+        raise ValueError("A's times are in %s, B's in %s: they cannot be compared" % (ta.event, tb.event))
+    marked = ta.estimated | tb.estimated
+    html, folded = diff_files(prefix)
+    _write(html, lambda f: f.write(flamehtml.diff_page(ta, tb, title, "A", "B", ESTIMATE_MARK, marked)))
+    _write(folded, lambda f: f.writelines(line + "\n" for line in flamehtml.diff_folded(ta, tb, marked)))
+    return [html, folded]
 
 
 def flame_help():
@@ -597,35 +683,61 @@ def flame_help():
         USAGE, "",
         "Writes flame graphs of a run's call paths, from the path files the runtime writes with",
         "CGPROF_PATHS=1 (docs/paths-format.md): every distinct call path with its exact self time, so",
-        "that a function called from two places is drawn under each with its own time (a Callgrind",
-        "file holds arcs: a flame graph drawn from it must guess how a callee's time splits among its",
-        "callers' paths).",
+        "that a function called from two places is drawn under each with its own time.",
         "",
-        "WHAT is a run's prefix (callgrind.out.1234: its path files callgrind.paths.1234-*, .*), a",
-        "file (a path file, or a Callgrind part: its path file) or a directory (every path file in",
-        "it). The parts of a thread are summed path by path, and the threads into the total.",
+        "From a run without path files, the flame graphs of its Callgrind files, whose stacks are",
+        "estimated from the arcs: each function's self time split among its callers in the shares of",
+        "their calls' inclusive time, then among theirs, up to a function nobody called. Each",
+        "function's self time is the file's exactly, and a stack on which every function has one",
+        "caller is exact; a function with several callers is drawn marked \"~\" (\"spin ~\"): its place",
+        "under each caller is an estimate (a function whose calls cost more from one caller than from",
+        "another is misplaced). Recursion is folded (a function is on a stack once).",
+        "",
+        "WHAT is a run's prefix (callgrind.out.1234: its path files callgrind.paths.1234-*, .*, else",
+        "its Callgrind files), a file (a path file, or a Callgrind part: its path file, else the part)",
+        "or a directory (every path file in it, else every Callgrind file). The parts of a thread are",
+        "summed path by path, and the threads into the total.",
         "",
         "Files written (their names on standard output):",
+        "  PREFIX.html             a flame graph for a browser alone (no network, nothing to install):",
+        "                          all threads and each thread (a selector); hover a frame for its",
+        "                          path's exact calls, self and inclusive time; click to zoom (click",
+        "                          the frame above or press Escape to go back); search by regular",
+        "                          expression, with the share of the time matched",
         "  PREFIX.speedscope.json  for https://www.speedscope.app or `npx speedscope FILE`: one profile",
         "                          for all threads, one per thread",
         "  PREFIX.folded           collapsed stacks of all threads (`flamegraph.pl PREFIX.folded > f.svg`):",
         "                          one line per path, `main;parse;lex 1234`, its self time in ns",
         "  PREFIX-NN.folded        the same per thread NN (PREFIX.<pid>-NN.folded for several processes)",
         "",
+        "With --diff A B (two runs, each a WHAT: their threads summed), a differential flame graph:",
+        "  PREFIX.diff.html        B's flame graph, each frame coloured by the change of its path from A",
+        "                          to B: red more (slower), blue less (faster), white the same, the",
+        "                          deepest colour the largest change; by self time, inclusive time or",
+        "                          calls (a selector); hover for both runs' values and the change. The",
+        "                          paths of A that B lacks are listed under the graph",
+        "  PREFIX.diff.folded      `stack self_A self_B` per path (ns), flamegraph.pl's differential",
+        "                          input: `flamegraph.pl PREFIX.diff.folded > diff.svg`",
+        "PREFIX is B's (as without --diff) unless --out. A run without path files against one with them",
+        "is drawn from main, as the path files are (libc's callers of main and threads left out).",
+        "",
         "Options:",
+        "  --diff              two runs, A B: the differential flame graph of A to B",
         "  --out PREFIX        where to write (default: the run's name with flame for out and no",
         "                      leading callgrind., flame.<pid> for callgrind.out.<pid>, in the path",
         "                      files' directory: KCachegrind, which loads callgrind.out*, never takes",
         "                      them for profiles, and speedscope, which reads callgrind.* as",
         "                      Callgrind's, opens the .folded files)",
         "  --threads=sum|each  each (the default): all threads and each thread; sum: all threads only",
+        "                      (not with --diff, which sums each run's threads)",
         "  -h, --help          this text",
         "",
         "In a collapsed stack, ';', newlines and control bytes of a name are written %XX (';' is %3B),",
         "and the space of a name ending in \" <number>\" is %20 (flamegraph.pl would read the number).",
         "",
         "Exit status: 0; 1 if a path file cannot be read or is malformed (file:line: what was expected)",
-        "or a file cannot be written; 2 on a usage error or when WHAT has no path files.",
+        "or a file cannot be written; 2 on a usage error or when WHAT has neither path files nor",
+        "Callgrind files.",
     ]) + "\n"
 
 
@@ -633,6 +745,8 @@ class FlameArgs:
     def __init__(self):
         self.out = None
         self.threads = "each"
+        self.threads_given = False
+        self.diff = False
         self.whats = []
         self.help = False
 
@@ -652,6 +766,10 @@ def parse_flame_args(argv):
         if not arg.startswith("-") or arg == "-":
             a.whats.append(arg)
             continue
+        if arg == "--diff":
+            # a flag: the two runs are the WHATs (--diff A B, A --diff B)
+            a.diff = True
+            continue
         name, eq, value = arg.partition("=")
         if name not in ("--out", "--threads"):
             raise UsageError("unknown option %r (cgprof flame --help lists them)" % arg)
@@ -668,9 +786,55 @@ def parse_flame_args(argv):
             raise UsageError("--threads=%r: accepted: sum|each" % value)
         else:
             a.threads = value
+            a.threads_given = True
+    if a.diff:
+        if len(a.whats) != 2:
+            raise UsageError("--diff A B reads two runs, no more, no less: %s" %
+                             (" ".join(a.whats) if a.whats else "none given") + "\n" + USAGE)
+        if a.threads_given:
+            raise UsageError("--diff sums the threads of each run: --threads does not apply")
     if not a.whats:
         raise UsageError("nothing to read: give a run's prefix, files or a directory\n" + USAGE)
     return a
+
+
+def load_whats(whats, err):
+    """The threads ([Tree]) of the WHATs: their path files, else the
+    stacks estimated from their Callgrind files' arcs (estimate.py), and
+    the default prefix of their flame graphs (None when they are of
+    several processes). Returns (status, threads, prefix, several, arcs):
+    status 0, or 1 (a file cannot be read or is malformed, or units
+    differ) or 2 (nothing found), said through err(message); several,
+    when the prefix is None, says which processes; arcs, whether the
+    threads are stacks estimated from Callgrind files."""
+    from . import estimate
+    files, missing = collect(whats)
+    arc_files, nothing = report.collect(missing)
+    if nothing:
+        for what, _ in nothing:
+            err("no path files and no Callgrind file for %s (looked for %s, and for Callgrind files named %s, "
+                "%s.* and %s-*)" % (what, looked_for(what), what, what, what))
+        return 2, None, None, None, False
+    pfs, bad = load(files)
+    trees, bad_arcs = estimate.trees_of_files(arc_files)
+    if bad or bad_arcs:
+        for _, why in bad + bad_arcs:
+            err(why)
+        return 1, None, None, None, False
+    try:
+        threads = threads_of(pfs, with_pid=bool(pfs and trees)) + trees
+        sum_trees(threads)
+    except ValueError as e:
+        err(str(e))
+        return 1, None, None, None, False
+    runs = sorted({(os.path.dirname(pf.path), pf.pid) for pf in pfs} |
+                  {(os.path.dirname(t.files[0]), pid) for t in trees for pid in t.pids})
+    if len(runs) > 1:
+        return 0, threads, None, "the %sfiles are of %d processes (pids %s)" % (
+            "" if trees else "path ", len(runs), " ".join(str(pid) for _, pid in runs)), not pfs
+    prefix = naming.flame_prefix_of(default_run_name(pfs[0])) if pfs else \
+        estimate.flame_prefix_of(trees[0].files[0], next(iter(trees[0].pids)))
+    return 0, threads, prefix, None, not pfs
 
 
 def flame_main(argv=None):
@@ -690,36 +854,26 @@ def flame_main(argv=None):
     if a.help:
         sys.stdout.write(flame_help())
         return 0
-    files, missing = collect(a.whats)
-    if missing:
-        for what in missing:
-            err(no_paths_message(what))
-        return 2
-    pfs, bad = load(files)
-    if bad:
-        for _, why in bad:
-            err(why)
-        return 1
-    try:
-        threads = threads_of(pfs)
-        sum_trees(threads)
-    except ValueError as e:
-        err(str(e))
-        return 1
-    prefix = a.out
+    if a.diff:
+        return _diff_main(a, err)
+    # the call paths where the run wrote them; else the stacks estimated
+    # from its Callgrind files' arcs (estimate.py)
+    status, threads, prefix, several, _ = load_whats(a.whats, err)
+    if status:
+        return status
+    prefix = a.out or prefix
     if prefix is None:
-        runs = sorted({(os.path.dirname(pf.path), pf.pid) for pf in pfs})
-        if len(runs) > 1:
-            err("the path files are of %d processes (pids %s): name the files to write with --out PREFIX" %
-                (len(runs), " ".join(str(pid) for _, pid in runs)))
-            return 2
-        pf = pfs[0]
-        prefix = naming.flame_prefix_of(default_run_name(pf))
+        err("%s: name the files to write with --out PREFIX" % several)
+        return 2
     try:
         written = write_flame(prefix, threads, a.threads == "each")
     except OSError as e:
         err("cannot write %s: %s" % (e.filename or prefix, e.strerror or e))
         return 1
+    return _print_written(written)
+
+
+def _print_written(written):
     try:
         for path in written:
             sys.stdout.write(path + "\n")
@@ -727,6 +881,47 @@ def flame_main(argv=None):
     except BrokenPipeError:
         return 1
     return 0
+
+
+def _run_name(what, threads):
+    t = sum_trees(threads)
+    pids = ", ".join(str(p) for p in sorted(t.pids))
+    return "%s (%s%s%s)" % (what, t.cmd + ", " if t.cmd else "", "pid " if len(t.pids) == 1 else "pids ", pids)
+
+
+def _diff_main(a, err):
+    """cgprof flame --diff A B: the differential flame graph, B's shape
+    coloured by the change from A, the threads of each run summed."""
+    sides = []
+    for what in a.whats:
+        status, threads, prefix, several, arcs = load_whats([what], err)
+        if status:
+            return status
+        sides.append((threads, prefix, several, arcs))
+    prefix = a.out or sides[1][1]
+    if prefix is None:
+        err("B, %s: %s: name the files to write with --out PREFIX" % (a.whats[1], sides[1][2]))
+        return 2
+    title = "A = %s, B = %s: B's flame graph coloured by the change from A" % (
+        _run_name(a.whats[0], sides[0][0]), _run_name(a.whats[1], sides[1][0]))
+    if any(t.estimated for t in sides[0][0] + sides[1][0]):
+        title += ESTIMATE_NOTE
+    ta, tb = sum_trees(sides[0][0], "A: all threads"), sum_trees(sides[1][0], "all threads")
+    # one run's path files against another's arcs: the arcs' stacks start
+    # at libc's callers of main and of threads, the path files' at main
+    if sides[0][3] and not sides[1][3]:
+        ta = rooted_as(ta, tb)
+    elif sides[1][3] and not sides[0][3]:
+        tb = rooted_as(tb, ta)
+    try:
+        written = write_diff(prefix, ta, tb, title)
+    except ValueError as e:
+        err(str(e))
+        return 1
+    except OSError as e:
+        err("cannot write %s: %s" % (e.filename or prefix, e.strerror or e))
+        return 1
+    return _print_written(written)
 
 
 def default_run_name(pf):

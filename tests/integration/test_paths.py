@@ -95,6 +95,29 @@ def hand_run(directory, names=True):
         callgrind_part(os.path.join(directory, "callgrind.out.100.1-02"), 100, 2, 1, "worker")
 
 
+def page_data(path):
+    """The data of a page of cgprof flame (flamehtml.py): the JSON in its
+    script element, as the page's script reads it."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    head = '<script type="application/json" id="cgflame-data">'
+    start = text.index(head) + len(head)
+    return json.loads(text[start:text.index("</script>", start)])
+
+
+def page_costs(page, prof, side=""):
+    """{path: [calls, inclusive, self]} of a profile of a page (side
+    "a_": the first run's costs of a differential page), its nodes
+    without costs (ancestors a tree lacks) left out."""
+    out, paths_of = {}, []
+    for i, parent in enumerate(prof["parent"]):
+        path = (paths_of[parent] if parent >= 0 else ()) + (page["names"][prof["name"][i]],)
+        paths_of.append(path)
+        if prof[side + "calls"][i] is not None:
+            out[path] = [prof[side + "calls"][i], prof[side + "incl"][i], prof[side + "self"][i]]
+    return out
+
+
 # ---- a generator: calls -> the calling-context tree, recursion folded ----------
 
 def cct(calls):
@@ -510,7 +533,7 @@ class Flame(unittest.TestCase):
     def test_default_prefix_and_files(self):
         p = cgprof("flame", "callgrind.out.100", cwd=self.dir)
         self.assertEqual((p.returncode, p.stderr), (0, ""))
-        self.assertEqual(p.stdout.split("\n"), ["flame.100.speedscope.json", "flame.100.folded",
+        self.assertEqual(p.stdout.split("\n"), ["flame.100.html", "flame.100.speedscope.json", "flame.100.folded",
                                                 "flame.100-01.folded", "flame.100-02.folded", ""])
         self.assertEqual(lines_of(os.path.join(self.dir, "flame.100.folded")), FOLDED_TOTAL)
         self.assertEqual(lines_of(os.path.join(self.dir, "flame.100-01.folded")), FOLDED_1)
@@ -523,9 +546,18 @@ class Flame(unittest.TestCase):
                           ("thread 1", [150000, 350000, 100000, 200000, 400000]),
                           ("thread 2 (worker)", [100000, 100000, 300000])])
         self.assertEqual(doc["name"], "./prog arg (pid 100)")
+        # the page: its title, and every path of all threads and of each
+        # thread with the files' costs (test_flamehtml: what it draws)
+        page = page_data(os.path.join(self.dir, "flame.100.html"))
+        self.assertEqual((page["kind"], page["title"], page["unit"]), ("flame", "./prog arg (pid 100)", "ns"))
+        trees = paths.threads_of(paths.load(paths.collect([self.dir])[0])[0])
+        self.assertEqual([p["label"] for p in page["profiles"]], ["all threads", "thread 1", "thread 2 (worker)"])
+        for prof, tree in zip(page["profiles"], [paths.sum_trees(trees)] + trees):
+            self.assertEqual(page_costs(page, prof), tree.costs, prof["label"])
+        self.assertEqual(page["estimated"], [])
         # nothing else written (no temporaries left), and `cgprof report`
         # takes none of them for a Callgrind file of the run
-        self.assertEqual(len(os.listdir(self.dir)), 6 + 4)
+        self.assertEqual(len(os.listdir(self.dir)), 6 + 5)
         self.assertEqual(report.collect([os.path.join(self.dir, "callgrind.out.100")])[0],
                          [os.path.join(self.dir, n) for n in ("callgrind.out.100.1-01", "callgrind.out.100.1-02",
                                                               "callgrind.out.100.2-01")])
@@ -535,8 +567,9 @@ class Flame(unittest.TestCase):
         os.mkdir(os.path.dirname(out))
         p = cgprof("flame", "--out", out, "--threads=sum", self.dir)
         self.assertEqual((p.returncode, p.stderr), (0, ""))
-        self.assertEqual(p.stdout.split("\n"), [out + ".speedscope.json", out + ".folded", ""])
-        self.assertEqual(sorted(os.listdir(os.path.dirname(out))), ["fl.folded", "fl.speedscope.json"])
+        self.assertEqual(p.stdout.split("\n"), [out + ".html", out + ".speedscope.json", out + ".folded", ""])
+        self.assertEqual(sorted(os.listdir(os.path.dirname(out))), ["fl.folded", "fl.html", "fl.speedscope.json"])
+        self.assertEqual([p["label"] for p in page_data(out + ".html")["profiles"]], ["all threads"])
         self.assertEqual(lines_of(out + ".folded"), FOLDED_TOTAL)
         with open(out + ".speedscope.json") as f:
             doc = json.load(f)
@@ -550,26 +583,30 @@ class Flame(unittest.TestCase):
                                    "to write with --out PREFIX\n")
         p = cgprof("flame", "--out=both", self.dir, cwd=self.dir)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stdout.split("\n"), ["both.speedscope.json", "both.folded", "both.100-01.folded",
+        self.assertEqual(p.stdout.split("\n"), ["both.html", "both.speedscope.json", "both.folded", "both.100-01.folded",
                                                 "both.100-02.folded", "both.200-02.folded", ""])
         self.assertEqual(lines_of(os.path.join(self.dir, "both.200-02.folded")), FOLDED_2)
         self.assertEqual(lines_of(os.path.join(self.dir, "both.folded")),
                          FOLDED_1 + ["worker 200000", "worker;parse 200000", "worker;parse;lex 600000"])
 
     def test_no_path_files(self):
+        """Issue 28 (1): a run without path files gets flame graphs of its
+        Callgrind files (stacks estimated from the arcs: test_speedscope's
+        FlameFromArcs checks them); nothing at all is a usage error."""
         d = tempfile.mkdtemp(dir=self.dir)
-        callgrind_part(os.path.join(d, "callgrind.out.300-01"), 300, 1, 1)
         p = cgprof("flame", "callgrind.out.300", cwd=d)
         self.assertEqual((p.returncode, p.stdout), (2, ""))
-        self.assertEqual(p.stderr, "cgprof flame: no path files for callgrind.out.300 (looked for callgrind.paths.300, "
-                                   "callgrind.paths.300.* and callgrind.paths.300-*): path files are written by a run "
-                                   "with CGPROF_PATHS=1 (docs/paths-format.md)\n")
-        p = cgprof("flame", d)
-        self.assertEqual(p.returncode, 2)
-        self.assertEqual(p.stderr, "cgprof flame: no path files for %s (looked for path files in the directory %s): "
-                                   "path files are written by a run with CGPROF_PATHS=1 (docs/paths-format.md)\n"
-                         % (d, d))
-        self.assertEqual(os.listdir(d), ["callgrind.out.300-01"])
+        self.assertEqual(p.stderr, "cgprof flame: no path files and no Callgrind file for callgrind.out.300 (looked "
+                                   "for callgrind.paths.300, callgrind.paths.300.* and callgrind.paths.300-*, and for "
+                                   "Callgrind files named callgrind.out.300, callgrind.out.300.* and "
+                                   "callgrind.out.300-*)\n")
+        callgrind_part(os.path.join(d, "callgrind.out.300-01"), 300, 1, 1)
+        p = cgprof("flame", "callgrind.out.300", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split("\n"), ["flame.300.html", "flame.300.speedscope.json", "flame.300.folded",
+                                                "flame.300-01.folded", ""])
+        self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.300-01", "flame.300-01.folded", "flame.300.folded",
+                                                 "flame.300.html", "flame.300.speedscope.json"])
 
     def test_malformed_file(self):
         write(os.path.join(self.dir, "callgrind.paths.100.2-01"), T1P2.replace("node 11 10 6", "node 11 99 6"))
@@ -583,13 +620,20 @@ class Flame(unittest.TestCase):
         out = os.path.join(self.dir, "no-such-dir", "x")
         p = cgprof("flame", "--out", out, self.dir)
         self.assertEqual((p.returncode, p.stdout), (1, ""))
-        self.assertEqual(p.stderr, "cgprof flame: cannot write %s.speedscope.json: No such file or directory\n" % out)
+        self.assertEqual(p.stderr, "cgprof flame: cannot write %s.html: No such file or directory\n" % out)
+        p = cgprof("flame", "--diff", "--out", out, self.dir, self.dir)
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertEqual(p.stderr, "cgprof flame: cannot write %s.diff.html: No such file or directory\n" % out)
 
     def test_usage(self):
         for argv, msg in [(["flame"], "nothing to read: give a run's prefix, files or a directory"),
                           (["flame", "--threads=all", "x"], "--threads='all': accepted: sum|each"),
                           (["flame", "--bogus", "x"], "unknown option '--bogus' (cgprof flame --help lists them)"),
-                          (["flame", "x", "--out"], "option --out needs a value")]:
+                          (["flame", "x", "--out"], "option --out needs a value"),
+                          (["flame", "--diff", "x"], "--diff A B reads two runs, no more, no less: x"),
+                          (["flame", "--diff", "x", "y", "z"], "--diff A B reads two runs, no more, no less: x y z"),
+                          (["flame", "--diff", "x", "y", "--threads=each"],
+                           "--diff sums the threads of each run: --threads does not apply")]:
             p = cgprof(*argv)
             self.assertEqual(p.returncode, 2, argv)
             self.assertEqual(p.stderr.split("\n")[0], "cgprof flame: " + msg)
@@ -674,6 +718,79 @@ class ReportPaths(unittest.TestCase):
         self.assertIn("  --paths ", cgprof("report", "--help").stdout)
 
 
+class FlameDiff(unittest.TestCase):
+    """cgprof flame --diff A B: the hand-written run (pid 100, threads
+    summed) against another (pid 200): lex slower, emit and worker gone,
+    dump new. The collapsed pairs and the page's data, whole; the drawing
+    is test_flamehtml's."""
+
+    B = paths_text(200, 1, 1, [(1, "main"), (2, "parse"), (3, "lex"), (4, "dump")],
+                   [(1, 0, 1, 1, 1500000, 100000), (2, 1, 2, 1, 1000000, 200000), (3, 2, 3, 30, 800000, 800000),
+                    (4, 1, 4, 1, 400000, 400000)])
+
+    def test_diff(self):
+        d = tempfile.mkdtemp(prefix="cgprof-paths-")
+        self.addCleanup(shutil.rmtree, d)
+        a, b = os.path.join(d, "a"), os.path.join(d, "b")
+        os.mkdir(a)
+        os.mkdir(b)
+        hand_run(a)
+        write(os.path.join(b, "callgrind.paths.200-01"), self.B)
+        p = cgprof("flame", "--diff", a, b, cwd=d)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertEqual(p.stdout.split("\n"), [os.path.join(b, "flame.200.diff.html"),
+                                                os.path.join(b, "flame.200.diff.folded"), ""])
+        self.assertEqual(sorted(os.listdir(b)), ["callgrind.paths.200-01", "flame.200.diff.folded",
+                                                 "flame.200.diff.html"])
+        self.assertEqual(lines_of(os.path.join(b, "flame.200.diff.folded")),
+                         ["main 150000 100000", "main;dump 0 400000", "main;emit 350000 0", "main;emit;lex 100000 0",
+                          "main;parse 200000 200000", "main;parse;lex 400000 800000", "worker 100000 0",
+                          "worker;parse 100000 0", "worker;parse;lex 300000 0"])
+        page = page_data(os.path.join(b, "flame.200.diff.html"))
+        self.assertEqual((page["kind"], page["a"], page["b"], page["unit"]), ("diff", "A", "B", "ns"))
+        self.assertEqual(page["title"], "A = %s (./prog arg, pid 100), B = %s (./prog arg, pid 200): B's flame graph "
+                                        "coloured by the change from A" % (a, b))
+        (prof,) = page["profiles"]
+        self.assertEqual(page_costs(page, prof), {("main",): [1, 1500000, 100000], ("main", "parse"): [1, 1000000, 200000],
+                                                  ("main", "parse", "lex"): [30, 800000, 800000],
+                                                  ("main", "dump"): [1, 400000, 400000]})
+        # A's costs of B's paths: thread 1's two parts summed
+        self.assertEqual(page_costs(page, prof, "a_"), {("main",): [1, 1200000, 150000],
+                                                        ("main", "parse"): [1, 600000, 200000],
+                                                        ("main", "parse", "lex"): [30, 400000, 400000]})
+        self.assertEqual(prof["a_total"], 1700000)
+        self.assertEqual(page["gone"], [{"path": ["worker"], "calls": 1, "incl": 500000, "self": 100000, "paths": 3},
+                                        {"path": ["main", "emit"], "calls": 3, "incl": 450000, "self": 350000,
+                                         "paths": 2}])
+        self.assertEqual((page["goneCount"], page["goneSelf"]), (2, 950000))
+        # --out, and the runs the other way round: A's shape, B's gone
+        out = os.path.join(d, "ba")
+        p = cgprof("flame", "--diff", "--out", out, b, a, cwd=d)
+        self.assertEqual((p.returncode, p.stderr, p.stdout), (0, "", out + ".diff.html\n" + out + ".diff.folded\n"))
+        self.assertEqual(lines_of(out + ".diff.folded"),
+                         ["main 100000 150000", "main;dump 400000 0", "main;emit 0 350000", "main;emit;lex 0 100000",
+                          "main;parse 200000 200000", "main;parse;lex 800000 400000", "worker 0 100000",
+                          "worker;parse 0 100000", "worker;parse;lex 0 300000"])
+        page = page_data(out + ".diff.html")
+        self.assertEqual([g["path"] for g in page["gone"]], [["main", "dump"]])
+
+    def test_nothing_and_several(self):
+        d = tempfile.mkdtemp(prefix="cgprof-paths-")
+        self.addCleanup(shutil.rmtree, d)
+        hand_run(d)
+        p = cgprof("flame", "--diff", "callgrind.out.100", "callgrind.out.300", cwd=d)
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertTrue(p.stderr.startswith("cgprof flame: no path files and no Callgrind file for callgrind.out.300 "),
+                        p.stderr)
+        write(os.path.join(d, "callgrind.paths.200-01"), self.B)
+        p = cgprof("flame", "--diff", "callgrind.out.100", ".", cwd=d)
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertEqual(p.stderr, "cgprof flame: B, .: the path files are of 2 processes (pids 100 200): name the "
+                                   "files to write with --out PREFIX\n")
+        p = cgprof("flame", "--diff", "callgrind.out.100", ".", "--out", "x", cwd=d)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+
+
 class LauncherLine(unittest.TestCase):
     """The launcher's line after a run that wrote path files (its
     flame_summary, on the files of a run written here: the runtime that
@@ -690,9 +807,9 @@ class LauncherLine(unittest.TestCase):
             launcher.flame_summary(said.append, "callgrind.out", 100, d, [(1, 1), (2, 1), (1, 2)])
         finally:
             os.chdir(cwd)
-        self.assertEqual(said, ["flame graphs of the call paths: flame.100.speedscope.json (speedscope), "
-                                "flame.100.folded (flamegraph.pl); per thread: flame.100-01.folded "
-                                "flame.100-02.folded"])
+        self.assertEqual(said, ["flame graphs of the call paths: flame.100.html (a browser), "
+                                "flame.100.speedscope.json (speedscope), flame.100.folded (flamegraph.pl); "
+                                "per thread: flame.100-01.folded flame.100-02.folded"])
         self.assertEqual(lines_of(os.path.join(d, "flame.100.folded")), FOLDED_TOTAL)
         # only the parts the run wrote: part 2 of thread 1 left out
         said.clear()

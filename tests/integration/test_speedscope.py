@@ -293,6 +293,126 @@ class FlameGraphs(unittest.TestCase):
         self.assert_profiles(d, shown)
 
 
+def folded_stacks(path):
+    """{(frame, ...): self} of a .folded file (no name of these programs
+    needs an escape)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            out[tuple(stack.split(";"))] = out.get(tuple(stack.split(";")), 0) + int(n)
+    return out
+
+
+class FlameFromArcs(unittest.TestCase):
+    """Issue 28 (1): a flame graph from a run that wrote no path files,
+    its stacks estimated from the arcs (cgproflib/estimate.py). Checked
+    against the path files of the same run (CGPROF_PATHS=1, exact time:
+    the Callgrind parts and the path files hold the same times): every
+    function's self time summed over its stacks is the file's; the frames
+    marked as estimates (" ~") are exactly the functions with two or more
+    callers (recursion's arcs aside); and every stack with no marked frame
+    is a stack of the path files with the same self time, and the path
+    files' stacks without a marked function are all there (whole sets)."""
+
+    def estimate_of(self, argv):
+        d = tempfile.mkdtemp(prefix="cgprof-estimate-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        env = cgtest.clean_environ({"CGPROF_PATHS": "1"})
+        p = subprocess.run([LAUNCHER, "--quiet"] + argv, cwd=d, env=env, capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        arcs = os.path.join(d, "arcs")
+        os.mkdir(arcs)
+        parts = sorted(glob.glob(os.path.join(d, "callgrind.out.*")))
+        self.assertTrue(parts)
+        for f in parts:
+            shutil.copy(f, arcs)
+        p = subprocess.run([LAUNCHER, "flame", arcs], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        written = p.stdout.split()
+        self.assertEqual([os.path.dirname(w) for w in written], [arcs] * len(written))
+        return d, arcs, parts, written
+
+    def check_thread(self, folded, part, path_file):
+        prof = reader.load(part, strict=True)
+        est = folded_stacks(folded)
+        marked = {fr[:-len(paths.ESTIMATE_MARK)] for st in est for fr in st if fr.endswith(paths.ESTIMATE_MARK)}
+        callers = {}
+        for c in prof.calls:
+            if c.caller.name != c.callee.name:
+                callers.setdefault(c.callee.name, set()).add(c.caller.name)
+        # recursion's arcs aside: shapes' is_even is called by main and
+        # by is_odd, which only it calls
+        closing = {(g, f) for f, cs in callers.items() for g in cs if f in callers.get(g, ()) and len(callers[g]) == 1}
+        several = {f for f, cs in callers.items() if len({g for g in cs if (g, f) not in closing}) > 1}
+        self.assertEqual(marked, several, folded)
+        # self per function: the file's, exactly
+        per = {}
+        for st, v in est.items():
+            fn = st[-1][:-len(paths.ESTIMATE_MARK)] if st[-1].endswith(paths.ESTIMATE_MARK) else st[-1]
+            per[fn] = per.get(fn, 0) + v
+        names = {k.name for k in prof.functions}
+        want = {n: prof.self_cost(n) for n in names if prof.self_cost(n)}
+        self.assertEqual({k: v for k, v in per.items() if v}, want, folded)
+        # the stacks the arcs decide: those of the path files
+        exact = {}
+        for names, _calls, _incl, s in paths.read(path_file).paths:
+            if s:
+                exact[names] = s
+        instrumented = {fn for names in exact for fn in names}
+        decided = {}
+        for st, v in est.items():
+            if any(fr.endswith(paths.ESTIMATE_MARK) for fr in st):
+                continue
+            # the path files hold instrumented functions only; the arcs
+            # also libc's callers of main and threads, and libc code seen
+            # running callbacks (qsort's msort_with_tmp: its time is the
+            # caller's own on a path)
+            st = tuple(fr for fr in st if fr in instrumented)
+            if st:
+                decided[st] = decided.get(st, 0) + v
+        self.assertEqual(decided, {st: v for st, v in exact.items() if not set(st) & marked}, folded)
+        return marked
+
+    def check_run(self, argv, expect_marked):
+        d, arcs, parts, written = self.estimate_of(argv)
+        marked = set()
+        for part in parts:
+            nn = part.rsplit("-", 1)[1]
+            (folded,) = [w for w in written if w.endswith("-%s.folded" % nn)]
+            path_file = os.path.join(d, os.path.basename(part).replace("callgrind.out.", "callgrind.paths."))
+            marked |= self.check_thread(folded, part, path_file)
+        self.assertEqual(marked, expect_marked)
+        return written
+
+    def test_two_callers(self):
+        written = self.check_run([cgtest.prog("flame")], {"spin"})
+        (js,) = [w for w in written if w.endswith(".speedscope.json")]
+        with open(js) as f:
+            doc = json.load(f)
+        self.assertIn("stacks estimated from the arcs", doc["name"])
+        self.assertIn("spin" + paths.ESTIMATE_MARK, [fr["name"] for fr in doc["shared"]["frames"]])
+
+    def test_mutual_recursion(self):
+        for prog in ("shapes", "shapes-clang"):
+            with self.subTest(prog=prog):
+                self.check_run([cgtest.prog(prog), "mutual"], set())
+
+    def test_threads(self):
+        self.check_run([cgtest.example("threads")], set())
+
+    def test_opens_in_speedscope(self):
+        speedscope.require_browser()
+        written = self.check_run([cgtest.prog("flame")], {"spin"})
+        (js,) = [w for w in written if w.endswith(".speedscope.json")]
+        shown = speedscope.open_profile(js)
+        self.assertEqual(shown.importer, "Importing as speedscope json file")
+        weights = shown_weights(shown.profiles[0])
+        self.assertEqual(set(weights), {"main", "parse", "tokenize", "render", "layout", "spin ~", ROOT})
+        self.assertGreater(shown.drawn, 0.02, "the flame graph is blank")
+
+
 class PositionsLine(unittest.TestCase):
     """CGPROF_POSITIONS=line against the default, in the readers that need
     no browser: callgrind_annotate and the strict reader. Two runs of one
