@@ -156,6 +156,14 @@ int cg_costs_init(struct cg_costs *c, uint32_t paths_bound)
     return 0;
 }
 
+int cg_costs_latency_on(struct cg_costs *c)
+{
+    /* mapped, not touched: a row's pages are made as its arcs are */
+    c->lat = map(sizeof(uint64_t) * CG_LAT_ROW * c->arc_cap);
+    c->lat_cap = c->lat ? c->arc_cap : 0;
+    return c->lat ? 0 : -1;
+}
+
 void cg_costs_destroy(struct cg_costs *c)
 {
     if (c->frames)
@@ -164,6 +172,8 @@ void cg_costs_destroy(struct cg_costs *c)
         munmap(c->arcs, sizeof(struct cg_arc) * c->arc_cap);
     if (c->selfs)
         munmap(c->selfs, sizeof(struct cg_self) * c->self_cap);
+    if (c->lat)
+        munmap(c->lat, sizeof(uint64_t) * CG_LAT_ROW * c->lat_cap);
     if (c->arc_index)
         munmap(c->arc_index, sizeof(uint32_t) * (c->arc_mask + 1));
     if (c->self_index)
@@ -184,6 +194,8 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
     }
     for (uint32_t i = 0; i < c->nselfs; i++)
         c->selfs[i].cost = 0;
+    if (c->lat)
+        memset(c->lat, 0, sizeof(uint64_t) * CG_LAT_ROW * c->narcs);
     for (uint32_t i = 0; i < c->nnodes; i++)
         c->nodes[i].calls = c->nodes[i].incl = c->nodes[i].self = 0;
     for (uint32_t i = 0; i < c->depth; i++)
@@ -358,6 +370,13 @@ static CG_NOINSTR uint32_t arc_insert(struct cg_costs *c, uintptr_t caller, uint
             CG_COUNT(c->lost);
             return CG_SINK;
         }
+    }
+    /* the histograms' rows grow with the arcs (the hooks index them by arc
+     * without a check): an arc with no row is not made */
+    if (c->lat && c->narcs >= c->lat_cap &&
+        grow_dense(c, (void **)&c->lat, &c->lat_cap, c->lat_cap, sizeof(uint64_t) * CG_LAT_ROW)) {
+        CG_COUNT(c->lost);
+        return CG_SINK;
     }
     uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);
     while (c->arc_index[i & c->arc_mask])
@@ -577,8 +596,32 @@ static int totals_fit(struct cg_totals *t, uint32_t narcs, uint32_t nselfs, uint
     return 0;
 }
 
+/* The histograms' rows of t: n, or none (NULL) when n is 0. */
+static int lat_fit(struct cg_totals *t, uint32_t n)
+{
+    if (!n) {
+        free(t->lat);
+        t->lat = NULL;
+        t->nlat = 0;
+        return 0;
+    }
+    void *q = realloc(t->lat, (size_t)n * CG_LAT_ROW * sizeof *t->lat);
+    if (!q)
+        return -1;
+    t->lat = q;
+    t->nlat = n;
+    return 0;
+}
+
+/* Row i of n rows, or NULL past them (an arc made since). */
+static const uint64_t *lat_row(const uint64_t *lat, uint32_t n, uint32_t i)
+{
+    return lat && i < n ? lat + (size_t)i * CG_LAT_ROW : NULL;
+}
+
 void cg_totals_free(struct cg_totals *t)
 {
+    free(t->lat);
     free(t->count);
     free(t->incl);
     free(t->runs);
@@ -823,7 +866,8 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
     const struct cg_node *nodes = __atomic_load_n(&c->nodes, __ATOMIC_SEQ_CST);
     if (!nodes)
         nnodes = 0;
-    if (totals_fit(t, narcs, nselfs, nnodes))
+    const uint64_t *lat = __atomic_load_n(&c->lat, __ATOMIC_SEQ_CST);
+    if (totals_fit(t, narcs, nselfs, nnodes) || lat_fit(t, lat ? narcs : 0))
         return -1;
     /* a node's outermost frame on the stack, for its time in progress */
     unsigned char *seen = nnodes ? calloc(nnodes, 1) : NULL;
@@ -843,6 +887,12 @@ int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t)
         t->incl[i] = __atomic_load_n(&arcs[i].incl, __ATOMIC_ACQUIRE);
         t->count[i] = __atomic_load_n(&arcs[i].count, __ATOMIC_ACQUIRE);
     }
+    /* the histograms hold the calls that ended: none of the frames'; their
+     * sum is the arc's time before the frames' is added */
+    for (size_t i = 0; lat && i < (size_t)narcs * CG_LAT_ROW; i++)
+        t->lat[i] = __atomic_load_n(&lat[i], __ATOMIC_RELAXED);
+    for (uint32_t i = 0; lat && i < narcs; i++)
+        t->lat[(size_t)i * CG_LAT_ROW + CG_LAT_SUM] = t->incl[i];
     /* the nodes after the arcs: an exit stores the arc's, then the node's */
     for (uint32_t i = 0; i < nnodes; i++) {
         t->nincl[i] = __atomic_load_n(&nodes[i].incl, __ATOMIC_ACQUIRE);
@@ -953,6 +1003,41 @@ static int parts_nodes(const struct cg_costs *c, const struct cg_totals *cur, co
     return 0;
 }
 
+/* A part's histogram row: cur - base, bucket by bucket. The longest call
+ * is cur's when it grew since base (it ended in the part); otherwise the
+ * part's longest is at most the top of its highest bucket, and at most
+ * cur's: the lesser of the two, a bound within the bucket's error. */
+static void lat_part(uint64_t *out, const uint64_t *cur, const uint64_t *base)
+{
+    memset(out, 0, CG_LAT_ROW * sizeof *out);
+    if (!cur)
+        return;
+    int top = -1;
+    for (unsigned k = 0; k < CG_LAT_BUCKETS; k++) {
+        out[k] = cur[k] - (base && base[k] <= cur[k] ? base[k] : 0);
+        if (out[k])
+            top = (int)k;
+    }
+    out[CG_LAT_SUM] = cur[CG_LAT_SUM] - (base && base[CG_LAT_SUM] <= cur[CG_LAT_SUM] ? base[CG_LAT_SUM] : 0);
+    if (top < 0)
+        out[CG_LAT_MAX] = 0;
+    else if (!base || cur[CG_LAT_MAX] > base[CG_LAT_MAX] || top == CG_LAT_BUCKETS - 1)
+        out[CG_LAT_MAX] = cur[CG_LAT_MAX];
+    else {
+        uint64_t upper = cg_lat_lower((unsigned)top + 1) - 1;
+        out[CG_LAT_MAX] = upper < cur[CG_LAT_MAX] ? upper : cur[CG_LAT_MAX];
+    }
+}
+
+/* Whether a histogram row counts calls that base's does not. */
+static int lat_moved(const uint64_t *cur, const uint64_t *base)
+{
+    for (unsigned k = 0; cur && k < CG_LAT_BUCKETS; k++)
+        if (cur[k] > (base ? base[k] : 0))
+            return 1;
+    return 0;
+}
+
 int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,
                    struct cg_snapshot *out)
 {
@@ -965,12 +1050,28 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         cg_snapshot_free(out);
         return -1;
     }
+    if (cur->lat && !(out->lat = malloc((size_t)(cur->narcs ? cur->narcs : 1) * CG_LAT_ROW * sizeof *out->lat))) {
+        cg_snapshot_free(out);
+        return -1;
+    }
     uint32_t bn = base ? base->narcs : 0, bs = base ? base->nselfs : 0;
     for (uint32_t i = 1; i < cur->narcs; i++) {
         uint64_t count = diff(cur->count[i], base ? base->count : NULL, bn, i);
         uint64_t incl = diff(cur->incl[i], base ? base->incl : NULL, bn, i);
-        if (count == 0 && incl == 0)
+        /* A reading of a running thread reads an arc's count, then its
+         * histogram (cg_costs_totals), and an exit stores them in that
+         * order: a call that ends in between is in one and not yet in the
+         * other, and the next part may have nothing else on the arc. Its
+         * histogram is shown all the same, on a line with no call and no
+         * time (calls=0, behind #>), not taken into the base unseen: the
+         * parts' histograms add up to the calls (tests/unit/test_handoff.c
+         * lost 6% of them before, under load). */
+        if (count == 0 && incl == 0 &&
+            !(cur->lat && lat_moved(lat_row(cur->lat, cur->nlat, i), base ? lat_row(base->lat, base->nlat, i) : NULL)))
             continue;
+        if (out->lat)
+            lat_part(out->lat + out->narcs * CG_LAT_ROW, lat_row(cur->lat, cur->nlat, i),
+                     base ? lat_row(base->lat, base->nlat, i) : NULL);
         struct cg_snap_arc *a = &out->arcs[out->narcs++];
         a->caller = arcs[i].caller;
         a->site = arcs[i].site;
@@ -986,7 +1087,7 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
         a->runs = diff(cur->runs[i], base ? base->runs : NULL, bn, i);
         if (a->runs == 0 && count)
             a->runs = 1;
-        if (count == 0)
+        if (count == 0 && incl != 0)
             out->continued++;
     }
     for (uint32_t i = 1; i < cur->nselfs; i++) {
@@ -1022,8 +1123,10 @@ int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const 
 
 int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src)
 {
-    if (totals_fit(dst, src->narcs, src->nselfs, src->nnodes))
+    if (totals_fit(dst, src->narcs, src->nselfs, src->nnodes) || lat_fit(dst, src->nlat))
         return -1;
+    if (src->nlat)
+        memcpy(dst->lat, src->lat, (size_t)src->nlat * CG_LAT_ROW * sizeof *dst->lat);
     memcpy(dst->ncalls, src->ncalls, src->nnodes * sizeof *dst->ncalls);
     memcpy(dst->nincl, src->nincl, src->nnodes * sizeof *dst->nincl);
     memcpy(dst->nself, src->nself, src->nnodes * sizeof *dst->nself);
@@ -1066,6 +1169,9 @@ void cg_totals_raise(struct cg_totals *cur, const struct cg_totals *base)
     raise_to(cur->ncalls, base->ncalls, nn);
     raise_to(cur->nincl, base->nincl, nn);
     raise_to(cur->nself, base->nself, nn);
+    uint32_t nl = cur->nlat < base->nlat ? cur->nlat : base->nlat;
+    if (cur->lat && base->lat)
+        raise_to(cur->lat, base->lat, nl * CG_LAT_ROW);
 }
 
 int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since)
@@ -1094,6 +1200,24 @@ int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const st
     }
     for (uint32_t i = 0; i < now->nselfs; i++)
         base->cost[i] += diff(now->cost[i], since->cost, since->nselfs, i);
+    /* the histograms: what ended meanwhile goes to the base; a longer call
+     * meanwhile is the base's longest */
+    uint32_t bl = base->nlat;
+    if (now->nlat > bl) {
+        if (lat_fit(base, now->nlat))
+            return -1;
+        memset(base->lat + (size_t)bl * CG_LAT_ROW, 0, (size_t)(now->nlat - bl) * CG_LAT_ROW * sizeof *base->lat);
+    }
+    for (uint32_t i = 0; i < now->nlat; i++) {
+        uint64_t *b = base->lat + (size_t)i * CG_LAT_ROW;
+        const uint64_t *n = now->lat + (size_t)i * CG_LAT_ROW, *s0 = lat_row(since->lat, since->nlat, i);
+        for (unsigned k = 0; k < CG_LAT_MAX; k++) {
+            uint64_t was = s0 ? s0[k] : 0;
+            b[k] += n[k] > was ? n[k] - was : 0;
+        }
+        if (n[CG_LAT_MAX] > (s0 ? s0[CG_LAT_MAX] : 0) && n[CG_LAT_MAX] > b[CG_LAT_MAX])
+            b[CG_LAT_MAX] = n[CG_LAT_MAX];
+    }
     base->lost += now->lost - (since->lost <= now->lost ? since->lost : now->lost);
     base->unmatched_exits += now->unmatched_exits -
                              (since->unmatched_exits <= now->unmatched_exits ? since->unmatched_exits : now->unmatched_exits);
@@ -1122,6 +1246,8 @@ int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot
 
 void cg_snapshot_free(struct cg_snapshot *s)
 {
+    free(s->lat);
+    s->lat = NULL;
     free(s->arcs);
     free(s->selfs);
     free(s->nodes);
@@ -1183,7 +1309,7 @@ static void merged_counters(struct cg_merged *m, const struct cg_snapshot *part)
     s->off_pending += part->off_pending;
     s->continued = 0;
     for (size_t i = 0; i < s->narcs; i++)
-        s->continued += s->arcs[i].count == 0;
+        s->continued += s->arcs[i].count == 0 && s->arcs[i].incl != 0;
     m->threads++;
 }
 
@@ -1262,6 +1388,10 @@ int cg_merged_take(struct cg_merged *m, struct cg_snapshot *part)
         return -1;
     free(s->arcs);
     free(s->selfs);
+    free(s->lat);
+    s->lat = part->lat;
+    m->lat_cap = part->lat ? part->narcs : 0;
+    part->lat = NULL;
     s->arcs = part->arcs;
     m->arc_cap = s->narcs = part->narcs;
     s->selfs = part->selfs;
@@ -1270,6 +1400,22 @@ int cg_merged_take(struct cg_merged *m, struct cg_snapshot *part)
     part->selfs = NULL;
     part->narcs = part->nselfs = 0;
     merged_counters(m, part);
+    return 0;
+}
+
+/* Room for `want` histogram rows in the sum, the new ones zero. */
+static int merged_lat_fit(struct cg_merged *m, size_t want)
+{
+    if (want <= m->lat_cap && m->snap.lat)
+        return 0;
+    size_t cap = m->lat_cap * 2 > want ? m->lat_cap * 2 : want + 256;
+    uint64_t *q = realloc(m->snap.lat, cap * CG_LAT_ROW * sizeof *q);
+    if (!q)
+        return -1;
+    size_t had = m->snap.lat ? m->lat_cap : 0;
+    memset(q + had * CG_LAT_ROW, 0, (cap - had) * CG_LAT_ROW * sizeof *q);
+    m->snap.lat = q;
+    m->lat_cap = cap;
     return 0;
 }
 
@@ -1283,6 +1429,8 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
          merged_reindex(&m->arc_index, &m->arc_mask, s->narcs, s->arcs, 1, want) != 0) ||
         CG_GROW(s->arcs, m->arc_cap, want, 256) != 0)
         return -1;
+    if ((part->lat || s->lat) && merged_lat_fit(m, want) != 0)
+        return -1;
     want = s->nselfs + part->nselfs;
     if ((want * 2 > m->self_mask + 1 &&
          merged_reindex(&m->self_index, &m->self_mask, s->nselfs, s->selfs, 0, want) != 0) ||
@@ -1294,6 +1442,9 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
         for (;; h++) {
             size_t e = m->arc_index[h & m->arc_mask];
             if (!e) {
+                if (part->lat)
+                    memcpy(s->lat + s->narcs * CG_LAT_ROW, part->lat + i * CG_LAT_ROW,
+                           CG_LAT_ROW * sizeof *s->lat);
                 s->arcs[s->narcs] = *a;
                 m->arc_index[h & m->arc_mask] = (uint32_t)++s->narcs;
                 break;
@@ -1301,6 +1452,14 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
             struct cg_snap_arc *x = &s->arcs[e - 1];
             if (x->caller == a->caller && x->site == a->site && x->callee == a->callee &&
                 x->inlined == a->inlined) {
+                if (part->lat) {
+                    uint64_t *to = s->lat + (e - 1) * CG_LAT_ROW;
+                    const uint64_t *from = part->lat + i * CG_LAT_ROW;
+                    for (unsigned k = 0; k < CG_LAT_MAX; k++)
+                        to[k] += from[k];
+                    if (from[CG_LAT_MAX] > to[CG_LAT_MAX])
+                        to[CG_LAT_MAX] = from[CG_LAT_MAX];
+                }
                 x->count += a->count;
                 x->incl += a->incl;
                 x->runs += a->runs;
@@ -1335,6 +1494,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
 void cg_merged_free(struct cg_merged *m)
 {
     free(m->snap.nodes);
+    free(m->snap.lat);
     free(m->node_index);
     free(m->snap.arcs);
     free(m->snap.selfs);

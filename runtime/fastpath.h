@@ -259,6 +259,8 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     __atomic_store_n(&c->depth, d - 1, __ATOMIC_RELEASE);
     __atomic_store_n(&a->count, count, __ATOMIC_RELEASE);
     __atomic_store_n(&a->incl, a->incl + (now - f->t_enter), __ATOMIC_RELEASE);
+    if (c->lat)
+        cg_lat_add(c, f->arc, now - f->t_enter);
     if (c->nodes)
         cg_node_exit(c, f->node, f->t_enter, now);
     /* the check is a call: made outside, by cg_guard_throttle */

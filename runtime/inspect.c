@@ -305,6 +305,8 @@ static CG_RACY_READ size_t table_bytes(const struct cg_costs *c)
     size_t bytes = (size_t)c->frame_cap * sizeof(struct cg_frame) + (size_t)c->arc_cap * sizeof(struct cg_arc) +
                    (size_t)c->self_cap * sizeof(struct cg_self) +
                    ((size_t)c->arc_mask + 1 + (size_t)c->self_mask + 1) * sizeof(uint32_t);
+    if (__atomic_load_n(&c->lat, __ATOMIC_RELAXED)) /* CGPROF_LATENCY: mapped with the arcs */
+        bytes += (size_t)__atomic_load_n(&c->lat_cap, __ATOMIC_RELAXED) * CG_LAT_ROW * sizeof(uint64_t);
     unsigned n = c->nretired < CG_MAX_RETIRED ? c->nretired : CG_MAX_RETIRED;
     for (unsigned i = 0; i < n; i++)
         bytes += c->retired[i].len;
@@ -314,7 +316,8 @@ static CG_RACY_READ size_t table_bytes(const struct cg_costs *c)
 /* The dumper's copies of a thread's totals (malloc'd, under the dump lock). */
 static size_t totals_bytes(const struct cg_totals *t)
 {
-    return (size_t)t->narcs * 3 * sizeof(uint64_t) + (size_t)t->nselfs * sizeof(uint64_t);
+    return (size_t)t->narcs * 3 * sizeof(uint64_t) + (size_t)t->nselfs * sizeof(uint64_t) +
+           (size_t)t->nlat * CG_LAT_ROW * sizeof(uint64_t);
 }
 
 static uint64_t part_of(uint64_t v, const uint64_t *base, uint32_t n, uint32_t i)

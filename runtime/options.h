@@ -78,6 +78,7 @@ struct cg_options {
     unsigned paths_max;        /* UINT */
     int compensate;            /* BOOL */
     int off_cpu;               /* BOOL */
+    int latency;               /* BOOL */
     int inlined;               /* ENUM: enum cg_inlined_mode */
     int collect;               /* ENUM: enum cg_collect_start */
     int trace_children;        /* BOOL */

@@ -15,6 +15,7 @@ struct cg_options cg_opts;
 int cg_collecting;
 int cg_sampling;
 uint32_t cg_paths_bound;
+int cg_latency;
 uint32_t cg_comp_in, cg_comp_out;
 uint32_t cg_comp_gin, cg_comp_gout;
 int cg_fast_mode;

@@ -25,6 +25,10 @@ extern int cg_sampling;
  * paths are kept (CGPROF_PATHS=0): set before any thread attaches. */
 extern uint32_t cg_paths_bound;
 
+/* Nonzero when each thread keeps a latency histogram per arc
+ * (CGPROF_LATENCY=1, exact time only): set before any thread attaches. */
+extern int cg_latency;
+
 /* Overhead compensation (CGPROF_COMPENSATE): what a hook pair adds, in ns,
  * inside the callee's measured interval and inside its caller's self time,
  * calibrated at start-up (runtime.c); 0 when off. Each thread's tables get

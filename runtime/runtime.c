@@ -167,6 +167,15 @@ static int initialise(void)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
     cg_paths_bound = cg_opts.paths ? cg_opts.paths_max : 0;
     cg_filter_init();
+    /* A call's latency is its two clock readings, which sampled time does
+     * not make: the histograms make the time exact (their cost over exact
+     * time is a bucket and three stores a call, README "Latency"). */
+    if (cg_opts.latency && cg_opts.time != CG_TIME_EXACT) {
+        if (getenv("CGPROF_TIME"))
+            cg_warn("CGPROF_LATENCY=1 times every call with the clock: CGPROF_TIME=exact, not sample");
+        cg_opts.time = CG_TIME_EXACT;
+    }
+    cg_latency = cg_opts.latency;
     cg_offcpu_init(cg_opts.off_cpu && cg_opts.time == CG_TIME_EXACT);
     if (cg_opts.off_cpu && cg_opts.time != CG_TIME_EXACT)
         cg_warn("CGPROF_OFF_CPU=1 shows time off the CPU with CGPROF_TIME=exact only: sampled time (the default) "

@@ -227,6 +227,9 @@ struct cg_thread *cg_thread_attach(void)
         errno = saved;
         return NULL;
     }
+    /* without memory for them, the thread's calls are counted all the same */
+    if (cg_latency && cg_costs_latency_on(&t->costs) != 0)
+        cg_warn_once_nomem();
     __atomic_store_n(&attached_ever, 1, __ATOMIC_RELAXED);
     lsan_root(t, 1);
     t->tid = (pid_t)syscall(SYS_gettid);

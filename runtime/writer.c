@@ -1049,6 +1049,75 @@ static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
         cg_buf_putc(out, '\n');
 }
 
+/* CGPROF_LATENCY: each function's calls that ended in the part, by
+ * inclusive time, the sum of its arcs' histograms (costs.h, "latency
+ * histograms"): comment lines after the rest, for cgprof's reader
+ * (Valgrind's and KCachegrind's skip '#' lines). First the buckets' scheme,
+ * "#latency: 4" (4 buckets of equal width a power of two: a reader needs
+ * no rule of ours but that figure), then one line a function:
+ *   #lat: (id) CALLS SUM MAX LOWER:COUNT...
+ * CALLS the calls (the counts' sum), SUM their times (ns), MAX the longest
+ * (or a bound within its bucket, cg_totals_part), then the buckets that are
+ * not empty, each by the least time it holds (ns), in increasing order; a
+ * bucket ends where the next possible one starts (the last has no end).
+ * Two records of one id (copies of a static inline function) each write
+ * theirs: a reader adds them up. */
+static int write_latency(struct ctx *c, struct cg_buf *out, const size_t *order, const struct cg_snapshot *snap)
+{
+    if (!snap->lat)
+        return 0;
+    uint64_t *rows = calloc(c->nrecs ? c->nrecs : 1, CG_LAT_ROW * sizeof *rows);
+    if (!rows)
+        return -1;
+    for (size_t i = 0; i < snap->narcs; i++) {
+        const uint64_t *from = snap->lat + i * CG_LAT_ROW;
+        if (snap->arcs[i].sampled)
+            continue;
+        size_t r = rec_of_entry(c, snap->arcs[i].callee);
+        if (r == SIZE_MAX)
+            continue;
+        uint64_t *to = rows + r * CG_LAT_ROW;
+        for (unsigned k = 0; k < CG_LAT_MAX; k++)
+            to[k] += from[k];
+        if (from[CG_LAT_MAX] > to[CG_LAT_MAX])
+            to[CG_LAT_MAX] = from[CG_LAT_MAX];
+    }
+    int any = 0;
+    for (size_t k = 0; k < c->nrecs; k++) {
+        const struct rec *r = &c->recs[order[k]];
+        const uint64_t *row = rows + order[k] * CG_LAT_ROW;
+        uint64_t calls = 0;
+        for (unsigned b = 0; b < CG_LAT_BUCKETS; b++)
+            calls += row[b];
+        if (!calls || !r->id)
+            continue;
+        if (!any)
+            cg_buf_puts(out, "# Latency (CGPROF_LATENCY): per function, its calls that ended, by inclusive time "
+                             "(ns): #lat: (fn) calls sum max lower:count..., in buckets of 4 a power of two "
+                             "(cgprof's README, \"Latency distributions\")\n#latency: 4\n");
+        any = 1;
+        cg_buf_puts(out, "#lat: (");
+        cg_buf_put_u64(out, r->id);
+        cg_buf_puts(out, ") ");
+        cg_buf_put_u64(out, calls);
+        cg_buf_putc(out, ' ');
+        cg_buf_put_u64(out, row[CG_LAT_SUM]);
+        cg_buf_putc(out, ' ');
+        cg_buf_put_u64(out, row[CG_LAT_MAX]);
+        for (unsigned b = 0; b < CG_LAT_BUCKETS; b++) {
+            if (!row[b])
+                continue;
+            cg_buf_putc(out, ' ');
+            cg_buf_put_u64(out, cg_lat_lower(b));
+            cg_buf_putc(out, ':');
+            cg_buf_put_u64(out, row[b]);
+        }
+        cg_buf_putc(out, '\n');
+    }
+    free(rows);
+    return 0;
+}
+
 static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int line_only)
 {
     struct body_state st;
@@ -1110,7 +1179,7 @@ int cg_write_part(const struct cg_part_info *info, const struct cg_snapshot *sna
     /* about 24 bytes a cost line, twice that for calls */
     cg_buf_reserve(out, 4096 + 24 * snap->nselfs + 48 * snap->narcs);
     write_header(out, info, total);
-    if (write_body(&c, out, order, info->line_only) != 0)
+    if (write_body(&c, out, order, info->line_only) != 0 || write_latency(&c, out, order, snap) != 0)
         goto done;
     cg_buf_puts(out, "totals: ");
     cg_buf_put_u64(out, total);

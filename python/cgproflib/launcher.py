@@ -800,6 +800,8 @@ def _main(argv, original_mask):
             flame_summary(say, out, pid, cwd, [(new[p].part, new[p].thread) for p in mine])
         elif mine:
             say("a flame graph: cgprof flame %s   (its stacks estimated from the arcs: exact with --paths)" % run)
+        if env.get("CGPROF_LATENCY", "").lower() in ("1", "yes", "on", "true") and mine:
+            say("latency (p50, p90, p99, max of each function's calls): cgprof report --latency %s" % run)
     elif status < 0:
         say("no profile was written: the program was killed before exit() (with --crash=yes a crash "
             "still leaves its profile)")

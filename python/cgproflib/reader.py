@@ -46,6 +46,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
+from . import latency as _latency
+from .latency import LATENCY_PREFIX, SCHEME_PREFIX
+
 __all__ = [
     "FnKey", "CostLine", "Call", "Jump", "Function", "Violation", "Profile",
     "CallgrindFormatError", "load", "loads", "check", "fold_recursion", "main", "Digest", "digest",
@@ -103,6 +106,9 @@ CONTINUED_PREFIX = "#> "
 # ... and the functions without hooks whose counts are visits seen (a lower
 # bound), by id, on one comment line after the rest: "#visits: (12) (15)".
 VISITS_PREFIX = "#visits:"
+# ... and, with CGPROF_LATENCY=1, each function's calls by inclusive time:
+# "#latency: 4" then "#lat: (12) calls sum max lower:count..." (cgproflib.
+# latency says what they hold).
 _DIGITS = set("0123456789")
 _COST_START = _DIGITS | set("+-*")
 
@@ -243,6 +249,8 @@ class Profile:
     functions: Dict[FnKey, Function] = field(default_factory=dict)
     # names of the functions whose calls are counted as visits (VISITS_PREFIX)
     visits: Set[str] = field(default_factory=set)
+    # function name -> its calls' latency histogram (LATENCY_PREFIX)
+    latency: Dict[str, "_latency.Histogram"] = field(default_factory=dict)
     calls: List[Call] = field(default_factory=list)
     jumps: List[Jump] = field(default_factory=list)
     violations: List[Violation] = field(default_factory=list)
@@ -384,6 +392,7 @@ class _Parser:
         self.pending: Optional[_Pending] = None
         self.pending_reported = False
         self.in_continued = False
+        self.lat_sub = _latency.DEFAULT_SUB    # "#latency: S"
         self.last_pos: Optional[List[Optional[int]]] = None   # previous cost line
         self.self_sum: List[int] = []
 
@@ -438,6 +447,21 @@ class _Parser:
                 m = _COMPRESSED_RE.match(tok)
                 if m and int(m.group("id")) in table:
                     self.p.visits.add(table[int(m.group("id"))])
+            return
+        if raw.startswith(SCHEME_PREFIX):
+            sub = _latency.parse_scheme(raw)
+            if sub is None:
+                self.strict_err(i, "a %r line that cannot be read: %r" % (SCHEME_PREFIX, raw[:60]))
+            self.lat_sub = sub or _latency.DEFAULT_SUB
+            return
+        if raw.startswith(LATENCY_PREFIX):
+            got = _latency.parse(raw, self.lat_sub)
+            table = self.ids["fn"]
+            if got is None or int(got[0][1:-1]) not in table:
+                self.strict_err(i, "a %r line that cannot be read (or of an id not defined before): %r"
+                                % (LATENCY_PREFIX, raw[:60]))
+            else:
+                _latency.add_to(self.p.latency, table[int(got[0][1:-1])], got[1])
             return
         if raw.startswith("#"):
             if raw.rstrip(" \t") == FORMAT_LINE and i != 1:
@@ -1015,6 +1039,8 @@ class Digest:
         self.total = 0
         # the functions whose calls are counted as visits (VISITS_PREFIX)
         self.visits: set = set()
+        # function -> its calls' latency histogram (LATENCY_PREFIX)
+        self.latency: dict = {}
 
     def desc_value(self, type_: str) -> Optional[str]:
         for d in self.desc:
@@ -1076,6 +1102,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
     most of the file is never seen line by line from Python. Raises _Slow
     where the line reader must take over (digest() does)."""
     d = Digest(path)
+    lat_sub = _latency.DEFAULT_SUB
     ids = {"ob": {}, "fl": {}, "fn": {}}
     fn_ref: Dict[str, int] = {}
     fl_ref: Dict[str, str] = {}
@@ -1430,6 +1457,14 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                         if raw[:8] == VISITS_PREFIX:
                             d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
                             continue
+                        if raw[:5] == LATENCY_PREFIX:
+                            got = _latency.parse(raw, lat_sub)
+                            if got and got[0] in fn_ref:
+                                _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
+                            continue
+                        if raw[:9] == SCHEME_PREFIX:
+                            lat_sub = _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
+                            continue
                         if c == "\n" or c == "#" or not raw.strip() or c == "":
                             continue
                         if raw[:7] in ("events:", "positio"):
@@ -1522,6 +1557,7 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
     function changes; a name reference "(id)" is one dict lookup; positions
     are followed only when asked for."""
     d = Digest(path)
+    lat_sub = _latency.DEFAULT_SUB
     ids = {"ob": {}, "fl": {}, "fn": {}}
     fn_ref: Dict[str, int] = {}      # "(id)" of a function -> its number
     # a whole line that names by reference ("cfn=(12)\n") -> (kind, what)
@@ -1754,6 +1790,14 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                 continue
             if raw[:8] == VISITS_PREFIX:
                 d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
+                continue
+            if raw[:5] == LATENCY_PREFIX:
+                got = _latency.parse(raw, lat_sub)
+                if got and got[0] in fn_ref:
+                    _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
+                continue
+            if raw[:9] == SCHEME_PREFIX:
+                lat_sub = _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
                 continue
             if c == "\n" or c == "#" or not raw.strip():
                 continue

@@ -30,7 +30,7 @@ import sys
 from itertools import compress, count, filterfalse, repeat
 from operator import add, ge, itemgetter
 
-from . import reader
+from . import latency, reader
 
 PROG = "cgprof report"
 DEFAULT_TOP = 20
@@ -38,7 +38,8 @@ SORTS = ("inclusive", "self", "calls")
 
 USAGE = ("usage: cgprof report [--top=N] [--sort=inclusive|self|calls] [--threads=sum|each] [--event=NAME]\n"
          "                     [--hide=FUNC,... | --hide-waits]\n"
-         "                     [--callers FUNC | --callees FUNC | --lines FUNC | --diff A B | --paths] WHAT...")
+         "                     [--callers FUNC | --callees FUNC | --lines FUNC | --diff A B | --paths | --latency]\n"
+         "                     WHAT...")
 
 
 class UsageError(Exception):
@@ -82,6 +83,8 @@ class Group:
         self.hidden = set()
         # the functions whose inclusive time --hide made an estimate
         self.estimated = set()
+        # function name -> its calls' latency histogram (CGPROF_LATENCY)
+        self.latency = {}
 
     def add_paths(self, path):
         """The inclusive time of each function from the call paths of the
@@ -111,6 +114,8 @@ class Group:
         self.event = self.event or d.event
         self.lower_bounds |= throttled_names(d.desc_value("Throttled"))
         self.visits |= {k[0] for k in d.visits}
+        for k, h in d.latency.items():
+            latency.add_to(self.latency, k[0], h)
         if self.files == 1:
             # the first file's tables are taken as they are: no copy
             self.self_cost, self.arcs, self.lines, self.where = d.self_cost, d.arcs, d.lines, d.files
@@ -697,6 +702,33 @@ def diff_view(a, b, top, say):
              "  [%s]" % where if where else "", only))
 
 
+def latency_view(g, top, sort, say):
+    """Per function, its calls' latency (CGPROF_LATENCY): calls, mean,
+    p50, p90, p99 and max, the functions of most time first (or most
+    calls: --sort=calls). False when the files hold no histogram."""
+    if not g.latency:
+        return False
+    key = (lambda kv: (-kv[1].calls, kv[0])) if sort == "calls" else (lambda kv: (-kv[1].sum, kv[0]))
+    rows = sorted(g.latency.items(), key=key)
+    if top:
+        rows = rows[:top]
+    subs = {h.sub for _, h in rows}
+    err = max(h.error for _, h in rows) if rows else 0.125
+    say("%slatency of each function's calls (the inclusive times of the calls that ended, CGPROF_LATENCY):"
+        % g.label)
+    say("  p50, p90, p99 within %.1f%% (a bucket's midpoint, %s buckets a power of two), exact below %d ns; "
+        "calls, mean and max exact" % (100 * err, "/".join(str(x) for x in sorted(subs)),
+                                       2 * min(subs) if subs else 8))
+    say("  %12s %9s %9s %9s %9s %9s  %s" % ("calls", "mean", "p50", "p90", "p99", "max", "function"))
+    for name, h in rows:
+        say("  %12d %9s %9s %9s %9s %9s  %s" % (
+            h.calls, latency.fmt_ns(h.mean), latency.fmt_ns(h.percentile(50)[0]),
+            latency.fmt_ns(h.percentile(90)[0]), latency.fmt_ns(h.percentile(99)[0]), latency.fmt_ns(h.max), name))
+    if top and len(g.latency) > top:
+        say("  (%d more functions: --top=0 lists all)" % (len(g.latency) - top))
+    return True
+
+
 def signed(u, v):
     return ("+" if v >= 0 else "-") + u.fmt(abs(v))
 
@@ -735,6 +767,13 @@ def help_text():
         "  --paths         the hottest call paths (main > parse > lex): calls, inclusive and self time per",
         "                  distinct path, from the path files a run with CGPROF_PATHS=1 writes next to",
         "                  its Callgrind files (docs/paths-format.md); --top, --sort, --threads apply",
+        "  --latency       per function, its calls' latency: calls, mean, p50, p90, p99 and max of their",
+        "                  inclusive times, from the histograms a run with CGPROF_LATENCY=1 (cgprof",
+        "                  --latency) writes in its files; the functions of most time first (--sort=calls:",
+        "                  most calls). Each percentile is the midpoint of the bucket that holds it: 4",
+        "                  buckets of equal width a power of two, so within 12.5% of the true value, exact",
+        "                  below 8 ns; calls, mean and max are exact (a max of a part written after a dump",
+        "                  whose longest call came before is the top of its bucket)",
         "",
         "Options:",
         "  --top=N         how many functions the flat profile and --diff list (default %d; 0: all)" % DEFAULT_TOP,
@@ -758,7 +797,8 @@ def help_text():
         "",
         "The warnings of the files' desc: lines (repairs, losses, calls in progress, parts written at a",
         "thread's exit) are printed once, summed, on standard error. Exit status: 0; 1 if a file cannot",
-        "be read, FUNC is in no file or --paths finds no path files; 2 on a usage error.",
+        "be read, FUNC is in no file, --paths finds no path files or --latency no histograms; 2 on a",
+        "usage error.",
     ]) + "\n"
 
 
@@ -802,7 +842,8 @@ def parse_args(argv):
             a.hide_waits = True
             i += 1
             continue
-        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths", "hide"):
+        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths", "hide",
+                        "latency"):
             raise UsageError("unknown option %r (cgprof report --help lists them)" % ("--" + name))
         if name == "diff":
             # its two runs are the command's two operands, wherever the
@@ -812,6 +853,14 @@ def parse_args(argv):
             if a.view:
                 raise UsageError("one view at a time: --%s and --diff" % a.view)
             a.view = "diff"
+            i += 1
+            continue
+        if name == "latency":
+            if eq:
+                raise UsageError("--latency takes no value")
+            if a.view:
+                raise UsageError("one view at a time: --%s and --latency" % a.view)
+            a.view = "latency"
             i += 1
             continue
         if name == "paths":
@@ -854,6 +903,8 @@ def parse_args(argv):
     a.whats = positional
     if a.view == "paths" and (a.hide or a.hide_waits):
         raise UsageError("--paths shows every path: --hide and --hide-waits apply to the other views")
+    if a.view == "latency" and (a.hide or a.hide_waits):
+        raise UsageError("--latency shows each function's calls: --hide and --hide-waits apply to the other views")
     if a.view == "lines" and (a.hide or a.hide_waits):
         raise UsageError("--lines shows one function's lines: --hide and --hide-waits apply to the other views")
     if a.view == "diff":
@@ -1009,6 +1060,11 @@ def _main(argv):
             if label:
                 out(label.rstrip(": ") + ":")
             found = lines_view(g, a.func, out) or found
+        elif a.view == "latency":
+            found = latency_view(g, a.top, a.sort, out) or found
+    if a.view == "latency" and not found:
+        err("no latency histograms in the files read: a run with CGPROF_LATENCY=1 (cgprof --latency) writes them")
+        status = 1
     if a.view in ("callers", "callees", "lines") and not found:
         err("no function named %r in the files read" % a.func)
         status = 1

@@ -284,6 +284,7 @@ static PT_UNUSED void runtime_init(const char *const *env)
     all[n] = NULL;
     cg_real_resolve();
     cg_options_parse(&cg_opts, (char *const *)all, NULL, report_option, NULL);
+    cg_latency = cg_opts.latency; /* as runtime.c: before any thread attaches */
     const char *why = NULL;
     cg_clock_init((enum cg_clock_kind)cg_opts.clock, &why);
     cg_filter_init();

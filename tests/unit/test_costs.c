@@ -128,6 +128,184 @@ static void snap(struct cg_costs *c, uint64_t now, struct cg_snapshot *s)
     assert_int_equal(cg_costs_snapshot(c, now, s), 0);
 }
 
+/* ---- latency histograms (CGPROF_LATENCY) ------------------------------------ */
+
+/* The buckets: each time in the one whose range holds it, the ranges in
+ * order and adjacent, exact below 8 ns, each at most a quarter of its
+ * least time wide above; the last takes every longer time. */
+static void test_lat_buckets(void **state)
+{
+    (void)state;
+    for (uint64_t v = 0; v < 8; v++)
+        assert_int_equal(cg_lat_bucket(v), v);
+    for (unsigned i = 0; i + 1 < CG_LAT_BUCKETS; i++) {
+        uint64_t lo = cg_lat_lower(i), end = cg_lat_lower(i + 1);
+        assert_true(end > lo);
+        assert_int_equal(cg_lat_bucket(lo), i);
+        assert_int_equal(cg_lat_bucket(end - 1), i);
+        if (lo >= 4)
+            assert_true(4 * (end - lo) <= lo);
+    }
+    for (uint64_t v = 1; v < 3000000; v = v + 1 + v / 7) {
+        unsigned i = cg_lat_bucket(v);
+        assert_true(cg_lat_lower(i) <= v && v < cg_lat_lower(i + 1));
+    }
+    assert_int_equal(cg_lat_bucket((uint64_t)1 << 41), CG_LAT_BUCKETS - 1);
+    assert_int_equal(cg_lat_bucket(UINT64_MAX), CG_LAT_BUCKETS - 1);
+    assert_int_equal(cg_lat_bucket(cg_lat_lower(CG_LAT_BUCKETS - 1)), CG_LAT_BUCKETS - 1);
+}
+
+static const uint64_t *lat_of(const struct cg_snapshot *s, uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    const struct cg_snap_arc *a = find_arc(s, caller, site, callee);
+    assert_non_null(a);
+    assert_non_null(s->lat);
+    return s->lat + (size_t)(a - s->arcs) * CG_LAT_ROW;
+}
+
+static uint64_t lat_calls(const uint64_t *row)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k < CG_LAT_BUCKETS; k++)
+        n += row[k];
+    return n;
+}
+
+/* One call of f from main, at t, lasting d. */
+static void call_f(struct cg_costs *c, uintptr_t site, uint64_t t, uint64_t d)
+{
+    enter(c, F, site, SP - 256, t);
+    cg_costs_exit(c, F, t + d);
+}
+
+/* Per arc: each ended call in its bucket, the sum its time, the longest;
+ * a call running at a reading in none (it is in the part where it ends);
+ * a part is cur - base, its longest exact when it grew in the part and
+ * bounded by its highest bucket otherwise; the table grows with the arcs
+ * (past the first 1,024); merged parts add up. */
+static void test_lat_arcs_parts_merge(void **state)
+{
+    struct cg_costs *c = *state;
+    assert_int_equal(cg_costs_latency_on(c), 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    uint64_t t = 10;
+    for (int i = 0; i < 9; i++, t += 1000)
+        call_f(c, MAIN + 0x10, t, 100);
+    call_f(c, MAIN + 0x10, t, 100000);
+    t += 200000;
+    /* 2,000 more arcs: the rows grow with them */
+    for (uintptr_t k = 0; k < 2000; k++, t += 10)
+        call_f(c, MAIN + 0x100 + k, t, 5);
+    enter(c, F, MAIN + 0x20, SP - 256, t); /* running at the reading */
+    struct cg_totals base;
+    memset(&base, 0, sizeof base);
+    assert_int_equal(cg_costs_totals(c, t + 50, &base), 0);
+    struct cg_snapshot s;
+    assert_int_equal(cg_totals_part(c, &base, NULL, &s), 0);
+    const uint64_t *r = lat_of(&s, MAIN, MAIN + 0x10, F);
+    assert_int_equal(lat_calls(r), 10);
+    assert_int_equal(r[cg_lat_bucket(100)], 9);
+    assert_int_equal(r[cg_lat_bucket(100000)], 1);
+    assert_int_equal(r[CG_LAT_SUM], 9 * 100 + 100000);
+    assert_int_equal(r[CG_LAT_MAX], 100000);
+    r = lat_of(&s, MAIN, MAIN + 0x100 + 1999, F);
+    assert_int_equal(lat_calls(r), 1);
+    assert_int_equal(r[cg_lat_bucket(5)], 1);
+    r = lat_of(&s, MAIN, MAIN + 0x20, F); /* counted, not ended */
+    assert_int_equal(lat_calls(r), 0);
+    assert_int_equal(find_arc(&s, MAIN, MAIN + 0x20, F)->count, 1);
+    cg_snapshot_free(&s);
+    /* the next part: the running call ends (120 ns), two more of 300 */
+    cg_costs_exit(c, F, t + 120);
+    t += 200;
+    call_f(c, MAIN + 0x10, t, 300);
+    call_f(c, MAIN + 0x10, t + 1000, 300);
+    struct cg_totals cur;
+    memset(&cur, 0, sizeof cur);
+    assert_int_equal(cg_costs_totals(c, t + 5000, &cur), 0);
+    assert_int_equal(cg_totals_part(c, &cur, &base, &s), 0);
+    r = lat_of(&s, MAIN, MAIN + 0x10, F);
+    assert_int_equal(lat_calls(r), 2);
+    assert_int_equal(r[cg_lat_bucket(300)], 2);
+    assert_int_equal(r[CG_LAT_SUM], 600);
+    /* its longest (100000) was in the earlier part: the top of 300's bucket */
+    assert_int_equal(r[CG_LAT_MAX], cg_lat_lower(cg_lat_bucket(300) + 1) - 1);
+    r = lat_of(&s, MAIN, MAIN + 0x20, F);
+    assert_int_equal(lat_calls(r), 1);
+    assert_int_equal(r[CG_LAT_MAX], 120);
+    /* merged with the first part's: the sum of both */
+    struct cg_snapshot first;
+    assert_int_equal(cg_totals_part(c, &base, NULL, &first), 0);
+    struct cg_merged m;
+    memset(&m, 0, sizeof m);
+    assert_int_equal(cg_merged_add(&m, &first), 0);
+    assert_int_equal(cg_merged_add(&m, &s), 0);
+    r = lat_of(&m.snap, MAIN, MAIN + 0x10, F);
+    assert_int_equal(lat_calls(r), 12);
+    assert_int_equal(r[CG_LAT_SUM], 9 * 100 + 100000 + 600);
+    assert_int_equal(r[CG_LAT_MAX], 100000);
+    cg_merged_free(&m);
+    cg_snapshot_free(&first);
+    cg_snapshot_free(&s);
+    /* zeroed: nothing ended since */
+    cg_costs_zero(c, t + 6000);
+    assert_int_equal(cg_costs_totals(c, t + 6000, &cur), 0);
+    assert_int_equal(cg_totals_part(c, &cur, NULL, &s), 0);
+    for (size_t i = 0; i < s.narcs; i++)
+        assert_int_equal(lat_calls(s.lat + i * CG_LAT_ROW), 0);
+    cg_snapshot_free(&s);
+    cg_totals_free(&cur);
+    cg_totals_free(&base);
+}
+
+/* A reading that saw a call's count but not yet its histogram (the exit
+ * stores them in that order; a reading runs while the thread does): the
+ * next part has the call in its histogram only, on the arc with no call
+ * and no time, which is shown (not a call continued), not taken into the
+ * base unseen. */
+static void test_lat_histogram_behind_its_count(void **state)
+{
+    struct cg_costs *c = *state;
+    assert_int_equal(cg_costs_latency_on(c), 0);
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    call_f(c, MAIN + 0x10, 10, 100);
+    struct cg_totals base, cur;
+    memset(&base, 0, sizeof base);
+    memset(&cur, 0, sizeof cur);
+    assert_int_equal(cg_costs_totals(c, 200, &base), 0);
+    uint32_t arc = 0;
+    for (uint32_t i = 1; i < c->narcs; i++)
+        if (c->arcs[i].callee == F)
+            arc = i;
+    assert_true(arc != 0);
+    base.lat[(size_t)arc * CG_LAT_ROW + cg_lat_bucket(100)]--; /* as if read before the exit stored it */
+    assert_int_equal(cg_costs_totals(c, 300, &cur), 0);
+    struct cg_snapshot s;
+    assert_int_equal(cg_totals_part(c, &cur, &base, &s), 0);
+    const struct cg_snap_arc *a = find_arc(&s, MAIN, MAIN + 0x10, F);
+    assert_non_null(a);
+    assert_int_equal(a->count, 0);
+    assert_int_equal(a->incl, 0);
+    assert_int_equal(lat_calls(lat_of(&s, MAIN, MAIN + 0x10, F)), 1);
+    assert_int_equal(s.continued, 1); /* MAIN's own call, running: not F's */
+    cg_snapshot_free(&s);
+    cg_totals_free(&cur);
+    cg_totals_free(&base);
+}
+
+/* Off (the default): no table, no rows in the readings or the parts. */
+static void test_lat_off(void **state)
+{
+    struct cg_costs *c = *state;
+    enter(c, MAIN, ROOT_SITE, SP, 0);
+    call_f(c, MAIN + 0x10, 10, 100);
+    assert_null(c->lat);
+    struct cg_snapshot s;
+    snap(c, 1000, &s);
+    assert_null(s.lat);
+    cg_snapshot_free(&s);
+}
+
 /* ---- overhead compensation (CGPROF_COMPENSATE) ------------------------------ */
 
 /* The hooks' parts: an enter hook spends 2 ns before its clock reading and
@@ -1991,6 +2169,10 @@ int main(void)
         T(test_throttle_short_calls_after_n),
         T(test_throttled_elsewhere_applies_to_new_arcs),
         T(test_throttle_off_changes_nothing),
+        cmocka_unit_test(test_lat_buckets),
+        T(test_lat_arcs_parts_merge),
+        T(test_lat_histogram_behind_its_count),
+        T(test_lat_off),
         cmocka_unit_test(test_addrset_add_has_list),
         cmocka_unit_test(test_addrset_full_refuses),
     };

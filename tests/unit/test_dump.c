@@ -158,8 +158,8 @@ static void parts_worker(struct worker *w, int k)
  *   t=90 MAIN returns                               exit dump */
 static void parts_scenario(void *arg)
 {
-    (void)arg;
-    const char *env[] = { out_env, "CGPROF_TOTAL=0", NULL };
+    /* arg: one more setting, or NULL */
+    const char *env[] = { out_env, "CGPROF_TOTAL=0", arg, NULL };
     runtime_init(env);
     struct sim s;
     sim_attach(&s);
@@ -184,11 +184,100 @@ static void parts_scenario(void *arg)
     cg_dump_final("Program termination");
 }
 
+static void assert_parts(pid_t pid);
+
+/* Lines of the file at path that start with prefix. */
+static unsigned count_lines(const char *path, const char *prefix)
+{
+    char *text = read_text(path);
+    unsigned n = 0;
+    size_t k = strlen(prefix);
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        n += strncmp(l, prefix, k) == 0;
+    free(text);
+    return n;
+}
+
+/* The id the file at path gives the function `name` (its "fn=(id) name" or
+ * "cfn=(id) name" line), 0 if none. */
+static unsigned prof_fn_id(const char *path, const char *name)
+{
+    char *text = read_text(path);
+    unsigned id = 0;
+    for (const char *l = text; l && *l && !id; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *v = strncmp(l, "fn=(", 4) == 0 ? l + 4 : strncmp(l, "cfn=(", 5) == 0 ? l + 5 : NULL;
+        if (!v)
+            continue;
+        char *end;
+        unsigned long x = strtoul(v, &end, 10);
+        size_t n = strlen(name);
+        if (end[0] == ')' && end[1] == ' ' && strncmp(end + 2, name, n) == 0 && end[2 + n] == '\n')
+            id = (unsigned)x;
+    }
+    free(text);
+    return id;
+}
+
 static void test_parts_hold_what_happened_since_the_previous_one(void **state)
 {
     (void)state;
     set_dir("parts");
-    pid_t pid = run_child(parts_scenario, NULL, NULL);
+    assert_parts(run_child(parts_scenario, NULL, NULL));
+}
+
+/* Whether the file at path has the line `line` (without its newline). */
+static int has_line(const char *path, const char *line)
+{
+    char *text = read_text(path);
+    size_t n = strlen(line);
+    int found = 0;
+    for (const char *l = text; l && *l && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        found = strncmp(l, line, n) == 0 && (l[n] == '\n' || l[n] == 0);
+    free(text);
+    return found;
+}
+
+/* The same with CGPROF_LATENCY=1: the same parts (profile_test.h reads the
+ * '#lat:' lines as the comments they are to it), and in each, the calls
+ * that ended in it, by time; a call that ran across a dump in the part
+ * where it ends (G: counted in part 1, ended in part 2; MAIN in part 3). */
+static void test_parts_with_latency(void **state)
+{
+    (void)state;
+    set_dir("parts-latency");
+    pid_t pid = run_child(parts_scenario, (void *)"CGPROF_LATENCY=1", NULL);
+    assert_parts(pid);
+    /* F: one call of 15 ns, in [14, 16); nothing else ended */
+    assert_true(has_line(part_path(pid, 1, 1), "#latency: 4"));
+    char line[128];
+    snprintf(line, sizeof line, "#lat: (%u) 1 15 15 14:1", prof_fn_id(part_path(pid, 1, 1), fname(F)));
+    assert_true(has_line(part_path(pid, 1, 1), line));
+    assert_int_equal(count_lines(part_path(pid, 1, 1), "#lat: "), 1);
+    /* part 2: H 5 ns, F 10 ns, G 25 ns (30 to 55, across dump 1) */
+    const char *p2 = part_path(pid, 2, 1);
+    snprintf(line, sizeof line, "#lat: (%u) 1 5 5 5:1", prof_fn_id(p2, fname(H)));
+    assert_true(has_line(p2, line));
+    /* F's longest (15 ns) ended in part 1: its max here is the top of its
+     * bucket [10, 12), not more than 15 */
+    snprintf(line, sizeof line, "#lat: (%u) 1 10 11 10:1", prof_fn_id(p2, fname(F)));
+    assert_true(has_line(p2, line));
+    snprintf(line, sizeof line, "#lat: (%u) 1 25 25 24:1", prof_fn_id(p2, fname(G)));
+    assert_true(has_line(p2, line));
+    assert_int_equal(count_lines(p2, "#lat: "), 3);
+    /* part 3: MAIN, 90 ns, in [80, 96) */
+    const char *p3 = part_path(pid, 3, 1);
+    snprintf(line, sizeof line, "#lat: (%u) 1 90 90 80:1", prof_fn_id(p3, fname(MAIN)));
+    assert_true(has_line(p3, line));
+    assert_int_equal(count_lines(p3, "#lat: "), 1);
+    /* the worker's: WA 5 ns in part 1, WB 8 ns in part 2 */
+    snprintf(line, sizeof line, "#lat: (%u) 1 5 5 5:1", prof_fn_id(part_path(pid, 1, 2), fname(WA)));
+    assert_true(has_line(part_path(pid, 1, 2), line));
+    snprintf(line, sizeof line, "#lat: (%u) 1 8 8 8:1", prof_fn_id(part_path(pid, 2, 2), fname(WB)));
+    assert_true(has_line(part_path(pid, 2, 2), line));
+}
+
+static void assert_parts(pid_t pid)
+{
     char expected[2048];
     snprintf(expected, sizeof expected,
              "cg.out.%ld.1-01 cg.out.%ld.1-02 cg.out.%ld.2-01 cg.out.%ld.2-02 cg.out.%ld.3-01 cg.out.%ld.3-02",
@@ -856,6 +945,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parts_hold_what_happened_since_the_previous_one),
+        cmocka_unit_test(test_parts_with_latency),
         cmocka_unit_test(test_part_header),
         cmocka_unit_test(test_thread_exit_writes_its_last_part_and_releases_it),
         cmocka_unit_test(test_thread_exit_merge),

@@ -192,6 +192,24 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
                      (unsigned long long)y->count, (unsigned long long)x->runs, (unsigned long long)y->runs,
                      (unsigned long long)x->incl, (unsigned long long)y->incl, x->skip, y->skip);
     }
+    /* the histograms: the same calls ended on each arc, in the same buckets
+     * when the times are the same */
+    if ((a->lat == NULL) != (b->lat == NULL))
+        fail_msg("%s: one side keeps latency histograms, the other not", where);
+    for (uint32_t i = 0; a->lat && i < a->narcs; i++) {
+        const uint64_t *x = a->lat + (size_t)i * CG_LAT_ROW, *y = b->lat + (size_t)i * CG_LAT_ROW;
+        uint64_t nx = 0, ny = 0;
+        for (unsigned k = 0; k < CG_LAT_BUCKETS; k++) {
+            nx += x[k];
+            ny += y[k];
+            if (times && x[k] != y[k])
+                fail_msg("%s: arc %u's bucket %u differs: %llu, %llu", where, i, k, (unsigned long long)x[k],
+                         (unsigned long long)y[k]);
+        }
+        if (nx != ny || (times && x[CG_LAT_MAX] != y[CG_LAT_MAX]))
+            fail_msg("%s: arc %u's histogram differs: %llu, %llu calls", where, i, (unsigned long long)nx,
+                     (unsigned long long)ny);
+    }
     for (uint32_t i = 0; i < a->nnodes; i++) {
         const struct cg_node *x = &a->nodes[i], *y = &b->nodes[i];
         if (x->fn != y->fn || x->parent != y->parent || x->calls != y->calls || x->active != y->active ||
@@ -399,12 +417,17 @@ static void step(struct run *r)
     }
 }
 
-/* paths: the call paths' bound, 0 for none (CGPROF_PATHS=0) */
-static void run_sequence(int mode, uint64_t seed, unsigned long nevents, int throttle, uint32_t paths)
+/* paths: the call paths' bound, 0 for none (CGPROF_PATHS=0); lat: latency
+ * histograms kept (CGPROF_LATENCY) */
+static void run_sequence(int mode, uint64_t seed, unsigned long nevents, int throttle, uint32_t paths, int lat)
 {
     struct side a, b;
     side_init(&a, CG_FAST_NONE, throttle, paths);
     side_init(&b, mode, throttle, paths);
+    if (lat) {
+        assert_int_equal(cg_costs_latency_on(&a.t->costs), 0);
+        assert_int_equal(cg_costs_latency_on(&b.t->costs), 0);
+    }
     /* FN(9): a function left out (CGPROF_SKIP) on both sides */
     assert_int_equal(cg_addrset_add((struct cg_addrset *)a.filter.skip, FN(9)), 1);
     assert_int_equal(cg_addrset_add((struct cg_addrset *)b.filter.skip, FN(9)), 1);
@@ -452,7 +475,7 @@ static void test_sampled_clock(void **state)
     for (int fold = 0; fold <= 1; fold++) {
         cg_opts.inlined = fold ? CG_INLINED_FOLD : CG_INLINED_COUNT;
         for (uint64_t seed = 1; seed <= nseeds; seed++)
-            run_sequence(CG_FAST_SAMPLE, seed * 0x9e3779b97f4a7c15u, 60000, seed % 2, paths[seed % 3]);
+            run_sequence(CG_FAST_SAMPLE, seed * 0x9e3779b97f4a7c15u, 60000, seed % 2, paths[seed % 3], seed % 4 < 2);
     }
 }
 
@@ -469,7 +492,7 @@ static void test_tsc_clock(void **state)
     for (int fold = 0; fold <= 1; fold++) {
         cg_opts.inlined = fold ? CG_INLINED_FOLD : CG_INLINED_COUNT;
         for (uint64_t seed = 11; seed <= 13; seed++)
-            run_sequence(CG_FAST_TSC, seed * 0x9e3779b97f4a7c15u, 60000, 0, seed == 12 ? 1u << 18 : 0);
+            run_sequence(CG_FAST_TSC, seed * 0x9e3779b97f4a7c15u, 60000, 0, seed == 12 ? 1u << 18 : 0, seed % 2);
     }
 }
 

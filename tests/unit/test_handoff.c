@@ -16,7 +16,11 @@
  * (cg_costs_pop now does the second first).
  *
  * The threads keep their call paths (CGPROF_PATHS): the path files' calls
- * must add up the same, the nodes grown and read under the same rules. */
+ * must add up the same, the nodes grown and read under the same rules; and
+ * their latency histograms (CGPROF_LATENCY): the calls they hold, over all
+ * the parts, the same again (a part's histogram holds the calls that ended
+ * in it, its count those that began: they differ by the calls running at
+ * its dump, never in the sum), the rows grown with the arcs. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,11 +107,12 @@ static void *worker(void *arg)
 /* The sum of every "calls=N" line of the parts in dir (the total, which
  * sums them again, aside), and of the calls of the path files' nodes
  * ("node id parent fn calls incl self") into *paths. */
-static unsigned long long calls_written(unsigned *nfiles, unsigned long long *paths)
+static unsigned long long calls_written(unsigned *nfiles, unsigned long long *paths, unsigned long long *ended)
 {
     unsigned long long sum = 0;
     *nfiles = 0;
     *paths = 0;
+    *ended = 0;
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
@@ -125,6 +130,8 @@ static unsigned long long calls_written(unsigned *nfiles, unsigned long long *pa
                 sum += strtoull(line + 6, NULL, 10);
             else if (sscanf(line, "node %llu %llu %llu %llu", &id, &parent, &fn, &calls) == 4)
                 *paths += calls;
+            else if (sscanf(line, "#lat: (%llu) %llu", &fn, &calls) == 2)
+                *ended += calls;
         }
         fclose(f);
         (*nfiles)++;
@@ -152,6 +159,7 @@ static void test_parts_add_up_under_load(void **state)
     assert_int_equal(cg_thread_init(&events), 0);
     cg_collecting = 1;
     cg_paths_bound = 1u << 18;
+    cg_latency = 1;
 
     static char stacks[WORKERS][16384];
     pthread_t th[WORKERS];
@@ -171,12 +179,14 @@ static void test_parts_add_up_under_load(void **state)
     }
     cg_dump_final("end");
     unsigned nfiles;
-    unsigned long long paths, calls = calls_written(&nfiles, &paths);
-    printf("%u dumps, %u files, %llu calls, %llu in the paths\n", dumps, nfiles, calls, paths);
+    unsigned long long paths, ended, calls = calls_written(&nfiles, &paths, &ended);
+    printf("%u dumps, %u files, %llu calls, %llu in the paths, %llu in the histograms\n", dumps, nfiles, calls,
+           paths, ended);
     assert_true(dumps >= ITER / STRIDE);
     /* each worker's root call and its ITER calls, each once */
     assert_int_equal(calls, (unsigned long long)WORKERS * (ITER + 1));
     assert_int_equal(paths, (unsigned long long)WORKERS * (ITER + 1));
+    assert_int_equal(ended, (unsigned long long)WORKERS * (ITER + 1));
     /* every thread's state was freed by its exit */
     assert_null(cg_thread_list());
 }

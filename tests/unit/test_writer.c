@@ -1278,6 +1278,44 @@ static void test_realistic_program(void **state)
     free(text);
 }
 
+/* CGPROF_LATENCY: each function's histogram, the sum of its arcs' (square's
+ * two call sites), after the rest, before totals:; a function no call
+ * ended in (__libc_start_call_main) has none. */
+static void test_latency_lines(void **state)
+{
+    (void)state;
+    struct syms sy;
+    struct cg_symtab t = demo_symtab(&sy);
+    static uint64_t lat[4][CG_LAT_ROW];
+    memset(lat, 0, sizeof lat);
+    static const uint64_t times[4][3] = { { 1000 }, { 850 }, { 90, 100, 110 }, { 100 } };
+    for (int a = 0; a < 4; a++) {
+        for (int k = 0; k < 3 && times[a][k]; k++) {
+            lat[a][cg_lat_bucket(times[a][k])]++;
+            lat[a][CG_LAT_SUM] += times[a][k];
+            if (times[a][k] > lat[a][CG_LAT_MAX])
+                lat[a][CG_LAT_MAX] = times[a][k];
+        }
+    }
+    struct cg_snapshot snap = { .arcs = (struct cg_snap_arc *)demo_arcs, .narcs = 4,
+                                .selfs = (struct cg_snap_self *)demo_selfs, .nselfs = 6, .lat = &lat[0][0] };
+    char *text = write_part(&test_info, &snap, &t);
+    size_t n = strlen(demo_expected) - strlen("totals: 1000\n");
+    char expected[sizeof demo_expected + 1024];
+    snprintf(expected, sizeof expected, "%.*s%s", (int)n, demo_expected,
+             "# Latency (CGPROF_LATENCY): per function, its calls that ended, by inclusive time (ns): #lat: (fn) "
+             "calls sum max lower:count..., in buckets of 4 a power of two (cgprof's README, \"Latency "
+             "distributions\")\n"
+             "#latency: 4\n"
+             "#lat: (1) 1 850 850 768:1\n"
+             "#lat: (3) 1 1000 1000 896:1\n"
+             "#lat: (2) 4 400 110 80:1 96:3\n"
+             "totals: 1000\n");
+    assert_text(text, expected);
+    assert_well_formed(text);
+    free(text);
+}
+
 static void test_output_independent_of_snapshot_order(void **state)
 {
     (void)state;
@@ -1535,6 +1573,7 @@ int main(void)
         cmocka_unit_test(test_root_call_from_unknown_code),
         cmocka_unit_test(test_line_positions),
         cmocka_unit_test(test_realistic_program),
+        cmocka_unit_test(test_latency_lines),
         cmocka_unit_test(test_output_independent_of_snapshot_order),
         cmocka_unit_test(test_appends_to_buffer),
         cmocka_unit_test(test_large_table_every_address_named),
