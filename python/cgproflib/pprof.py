@@ -128,6 +128,7 @@ class Part:
         self.files = files
         self.estimated = set()     # estimated parts: the functions with several callers
         self.name = None           # the thread's name
+        self.latency = {}          # function -> latency.Histogram (CGPROF_LATENCY's '#lat:' lines)
 
 
 class Symbols:
@@ -222,6 +223,7 @@ def gather(whats):
         key = _key(prof.path, pid, thread, part)
         if key in parts:
             parts[key].files.append(prof.path)
+            parts[key].latency = prof.latency
             continue
         # no path file: the part's stacks estimated from its arcs
         ts, bad = estimate.threads_of_files([prof.path])
@@ -232,6 +234,7 @@ def gather(whats):
             tree = estimate.tree_of(t)
             p = parts[key] = Part(pid, thread, part, tree.costs, False, tree.event, tree.cmd, [prof.path])
             p.estimated = tree.estimated
+            p.latency = prof.latency
     out = sorted(parts.values(), key=lambda p: (p.pid, p.thread, p.part, p.files[0]))
     for p in out:
         p.name = names.get((p.pid, p.thread), (0, None))[1]
@@ -269,6 +272,13 @@ def build(parts, symbols, mtimes=None):
     types = [("calls", "count"), (tname("self"), unit), (tname("inclusive"), unit)]
     if off_cpu:
         types.append(("off_cpu_time", "nanoseconds"))
+    # CGPROF_LATENCY: a sample per function and bucket of its calls'
+    # inclusive times, its calls in latency_calls, labelled with the
+    # bucket's middle (latency, ns): `-tags -sample_index=latency_calls
+    # -focus=FN` draws the function's distribution
+    latency = ns and any(p.latency for p in parts)
+    if latency:
+        types.append(("latency_calls", "count"))
     out = [field_bytes(1, message(field_int(1, s(t)), field_int(2, s(u)))) for t, u in types]
 
     mappings, functions, locations = {}, {}, {}
@@ -299,8 +309,17 @@ def build(parts, symbols, mtimes=None):
             loc_of[k] = lid
         return lid
 
+    # the program's own object first: pprof takes the first mapping for
+    # the main binary ("File:" in its reports), which would otherwise be
+    # whichever object a first sample named (libc's, for main's caller)
+    for p in parts:
+        obj = _known(symbols.of(p.pid, "main")[0])
+        if obj:
+            mapping_id(obj)
+            break
     key_thread, key_tid, key_pid, key_part, key_stack = (s(k) for k in ("thread", "tid", "pid", "part", "stack"))
     unit_id = s("id")
+    key_latency, unit_ns = s("latency"), s("nanoseconds")
     nsamples = 0
     for p in parts:
         labels = []
@@ -319,6 +338,8 @@ def build(parts, symbols, mtimes=None):
             values = [calls, self_, incl]
             if off_cpu:
                 values.append(self_ if names[-1] == OFF_CPU else 0)
+            if latency:
+                values.append(0)
             if not any(values):
                 continue
             locs = [location(p.pid, n) for n in reversed(names)]
@@ -326,6 +347,17 @@ def build(parts, symbols, mtimes=None):
             out.append(field_bytes(2, message(field_packed(1, locs), field_packed(2, values), labels,
                                               stack_label["estimated" if est else "exact"])))
             nsamples += 1
+        for fn, h in sorted(p.latency.items()):
+            for lo, n in sorted(h.buckets.items()):
+                if not n:
+                    continue
+                end = min(h.end(lo), h.max + 1) if h.max >= lo else h.end(lo)
+                mid = (lo + end - 1) // 2
+                values = [0, 0, 0] + ([0] if off_cpu else []) + [n]
+                out.append(field_bytes(2, message(
+                    field_packed(1, [location(p.pid, fn)]), field_packed(2, values), labels,
+                    field_bytes(3, message(field_int(1, key_latency), field_int(3, mid), field_int(4, unit_ns))))))
+                nsamples += 1
     for obj, (mid, build_id) in mappings.items():
         out.append(field_bytes(3, message(field_int(1, mid), field_int(5, s(obj)), field_int(6, s(build_id)),
                                           field_int(7, 1), field_int(8, 1), field_int(9, 1))))
@@ -367,7 +399,10 @@ def build(parts, symbols, mtimes=None):
                     "i.e. inclusive); %s (flat: inclusive time; its cum counts nested calls again)%s" %
                     (tname("self"), tname("inclusive"),
                      "; off_cpu_time (cgprof_off_cpu's self time: cum, the time waited under each function)"
-                     if off_cpu else ""))
+                     if off_cpu else "") + ("; latency_calls (CGPROF_LATENCY: a sample per function and bucket of "
+                                            "its calls' inclusive times, labelled latency = the bucket's middle, "
+                                            "within 12.5%; -tags -sample_index=latency_calls -focus=FN)"
+                                            if latency else ""))
     if mtimes:
         out.append(field_int(9, max(mtimes) - duration))
     out.append(field_int(10, duration))

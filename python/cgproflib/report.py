@@ -720,12 +720,20 @@ def latency_view(g, top, sort, say):
         "calls, mean and max exact" % (100 * err, "/".join(str(x) for x in sorted(subs)),
                                        2 * min(subs) if subs else 8))
     say("  %12s %9s %9s %9s %9s %9s  %s" % ("calls", "mean", "p50", "p90", "p99", "max", "function"))
+    throttled = False
     for name, h in rows:
-        say("  %12d %9s %9s %9s %9s %9s  %s" % (
-            h.calls, latency.fmt_ns(h.mean), latency.fmt_ns(h.percentile(50)[0]),
+        # a throttled function's histogram holds the calls counted until
+        # then: its calls a lower bound, its percentiles those calls'
+        bound = name in g.lower_bounds
+        throttled |= bound
+        say("  %12s %9s %9s %9s %9s %9s  %s" % (
+            (">=%d" if bound else "%d") % h.calls, latency.fmt_ns(h.mean), latency.fmt_ns(h.percentile(50)[0]),
             latency.fmt_ns(h.percentile(90)[0]), latency.fmt_ns(h.percentile(99)[0]), latency.fmt_ns(h.max), name))
     if top and len(g.latency) > top:
         say("  (%d more functions: --top=0 lists all)" % (len(g.latency) - top))
+    if throttled:
+        say("  >=N: a throttled function (CGPROF_THROTTLE): the calls counted until it was throttled, and "
+            "their times only; --throttle off counts every call")
     return True
 
 

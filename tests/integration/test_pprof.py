@@ -297,6 +297,50 @@ class Base(unittest.TestCase):
 
 
 class Programs(Base):
+    def test_latency(self):
+        """CGPROF_LATENCY=1: a sample per function and bucket of its calls'
+        inclusive times (latency_calls), labelled with the bucket's middle:
+        per function and bucket, the part's '#lat:' histogram exactly
+        (examples/threads: five threads, fib's recursion)."""
+        d, _ = self.run_paths([cgtest.example("threads")], env={"CGPROF_LATENCY": "1"})
+        parts = sorted(glob.glob(os.path.join(d, "callgrind.out.*")))
+        want = {}
+        for part in parts:
+            prof = reader.load(part, strict=True)
+            for fn, h in prof.latency.items():
+                for lo, n in h.buckets.items():
+                    end = min(h.end(lo), h.max + 1) if h.max >= lo else h.end(lo)
+                    k = (prof.thread, fn, (lo + end - 1) // 2)
+                    want[k] = want.get(k, 0) + n
+        self.assertTrue(want)
+        f = self.pprof(d)
+        # -raw: each sample's values, location and labels
+        raw = self.go("-raw", f)
+        names = dict(re.findall(r"^\s+(\d+): 0x0 M=\d+ (\S+) ", raw, re.M))
+        head = re.search(r"^calls/count .*$", raw, re.M).group(0).split()
+        col = head.index("latency_calls/count")
+        got = {}
+        for m in re.finditer(r"^((?:\s+\d+)+): ((?:\d+ )+)\n((?:\s{16}.*\n)+)", raw, re.M):
+            values = [int(v) for v in m.group(1).split()]
+            lat = re.search(r"latency:\[(\d+) nanoseconds\]", m.group(3))
+            if lat is None:
+                self.assertEqual(values[col], 0)
+                continue
+            self.assertEqual(values[:col], [0] * col)
+            (loc,) = m.group(2).split()
+            tid = int(re.search(r"tid:\[(\d+) id\]", m.group(3)).group(1))
+            k = (tid, names[loc], int(lat.group(1)))
+            got[k] = got.get(k, 0) + values[col]
+        self.assertEqual(got, want)
+        # -top per function: the histograms' calls, fib's those of cgprof report
+        top = self.go.top(f, "-sample_index=latency_calls")
+        per_fn = {}
+        for (_, fn, _), n in want.items():
+            per_fn[fn] = per_fn.get(fn, 0) + n
+        self.assertEqual({k: v[0] for k, v in top.items() if v[0]}, per_fn)
+        rep = report_flat(self, d)
+        self.assertEqual(per_fn["fib"], int(rep["fib"][1]))
+
     def test_flame(self):
         """tests/progs/flame: one thread, spin under two callers."""
         d, _ = self.run_paths([cgtest.prog("flame")])
