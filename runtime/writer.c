@@ -19,6 +19,7 @@ struct line {
     unsigned char is_call;
     unsigned char synthetic; /* a call into uninstrumented code, inferred */
     unsigned char visits;    /* a call no hook saw: inferred, or walked by the sampler (count: visits) */
+    unsigned char inlined;   /* a call the compiler inlined (its hooks kept: CGPROF_INLINED=count) */
 };
 
 /* A function as written: one fn= block. A function is its object and its
@@ -35,6 +36,7 @@ struct rec {
     size_t n;
     unsigned id;         /* name-compression id, 0 until first written */
     unsigned char hooked, visited; /* called by a call the hooks saw / inferred (write_visits) */
+    size_t inlined_into;           /* write_inlined: the last caller written with it, + 1 */
 };
 
 struct strmap {
@@ -388,6 +390,7 @@ static int build(struct ctx *c, const struct cg_snapshot *snap)
         }
         l.is_call = 1;
         l.visits = a->sampled;
+        l.inlined = a->inlined;
         l.callee = (uint32_t)callee;
         l.count = a->count;
         l.cost = a->incl;
@@ -1049,6 +1052,44 @@ static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
         cg_buf_putc(out, '\n');
 }
 
+/* The calls the compiler inlined (counted with their hooks kept,
+ * CGPROF_INLINED=count): one comment line of (caller)>(callee) pairs of
+ * ids, after the rest, for cgprof's readers (cgprof pprof makes an inlined
+ * callee a line of its caller's location, as pprof shows inlined frames):
+ * "#inlined: (3)>(7) (3)>(9)". Valgrind's and KCachegrind's readers skip
+ * it. */
+static int write_inlined(struct ctx *c, struct cg_buf *out, const size_t *order)
+{
+    int any = 0;
+    for (size_t i = 0; i < c->nrecs; i++)
+        c->recs[i].inlined_into = 0;
+    for (size_t k = 0; k < c->nrecs; k++) {
+        const struct rec *r = &c->recs[order[k]];
+        if (!r->id)
+            continue;
+        for (size_t i = 0; i < r->n; i++) {
+            const struct line *l = &c->lines[r->lines[i]];
+            struct rec *callee = &c->recs[l->callee];
+            /* once a pair: a callee may be inlined at many places */
+            if (!l->is_call || !l->inlined || !callee->id || callee->inlined_into == order[k] + 1)
+                continue;
+            callee->inlined_into = order[k] + 1;
+            if (!any)
+                cg_buf_puts(out, "# Calls the compiler inlined, counted with their hooks: (caller)>(callee)\n"
+                                 "#inlined:");
+            any = 1;
+            cg_buf_puts(out, " (");
+            cg_buf_put_u64(out, r->id);
+            cg_buf_puts(out, ")>(");
+            cg_buf_put_u64(out, c->recs[l->callee].id);
+            cg_buf_putc(out, ')');
+        }
+    }
+    if (any)
+        cg_buf_putc(out, '\n');
+    return 0;
+}
+
 /* CGPROF_LATENCY: each function's calls that ended in the part, by
  * inclusive time, the sum of its arcs' histograms (costs.h, "latency
  * histograms"): comment lines after the rest, for cgprof's reader
@@ -1127,6 +1168,7 @@ static int write_body(struct ctx *c, struct cg_buf *b, const size_t *order, int 
     if (write_continued(c, b, order, line_only, &st) != 0)
         return -1;
     write_visits(c, b, order);
+    write_inlined(c, b, order);
     return 0;
 }
 

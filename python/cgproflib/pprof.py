@@ -141,8 +141,10 @@ class Symbols:
     def __init__(self):
         self.where = {}     # (pid, name) -> {(object, file): self cost}
         self.line = {}      # (pid, object, file, name) -> entry line
+        self.inlined = {}   # pid -> {(caller, callee)}: calls the compiler inlined ('#inlined:')
 
     def add(self, prof, pid):
+        self.inlined.setdefault(pid, set()).update(prof.inlined)
         ev = prof.event_index("ns") if "ns" in prof.events else 0
         for key, fn in prof.functions.items():
             w = self.where.setdefault((pid, key.name), {})
@@ -292,22 +294,43 @@ def build(parts, symbols, mtimes=None):
             m = mappings[obj] = (len(mappings) + 1, elf.gnu_build_id(obj) or "")
         return m[0]
 
-    def location(pid, name):
-        k = (pid, name)
+    def location(pid, chain):
+        """The location of a frame and the calls inlined into it (chain:
+        names, the frame's function first, each inlined into the one
+        before): one line per function, innermost first, as pprof has an
+        inlined frame; in the frame's object."""
+        k = (pid, chain)
         lid = loc_of.get(k)
         if lid is None:
-            obj, fl, line = symbols.of(pid, name)
-            obj, fl = _known(obj), _known(fl)
-            fkey = (name, fl, line)
-            fid = functions.get(fkey)
-            if fid is None:
-                fid = functions[fkey] = len(functions) + 1
-            lkey = (mapping_id(obj), fid, line)
+            lines = []
+            for name in chain:
+                obj, fl, line = symbols.of(pid, name)
+                fl = _known(fl)
+                fkey = (name, fl, line)
+                fid = functions.get(fkey)
+                if fid is None:
+                    fid = functions[fkey] = len(functions) + 1
+                lines.append((fid, line))
+            obj = _known(symbols.of(pid, chain[0])[0])
+            lkey = (mapping_id(obj), tuple(reversed(lines)))
             lid = locations.get(lkey)
             if lid is None:
                 lid = locations[lkey] = len(locations) + 1
             loc_of[k] = lid
         return lid
+
+    def frames(pid, names):
+        """A path's locations, leaf first: a call the compiler inlined
+        (CGPROF_INLINED=count's '#inlined:' pairs) is a line of its caller's
+        location, not a frame of its own."""
+        inl = symbols.inlined.get(pid, ())
+        chains = []
+        for i, n in enumerate(names):
+            if i and (names[i - 1], n) in inl:
+                chains[-1].append(n)
+            else:
+                chains.append([n])
+        return [location(pid, tuple(c)) for c in reversed(chains)]
 
     # the program's own object first: pprof takes the first mapping for
     # the main binary ("File:" in its reports), which would otherwise be
@@ -342,7 +365,7 @@ def build(parts, symbols, mtimes=None):
                 values.append(0)
             if not any(values):
                 continue
-            locs = [location(p.pid, n) for n in reversed(names)]
+            locs = frames(p.pid, names)
             est = not p.exact and any(n in p.estimated for n in names)
             out.append(field_bytes(2, message(field_packed(1, locs), field_packed(2, values), labels,
                                               stack_label["estimated" if est else "exact"])))
@@ -355,15 +378,18 @@ def build(parts, symbols, mtimes=None):
                 mid = (lo + end - 1) // 2
                 values = [0, 0, 0] + ([0] if off_cpu else []) + [n]
                 out.append(field_bytes(2, message(
-                    field_packed(1, [location(p.pid, fn)]), field_packed(2, values), labels,
+                    field_packed(1, [location(p.pid, (fn,))]), field_packed(2, values), labels,
                     field_bytes(3, message(field_int(1, key_latency), field_int(3, mid), field_int(4, unit_ns))))))
                 nsamples += 1
+    inline_frames = any(len(lines) > 1 for _, lines in locations)
     for obj, (mid, build_id) in mappings.items():
         out.append(field_bytes(3, message(field_int(1, mid), field_int(5, s(obj)), field_int(6, s(build_id)),
-                                          field_int(7, 1), field_int(8, 1), field_int(9, 1))))
-    for (mid, fid, line), lid in locations.items():
+                                          field_int(7, 1), field_int(8, 1), field_int(9, 1),
+                                          field_int(10, 1 if inline_frames else 0))))
+    for (mid, lines), lid in locations.items():
         out.append(field_bytes(4, message(field_int(1, lid), field_int(2, mid),
-                                          field_bytes(4, message(field_int(1, fid), field_int(2, line))))))
+                                          *(field_bytes(4, message(field_int(1, fid), field_int(2, line)))
+                                            for fid, line in lines))))
     for (name, fl, line), fid in functions.items():
         out.append(field_bytes(5, message(field_int(1, fid), field_int(2, s(name)), field_int(3, s(name)),
                                           field_int(4, s(fl)), field_int(5, line))))

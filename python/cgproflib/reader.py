@@ -106,6 +106,9 @@ CONTINUED_PREFIX = "#> "
 # ... and the functions without hooks whose counts are visits seen (a lower
 # bound), by id, on one comment line after the rest: "#visits: (12) (15)".
 VISITS_PREFIX = "#visits:"
+# "#inlined: (3)>(7) ...": the calls the compiler inlined, caller>callee
+# by id (runtime/writer.c, write_inlined; CGPROF_INLINED=count)
+INLINED_PREFIX = "#inlined:"
 # ... and, with CGPROF_LATENCY=1, each function's calls by inclusive time:
 # "#latency: 4" then "#lat: (12) calls sum max lower:count..." (cgproflib.
 # latency says what they hold).
@@ -247,6 +250,8 @@ class Profile:
     summary: Optional[List[int]] = None
     totals: Optional[List[int]] = None
     functions: Dict[FnKey, Function] = field(default_factory=dict)
+    # (caller, callee) FnKeys of the calls the compiler inlined (INLINED_PREFIX)
+    inlined: set = field(default_factory=set)
     # names of the functions whose calls are counted as visits (VISITS_PREFIX)
     visits: Set[str] = field(default_factory=set)
     # function name -> its calls' latency histogram (LATENCY_PREFIX)
@@ -447,6 +452,17 @@ class _Parser:
                 m = _COMPRESSED_RE.match(tok)
                 if m and int(m.group("id")) in table:
                     self.p.visits.add(table[int(m.group("id"))])
+            return
+        if raw.startswith(INLINED_PREFIX):
+            table = self.ids["fn"]
+            for tok in raw[len(INLINED_PREFIX):].split():
+                a, gt, b = tok.partition(">")
+                ma, mb = _COMPRESSED_RE.match(a), _COMPRESSED_RE.match(b)
+                if gt and ma and mb and int(ma.group("id")) in table and int(mb.group("id")) in table:
+                    self.p.inlined.add((table[int(ma.group("id"))], table[int(mb.group("id"))]))
+                else:
+                    self.strict_err(i, "a %r pair that cannot be read (or of an id not defined before): %r"
+                                    % (INLINED_PREFIX, tok[:60]))
             return
         if raw.startswith(SCHEME_PREFIX):
             sub = _latency.parse_scheme(raw)

@@ -297,6 +297,58 @@ class Base(unittest.TestCase):
 
 
 class Programs(Base):
+    def test_inlined_frames(self):
+        """CGPROF_INLINED=count: a call the compiler inlined (the files'
+        '#inlined:' pairs) is a line of its caller's location, as pprof
+        has inlined frames: every location's lines, innermost first, are
+        a chain of the run's inlined calls, and every inlined call on a
+        path is one (tests/progs/inlined, gcc and clang: sum_x's get_x;
+        "nest": both in main, get_x in both). Without them (the default,
+        fold: inlined calls have no frame) one line a location."""
+        truth = {(): {("sum_x", "get_x")}, ("nest",): {("main", "both"), ("both", "get_x")}}
+        for prog in ("inlined", "inlined-clang"):
+            for args, want in truth.items():
+                with self.subTest(prog=prog, args=args):
+                    d, _ = self.run_paths([cgtest.prog(prog)] + list(args), env={"CGPROF_INLINED": "count"})
+                    pairs = set()
+                    for part in glob.glob(os.path.join(d, "callgrind.out.*")):
+                        pairs |= reader.load(part, strict=True).inlined
+                    self.assertEqual(pairs, want)
+                    f = self.pprof(d)
+                    raw = self.go("-raw", f)
+                    locs = self.locations(raw)
+                    chains = {tuple(c) for c in locs.values() if len(c) > 1}
+                    self.assertTrue(chains)
+                    for c in chains:
+                        # innermost first: each line inlined into the next
+                        self.assertTrue(all((c[i + 1], c[i]) in pairs for i in range(len(c) - 1)), c)
+                    # every inlined call on a path is inside one location
+                    seen = set()
+                    for c in chains:
+                        seen |= {(c[i + 1], c[i]) for i in range(len(c) - 1)}
+                    self.assertEqual(seen, pairs)
+                    # pprof's flat per function still the files' calls
+                    top = self.go.top(f, "-sample_index=calls")
+                    # (-top names an inlined frame "get_x (inline)")
+                    self.assertEqual({k.replace(" (inline)", ""): v[0] for k, v in top.items() if v[0]},
+                                     {k: int(c) for k, (_, c, _) in report_flat(self, d).items()
+                                      if c not in ("-", "0")})
+        d, _ = self.run_paths([cgtest.prog("inlined"), "nest"], env={"CGPROF_INLINED": "fold"})
+        self.assertEqual([c for c in self.locations(self.go("-raw", self.pprof(d))).values() if len(c) > 1], [])
+
+    @staticmethod
+    def locations(raw):
+        """{location id: [function of each line, innermost first]} of -raw."""
+        out, cur = {}, None
+        block = raw.split("\nLocations\n", 1)[1].split("\nMappings", 1)[0]
+        for line in block.splitlines():
+            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
+            if m:
+                cur = out[m.group(1)] = [m.group(2)]
+            elif line.strip() and cur is not None:
+                cur.append(line.split()[0])
+        return out
+
     def test_latency(self):
         """CGPROF_LATENCY=1: a sample per function and bucket of its calls'
         inclusive times (latency_calls), labelled with the bucket's middle:

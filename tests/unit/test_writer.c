@@ -1116,6 +1116,9 @@ static void test_inlined_frame_and_function_parts(void **state)
                                     "calls=1 0x2400 30\n"
                                     "+8 * 10\n"
                                     "\n"
+                                    /* the inlined call, for cgprof's readers (pprof's inlined frames) */
+                                    "# Calls the compiler inlined, counted with their hooks: (caller)>(callee)\n"
+                                    "#inlined: (2)>(3)\n"
                                     "totals: 110\n");
     assert_well_formed(text);
     free(text);
