@@ -38,20 +38,29 @@ def notes(data: bytes, off: int = 0, size: int | None = None):
         off = desc_off + ((descsz + 3) & ~3)
 
 
+def _program_headers(f):
+    """(the program header table, its entry size) of the ELF64
+    little-endian file f, or None when it is not one this can read."""
+    head = f.read(64)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        return None
+    phoff, = struct.unpack_from("<Q", head, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+    if phentsize < 56 or phnum > MAX_PHNUM:
+        return None
+    f.seek(phoff)
+    return f.read(phentsize * phnum), phentsize
+
+
 def headers(path: str) -> Headers | None:
     """The Headers of the ELF64 little-endian executable at path; None when
     it is not one this can read (not ELF, unreadable, malformed)."""
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            got = _program_headers(f)
+            if got is None:
                 return None
-            phoff, = struct.unpack_from("<Q", head, 0x20)
-            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
-            if phentsize < 56 or phnum > MAX_PHNUM:
-                return None
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
+            table, phentsize = got
             static, runtime, interp, dynamic, loads = True, None, None, None, []
             for k in range(len(table) // phentsize):
                 ptype, _flags, off, va, _pa, filesz = struct.unpack_from("<IIQQQQ", table, k * phentsize)
@@ -108,15 +117,10 @@ def gnu_build_id(path: str) -> str | None:
     when it has none or is not an object this can read."""
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            got = _program_headers(f)
+            if got is None:
                 return None
-            phoff, = struct.unpack_from("<Q", head, 0x20)
-            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
-            if phentsize < 56 or phnum > MAX_PHNUM:
-                return None
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
+            table, phentsize = got
             for k in range(len(table) // phentsize):
                 ptype, _flags, off, _va, _pa, filesz = struct.unpack_from("<IIQQQQ", table, k * phentsize)
                 if ptype == 4 and filesz <= MAX_NOTE_SEGMENT:   # PT_NOTE

@@ -558,12 +558,13 @@ def flame_files(prefix, threads, each=True):
     return out
 
 
-def _write(path, write):
-    """write(f) into path, through a temporary renamed in place: a viewer
-    never reads half a file."""
+def _write(path, write, binary=False):
+    """write(f) into path (a text file, or binary), through a temporary
+    renamed in place: a viewer never reads half a file."""
     tmp = "%s.tmp.%d" % (path, os.getpid())
     try:
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+        with (open(tmp, "wb") if binary else
+              open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="\n")) as f:
             write(f)
         os.replace(tmp, path)
     except BaseException as e:

@@ -445,22 +445,12 @@ def build(parts, symbols, mtimes=None):
 
 def write(path, data):
     """data gzipped into path, through a temporary renamed in place."""
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    try:
-        with open(tmp, "wb") as f:
-            # level 6, zlib's default: 9 took three times as long for a
-            # file a few percent smaller
-            with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, compresslevel=6) as z:
-                z.write(data)
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError) and e.errno:
-            raise OSError(e.errno, e.strerror, path) from e
-        raise
+    def gz(f):
+        # level 6, zlib's default: 9 took three times as long for a file a
+        # few percent smaller
+        with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, compresslevel=6) as z:
+            z.write(data)
+    paths._write(path, gz, binary=True)
 
 
 def default_out(parts):
