@@ -62,9 +62,21 @@ int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, i
 
 static CG_INLINE int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
 {
+    /* kept per thread (thread.h, own_memo): 1 and 0 are for good, -1 (not
+     * known: no unwind tables, the lock busy) is asked again */
+    unsigned unloads = __atomic_load_n(&cg_takeback_unloads, __ATOMIC_ACQUIRE);
+    __typeof__(t->own_memo[0]) *m = &t->own_memo[((code >> 4) ^ (code >> 11)) & (CG_OWN_MEMO - 1)];
+    if (m->code == code && m->fn == fn && m->unloads == unloads && code)
+        return m->own;
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_own(fn, code);
     own_time_end(t, t0, cg_opts.inlined == CG_INLINED_FOLD);
+    if (rc >= 0) {
+        m->code = code;
+        m->fn = fn;
+        m->unloads = unloads;
+        m->own = rc;
+    }
     return rc;
 }
 

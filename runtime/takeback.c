@@ -740,9 +740,12 @@ unsigned long cg_takeback_restore(int reason)
     return n;
 }
 
+unsigned cg_takeback_unloads;
+
 void cg_takeback_unload(uintptr_t lo, uintptr_t hi)
 {
     lock_wait();
+    __atomic_add_fetch(&cg_takeback_unloads, 1, __ATOMIC_RELEASE);
     for (size_t i = 0; i < nsites; i++)
         if (sites[i].addr >= lo && sites[i].addr < hi && !sites[i].dead) {
             sites[i].dead = 1;

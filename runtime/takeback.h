@@ -68,6 +68,10 @@ unsigned long cg_takeback_restore(int reason);
  * restored: its code goes), so that nothing is ever written into what is
  * loaded at those addresses next. Waits for the lock. */
 void cg_takeback_unload(uintptr_t lo, uintptr_t hi);
+/* Counts the unloads (cg_takeback_unload): an answer of cg_takeback_own
+ * kept by a thread (fold.c) holds while it is the same, as an address then
+ * holds the same code. */
+extern unsigned cg_takeback_unloads;
 /* In a forked child: a lock held by a thread that is not there is let go,
  * and the tables, which that thread may have been changing, are no longer
  * trusted (nothing more is taken back in the child). */

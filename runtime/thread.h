@@ -25,6 +25,8 @@ struct cg_deferred {
  * that did not advance for 1.3 ms. The thread's state is mmap'ed, so the
  * slots never used cost address space, not memory. */
 #define CG_MAX_DEFERRED 8192
+/* fold.c's answers kept per thread (a power of two) */
+#define CG_OWN_MEMO 64
 
 /* Where a jmp_buf was set (nonlocal.c): the shadow stack's depth then, and its
  * top frame, to end the right frames when a longjmp comes back to it. One
@@ -53,6 +55,17 @@ struct cg_thread {
     uint64_t nhooks;
     struct cg_costs costs;
     struct cg_deferred deferred[CG_MAX_DEFERRED];
+
+    /* fold.c's answers of cg_takeback_own by the enter hook's return
+     * address: whether a call is its machine function's own first call
+     * does not change while the code is there (cg_takeback_unloads), and
+     * the general path asks it on every call it takes (a recursion's):
+     * a lookup under the takeback lock between two clock readings. */
+    struct {
+        uintptr_t code, fn;
+        unsigned unloads;
+        int own;
+    } own_memo[CG_OWN_MEMO];
 
     /* A scratch state the runtime drives its own hooks on (calibrate.c):
      * its calls are never folded nor taken back. */
