@@ -1010,6 +1010,36 @@ static int write_continued(struct ctx *c, struct cg_buf *out, const size_t *orde
     return 0;
 }
 
+/* A comment line of ids for cgprof's readers, after the rest of a part
+ * (#visits:, #inlined:): its header written before the first item, none
+ * when there is no item. An item is " (a)", or " (a)>(b)" for a pair. */
+struct id_line {
+    struct cg_buf *out;
+    const char *head; /* the explaining comment and the line's key */
+    int any;
+};
+
+static void id_line_item(struct id_line *line, uint64_t a, uint64_t b)
+{
+    if (!line->any)
+        cg_buf_puts(line->out, line->head);
+    line->any = 1;
+    cg_buf_puts(line->out, " (");
+    cg_buf_put_u64(line->out, a);
+    cg_buf_putc(line->out, ')');
+    if (b) {
+        cg_buf_puts(line->out, ">(");
+        cg_buf_put_u64(line->out, b);
+        cg_buf_putc(line->out, ')');
+    }
+}
+
+static void id_line_end(struct id_line *line)
+{
+    if (line->any)
+        cg_buf_putc(line->out, '\n');
+}
+
 /* The functions whose calls are counted as visits, not calls: code
  * without hooks (libc), known only from sampling or as the code that ran
  * callbacks (qsort's msort_with_tmp), called only by calls no hook saw (the
@@ -1033,23 +1063,17 @@ static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
                 c->recs[l->callee].hooked = 1;
         }
     }
-    int any = 0;
+    struct id_line line = {out, "# Functions without hooks, called only as seen by sampling or as the code that ran "
+                                "callbacks: their counts are visits, a lower bound\n#visits:", 0};
     for (size_t k = 0; k < c->nrecs; k++) {
         const struct rec *r = &c->recs[order[k]];
         /* cgprof_off_cpu's calls are made by the sampler's path too, but
          * each is one period off the CPU, counted: not a lower bound */
         if (!r->visited || r->hooked || !r->id || (r->name && strcmp(r->name, "cgprof_off_cpu") == 0))
             continue;
-        if (!any)
-            cg_buf_puts(out, "# Functions without hooks, called only as seen by sampling or as the code that ran "
-                             "callbacks: their counts are visits, a lower bound\n#visits:");
-        any = 1;
-        cg_buf_puts(out, " (");
-        cg_buf_put_u64(out, r->id);
-        cg_buf_putc(out, ')');
+        id_line_item(&line, r->id, 0);
     }
-    if (any)
-        cg_buf_putc(out, '\n');
+    id_line_end(&line);
 }
 
 /* The calls the compiler inlined (counted with their hooks kept,
@@ -1058,9 +1082,9 @@ static void write_visits(struct ctx *c, struct cg_buf *out, const size_t *order)
  * callee a line of its caller's location, as pprof shows inlined frames):
  * "#inlined: (3)>(7) (3)>(9)". Valgrind's and KCachegrind's readers skip
  * it. */
-static int write_inlined(struct ctx *c, struct cg_buf *out, const size_t *order)
+static void write_inlined(struct ctx *c, struct cg_buf *out, const size_t *order)
 {
-    int any = 0;
+    struct id_line line = {out, "# Calls the compiler inlined, counted with their hooks: (caller)>(callee)\n#inlined:", 0};
     for (size_t i = 0; i < c->nrecs; i++)
         c->recs[i].inlined_into = 0;
     for (size_t k = 0; k < c->nrecs; k++) {
@@ -1074,20 +1098,10 @@ static int write_inlined(struct ctx *c, struct cg_buf *out, const size_t *order)
             if (!l->is_call || !l->inlined || !callee->id || callee->inlined_into == order[k] + 1)
                 continue;
             callee->inlined_into = order[k] + 1;
-            if (!any)
-                cg_buf_puts(out, "# Calls the compiler inlined, counted with their hooks: (caller)>(callee)\n"
-                                 "#inlined:");
-            any = 1;
-            cg_buf_puts(out, " (");
-            cg_buf_put_u64(out, r->id);
-            cg_buf_puts(out, ")>(");
-            cg_buf_put_u64(out, c->recs[l->callee].id);
-            cg_buf_putc(out, ')');
+            id_line_item(&line, r->id, callee->id);
         }
     }
-    if (any)
-        cg_buf_putc(out, '\n');
-    return 0;
+    id_line_end(&line);
 }
 
 /* CGPROF_LATENCY: each function's calls that ended in the part, by
