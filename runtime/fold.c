@@ -64,9 +64,9 @@ static CG_INLINE int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
 {
     /* kept per thread (thread.h, own_memo): 1 and 0 are for good, -1 (not
      * known: no unwind tables, the lock busy) is asked again */
-    unsigned unloads = __atomic_load_n(&cg_takeback_unloads, __ATOMIC_ACQUIRE);
+    unsigned epoch = __atomic_load_n(&cg_takeback_epoch, __ATOMIC_ACQUIRE);
     __typeof__(t->own_memo[0]) *m = &t->own_memo[((code >> 4) ^ (code >> 11)) & (CG_OWN_MEMO - 1)];
-    if (m->code == code && m->fn == fn && m->unloads == unloads && code)
+    if (m->code == code && m->fn == fn && m->epoch == epoch && code)
         return m->own;
     uint64_t t0 = own_time_begin();
     int rc = cg_takeback_own(fn, code);
@@ -74,7 +74,7 @@ static CG_INLINE int own_of(struct cg_thread *t, uintptr_t fn, uintptr_t code)
     if (rc >= 0) {
         m->code = code;
         m->fn = fn;
-        m->unloads = unloads;
+        m->epoch = epoch;
         m->own = rc;
     }
     return rc;

@@ -54,6 +54,15 @@ static uintptr_t hook_enter, hook_exit;
 static const void *own_object; /* the runtime's shared object, NULL when it
                                   is linked into the program */
 static int enabled, untrusted_child;
+
+unsigned cg_takeback_epoch;
+
+/* Whatever answer of cg_takeback_own a thread kept may be wrong from now
+ * on (takeback.h) */
+static void new_epoch(void)
+{
+    __atomic_add_fetch(&cg_takeback_epoch, 1, __ATOMIC_RELEASE);
+}
 static int lock;
 
 static struct tb_site *sites;
@@ -463,8 +472,13 @@ static struct tb_range *range_of(uintptr_t addr, const struct seg *s)
  * again: a hook call through one of those was not recognised then. */
 static void refresh(struct tb_range *r)
 {
-    if (r && r->stale)
-        decode(r, (uint32_t)(r - ranges) + 1);
+    if (!r || !r->stale)
+        return;
+    uint8_t ok = r->ok;
+    uintptr_t own = r->own_enter;
+    decode(r, (uint32_t)(r - ranges) + 1);
+    if (r->ok != ok || r->own_enter != own)
+        new_epoch();
 }
 
 /* The record of the hook call that returns to code; its segment in *s.
@@ -504,6 +518,7 @@ static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_r
      * untrusted: the decoder and the processor disagree. */
     if (r && r->ok && (!x || x->range != (uint32_t)(r - ranges) + 1)) {
         r->ok = 0;
+        new_epoch();
         STAT_ADD(stats.untrusted, 1);
         return NULL;
     }
@@ -740,12 +755,10 @@ unsigned long cg_takeback_restore(int reason)
     return n;
 }
 
-unsigned cg_takeback_unloads;
-
 void cg_takeback_unload(uintptr_t lo, uintptr_t hi)
 {
     lock_wait();
-    __atomic_add_fetch(&cg_takeback_unloads, 1, __ATOMIC_RELEASE);
+    new_epoch();
     for (size_t i = 0; i < nsites; i++)
         if (sites[i].addr >= lo && sites[i].addr < hi && !sites[i].dead) {
             sites[i].dead = 1;
@@ -765,8 +778,10 @@ void cg_takeback_unload(uintptr_t lo, uintptr_t hi)
 
 void cg_takeback_forked(void)
 {
-    if (__atomic_load_n(&lock, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&lock, __ATOMIC_RELAXED)) {
         untrusted_child = 1;
+        new_epoch();
+    }
     lock = 0;
 }
 

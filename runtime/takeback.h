@@ -68,10 +68,12 @@ unsigned long cg_takeback_restore(int reason);
  * restored: its code goes), so that nothing is ever written into what is
  * loaded at those addresses next. Waits for the lock. */
 void cg_takeback_unload(uintptr_t lo, uintptr_t hi);
-/* Counts the unloads (cg_takeback_unload): an answer of cg_takeback_own
- * kept by a thread (fold.c) holds while it is the same, as an address then
- * holds the same code. */
-extern unsigned cg_takeback_unloads;
+/* Changes whenever an answer of cg_takeback_own may change: an unload
+ * (cg_takeback_unload: an address may then hold other code), a range found
+ * untrusted (its answers become "not known"), a forked child that no longer
+ * trusts the tables. An answer kept by a thread (fold.c) holds while this
+ * is the same. */
+extern unsigned cg_takeback_epoch;
 /* In a forked child: a lock held by a thread that is not there is let go,
  * and the tables, which that thread may have been changing, are no longer
  * trusted (nothing more is taken back in the child). */

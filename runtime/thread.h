@@ -58,12 +58,12 @@ struct cg_thread {
 
     /* fold.c's answers of cg_takeback_own by the enter hook's return
      * address: whether a call is its machine function's own first call
-     * does not change while the code is there (cg_takeback_unloads), and
+     * does not change while its epoch does not (cg_takeback_epoch), and
      * the general path asks it on every call it takes (a recursion's):
      * a lookup under the takeback lock between two clock readings. */
     struct {
         uintptr_t code, fn;
-        unsigned unloads;
+        unsigned epoch;
         int own;
     } own_memo[CG_OWN_MEMO];
 
