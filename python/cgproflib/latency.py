@@ -63,6 +63,18 @@ class Histogram:
             return lower + 1
         return lower + (1 << (lower.bit_length() - 1)) // self.sub
 
+    def bounded_end(self, lower: int) -> int:
+        """end(lower), but the longest call bounds every bucket that holds
+        it: a bucket's times lie in [lower, bounded_end(lower))."""
+        end = self.end(lower)
+        return min(end, self.max + 1) if self.max >= lower else end
+
+    def middle(self, lower: int) -> float:
+        """The middle of the times the bucket at `lower` can hold: what a
+        bucket stands for when one figure is shown (a percentile, pprof's
+        latency label)."""
+        return (lower + self.bounded_end(lower) - 1) / 2.0
+
     @property
     def mean(self) -> float:
         return self.sum / self.calls if self.calls else 0.0
@@ -86,10 +98,7 @@ class Histogram:
             if seen >= rank:
                 if rank == self.calls and self.max >= lo:
                     return (float(self.max), lo, self.max + 1)   # the longest call itself
-                end = self.end(lo)
-                if self.max and end > self.max + 1:
-                    end = self.max + 1      # the longest call bounds every bucket
-                return ((lo + end - 1) / 2.0, lo, end)
+                return (self.middle(lo), lo, self.bounded_end(lo))
         lo = max(self.buckets)
         return (float(self.max), lo, self.max + 1)
 

@@ -374,8 +374,7 @@ def build(parts, symbols, mtimes=None):
             for lo, n in sorted(h.buckets.items()):
                 if not n:
                     continue
-                end = min(h.end(lo), h.max + 1) if h.max >= lo else h.end(lo)
-                mid = (lo + end - 1) // 2
+                mid = int(h.middle(lo))
                 values = [0, 0, 0] + ([0] if off_cpu else []) + [n]
                 out.append(field_bytes(2, message(
                     field_packed(1, [location(p.pid, (fn,))]), field_packed(2, values), labels,

@@ -361,8 +361,7 @@ class Programs(Base):
             prof = reader.load(part, strict=True)
             for fn, h in prof.latency.items():
                 for lo, n in h.buckets.items():
-                    end = min(h.end(lo), h.max + 1) if h.max >= lo else h.end(lo)
-                    k = (prof.thread, fn, (lo + end - 1) // 2)
+                    k = (prof.thread, fn, int(h.middle(lo)))
                     want[k] = want.get(k, 0) + n
         self.assertTrue(want)
         f = self.pprof(d)
