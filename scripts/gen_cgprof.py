@@ -111,7 +111,7 @@ REPORT_OPTIONS = (
                 "<NN>); --top, --sort and --threads apply. Without path files: a message saying so, status 1."),
 )
 
-# cgprof flame (cgproflib.paths), for the man page
+# cgprof flame (cgproflib.flame), for the man page
 FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the path files the runtime writes with "
               "CGPROF_PATHS=1 (callgrind.paths.<pid>-<NN>, next to the Callgrind parts; their format is in "
               "docs/paths-format.md): every distinct call path from a thread's root with its exact calls, inclusive "

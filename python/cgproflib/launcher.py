@@ -509,12 +509,12 @@ def report_repairs(say, paths):
 
 def flame_summary(say, out, pid, cwd, parts):
     """After a run with CGPROF_PATHS: the flame graphs of the program's
-    path files (cgproflib.paths), written next to its profile, in one
+    path files (cgproflib.flame), written next to its profile, in one
     line; nothing when it wrote none. Only the program's: its children's
     have their own pids, and `cgprof flame` on their prefixes."""
-    from . import paths
+    from . import flame, paths
     try:
-        written = paths.run_flame(out, pid, cwd, parts)
+        written = flame.run_flame(out, pid, cwd, parts)
     except paths.PathsFormatError as e:
         say("no flame graphs: %s:%d: %s" % (shown([e.path])[0], e.line, e.message))
         return
@@ -565,10 +565,10 @@ def main(argv=None):
     # named report runs as ./report or after --.
     if argv[:1] == ["report"]:
         return report.main(argv[1:])
-    # `cgprof flame ...` the same (cgproflib.paths)
+    # `cgprof flame ...` the same (cgproflib.flame)
     if argv[:1] == ["flame"]:
-        from . import paths
-        return paths.flame_main(argv[1:])
+        from . import flame
+        return flame.flame_main(argv[1:])
     # `cgprof pprof ...` the same (cgproflib.pprof)
     if argv[:1] == ["pprof"]:
         from . import pprof

@@ -30,7 +30,7 @@ import sys
 from itertools import compress, count, filterfalse, repeat
 from operator import add, ge, itemgetter
 
-from . import latency, reader
+from . import latency, naming, paths, reader
 
 PROG = "cgprof report"
 DEFAULT_TOP = 20
@@ -93,7 +93,6 @@ class Group:
         and a node's time is its outermost calls', so the sum over its
         nodes counts each of its calls' time once, mutual recursion
         included, where arcs count f -> g -> f's inner time again."""
-        from . import naming, paths
         pf = None
         for name in naming.paths_names_of(path)[1:]:
             if os.path.isfile(name) and paths.is_path_file(name):
@@ -1024,9 +1023,7 @@ def _main(argv):
         report_notes(err, descs)
         return status
     if a.view == "paths":
-        # the path files' own reader and views (cgproflib.paths)
-        from . import paths
-        return paths.report_paths(a.whats, a.top, a.sort, a.threads, out, err)
+        return report_paths(a.whats, a.top, a.sort, a.threads, out, err)
     files, missing = collect(a.whats)
     for w, why in missing:
         err("%s: %s" % (w, why))
@@ -1079,4 +1076,64 @@ def _main(argv):
     descs = _descs(files)
     report_repairs(err, None, descs)
     report_notes(err, descs)
+    return status
+
+
+# ---- cgprof report --paths ---------------------------------------------------------
+
+def hottest_lines(tree, top, sort="inclusive", prefix=""):
+    """The hottest paths of a tree, with the columns of `cgprof report`'s
+    flat profile: inclusive, % of all the time, self, calls, the path
+    (main > parse > lex)."""
+    if not tree.costs:
+        return []
+    u = Units(tree.event)
+    order = {"inclusive": lambda kv: (-kv[1][1], -kv[1][0], kv[0]),
+             "self": lambda kv: (-kv[1][2], -kv[1][1], kv[0]),
+             "calls": lambda kv: (-kv[1][0], -kv[1][1], kv[0])}[sort]
+    ranked = sorted(tree.costs.items(), key=order)
+    if top:
+        ranked = ranked[:top]
+    total = tree.total()
+    nfiles = len(tree.files)
+    out = ["%stop %d paths by %s (%d path file%s; %s in all threads):" %
+           (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
+            if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],
+            nfiles, "" if nfiles == 1 else "s", u.total(total))]
+    out.append("%12s %6s %12s %10s  %s" % (u.head("incl."), "%", u.head("self"), "calls", "path"))
+    for names, (calls, inc, self_) in ranked:
+        pct = 100.0 * inc / total if total else 0.0
+        out.append("%12s %6.1f %12s %10s  %s" % (u.fmt(inc), pct, u.fmt(self_), calls or "-", " > ".join(names)))
+    return out
+
+
+def report_paths(whats, top, sort, threads, out, err):
+    """`cgprof report --paths`: the hottest paths of the WHATs' path files,
+    summed (threads "sum") or per thread ("each"), through out(line);
+    errors through err(line). Returns the exit status: 0, or 1 when a
+    WHAT has no path files or one cannot be read."""
+    status = 0
+    files, missing = paths.collect(whats)
+    for what in missing:
+        err("no path files for %s (looked for %s): the hottest paths need a run with CGPROF_PATHS=1 "
+            "(docs/paths-format.md)" % (what, paths.looked_for(what)))
+        status = 1
+    if not files:
+        return 1
+    pfs, bad = paths.load(files)
+    for _, why in bad:
+        err(why)
+        status = 1
+    if not pfs:
+        return status
+    try:
+        trees = paths.threads_of(pfs, with_pid=True)
+        groups = [paths.sum_trees(trees, "")] if threads == "sum" else trees
+    except ValueError as e:
+        err(str(e))
+        return 1
+    for t in groups:
+        # as `cgprof report --threads=each` heads each thread's table
+        for line in hottest_lines(t, top, sort, t.label + ": " if t.label else ""):
+            out(line)
     return status
