@@ -23,6 +23,7 @@ import os
 import re
 
 from . import naming
+from ._shared import DESC_THREAD_NAME
 
 VERSION_LINE = "paths: 1"
 BEYOND = "[paths beyond the bound]"
@@ -343,7 +344,7 @@ def _callgrind_header(path):
     name = None
     for d in got["desc"]:
         t, _, v = d.partition(":")
-        if t.strip() == "Thread name":
+        if t.strip() == DESC_THREAD_NAME:
             name = v.strip()
     return got.get("pid"), got.get("thread"), got.get("part"), name
 

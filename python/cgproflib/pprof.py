@@ -38,6 +38,7 @@ import sys
 import types
 
 from . import elf, estimate, flame, naming, paths, reader, report
+from ._shared import DESC_THREAD_NAME
 
 PROG = "cgprof pprof"
 USAGE = "usage: cgprof pprof [-o FILE] WHAT..."
@@ -213,7 +214,7 @@ def gather(whats):
     for prof in profs:
         pid, thread, part = _header_ints(prof)
         symbols.add(prof, pid)
-        name = prof.desc_value("Thread name")
+        name = prof.desc_value(DESC_THREAD_NAME)
         if name and ((pid, thread) not in names or names[(pid, thread)][0] <= part):
             names[(pid, thread)] = (part, name)
     for pf in pfs:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from . import latency as _latency
+from ._shared import DESC_TRIGGER
 from .latency import LATENCY_PREFIX, SCHEME_PREFIX
 
 __all__ = [
@@ -994,7 +995,7 @@ class _Parser:
             self.strict_err(self.header_keys["positions"], "want 'positions: instr line' or 'positions: line'")
         if not p.event_long_names:
             self.strict_err(where, "no 'event: NAME : long name' line in the header")
-        if not any(d.split(":", 1)[0].strip() == "Trigger" for d in p.desc):
+        if not any(d.split(":", 1)[0].strip() == DESC_TRIGGER for d in p.desc):
             self.strict_err(where, "no 'desc: Trigger: ...' line in the header")
         nonempty = [n for n, l in enumerate(lines, 1) if l.strip(" \t\r")]
         if p.totals is None:

@@ -31,6 +31,9 @@ from itertools import compress, count, filterfalse, repeat
 from operator import add, ge, itemgetter
 
 from . import latency, naming, paths, reader
+from ._shared import (DESC_CALLS_IN_PROGRESS, DESC_COLLECTION, DESC_FRAMES_LEFT, DESC_LOST, DESC_PAUSED,
+                      DESC_THREAD_NAME, DESC_THROTTLED, DESC_TOTAL_OF, DESC_TRIGGER, DESC_UNMATCHED_EXITS,
+                      TRIGGER_EXEC, TRIGGER_EXIT, TRIGGER_THREAD_EXIT)
 
 PROG = "cgprof report"
 DEFAULT_TOP = 20
@@ -111,7 +114,7 @@ class Group:
     def add(self, d):
         self.files += 1
         self.event = self.event or d.event
-        self.lower_bounds |= throttled_names(d.desc_value("Throttled"))
+        self.lower_bounds |= throttled_names(d.desc_value(DESC_THROTTLED))
         self.visits |= {k[0] for k in d.visits}
         for k, h in d.latency.items():
             latency.add_to(self.latency, k[0], h)
@@ -430,14 +433,14 @@ def print_summary(say, paths, top, prefix="", scope="", quote=repr):
 # The desc: lines that say a part holds a repair, and what each means for
 # the numbers shown (README, "Repairs").
 REPAIRS = (
-    ("Frames left without exit", "frame%s found left without exit (each counted as ending when found: calls "
+    (DESC_FRAMES_LEFT, "frame%s found left without exit (each counted as ending when found: calls "
                                  "made meanwhile may be shown under it)"),
-    ("Unmatched exits", "exit%s that matched no frame (dropped)"),
-    ("Lost", "call%s not recorded (counts that much too low)"),
+    (DESC_UNMATCHED_EXITS, "exit%s that matched no frame (dropped)"),
+    (DESC_LOST, "call%s not recorded (counts that much too low)"),
 )
 # What else the desc: lines say that a reader of the numbers should know
 NOTES = (
-    ("Calls in progress", "call%s still running when its part was written (each counted once, with its time "
+    (DESC_CALLS_IN_PROGRESS, "call%s still running when its part was written (each counted once, with its time "
                           "up to the dump)"),
 )
 
@@ -490,7 +493,7 @@ def report_repairs(say, paths, descs=None):
 # ended it (main calling exit(), a worker's start routine calling
 # pthread_exit()), not calls a dump cut through. Issue 27: every report of a
 # program that called exit() noted them.
-ENDINGS = ("Trigger: Program termination", "Trigger: Exec of ", "Trigger: Thread exit")
+ENDINGS = tuple(DESC_TRIGGER + ": " + t for t in (TRIGGER_EXIT, TRIGGER_EXEC + " ", TRIGGER_THREAD_EXIT))
 
 
 def written_at_end(desc):
@@ -499,11 +502,11 @@ def written_at_end(desc):
 
 def report_notes(say, descs):
     what = _desc_sums([d for d in descs if not written_at_end(d)], NOTES)
-    threads_ended = sum(1 for desc in descs if "Trigger: Thread exit" in desc)
+    threads_ended = sum(1 for desc in descs if DESC_TRIGGER + ": " + TRIGGER_THREAD_EXIT in desc)
     if threads_ended:
         what.append("%d part%s written when %s thread ended" % (threads_ended, "" if threads_ended == 1 else "s",
                                                                 "its" if threads_ended == 1 else "their"))
-    paused = sum(1 for desc in descs if any(l.startswith("Collection: paused") for l in desc))
+    paused = sum(1 for desc in descs if any(l.startswith(DESC_COLLECTION + ": " + DESC_PAUSED) for l in desc))
     if paused:
         what.append("%d part%s written while collection was paused (cgprof_collect(false))" %
                     (paused, "" if paused == 1 else "s"))
@@ -525,7 +528,7 @@ def _is_callgrind(path):
 
 def _is_total(path, desc=None):
     desc = read_desc(path) if desc is None else desc
-    return any(l.startswith("Thread name: total of") for l in desc)
+    return any(l.startswith(DESC_THREAD_NAME + ": " + DESC_TOTAL_OF) for l in desc)
 
 
 def collect(whats):
@@ -941,7 +944,7 @@ def groups_of(files, threads, event, lines, sites, arcs=False):
             bad.append((path, str(e.violations[0])))
             continue
         key = (d.pid if d.pid is not None else -1, d.thread if d.thread is not None else 0)
-        name = d.desc_value("Thread name")
+        name = d.desc_value(DESC_THREAD_NAME)
         if key not in per:
             per[key] = Group("pid %s thread %d%s: " % (d.pid if d.pid is not None else "?", key[1],
                                                         " (%s)" % name if name else ""))
