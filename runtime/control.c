@@ -12,6 +12,7 @@
 #include "options.h"
 #include "proc.h"
 #include "util.h"
+#include "control.inc"
 
 static char dir[CG_OPT_PATH_MAX];
 /* Cleared by the last dump (cg_control_remove, the main thread) while the
@@ -31,7 +32,7 @@ static int dir_usable(const char *d, const char **why)
 {
     struct stat st;
     if (lstat(d, &st) != 0) {
-        if (errno != ENOENT || mkdir(d, 0700) != 0 || lstat(d, &st) != 0) {
+        if (errno != ENOENT || mkdir(d, CG_CONTROL_DIR_MODE) != 0 || lstat(d, &st) != 0) {
             *why = strerror(errno);
             return 0;
         }
@@ -44,7 +45,7 @@ static int dir_usable(const char *d, const char **why)
         *why = "it belongs to another user";
         return 0;
     }
-    if (st.st_mode & 022) {
+    if (st.st_mode & CG_CONTROL_DIR_UNSAFE) {
         *why = "group or others can write into it";
         return 0;
     }
@@ -63,7 +64,7 @@ void cg_control_init(int sig)
     if (cg_opts.control_dir[0])
         snprintf(dir, sizeof dir, "%s", cg_opts.control_dir);
     else
-        snprintf(dir, sizeof dir, "/tmp/cgprof-%ld", (long)geteuid());
+        snprintf(dir, sizeof dir, CG_CONTROL_DEFAULT_DIR "%ld", (long)geteuid());
     const char *why = NULL;
     SET_ENABLED(dir_usable(dir, &why));
     if (!ENABLED()) {
@@ -137,7 +138,7 @@ static void write_atomically(const char *kind, const struct cg_buf *b)
     snprintf(suffix, sizeof suffix, "%s.tmp.%ld", kind, (long)gettid());
     path_of(tmp, PATH_SIZE, suffix);
     unlink(tmp); /* a leftover of a process with the same pid */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, CG_CONTROL_FILE_MODE);
     if (fd >= 0) {
         /* cg_write_all: the file-size limit (ulimit -f 0) fails the write
          * instead of killing the program at start-up */
@@ -164,14 +165,14 @@ static void write_status(void)
      * question a runtime would take for a plain signal) */
     cg_buf_printf(&b,
                   "pid: %ld\ncmd: %s\nsignal: %s\nsigno: %d\nthreads: %u\nparts: %u\ncollecting: %s\ndone: %u\n"
-                  "handled: %s\ncommands: dump zero collect stacks counters\nlast: %s\n",
+                  "handled: %s\ncommands: " CG_CONTROL_COMMANDS "\nlast: %s\n",
                   (long)getpid(), cg_proc_cmdline(),
                   dump_signal ? cg_signal_name(dump_signal, sig, sizeof sig) : "none", dump_signal, threads, parts,
                   collecting ? "on" : "off", done, handled_id, last);
     pid_t svc = __atomic_load_n(&service_tid, __ATOMIC_ACQUIRE);
     if (svc > 0)
         cg_buf_printf(&b, "service: %ld\n", (long)svc);
-    write_atomically("status", &b);
+    write_atomically(CG_CONTROL_STATUS, &b);
     cg_buf_free(&b);
 }
 
@@ -186,7 +187,7 @@ void cg_control_reply(const struct cg_buf *body)
         cg_buf_putn(&b, body->data, body->len);
     if (body->failed)
         b.failed = 1;
-    write_atomically("reply", &b);
+    write_atomically(CG_CONTROL_REPLY, &b);
     cg_buf_free(&b);
 }
 
@@ -196,7 +197,7 @@ int cg_control_take_command(char *arg, size_t size)
     if (!ENABLED())
         return CG_CONTROL_NONE;
     char path[CG_OPT_PATH_MAX + 64];
-    path_of(path, sizeof path, "cmd");
+    path_of(path, sizeof path, CG_CONTROL_CMD);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return CG_CONTROL_NONE;
@@ -244,9 +245,9 @@ void cg_control_remove(void)
     if (!ENABLED())
         return;
     char path[CG_OPT_PATH_MAX + 64];
-    path_of(path, sizeof path, "status");
+    path_of(path, sizeof path, CG_CONTROL_STATUS);
     unlink(path);
-    path_of(path, sizeof path, "reply"); /* an answer no control came for */
+    path_of(path, sizeof path, CG_CONTROL_REPLY); /* an answer no control came for */
     unlink(path);
     SET_ENABLED(0);
 }

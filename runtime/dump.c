@@ -23,6 +23,7 @@
 #include "thread.h"
 #include "total.h"
 #include "util.h"
+#include "desc.inc"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned parts;    /* parts written on demand so far */
@@ -204,7 +205,7 @@ void cg_dump_exec(const char *what)
     enter(&self);
     if (!final_done) {
         static char trigger[CG_OPT_PATH_MAX + 32]; /* under the lock; a path is not kept on the stack */
-        snprintf(trigger, sizeof trigger, "Exec of %s", what ? what : "?");
+        snprintf(trigger, sizeof trigger, CG_TRIGGER_EXEC " %s", what ? what : "?");
         dump_all(trigger, 0);
         /* The image goes: its total too (a new image with the runtime
          * writes its own over it, under the same pid), listed with the
@@ -308,7 +309,7 @@ void cg_dump_thread_exit(struct cg_thread *t)
         } else {
             scan_earlier_parts();
             struct cg_dump d;
-            begin(&d, "Thread exit", parts + 1, parts > 0 || numbered_always, 0);
+            begin(&d, CG_TRIGGER_THREAD_EXIT, parts + 1, parts > 0 || numbered_always, 0);
             if (current_totals(t, &cur) == 0) {
                 cg_inspect_thread_ended(&cur);
                 write_part(&d, t, &cur);

@@ -19,6 +19,7 @@
 #include "proc.h"
 #include "symbols.h"
 #include "util.h"
+#include "desc.inc"
 
 static struct cg_filter filter;
 static int skipping; /* some CGPROF_SKIP* pattern is set */
@@ -417,7 +418,7 @@ int cg_filter_desc(struct cg_syms *syms, const char **out, int max)
         cg_buf_free(&desc_throttle);
         cg_buf_init(&desc_throttle);
         cg_buf_printf(&desc_throttle,
-                      "Throttled: %zu functions (CGPROF_THROTTLE=%llu:%llu, process-wide; calls counted until "
+                      CG_DESC_THROTTLED ": %zu functions (CGPROF_THROTTLE=%llu:%llu, process-wide; calls counted until "
                       "then are kept)",
                       count, (unsigned long long)filter.throttle_n, (unsigned long long)filter.throttle_ns);
         for (size_t i = 0; i < count; i++)
@@ -471,7 +472,7 @@ void cg_filter_report_exit(void)
                       "cgprof: CGPROF_THROTTLE=%llu:%llu throttled %zu functions%s; to leave them out of the "
                       "build, compile with:\n-finstrument-functions-exclude-function-list=",
                       (unsigned long long)filter.throttle_n, (unsigned long long)filter.throttle_ns, count,
-                      unlisted ? " (some cannot be listed there: see the profiles' desc: Throttled)" : "");
+                      unlisted ? " (some cannot be listed there: see the profiles' desc: " CG_DESC_THROTTLED ")" : "");
         cg_buf_putn(&m, b.data, b.len);
         cg_buf_putc(&m, '\n');
         if (!m.failed)

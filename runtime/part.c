@@ -25,6 +25,7 @@
 #include "util.h"
 #include "pathwriter.h"
 #include "writer.h"
+#include "desc.inc"
 
 #ifndef CG_VERSION
 #define CG_VERSION "unknown"
@@ -108,11 +109,11 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
 {
     int nd = 0;
     if (name && name[0])
-        snprintf(extra[nd++], sizeof extra[0], "Thread name: %.100s", name);
+        snprintf(extra[nd++], sizeof extra[0], CG_DESC_THREAD_NAME ": %.100s", name);
     if (d->coalesced > 1)
         snprintf(extra[nd++], sizeof extra[0], "Requests: %u signals served by this one dump", d->coalesced);
     if (s->depth)
-        snprintf(extra[nd++], sizeof extra[0], "Calls in progress: %u (counted up to the dump)", s->depth);
+        snprintf(extra[nd++], sizeof extra[0], CG_DESC_CALLS_IN_PROGRESS ": %u (counted up to the dump)", s->depth);
     if (s->continued)
         snprintf(extra[nd++], sizeof extra[0],
                  "Calls continued: %llu (started before this part and counted in an earlier one: calls=0, at the end behind #>)",
@@ -124,7 +125,7 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  (unsigned long long)s->jumped);
     if (s->left)
         snprintf(extra[nd++], sizeof extra[0],
-                 "Frames left without exit: %llu (repaired: found gone by a later hook, counted as ending then)",
+                 CG_DESC_FRAMES_LEFT ": %llu (repaired: found gone by a later hook, counted as ending then)",
                  (unsigned long long)s->left);
     if (s->inlined_calls || s->frameless_exits)
         snprintf(extra[nd++], sizeof extra[0],
@@ -133,11 +134,11 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  "could not be: docs/takeback.md)",
                  (unsigned long long)s->inlined_calls, (unsigned long long)s->frameless_exits);
     if (s->unmatched_exits)
-        snprintf(extra[nd++], sizeof extra[0], "Unmatched exits: %llu (dropped)",
+        snprintf(extra[nd++], sizeof extra[0], CG_DESC_UNMATCHED_EXITS ": %llu (dropped)",
                  (unsigned long long)s->unmatched_exits);
     if (s->lost)
         snprintf(extra[nd++], sizeof extra[0],
-                 "Lost: %llu calls not recorded (out of memory, signal handlers nested too deep, or hooks "
+                 CG_DESC_LOST ": %llu calls not recorded (out of memory, signal handlers nested too deep, or hooks "
                  "left by a signal handler's siglongjmp)",
                  (unsigned long long)s->lost);
     if (s->unplaced)
@@ -146,7 +147,7 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  "charged at the frame's entry or last call site)",
                  (unsigned long long)s->unplaced, (unsigned)CG_SAMPLE_PCS);
     if (d->paused)
-        snprintf(extra[nd++], sizeof extra[0], "Collection: paused since a cgprof_collect(false)");
+        snprintf(extra[nd++], sizeof extra[0], CG_DESC_COLLECTION ": " CG_DESC_PAUSED " since a cgprof_collect(false)");
     struct cg_takeback_stats tb;
     cg_takeback_stats(&tb);
     unsigned long taken = tb.sites[CG_TB_INLINED] + tb.sites[CG_TB_FILTERED] + tb.sites[CG_TB_PAUSED];

@@ -29,6 +29,7 @@
 #include "takeback.h"
 #include "thread.h"
 #include "util.h"
+#include "desc.inc"
 
 extern char **environ;
 
@@ -382,12 +383,12 @@ static void final_dump(const char *trigger)
  * ending) after the program's atexit handlers and its own destructors. */
 __attribute__((destructor)) static void cg_destructor(void)
 {
-    final_dump("Program termination");
+    final_dump(CG_TRIGGER_EXIT);
 }
 
 /* quick_exit() runs no destructor, only the at_quick_exit handlers: ours,
  * registered by the constructor, runs after the program's. */
 static void on_quick_exit(void)
 {
-    final_dump("Program termination by quick_exit()");
+    final_dump(CG_TRIGGER_EXIT " by quick_exit()");
 }

@@ -21,6 +21,7 @@
 #include "naming.h"
 #include "proc.h"
 #include "util.h"
+#include "desc.inc"
 
 static struct cg_merged total;
 static int total_failed;          /* a part could not be added: no total */
@@ -71,7 +72,7 @@ void cg_total_write(struct cg_dump *d, unsigned running, uint64_t running_depth)
      * stack may be small (see part.c) */
     static char path[CG_OPT_PATH_MAX + 128];
     char name[160];
-    snprintf(name, sizeof name, "total of %u thread%s, %u part%s summed (CGPROF_TOTAL)", threads,
+    snprintf(name, sizeof name, CG_DESC_TOTAL_OF " %u thread%s, %u part%s summed (CGPROF_TOTAL)", threads,
              threads == 1 ? "" : "s", total.threads, total.threads == 1 ? "" : "s");
     struct cg_names names = { cg_opts.out, cg_proc_names_pid(), cg_proc_cwd() };
     if (cg_name_total(&names, path, sizeof path) != 0) {

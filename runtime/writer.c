@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "writer.h"
+#include "desc.inc"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -850,8 +851,8 @@ static void write_header(struct cg_buf *b, const struct cg_part_info *info, uint
     put_clean(b, info->creator ? info->creator : "cgprof");
     cg_buf_printf(b, "\npid: %ld\nthread: %u\npart: %u\ncmd: ", info->pid, info->thread, info->part);
     put_clean(b, info->cmd ? info->cmd : "");
-    cg_buf_puts(b, "\ndesc: Trigger: ");
-    put_clean(b, info->trigger ? info->trigger : "Program termination");
+    cg_buf_puts(b, "\ndesc: " CG_DESC_TRIGGER ": ");
+    put_clean(b, info->trigger ? info->trigger : CG_TRIGGER_EXIT);
     cg_buf_putc(b, '\n');
     if (info->clock) {
         cg_buf_puts(b, "desc: Clock: ");

@@ -39,6 +39,8 @@ import sys
 import time
 
 from . import elf
+from ._shared import (CONTROL_CMD, CONTROL_DEFAULT_DIR, CONTROL_DIR_UNSAFE, CONTROL_FILE_MODE,
+                      CONTROL_REPLY, CONTROL_STATUS)
 
 PROG = "cgprof-control"
 RUNTIME_NAME = "libcgprof.so"
@@ -46,6 +48,8 @@ POLL_INTERVAL = 0.02      # seconds: the longest wait between two looks at the s
 POLL_FIRST = 0.001        # and the first: a small program's dump takes a few ms
 DEFAULT_TIMEOUT = 30.0    # seconds to wait for a request to be handled
 DEFAULT_REASON = "cgprof-control"
+# the lock cgprof-control takes per process (the runtime never reads it)
+LOCK = "lock"
 MAX_REASON = 200          # bytes; the runtime reads one line of up to 511 bytes
 EVENTS = ("ns", "calls")  # what -e shows: time (the files' event) and calls
 
@@ -140,7 +144,7 @@ def control_dir_path(env: dict | None = None, uid: int | None = None) -> str:
     path = env.get("CGPROF_CONTROL_DIR")
     if path:
         return path
-    return "/tmp/cgprof-%d" % (os.geteuid() if uid is None else uid)
+    return CONTROL_DEFAULT_DIR + "%d" % (os.geteuid() if uid is None else uid)
 
 
 def check_dir_stat(path: str, st: os.stat_result, uid: int) -> None:
@@ -153,7 +157,7 @@ def check_dir_stat(path: str, st: os.stat_result, uid: int) -> None:
     if st.st_uid != uid:
         raise ControlError("control directory %s is owned by uid %d, not by you (uid %d): not used"
                            % (path, st.st_uid, uid))
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if st.st_mode & CONTROL_DIR_UNSAFE:
         raise ControlError("control directory %s is writable by group or others (mode %04o): not used"
                            % (path, stat.S_IMODE(st.st_mode)))
 
@@ -233,7 +237,7 @@ class ControlDir:
             os.unlink(tmp, dir_fd=self.fd)
         except FileNotFoundError:
             pass
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, CONTROL_FILE_MODE,
                      dir_fd=self.fd)
         try:
             data = text.encode("utf-8")
@@ -367,7 +371,7 @@ def parse_status(text: str, where: str = "status file") -> Status:
 
 
 def status_name(pid: int) -> str:
-    return "%d.status" % pid
+    return "%d.%s" % (pid, CONTROL_STATUS)
 
 
 def read_status(cdir: ControlDir, pid: int) -> Status | None:
@@ -612,7 +616,7 @@ def _is_control_file(name: str) -> int:
     pid, dot, rest = name.partition(".")
     if not dot or not pid.isdigit():
         return 0
-    for kind in ("status", "cmd", "lock", "reply"):
+    for kind in (CONTROL_STATUS, CONTROL_CMD, LOCK, CONTROL_REPLY):
         if rest == kind or rest.startswith(kind + ".tmp"):
             return int(pid)
     return 0
@@ -923,9 +927,9 @@ class _Poll:
 
 
 def _lock(cdir: ControlDir, pid: int, deadline: float, poll: float) -> int:
-    name = "%d.lock" % pid
+    name = "%d.%s" % (pid, LOCK)
     try:
-        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=cdir.fd)
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, CONTROL_FILE_MODE, dir_fd=cdir.fd)
     except OSError as e:
         raise ControlError("cannot open %s: %s" % (cdir.file(name), e.strerror))
     try:
@@ -989,7 +993,7 @@ def _send(cdir: ControlDir, pid: int, line: str, timeout: float, poll: float, qu
 
 
 def _take_reply(cdir: ControlDir, pid: int, after: Status) -> str:
-    name = "%d.reply" % pid
+    name = "%d.%s" % (pid, CONTROL_REPLY)
     text = cdir.read_file(name)
     cdir.remove(name)
     if text is None:
@@ -1001,7 +1005,7 @@ def _take_reply(cdir: ControlDir, pid: int, after: Status) -> str:
 
 
 def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, deadline: float, poll: float):
-    cmd_name = "%d.cmd" % pid
+    cmd_name = "%d.%s" % (pid, CONTROL_CMD)
     before = read_status(cdir, pid)     # under the lock: no other request moves done now
     if before is None:
         if not process_alive(pid):

@@ -8,6 +8,11 @@ are rather than the whole file: the launcher asks before every run, and
 cgprof-control of every process it lists (it imports little and starts in
 milliseconds). ELF64 little-endian only, as the runtime is x86-64's.
 Standard library only: struct (cgprof-control does not import typing).
+
+The section headers and symbol tables (dynamic(), defines()) are read
+from the whole file, and only when the launcher must tell whether a
+program could have called the hooks: after a run that left no file, and
+for a static program without the runtime.
 """
 
 from __future__ import annotations
@@ -131,3 +136,88 @@ def gnu_build_id(path: str) -> str | None:
     except (OSError, struct.error, ValueError, OverflowError):
         return None
     return None
+
+
+# ---- sections and symbols: the whole file --------------------------------------
+
+SHT_SYMTAB, SHT_DYNAMIC, SHT_DYNSYM = 2, 6, 11
+
+
+def _sections(data: bytes) -> list:
+    """The section headers of the ELF64 little-endian image data: (name,
+    type, flags, addr, offset, size, link, info, align, entsize) each.
+    Raises struct.error when the table is beyond data."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+    return [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum if shoff else 0)]
+
+
+def _symbols(data: bytes, section: tuple, sections: list):
+    """(name's offset in data, section index, st_name) of each symbol of a
+    symbol table section: the name is a C string at that offset, none when
+    st_name is 0."""
+    _n, _t, _f, _a, off, size, link, _i, _al, entsize = section
+    strtab = sections[link][4]
+    for k in range(size // entsize):
+        st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + k * entsize)
+        yield strtab + st_name, shndx, st_name
+
+
+def _cstr(data: bytes, off: int) -> str:
+    return data[off:data.index(b"\0", off)].decode("utf-8", "replace")
+
+
+def dynamic(path: str):
+    """(undefined dynamic symbol names, DT_NEEDED, run paths) of the ELF64
+    little-endian file at path, from its section headers; None if it is
+    not one, cannot be read or is malformed."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+            return None
+        return _dynamic(data)
+    except (OSError, struct.error, IndexError, ValueError):
+        return None
+
+
+def _dynamic(data: bytes):
+    sections = _sections(data)
+    undefined, needed, runpath = set(), [], []
+    for section in sections:
+        stype, off, size, link, entsize = section[1], section[4], section[5], section[6], section[9]
+        if stype == SHT_DYNSYM and entsize:
+            for name, shndx, st_name in _symbols(data, section, sections):
+                if shndx == 0 and st_name:
+                    undefined.add(_cstr(data, name))
+        elif stype == SHT_DYNAMIC and entsize:
+            strtab = sections[link][4]
+            for k in range(size // entsize):
+                tag, val = struct.unpack_from("<qQ", data, off + k * entsize)
+                if tag == 1:             # DT_NEEDED
+                    needed.append(_cstr(data, strtab + val))
+                elif tag in (15, 29):    # DT_RPATH, DT_RUNPATH
+                    runpath += _cstr(data, strtab + val).split(":")
+    return undefined, needed, runpath
+
+
+def defines(path: str, symbol: str) -> bool | None:
+    """Whether the symbol table (.symtab) of the ELF64 little-endian file
+    at path defines symbol; None when it has none (stripped) or cannot be
+    read or is malformed."""
+    want = symbol.encode() + b"\0"
+    found = None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        sections = _sections(data)
+        for section in sections:
+            if section[1] == SHT_SYMTAB and section[9]:
+                found = False
+                for name, shndx, _ in _symbols(data, section, sections):
+                    if shndx != 0 and data.startswith(want, name):
+                        found = True
+                        break
+    except (OSError, struct.error, IndexError, ValueError, OverflowError):
+        return None
+    return found

@@ -34,6 +34,7 @@ the calls), then among theirs, up to a function nobody called. So:
 import re
 
 from . import naming, paths, reader
+from ._shared import DESC_THREAD_NAME
 
 # A stack's weight below this share of its thread's total time (and of
 # its calls) is not split further on its own: 1/20,000 is below what a
@@ -62,7 +63,7 @@ class Thread:
             raise ValueError("%s: event %s, and %s before it: times in different units cannot be summed" %
                              (d.path, d.event, self.event))
         self.files.append(d.path)
-        self.name = d.desc_value("Thread name") or self.name
+        self.name = d.desc_value(DESC_THREAD_NAME) or self.name
         self.cmd = self.cmd or d.cmd
         self.total += d.total
         for (name, _obj), v in d.self_cost.items():

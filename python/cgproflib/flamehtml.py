@@ -36,6 +36,8 @@ import json
 import re
 from typing import Dict, List
 
+from . import paths
+
 # what paths.ESTIMATE_MARK means, on the page
 ESTIMATE_TEXT = ("A frame marked ~ (drawn hatched) is a function with several callers in a flame graph whose "
                  "stacks are estimated from the Callgrind file's arcs: its time is split among its callers in "
@@ -181,7 +183,6 @@ def diff_folded(a, b, marked=()):
     """flamegraph.pl's differential input (difffolded.pl's output, read by
     flamegraph.pl): "stack self_a self_b" per path with self time in a or
     b, sorted by stack. The frames escaped as in the .folded files."""
-    from . import paths
     esc = {}
 
     def frame(n):

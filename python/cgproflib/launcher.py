@@ -28,7 +28,6 @@ import os
 import re
 import resource
 import signal
-import struct
 import subprocess
 import sys
 import textwrap
@@ -243,43 +242,6 @@ def find_runtime(explicit):
 # that alone is a program that ended without exit() (_exit(), a signal): the
 # ELF files then say whether it could have called the hooks at all.
 
-def _elf_dynamic(path):
-    """(undefined dynamic symbol names, DT_NEEDED, run paths) of an ELF64
-    little-endian file, or None if it is not one."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        return None
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)]
-
-    def cstr(off):
-        return data[off:data.index(b"\0", off)].decode("utf-8", "replace")
-    undefined, needed, runpath = set(), [], []
-    for (_name, stype, _flags, _addr, off, size, link, _info, _align, entsize) in sections:
-        if stype == 11 and entsize:   # SHT_DYNSYM
-            strtab = sections[link][4]
-            for k in range(size // entsize):
-                st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + k * entsize)
-                if shndx == 0 and st_name:
-                    undefined.add(cstr(strtab + st_name))
-        elif stype == 6 and entsize:  # SHT_DYNAMIC
-            strtab = sections[link][4]
-            for k in range(size // entsize):
-                tag, val = struct.unpack_from("<qQ", data, off + k * entsize)
-                if tag == 1:
-                    needed.append(cstr(strtab + val))
-                elif tag in (15, 29):   # DT_RPATH, DT_RUNPATH
-                    runpath += cstr(strtab + val).split(":")
-    return undefined, needed, runpath
-
-
-
-
 # The sanitizers whose runtime must come first in the list of libraries
 # ("ASan runtime does not come first in initial library list").
 FIRST_RUNTIMES = ("libasan.so", "libhwasan.so")
@@ -329,10 +291,7 @@ def elf_calls_hooks(path, env=None):
     """True if the program, or one of the libraries it names that is found
     in its run path or LD_LIBRARY_PATH, calls __cyg_profile_func_enter; None
     if the program is not an ELF file this can read."""
-    try:
-        info = _elf_dynamic(path)
-    except (struct.error, IndexError, ValueError):
-        return None
+    info = elf.dynamic(path)
     if info is None:
         return None
     undefined, needed, runpath = info
@@ -345,10 +304,7 @@ def elf_calls_hooks(path, env=None):
         for d in dirs:
             candidate = os.path.join(d, lib)
             if os.path.isfile(candidate):
-                try:
-                    sub = _elf_dynamic(candidate)
-                except (struct.error, IndexError, ValueError):
-                    sub = None
+                sub = elf.dynamic(candidate)
                 if sub and "__cyg_profile_func_enter" in sub[0]:
                     return True
                 break
@@ -396,27 +352,7 @@ def program_elf(path):
     exe = elf.headers(path)
     if exe is None:
         return None
-    hooks = None
-    if exe.static and exe.runtime is None:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-            shoff, = struct.unpack_from("<Q", data, 0x28)
-            shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
-            for k in range(shnum if shoff else 0):
-                _n, stype, _f, _a, off, size, link, _i, _al, entsize = struct.unpack_from("<IIQQQQIIQQ", data,
-                                                                                       shoff + k * shentsize)
-                if stype == 2 and entsize:   # SHT_SYMTAB
-                    strtab = struct.unpack_from("<Q", data, shoff + link * shentsize + 0x18)[0]
-                    want = b"__cyg_profile_func_enter\0"
-                    hooks = False
-                    for j in range(size // entsize):
-                        st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + j * entsize)
-                        if shndx != 0 and data.startswith(want, strtab + st_name):
-                            hooks = True
-                            break
-        except (OSError, struct.error, IndexError, ValueError, OverflowError):
-            hooks = None   # cannot be told
+    hooks = elf.defines(path, "__cyg_profile_func_enter") if exe.static and exe.runtime is None else None
     return ProgramELF(exe.static, exe.runtime, hooks, exe.interp, exe.needed)
 
 
@@ -509,12 +445,12 @@ def report_repairs(say, paths):
 
 def flame_summary(say, out, pid, cwd, parts):
     """After a run with CGPROF_PATHS: the flame graphs of the program's
-    path files (cgproflib.paths), written next to its profile, in one
+    path files (cgproflib.flame), written next to its profile, in one
     line; nothing when it wrote none. Only the program's: its children's
     have their own pids, and `cgprof flame` on their prefixes."""
-    from . import paths
+    from . import flame, paths
     try:
-        written = paths.run_flame(out, pid, cwd, parts)
+        written = flame.run_flame(out, pid, cwd, parts)
     except paths.PathsFormatError as e:
         say("no flame graphs: %s:%d: %s" % (shown([e.path])[0], e.line, e.message))
         return
@@ -565,10 +501,10 @@ def main(argv=None):
     # named report runs as ./report or after --.
     if argv[:1] == ["report"]:
         return report.main(argv[1:])
-    # `cgprof flame ...` the same (cgproflib.paths)
+    # `cgprof flame ...` the same (cgproflib.flame)
     if argv[:1] == ["flame"]:
-        from . import paths
-        return paths.flame_main(argv[1:])
+        from . import flame
+        return flame.flame_main(argv[1:])
     # `cgprof pprof ...` the same (cgproflib.pprof)
     if argv[:1] == ["pprof"]:
         from . import pprof

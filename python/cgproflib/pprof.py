@@ -37,7 +37,8 @@ import re
 import sys
 import types
 
-from . import elf, estimate, naming, paths, reader, report
+from . import elf, estimate, flame, naming, paths, reader, report
+from ._shared import DESC_THREAD_NAME
 
 PROG = "cgprof pprof"
 USAGE = "usage: cgprof pprof [-o FILE] WHAT..."
@@ -213,7 +214,7 @@ def gather(whats):
     for prof in profs:
         pid, thread, part = _header_ints(prof)
         symbols.add(prof, pid)
-        name = prof.desc_value("Thread name")
+        name = prof.desc_value(DESC_THREAD_NAME)
         if name and ((pid, thread) not in names or names[(pid, thread)][0] <= part):
             names[(pid, thread)] = (part, name)
     for pf in pfs:
@@ -449,7 +450,7 @@ def write(path, data):
         # few percent smaller
         with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, compresslevel=6) as z:
             z.write(data)
-    paths._write(path, gz, binary=True)
+    flame._write(path, gz, binary=True)
 
 
 def default_out(parts):
@@ -539,7 +540,7 @@ def parse_args(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    gc.disable()   # many tuples, no cycles (as in paths.flame_main)
+    gc.disable()   # many tuples, no cycles (as in flame.flame_main)
 
     def err(msg):
         for line in msg.split("\n"):

@@ -34,6 +34,17 @@ Two kinds of check:
 * ``--strict`` (messages start with ``strict:``): what cgprof promises about
   the files it writes, on top of that (listed in ``_Parser.finish_strict``).
 
+Two readers of one file format, for two uses: load() builds the model
+of every line and checks it (_Parser: each line classified by the
+grammar's regular expressions, so that a violation is named exactly);
+digest() sums one event for `cgprof report` without a model, on files of
+hundreds of MB (_digest_fast: whole lines found by one regular
+expression; _digest_lines: one loop over the lines, for the views that
+need positions and for whatever the fast path leaves to it). The two
+digests read the header, the names' compression and cgprof's data
+comments with the same functions (_digest_header, _digest_name,
+_digest_comment); tests/python/test_digest.py holds digest() to load().
+
 Only the standard library is used; Python 3.9 or newer.
 """
 
@@ -47,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from . import latency as _latency
+from ._shared import DESC_TRIGGER
 from .latency import LATENCY_PREFIX, SCHEME_PREFIX
 
 __all__ = [
@@ -994,7 +1006,7 @@ class _Parser:
             self.strict_err(self.header_keys["positions"], "want 'positions: instr line' or 'positions: line'")
         if not p.event_long_names:
             self.strict_err(where, "no 'event: NAME : long name' line in the header")
-        if not any(d.split(":", 1)[0].strip() == "Trigger" for d in p.desc):
+        if not any(d.split(":", 1)[0].strip() == DESC_TRIGGER for d in p.desc):
             self.strict_err(where, "no 'desc: Trigger: ...' line in the header")
         nonempty = [n for n, l in enumerate(lines, 1) if l.strip(" \t\r")]
         if p.totals is None:
@@ -1066,6 +1078,84 @@ class Digest:
         return None
 
 
+
+
+# ---- what the two digests read alike -------------------------------------
+# _digest_fast and _digest_lines differ in how they find the body's lines
+# (tokens of whole lines by one regular expression, or a loop over lines);
+# the header, the names' compression and cgprof's comment lines that carry
+# data are read by these, for both. bad(message) says why a line cannot be
+# read (the fast path then leaves the file to the line reader).
+
+def _digest_header(d: Digest, raw: str, event: Optional[str], npos: int, ev: int, bad) -> Tuple[int, int]:
+    """A header line (events:, positions:, desc:, ...) read into d.
+    Returns (npos, ev): the number of positions and the index of the
+    event's cost among a cost line's tokens (-1 before events:)."""
+    hkey, colon, value = raw.partition(":")
+    if not colon or "=" in hkey:
+        bad("line matches no rule of the format grammar: %r" % raw[:60])
+    value = value.strip()
+    if hkey == "events":
+        d.events = value.split()
+        want = event or ("ns" if "ns" in d.events else d.events[0] if d.events else None)
+        if want not in d.events:
+            bad("no event %s in this file (its events: %s)" % (want, " ".join(d.events)))
+        d.event = want
+        ev = npos + d.events.index(want)
+    elif hkey == "positions":
+        d.positions = value.split()
+        npos = len(d.positions)
+        if ev >= 0:
+            ev = npos + d.events.index(d.event)
+    elif hkey == "desc":
+        d.desc.append(value)
+    elif hkey in ("pid", "thread", "part"):
+        try:
+            setattr(d, hkey, int(value))
+        except ValueError:
+            bad("'%s:' needs a number" % hkey)
+    elif hkey == "cmd":
+        d.cmd = value
+    elif hkey == "creator":
+        d.creator = value
+    return npos, ev
+
+
+def _digest_name(table: Dict[str, str], value: str, bad) -> Tuple[str, Optional[str], bool]:
+    """(name, "(id)" or None, whether the line defines it) of a name in
+    one space (table: "(id)" -> name, defined here when the line does)."""
+    if value[:1] == "(":
+        close = value.find(")")
+        if close < 0:
+            bad("malformed compressed name %r" % value)
+        ident = value[:close + 1]
+        rest = value[close + 1:].lstrip(" \t")
+        if rest:
+            table[ident] = rest
+            return rest, ident, True
+        if ident not in table:
+            bad("id %s is not defined" % ident)
+        return table[ident], ident, False
+    return value, None, True
+
+
+def _digest_comment(d: Digest, raw: str, fn_ref: Dict[str, int], keys: List[Tuple[str, str]],
+                    lat_sub: int) -> Optional[int]:
+    """A comment line of cgprof's that carries data (VISITS_PREFIX,
+    LATENCY_PREFIX, SCHEME_PREFIX) read into d; fn_ref: "(id)" -> the
+    function's number, keys: its key. Returns the latency scheme in force
+    after the line, None when raw is not such a line (a plain comment)."""
+    if raw[:8] == VISITS_PREFIX:
+        d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
+        return lat_sub
+    if raw[:5] == LATENCY_PREFIX:
+        got = _latency.parse(raw, lat_sub)
+        if got and got[0] in fn_ref:
+            _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
+        return lat_sub
+    if raw[:9] == SCHEME_PREFIX:
+        return _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
+    return None
 
 
 _BODY_KEYS = {"calls": 1, "fn": 2, "cfn": 3, "cfi": 4, "cfl": 4, "cob": 5, "fl": 6, "fi": 7, "fe": 7,
@@ -1143,20 +1233,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
         raise _Slow()
 
     def name_of(space, value):
-        if value[:1] == "(":
-            close = value.find(")")
-            if close < 0:
-                bad()
-            ident = value[:close + 1]
-            rest = value[close + 1:].lstrip(" \t")
-            table = ids[space]
-            if rest:
-                table[ident] = rest
-                return rest, ident
-            if ident not in table:
-                bad()
-            return table[ident], ident
-        return value, None
+        return _digest_name(ids[space], value, bad)[:2]
 
     def file_name(value):
         n, ident = name_of("fl", value)
@@ -1206,34 +1283,6 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
         r = text.count("\r")
         return r and r != text.count("\r\n") + (text[-1:] == "\r")
 
-    def header(raw):
-        """A header line (events:, desc:, ...) as digest() reads it."""
-        nonlocal ev, npos
-        hkey, colon, value = raw.partition(":")
-        if not colon or "=" in hkey:
-            bad()
-        value = value.strip()
-        if hkey == "events":
-            d.events = value.split()
-            want = event or ("ns" if "ns" in d.events else d.events[0] if d.events else None)
-            if want not in d.events:
-                bad()
-            d.event = want
-            ev = npos + d.events.index(want)
-        elif hkey == "positions":
-            d.positions = value.split()
-            npos = len(d.positions)
-            if ev >= 0:
-                ev = npos + d.events.index(d.event)
-        elif hkey == "desc":
-            d.desc.append(value)
-        elif hkey in ("pid", "thread", "part"):
-            setattr(d, hkey, int(value))
-        elif hkey == "cmd":
-            d.cmd = value
-        elif hkey == "creator":
-            d.creator = value
-
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -1264,7 +1313,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                 pos = nl + 1
                 if c == "\n" or c == "#" or not raw.strip():
                     continue
-                header(raw)
+                npos, ev = _digest_header(d, raw, event, npos, ev, bad)
             if ev < 0 or npos < 1:
                 bad()
             nev = len(d.events)
@@ -1470,22 +1519,16 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                 if value not in fn_ref:
                                     define(value, ob, cur_file)
                             continue
-                        if raw[:8] == VISITS_PREFIX:
-                            d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
-                            continue
-                        if raw[:5] == LATENCY_PREFIX:
-                            got = _latency.parse(raw, lat_sub)
-                            if got and got[0] in fn_ref:
-                                _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
-                            continue
-                        if raw[:9] == SCHEME_PREFIX:
-                            lat_sub = _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
-                            continue
+                        if c == "#":
+                            got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
+                            if got is not None:
+                                lat_sub = got
+                                continue
                         if c == "\n" or c == "#" or not raw.strip() or c == "":
                             continue
                         if raw[:7] in ("events:", "positio"):
                             bad()             # the tokens were made for the header's
-                        header(raw)
+                        npos, ev = _digest_header(d, raw, event, npos, ev, bad)
             if acc:
                 if fn is None:
                     bad()
@@ -1602,20 +1645,7 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
         raise CallgrindFormatError([Violation(path, lineno, msg)])
 
     def name_of(space, value, lineno):
-        if value[:1] == "(":
-            close = value.find(")")
-            if close < 0:
-                bad(lineno, "malformed compressed name %r" % value)
-            ident = value[:close + 1]
-            rest = value[close + 1:].lstrip(" \t")
-            table = ids[space]
-            if rest:
-                table[ident] = rest
-                return rest, ident, True
-            if ident not in table:
-                bad(lineno, "id %s is not defined" % ident)
-            return table[ident], ident, False
-        return value, None, True
+        return _digest_name(ids[space], value, lambda msg: bad(lineno, msg))
 
     # "(id)" -> name for the file and object spaces: a reference is one
     # lookup (done inline by the loop below, the reader's for the rest)
@@ -1804,47 +1834,15 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                         name, ident, _new = name_of("fn", value, lineno)
                         define(name, ident, ob, cur_file)
                 continue
-            if raw[:8] == VISITS_PREFIX:
-                d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
-                continue
-            if raw[:5] == LATENCY_PREFIX:
-                got = _latency.parse(raw, lat_sub)
-                if got and got[0] in fn_ref:
-                    _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
-                continue
-            if raw[:9] == SCHEME_PREFIX:
-                lat_sub = _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
-                continue
+            if c == "#":
+                got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
+                if got is not None:
+                    lat_sub = got
+                    continue
             if c == "\n" or c == "#" or not raw.strip():
                 continue
-            hkey, colon, value = raw.partition(":")
-            if not colon or "=" in hkey:
-                bad(lineno, "line matches no rule of the format grammar: %r" % raw[:60])
-            value = value.strip()
-            if hkey == "events":
-                d.events = value.split()
-                want = event or ("ns" if "ns" in d.events else d.events[0] if d.events else None)
-                if want not in d.events:
-                    bad(lineno, "no event %s in this file (its events: %s)" % (want, " ".join(d.events)))
-                d.event = want
-                ev = npos + d.events.index(want)
-            elif hkey == "positions":
-                d.positions = value.split()
-                npos = len(d.positions)
-                li = d.positions.index("line") if "line" in d.positions else -1
-                if ev >= 0:
-                    ev = npos + d.events.index(d.event)
-            elif hkey == "desc":
-                d.desc.append(value)
-            elif hkey in ("pid", "thread", "part"):
-                try:
-                    setattr(d, hkey, int(value))
-                except ValueError:
-                    bad(lineno, "'%s:' needs a number" % hkey)
-            elif hkey == "cmd":
-                d.cmd = value
-            elif hkey == "creator":
-                d.creator = value
+            npos, ev = _digest_header(d, raw, event, npos, ev, lambda msg: bad(lineno, msg))
+            li = d.positions.index("line") if "line" in d.positions else -1
         if acc:
             if fn is None:
                 bad(lineno, "cost line before any fn=")

@@ -30,7 +30,10 @@ import sys
 from itertools import compress, count, filterfalse, repeat
 from operator import add, ge, itemgetter
 
-from . import latency, reader
+from . import latency, naming, paths, reader
+from ._shared import (DESC_CALLS_IN_PROGRESS, DESC_COLLECTION, DESC_FRAMES_LEFT, DESC_LOST, DESC_PAUSED,
+                      DESC_THREAD_NAME, DESC_THROTTLED, DESC_TOTAL_OF, DESC_TRIGGER, DESC_UNMATCHED_EXITS,
+                      TRIGGER_EXEC, TRIGGER_EXIT, TRIGGER_THREAD_EXIT)
 
 PROG = "cgprof report"
 DEFAULT_TOP = 20
@@ -93,7 +96,6 @@ class Group:
         and a node's time is its outermost calls', so the sum over its
         nodes counts each of its calls' time once, mutual recursion
         included, where arcs count f -> g -> f's inner time again."""
-        from . import naming, paths
         pf = None
         for name in naming.paths_names_of(path)[1:]:
             if os.path.isfile(name) and paths.is_path_file(name):
@@ -112,7 +114,7 @@ class Group:
     def add(self, d):
         self.files += 1
         self.event = self.event or d.event
-        self.lower_bounds |= throttled_names(d.desc_value("Throttled"))
+        self.lower_bounds |= throttled_names(d.desc_value(DESC_THROTTLED))
         self.visits |= {k[0] for k in d.visits}
         for k, h in d.latency.items():
             latency.add_to(self.latency, k[0], h)
@@ -431,14 +433,14 @@ def print_summary(say, paths, top, prefix="", scope="", quote=repr):
 # The desc: lines that say a part holds a repair, and what each means for
 # the numbers shown (README, "Repairs").
 REPAIRS = (
-    ("Frames left without exit", "frame%s found left without exit (each counted as ending when found: calls "
+    (DESC_FRAMES_LEFT, "frame%s found left without exit (each counted as ending when found: calls "
                                  "made meanwhile may be shown under it)"),
-    ("Unmatched exits", "exit%s that matched no frame (dropped)"),
-    ("Lost", "call%s not recorded (counts that much too low)"),
+    (DESC_UNMATCHED_EXITS, "exit%s that matched no frame (dropped)"),
+    (DESC_LOST, "call%s not recorded (counts that much too low)"),
 )
 # What else the desc: lines say that a reader of the numbers should know
 NOTES = (
-    ("Calls in progress", "call%s still running when its part was written (each counted once, with its time "
+    (DESC_CALLS_IN_PROGRESS, "call%s still running when its part was written (each counted once, with its time "
                           "up to the dump)"),
 )
 
@@ -491,7 +493,7 @@ def report_repairs(say, paths, descs=None):
 # ended it (main calling exit(), a worker's start routine calling
 # pthread_exit()), not calls a dump cut through. Issue 27: every report of a
 # program that called exit() noted them.
-ENDINGS = ("Trigger: Program termination", "Trigger: Exec of ", "Trigger: Thread exit")
+ENDINGS = tuple(DESC_TRIGGER + ": " + t for t in (TRIGGER_EXIT, TRIGGER_EXEC + " ", TRIGGER_THREAD_EXIT))
 
 
 def written_at_end(desc):
@@ -500,11 +502,11 @@ def written_at_end(desc):
 
 def report_notes(say, descs):
     what = _desc_sums([d for d in descs if not written_at_end(d)], NOTES)
-    threads_ended = sum(1 for desc in descs if "Trigger: Thread exit" in desc)
+    threads_ended = sum(1 for desc in descs if DESC_TRIGGER + ": " + TRIGGER_THREAD_EXIT in desc)
     if threads_ended:
         what.append("%d part%s written when %s thread ended" % (threads_ended, "" if threads_ended == 1 else "s",
                                                                 "its" if threads_ended == 1 else "their"))
-    paused = sum(1 for desc in descs if any(l.startswith("Collection: paused") for l in desc))
+    paused = sum(1 for desc in descs if any(l.startswith(DESC_COLLECTION + ": " + DESC_PAUSED) for l in desc))
     if paused:
         what.append("%d part%s written while collection was paused (cgprof_collect(false))" %
                     (paused, "" if paused == 1 else "s"))
@@ -526,7 +528,7 @@ def _is_callgrind(path):
 
 def _is_total(path, desc=None):
     desc = read_desc(path) if desc is None else desc
-    return any(l.startswith("Thread name: total of") for l in desc)
+    return any(l.startswith(DESC_THREAD_NAME + ": " + DESC_TOTAL_OF) for l in desc)
 
 
 def collect(whats):
@@ -942,7 +944,7 @@ def groups_of(files, threads, event, lines, sites, arcs=False):
             bad.append((path, str(e.violations[0])))
             continue
         key = (d.pid if d.pid is not None else -1, d.thread if d.thread is not None else 0)
-        name = d.desc_value("Thread name")
+        name = d.desc_value(DESC_THREAD_NAME)
         if key not in per:
             per[key] = Group("pid %s thread %d%s: " % (d.pid if d.pid is not None else "?", key[1],
                                                         " (%s)" % name if name else ""))
@@ -1024,9 +1026,7 @@ def _main(argv):
         report_notes(err, descs)
         return status
     if a.view == "paths":
-        # the path files' own reader and views (cgproflib.paths)
-        from . import paths
-        return paths.report_paths(a.whats, a.top, a.sort, a.threads, out, err)
+        return report_paths(a.whats, a.top, a.sort, a.threads, out, err)
     files, missing = collect(a.whats)
     for w, why in missing:
         err("%s: %s" % (w, why))
@@ -1079,4 +1079,64 @@ def _main(argv):
     descs = _descs(files)
     report_repairs(err, None, descs)
     report_notes(err, descs)
+    return status
+
+
+# ---- cgprof report --paths ---------------------------------------------------------
+
+def hottest_lines(tree, top, sort="inclusive", prefix=""):
+    """The hottest paths of a tree, with the columns of `cgprof report`'s
+    flat profile: inclusive, % of all the time, self, calls, the path
+    (main > parse > lex)."""
+    if not tree.costs:
+        return []
+    u = Units(tree.event)
+    order = {"inclusive": lambda kv: (-kv[1][1], -kv[1][0], kv[0]),
+             "self": lambda kv: (-kv[1][2], -kv[1][1], kv[0]),
+             "calls": lambda kv: (-kv[1][0], -kv[1][1], kv[0])}[sort]
+    ranked = sorted(tree.costs.items(), key=order)
+    if top:
+        ranked = ranked[:top]
+    total = tree.total()
+    nfiles = len(tree.files)
+    out = ["%stop %d paths by %s (%d path file%s; %s in all threads):" %
+           (prefix, len(ranked), {"inclusive": "inclusive time", "self": "self time", "calls": "calls"}[sort]
+            if u.ns else {"inclusive": "inclusive " + u.event, "self": "self " + u.event, "calls": "calls"}[sort],
+            nfiles, "" if nfiles == 1 else "s", u.total(total))]
+    out.append("%12s %6s %12s %10s  %s" % (u.head("incl."), "%", u.head("self"), "calls", "path"))
+    for names, (calls, inc, self_) in ranked:
+        pct = 100.0 * inc / total if total else 0.0
+        out.append("%12s %6.1f %12s %10s  %s" % (u.fmt(inc), pct, u.fmt(self_), calls or "-", " > ".join(names)))
+    return out
+
+
+def report_paths(whats, top, sort, threads, out, err):
+    """`cgprof report --paths`: the hottest paths of the WHATs' path files,
+    summed (threads "sum") or per thread ("each"), through out(line);
+    errors through err(line). Returns the exit status: 0, or 1 when a
+    WHAT has no path files or one cannot be read."""
+    status = 0
+    files, missing = paths.collect(whats)
+    for what in missing:
+        err("no path files for %s (looked for %s): the hottest paths need a run with CGPROF_PATHS=1 "
+            "(docs/paths-format.md)" % (what, paths.looked_for(what)))
+        status = 1
+    if not files:
+        return 1
+    pfs, bad = paths.load(files)
+    for _, why in bad:
+        err(why)
+        status = 1
+    if not pfs:
+        return status
+    try:
+        trees = paths.threads_of(pfs, with_pid=True)
+        groups = [paths.sum_trees(trees, "")] if threads == "sum" else trees
+    except ValueError as e:
+        err(str(e))
+        return 1
+    for t in groups:
+        # as `cgprof report --threads=each` heads each thread's table
+        for line in hottest_lines(t, top, sort, t.label + ": " if t.label else ""):
+            out(line)
     return status

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cgtest  # noqa: E402
 import flamepage  # noqa: E402
 import speedscope  # noqa: E402
-from cgproflib import flamehtml, paths  # noqa: E402
+from cgproflib import flame, flamehtml, paths  # noqa: E402
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 MATCH = "rgb(224,0,224)"
@@ -170,7 +170,7 @@ class FlamePage(Base):
         self.assert_offline(page)
         st = page.state()
         self.assertEqual((st["label"], st["total"]), ("all threads", total.total()))
-        self.assertEqual(page.eval("document.title"), paths.flame_title(total))
+        self.assertEqual(page.eval("document.title"), flame.flame_title(total))
         # the model: every path with the files' costs
         model = {tuple(m["path"]): [m["calls"], m["incl"], m["self"]] for m in page.model()}
         self.assertEqual(model, total.costs)
@@ -327,7 +327,7 @@ class EstimatedPage(Base):
         page = self.open(written[0])
         self.assert_offline(page)
         self.assertIn(flamehtml.ESTIMATE_TEXT, page.text("legend"))
-        self.assertIn(paths.ESTIMATE_NOTE, page.eval("document.title"))
+        self.assertIn(flame.ESTIMATE_NOTE, page.eval("document.title"))
         labels = {tuple(f["path"]): f["label"] for f in page.drawn()}
         marked = {p for p, label in labels.items() if label.endswith(paths.ESTIMATE_MARK)}
         self.assertEqual({p[-1] for p in marked}, {"spin"})

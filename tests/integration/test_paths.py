@@ -19,7 +19,7 @@ import tempfile
 import unittest
 
 import cgtest
-from cgproflib import launcher, naming, paths, report, rules
+from cgproflib import flame, launcher, naming, paths, report, rules
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 MAN = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
@@ -205,14 +205,14 @@ class HandWritten(unittest.TestCase):
     def test_folded_lines(self):
         pfs, _ = paths.load(paths.collect([self.dir])[0])
         threads = paths.threads_of(pfs)
-        self.assertEqual(paths.folded_lines(paths.sum_trees(threads)), FOLDED_TOTAL)
-        self.assertEqual(paths.folded_lines(threads[0]), FOLDED_1)
-        self.assertEqual(paths.folded_lines(threads[1]), FOLDED_2)
+        self.assertEqual(flame.folded_lines(paths.sum_trees(threads)), FOLDED_TOTAL)
+        self.assertEqual(flame.folded_lines(threads[0]), FOLDED_1)
+        self.assertEqual(flame.folded_lines(threads[1]), FOLDED_2)
 
     def test_speedscope_document(self):
         pfs, _ = paths.load(paths.collect([self.dir])[0])
         threads = paths.threads_of(pfs)
-        doc = paths.speedscope([paths.sum_trees(threads)] + threads)
+        doc = flame.speedscope([paths.sum_trees(threads)] + threads)
         check_speedscope(self, doc)
         self.assertEqual(doc["shared"]["frames"], [{"name": n} for n in ("main", "emit", "lex", "parse", "worker")])
         self.assertEqual([(p["name"], p["unit"], p["startValue"], p["endValue"]) for p in doc["profiles"]],
@@ -236,7 +236,7 @@ class HandWritten(unittest.TestCase):
     def test_hottest_lines(self):
         pfs, _ = paths.load(paths.collect([self.dir])[0])
         total = paths.sum_trees(paths.threads_of(pfs), "")
-        self.assertEqual(paths.hottest_lines(total, 3, "inclusive"), [
+        self.assertEqual(report.hottest_lines(total, 3, "inclusive"), [
             "top 3 paths by inclusive time (3 path files; 1.700 ms in all threads):",
             "    incl. ms      %      self ms      calls  path",
             "       1.200   70.6        0.150          1  main",
@@ -310,7 +310,7 @@ class Generated(unittest.TestCase):
         self.assertEqual([t.costs for t in threads], [want_threads[1], want_threads[2], want_threads[3]])
         total = paths.sum_trees(threads)
         self.assertEqual(total.costs, want_total)
-        self.assertEqual(paths.folded_lines(total),
+        self.assertEqual(flame.folded_lines(total),
                          ["%s %d" % (";".join(p), c[2]) for p, c in sorted(want_total.items()) if c[2]])
 
     def test_recursion_folded_by_hand(self):
@@ -409,8 +409,8 @@ class Escapes(unittest.TestCase):
         # any order, ancestors missing
         t = paths.Tree("mine")
         t.costs = {("z",): [1, 1, 1], ("a", "b", "c"): [1, 5, 5], ("a",): [1, 10, 2], ("a", "b", "a b"): [2, 3, 3]}
-        self.assertEqual(paths.folded_lines(t), ["a 2", "a;b;a b 3", "a;b;c 5", "z 1"])
-        doc = paths.speedscope([t])
+        self.assertEqual(flame.folded_lines(t), ["a 2", "a;b;a b 3", "a;b;c 5", "z 1"])
+        doc = flame.speedscope([t])
         self.assertEqual(doc["shared"]["frames"], [{"name": n} for n in ("a", "b", "a b", "c", "z")])
         self.assertEqual((doc["profiles"][0]["samples"], doc["profiles"][0]["weights"]),
                          ([[0], [0, 1, 2], [0, 1, 3], [4]], [2, 3, 5, 1]))
@@ -422,7 +422,7 @@ class Escapes(unittest.TestCase):
               paths_text(5, 1, 1, [(1, "main"), (2, "a;b"), (3, "tpl<2> 2"), (4, paths.BEYOND)],
                          [(1, 0, 1, 1, 10, 1), (2, 1, 2, 1, 5, 2), (3, 2, 3, 1, 3, 3), (4, 1, 4, 2, 4, 4)]))
         pfs, _ = paths.load([os.path.join(d, "callgrind.paths.5-01")])
-        self.assertEqual(paths.folded_lines(paths.threads_of(pfs)[0]),
+        self.assertEqual(flame.folded_lines(paths.threads_of(pfs)[0]),
                          ["main 1", "main;[paths beyond the bound] 4", "main;a%3Bb 2", "main;a%3Bb;tpl<2>%202 3"])
         # as flamegraph.pl reads a line: the count after the last space, and
         # a second count before it when the stack ends in a space and a
@@ -430,7 +430,7 @@ class Escapes(unittest.TestCase):
         want = {("main",): 1, ("main", "[paths beyond the bound]"): 4, ("main", "a%3Bb"): 2,
                 ("main", "a%3Bb", "tpl<2>%202"): 3}
         read = {}
-        for line in paths.folded_lines(paths.threads_of(pfs)[0]):
+        for line in flame.folded_lines(paths.threads_of(pfs)[0]):
             m = re.fullmatch(r"(.*)\s+?(\d+(?:\.\d*)?)", line)
             self.assertIsNone(re.fullmatch(r"(.*)\s+?(\d+(?:\.\d*)?)", m.group(1)), line)
             read[tuple(m.group(1).split(";"))] = int(m.group(2))
@@ -438,7 +438,7 @@ class Escapes(unittest.TestCase):
         # unescaped, the last name would have been read as a second count
         self.assertIsNotNone(re.fullmatch(r"(.*)\s+?(\d+(?:\.\d*)?)", "main;tpl<2> 2"))
         # speedscope's frames hold the names as they are
-        doc = paths.speedscope(paths.threads_of(pfs))
+        doc = flame.speedscope(paths.threads_of(pfs))
         self.assertEqual([f["name"] for f in doc["shared"]["frames"]], ["main", paths.BEYOND, "a;b", "tpl<2> 2"])
 
 
