@@ -32,10 +32,11 @@
  *      prof_read, and profile_test.h's ASSERT_CALL, ASSERT_SELF,
  *      ASSERT_DESC.
  *
- * How to add a writer case (test_writer.c, which needs no thread): a
- * struct wcase in its table, the snapshot's arcs and self costs as
- * designated initialisers and the expected file text in full; see the top
- * of test_writer.c.
+ * How to add a writer case (test_writer.c, which needs no thread): its
+ * functions as struct fn_def, then a struct wcase of designated
+ * initialisers (the symbols, the snapshot's arcs and self costs, the file
+ * expected to the byte) and WCASE(name) in its main; its section "cases
+ * as tables" says what each field means.
  *
  * Addresses: the main thread runs MAIN, F, G, H; the other threads WMAIN,
  * WA, WB; every thread's first function is called from ROOT_SITE, which the
