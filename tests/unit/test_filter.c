@@ -22,7 +22,7 @@
  * call sites are addresses inside the callers, the threads' first function
  * is called from ROOT_SITE (nothing mapped there). Each scenario runs in a
  * child process: the filters are set up once per process. */
-#include "profile_test.h"
+#include "scenario.h"
 
 #include "symbols.h"
 
@@ -66,34 +66,11 @@ void cgft_vendor_b(void);
 #define A(fn) ((uintptr_t)(fn))
 /* a call site: a return address inside the caller */
 #define AT(fn, off) (A(fn) + (off))
-#define ROOT_SITE ((uintptr_t)0x9000)
-#define ROOT fname(ROOT_SITE - 1)
 #define SYNTH ((uintptr_t)0x1000) /* a function in no object */
-
-static char dir[512];
-static char out_env[640];
-static char err_path[600];
-
-static void set_dir(const char *name)
-{
-    subdir(name, dir, sizeof dir);
-    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/cg.out", dir);
-    snprintf(err_path, sizeof err_path, "%s/%s.err", tmpdir, name);
-}
 
 static void read_profile(pid_t pid, struct prof *p)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, (long)pid);
-    prof_read(path, p);
-}
-
-static void assert_stderr(const char *expected)
-{
-    char *err = read_text(err_path);
-    assert_non_null(err);
-    assert_string_equal(err, expected);
-    free(err);
+    prof_read(part_path(pid, 0, 1), p);
 }
 
 /* In the child: the runtime with these variables (and no total), the
