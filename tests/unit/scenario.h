@@ -1,9 +1,8 @@
 /* Thread scenarios as tables, for the tests that drive the runtime's real
  * thread layer in a child process (test_dump.c, test_total.c, test_crash.c,
- * test_filter.c): the
- * synthetic addresses they share, one driver that plays a table of events
- * on a thread, workers whose tables the main thread plays a step at a
- * time, and the names of a scenario's output directory.
+ * test_filter.c): the synthetic addresses they share, one driver that plays
+ * a table of events on a thread, workers whose tables the main thread plays
+ * a step at a time, and the names of a scenario's output directory.
  *
  * How to add a scenario:
  *   1. Write each thread's events as a table, one designated initialiser an
