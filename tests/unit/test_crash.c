@@ -19,40 +19,15 @@
  * this project's toolchain lets it run.
  *
  * Addresses are synthetic (see test_dump.c). */
-#include "profile_test.h"
+#include "scenario.h"
 
-#include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include "crash.h"
 
-#define ROOT_SITE ((uintptr_t)0x9000)
-#define MAIN ((uintptr_t)0x1000)
-#define F ((uintptr_t)0x2000)
-#define G ((uintptr_t)0x3000)
-#define WMAIN ((uintptr_t)0x5000)
-#define ROOT fname(ROOT_SITE - 1)
-
 #define CHILD_SKIPPED 77
-
-static char dir[512];
-static char out_env[640];
-
-static void set_dir(const char *name)
-{
-    subdir(name, dir, sizeof dir);
-    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/cg.out", dir);
-}
-
-static void assert_listing(const char *expected)
-{
-    char got[4096];
-    dir_listing(dir, got, sizeof got);
-    assert_string_equal(got, expected);
-}
 
 static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
@@ -73,6 +48,17 @@ static int handler_is_default(int sig)
     struct sigaction cur;
     REQUIRE(sigaction(sig, NULL, &cur) == 0);
     return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+}
+
+/* Runs the scenario in a child that must die of SIGABRT. */
+static pid_t run_aborting(void (*scenario)(void *))
+{
+    pid_t pid = child_start(scenario, NULL, NULL);
+    int status = child_wait(pid);
+    if (!WIFSIGNALED(status))
+        assert_exited_ok(status); /* says how it ended */
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+    return pid;
 }
 
 /* A fault at address 0x10, in the page a null pointer points into: the
@@ -203,11 +189,7 @@ static void test_abort_writes_the_profile_and_dies_of_it(void **state)
 {
     (void)state;
     set_dir("abort");
-    pid_t pid = child_start(abort_scenario, NULL, NULL);
-    int status = child_wait(pid);
-    if (!WIFSIGNALED(status))
-        assert_exited_ok(status);
-    assert_int_equal(WTERMSIG(status), SIGABRT);
+    pid_t pid = run_aborting(abort_scenario);
     long p = (long)pid;
     char expected[512], path[700];
     snprintf(expected, sizeof expected, "cg.out.%ld.1-01 cg.out.%ld.2-01 cg.total.%ld", p, p, p);
@@ -316,11 +298,7 @@ static void test_crash_after_exit_dump_writes_nothing(void **state)
 {
     (void)state;
     set_dir("after-final");
-    pid_t pid = child_start(after_final_scenario, NULL, NULL);
-    int status = child_wait(pid);
-    if (!WIFSIGNALED(status))
-        assert_exited_ok(status);
-    assert_int_equal(WTERMSIG(status), SIGABRT);
+    pid_t pid = run_aborting(after_final_scenario);
     long p = (long)pid;
     char expected[512], path[700];
     snprintf(expected, sizeof expected, "cg.out.%ld-01 cg.total.%ld", p, p);

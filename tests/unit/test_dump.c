@@ -8,154 +8,41 @@
  * the runtime in a child process of its own (profile_test.h says why), with
  * threads whose tables are driven with synthetic addresses and times; the
  * parent reads every file back and checks every call count, inclusive
- * time, self time and desc: line.
- *
- * Addresses: the main thread runs MAIN, F, G, H; the other threads WMAIN,
- * WA, WB; every thread's first function is called from ROOT_SITE, which the
- * files show as a function named by the call instruction's address
- * (ROOT_SITE - 1: nothing is mapped there). */
-#include "profile_test.h"
-
-#include <pthread.h>
-#include <semaphore.h>
-
-#define ROOT_SITE ((uintptr_t)0x9000)
-#define MAIN ((uintptr_t)0x1000)
-#define F ((uintptr_t)0x2000)
-#define G ((uintptr_t)0x3000)
-#define H ((uintptr_t)0x4000)
-#define WMAIN ((uintptr_t)0x5000)
-#define WA ((uintptr_t)0x6000)
-#define WB ((uintptr_t)0x7000)
-#define ROOT fname(ROOT_SITE - 1)
-
-/* ---- threads driven step by step ------------------------------------------ */
-
-/* A thread of the child whose steps the main thread runs one at a time:
- * step(w, k) runs on the worker, the main thread waits for it. The worker
- * attaches itself (its number is given in order of attachment) before its
- * first step. Step -1 ends the thread function (the thread then exits). */
-struct worker {
-    struct sim s;
-    sem_t go, done;
-    int step;
-    void (*steps)(struct worker *w, int k);
-    pthread_t th;
-    struct cg_thread *t; /* its state, kept to check the registry */
-};
-
-static void *worker_main(void *arg)
-{
-    struct worker *w = arg;
-    sim_attach(&w->s);
-    w->t = w->s.t;
-    for (;;) {
-        while (sem_wait(&w->go) != 0)
-            ;
-        int k = w->step;
-        if (k >= 0)
-            w->steps(w, k);
-        sem_post(&w->done);
-        if (k < 0 || !w->s.t)
-            return NULL; /* asked to, or ended by a step (sim_end) */
-    }
-}
-
-static void worker_step(struct worker *w, int k)
-{
-    w->step = k;
-    sem_post(&w->go);
-    while (sem_wait(&w->done) != 0)
-        ;
-}
-
-/* Starts the worker and runs its step 0. */
-static struct worker *worker_start(void (*steps)(struct worker *, int))
-{
-    struct worker *w = calloc(1, sizeof *w);
-    REQUIRE(w != NULL);
-    w->steps = steps;
-    REQUIRE(sem_init(&w->go, 0, 0) == 0 && sem_init(&w->done, 0, 0) == 0);
-    REQUIRE(pthread_create(&w->th, NULL, worker_main, w) == 0);
-    worker_step(w, 0);
-    return w;
-}
-
-/* Lets the thread function return (the thread exits: its key destructor
- * runs) and joins it. */
-static void worker_join(struct worker *w)
-{
-    if (w->s.t)
-        worker_step(w, -1);
-    REQUIRE(pthread_join(w->th, NULL) == 0);
-}
-
-/* ---- names --------------------------------------------------------------------- */
-
-static char dir[512];         /* the test's output directory */
-static char out_env[640];     /* CGPROF_OUT=<dir>/cg.out */
-
-static void set_dir(const char *name)
-{
-    subdir(name, dir, sizeof dir);
-    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/cg.out", dir);
-}
-
-/* <dir>/cg.out.<pid>.<part>-<NN>, or without ".<part>" when part is 0 */
-static const char *part_path(pid_t pid, unsigned part, unsigned thread)
-{
-    static char paths[4][700];
-    static unsigned next;
-    char *p = paths[next++ % 4];
-    if (part)
-        snprintf(p, sizeof paths[0], "%s/cg.out.%ld.%u-%02u", dir, (long)pid, part, thread);
-    else
-        snprintf(p, sizeof paths[0], "%s/cg.out.%ld-%02u", dir, (long)pid, thread);
-    return p;
-}
-
-static void assert_listing(const char *expected)
-{
-    char got[4096];
-    dir_listing(dir, got, sizeof got);
-    assert_string_equal(got, expected);
-}
-
-static void read_part(pid_t pid, unsigned part, unsigned thread, struct prof *p)
-{
-    prof_read(part_path(pid, part, thread), p);
-    assert_int_equal(p->pid, pid);
-    assert_int_equal(p->thread, thread);
-}
+ * time, self time and desc: line. The threads' events are tables
+ * (scenario.h says how to add one, and names the addresses). */
+#include "scenario.h"
 
 /* ---- parts: each holds what happened since the previous one --------------- */
 
-/* The worker of the first scenario:
- *   step 0: t=0 WMAIN entered; t=2..7 WA; its clock at 10
- *   step 1: t=12..20 WB; its clock at 30
- *   step 2: its clock at 35 */
-static void parts_worker(struct worker *w, int k)
-{
-    struct sim *s = &w->s;
-    if (k == 0) {
-        REQUIRE(cg_thread_set_name("worker") == 0);
-        sim_call(s, WMAIN, ROOT_SITE, 0);
-        sim_call(s, WA, WMAIN + 0x10, 2);
-        sim_ret(s, WA, 7);
-        sim_at(s, 10);
-    } else if (k == 1) {
-        sim_call(s, WB, WMAIN + 0x20, 12);
-        sim_ret(s, WB, 20);
-        sim_at(s, 30);
-    } else {
-        sim_at(s, 35);
-    }
-}
+/* The worker of the first scenario, in three steps */
+static const struct ev parts_worker[] = {
+    { .name = "worker" },
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 2 }, { .exit = WA, .t = 7 },
+    { .t = 10 },
+    { .pause = 1 },
+    { .enter = WB, .site = WMAIN + 0x20, .t = 12 }, { .exit = WB, .t = 20 },
+    { .t = 30 },
+    { .pause = 1 },
+    { .t = 35 },
+};
 
-/* The main thread:
- *   t=0 MAIN entered; t=10..25 F; t=30 G called     dump 1 at 40
- *   t=45..50 G calls H; t=55 G returns; t=60..70 F  dump 2 at 80
- *   t=90 MAIN returns                               exit dump */
+/* The main thread: two dumps on demand, the exit dump at 100 */
+static const struct ev parts_main[] = {
+    { .enter = MAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = F, .site = MAIN + 0x10, .t = 10 }, { .exit = F, .t = 25 },
+    { .enter = G, .site = MAIN + 0x20, .t = 30 },
+    { .t = 40, .dump = DUMPS, .why = "phase one" },
+    { .wake = 1 },
+    { .enter = H, .site = G + 0x08, .t = 45 }, { .exit = H, .t = 50 },
+    { .exit = G, .t = 55 },
+    { .enter = F, .site = MAIN + 0x10, .t = 60 }, { .exit = F, .t = 70 },
+    { .t = 80, .dump = DUMPS }, /* no reason given */
+    { .wake = 1 },
+    { .exit = MAIN, .t = 90 },
+    { .t = 100 },
+};
+
 static void parts_scenario(void *arg)
 {
     /* arg: one more setting, or NULL */
@@ -163,24 +50,8 @@ static void parts_scenario(void *arg)
     runtime_init(env);
     struct sim s;
     sim_attach(&s);
-    struct worker *w = worker_start(parts_worker);
-    sim_call(&s, MAIN, ROOT_SITE, 0);
-    sim_call(&s, F, MAIN + 0x10, 10);
-    sim_ret(&s, F, 25);
-    sim_call(&s, G, MAIN + 0x20, 30);
-    sim_at(&s, 40);
-    REQUIRE(cg_dump_now("phase one") == 0);
-    worker_step(w, 1);
-    sim_call(&s, H, G + 0x08, 45);
-    sim_ret(&s, H, 50);
-    sim_ret(&s, G, 55);
-    sim_call(&s, F, MAIN + 0x10, 60);
-    sim_ret(&s, F, 70);
-    sim_at(&s, 80);
-    REQUIRE(cg_dump_now(NULL) == 0);
-    worker_step(w, 2);
-    sim_ret(&s, MAIN, 90);
-    sim_at(&s, 100);
+    worker_start(parts_worker);
+    SIM_RUN(&s, parts_main);
     cg_dump_final("Program termination");
 }
 
@@ -387,30 +258,21 @@ static void test_part_header(void **state)
 
 /* ---- threads that end -------------------------------------------------------- */
 
-/* Thread 2 ends before any dump with WB still running:
- *   t=0 WMAIN; t=5..9 WA; t=10 WB called; the thread ends at 20 */
-static void ending_worker_a(struct worker *w, int k)
-{
-    (void)k;
-    struct sim *s = &w->s;
-    sim_call(s, WMAIN, ROOT_SITE, 0);
-    sim_call(s, WA, WMAIN + 0x10, 5);
-    sim_ret(s, WA, 9);
-    sim_call(s, WB, WMAIN + 0x20, 10);
-    sim_end(s, 20);
-}
+/* Thread 2 ends before any dump with WB still running */
+static const struct ev ending_worker_a[] = {
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 5 }, { .exit = WA, .t = 9 },
+    { .enter = WB, .site = WMAIN + 0x20, .t = 10 },
+    { .end = 1, .t = 20 },
+};
 
 /* Thread 3 returns from everything, then really exits (thread.c's key
- * destructor ends it):  t=0 WMAIN; t=1..4 WA; t=6 WMAIN returns */
-static void ending_worker_b(struct worker *w, int k)
-{
-    (void)k;
-    struct sim *s = &w->s;
-    sim_call(s, WMAIN, ROOT_SITE, 0);
-    sim_call(s, WA, WMAIN + 0x10, 1);
-    sim_ret(s, WA, 4);
-    sim_ret(s, WMAIN, 6);
-}
+ * destructor ends it) */
+static const struct ev ending_worker_b[] = {
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 1 }, { .exit = WA, .t = 4 },
+    { .exit = WMAIN, .t = 6 },
+};
 
 static void thread_exit_scenario(void *arg)
 {
@@ -482,41 +344,25 @@ static void test_thread_exit_writes_its_last_part_and_releases_it(void **state)
     ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 20);
 }
 
-/* CGPROF_THREAD_EXIT=merge:
- *   thread 2: t=0 WMAIN; t=1..6 WA; t=8 WB called; ends at 10
- *   thread 3: t=0 WMAIN; t=2..5 WA; t=6..10 WA; t=12 WMAIN returns; exits
- *   dump 1
- *   thread 4: t=0..3 WMAIN; exits
- *   dump 2, dump 3 */
-static void merge_worker_a(struct worker *w, int k)
-{
-    (void)k;
-    struct sim *s = &w->s;
-    sim_call(s, WMAIN, ROOT_SITE, 0);
-    sim_call(s, WA, WMAIN + 0x10, 1);
-    sim_ret(s, WA, 6);
-    sim_call(s, WB, WMAIN + 0x20, 8);
-    sim_end(s, 10);
-}
+/* CGPROF_THREAD_EXIT=merge: threads 2 and 3 end before dump 1, thread 4
+ * between dumps 1 and 2 */
+static const struct ev merge_worker_a[] = {
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 1 }, { .exit = WA, .t = 6 },
+    { .enter = WB, .site = WMAIN + 0x20, .t = 8 },
+    { .end = 1, .t = 10 },
+};
 
-static void merge_worker_b(struct worker *w, int k)
-{
-    (void)k;
-    struct sim *s = &w->s;
-    sim_call(s, WMAIN, ROOT_SITE, 0);
-    sim_call(s, WA, WMAIN + 0x10, 2);
-    sim_ret(s, WA, 5);
-    sim_call(s, WA, WMAIN + 0x10, 6);
-    sim_ret(s, WA, 10);
-    sim_ret(s, WMAIN, 12);
-}
+static const struct ev merge_worker_b[] = {
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 2 }, { .exit = WA, .t = 5 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 6 }, { .exit = WA, .t = 10 },
+    { .exit = WMAIN, .t = 12 },
+};
 
-static void merge_worker_c(struct worker *w, int k)
-{
-    (void)k;
-    sim_call(&w->s, WMAIN, ROOT_SITE, 0);
-    sim_ret(&w->s, WMAIN, 3);
-}
+static const struct ev merge_worker_c[] = {
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 }, { .exit = WMAIN, .t = 3 },
+};
 
 static void merge_scenario(void *arg)
 {
@@ -533,8 +379,7 @@ static void merge_scenario(void *arg)
     REQUIRE(!registered(a->t) && !registered(b->t));
     sim_at(&s, 20);
     REQUIRE(cg_dump_now("one") == 0);
-    struct worker *c = worker_start(merge_worker_c);
-    worker_join(c);
+    worker_join(worker_start(merge_worker_c));
     sim_at(&s, 30);
     REQUIRE(cg_dump_now("two") == 0);
     sim_at(&s, 40);
@@ -584,16 +429,20 @@ static void test_thread_exit_merge(void **state)
 
 /* ---- the exit dump ------------------------------------------------------------ */
 
-static void live_worker(struct worker *w, int k)
-{
-    (void)k;
-    REQUIRE(cg_thread_set_name("worker") == 0);
-    sim_call(&w->s, WMAIN, ROOT_SITE, 0);
-    sim_at(&w->s, 7);
-}
+static const struct ev live_worker[] = {
+    { .name = "worker" },
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .t = 7 },
+};
 
 /* No dump on demand: t=0 MAIN; t=5..15 F; the exit dump at 20. Then
  * nothing more is written. */
+static const struct ev final_main[] = {
+    { .enter = MAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = F, .site = MAIN + 0x10, .t = 5 }, { .exit = F, .t = 15 },
+    { .t = 20 },
+};
+
 static void final_scenario(void *arg)
 {
     (void)arg;
@@ -602,10 +451,7 @@ static void final_scenario(void *arg)
     struct sim s;
     sim_attach(&s);
     worker_start(live_worker);
-    sim_call(&s, MAIN, ROOT_SITE, 0);
-    sim_call(&s, F, MAIN + 0x10, 5);
-    sim_ret(&s, F, 15);
-    sim_at(&s, 20);
+    SIM_RUN(&s, final_main);
     REQUIRE(!cg_dump_finished());
     cg_dump_final("Program termination");
     REQUIRE(cg_dump_finished());
@@ -642,19 +488,33 @@ static void test_exit_dump_without_dumps_names_files_without_part(void **state)
 
 /* ---- exec --------------------------------------------------------------------- */
 
-static void exec_worker(struct worker *w, int k)
-{
-    if (k == 0) {
-        REQUIRE(cg_thread_set_name("worker") == 0);
-        sim_call(&w->s, WMAIN, ROOT_SITE, 0);
-        sim_at(&w->s, 4);
-    } else {
-        sim_at(&w->s, k == 1 ? 9 : 11);
-    }
-}
+static const struct ev exec_worker[] = {
+    { .name = "worker" },
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .t = 4 },
+    { .pause = 1 },
+    { .t = 9 },
+    { .pause = 1 },
+    { .t = 11 },
+};
 
-/* t=0 MAIN; t=10..20 F; dump 1 at 30; t=35..45 G; the exec dump at 50 (the
- * exec fails: the program goes on); dump 3 at 60 */
+/* Dump 1 at 30; the exec dump at 50 (the exec fails: the program goes on),
+ * dump 3 at 60 */
+static const struct ev exec_before[] = {
+    { .enter = MAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = F, .site = MAIN + 0x10, .t = 10 }, { .exit = F, .t = 20 },
+    { .t = 30, .dump = DUMPS, .why = "before" },
+    { .enter = G, .site = MAIN + 0x20, .t = 35 }, { .exit = G, .t = 45 },
+    { .t = 50 },
+    { .wake = 1 },
+};
+
+static const struct ev exec_after[] = {
+    { .t = 60 },
+    { .wake = 1 },
+    { .t = 60, .dump = DUMPS, .why = "after" },
+};
+
 static void exec_scenario(void *arg)
 {
     (void)arg;
@@ -662,20 +522,10 @@ static void exec_scenario(void *arg)
     runtime_init(env);
     struct sim s;
     sim_attach(&s);
-    struct worker *w = worker_start(exec_worker);
-    sim_call(&s, MAIN, ROOT_SITE, 0);
-    sim_call(&s, F, MAIN + 0x10, 10);
-    sim_ret(&s, F, 20);
-    sim_at(&s, 30);
-    REQUIRE(cg_dump_now("before") == 0);
-    sim_call(&s, G, MAIN + 0x20, 35);
-    sim_ret(&s, G, 45);
-    sim_at(&s, 50);
-    worker_step(w, 1);
+    worker_start(exec_worker);
+    SIM_RUN(&s, exec_before);
     cg_dump_exec("/no/such/program");
-    sim_at(&s, 60);
-    worker_step(w, 2);
-    REQUIRE(cg_dump_now("after") == 0);
+    SIM_RUN(&s, exec_after);
     _exit(0);
 }
 
@@ -729,10 +579,16 @@ static void test_exec_writes_parts_and_the_total(void **state)
 
 /* ---- files that cannot be written -------------------------------------------- */
 
-static char err_path[600];
-
 /* CGPROF_OUT in a directory that does not exist: every dump fails (-1),
  * one message says so, the program goes on. */
+static const struct ev unwritable_main[] = {
+    { .enter = MAIN, .site = ROOT_SITE, .t = 0 },
+    { .t = 10, .dump = DUMP_FAILS, .why = "one" },
+    { .enter = F, .site = MAIN + 0x10, .t = 12 }, { .exit = F, .t = 14 },
+    { .t = 14, .dump = DUMP_FAILS, .why = "two" },
+    { .exit = MAIN, .t = 20 },
+};
+
 static void unwritable_scenario(void *arg)
 {
     (void)arg;
@@ -741,13 +597,7 @@ static void unwritable_scenario(void *arg)
     struct sim s;
     sim_attach(&s);
     worker_start(live_worker);
-    sim_call(&s, MAIN, ROOT_SITE, 0);
-    sim_at(&s, 10);
-    REQUIRE(cg_dump_now("one") == -1);
-    sim_call(&s, F, MAIN + 0x10, 12);
-    sim_ret(&s, F, 14);
-    REQUIRE(cg_dump_now("two") == -1);
-    sim_ret(&s, MAIN, 20);
+    SIM_RUN(&s, unwritable_main);
     cg_dump_final("Program termination");
 }
 
@@ -830,7 +680,6 @@ static void test_planted_files_and_links(void **state)
     set_dir("planted");
     snprintf(target, sizeof target, "%s/target", dir);
     write_text(target, "target\n");
-    snprintf(err_path, sizeof err_path, "%s/planted.err", tmpdir);
     pid_t pid = run_child(planted_scenario, NULL, err_path);
     long p = (long)pid;
 

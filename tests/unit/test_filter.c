@@ -22,7 +22,7 @@
  * call sites are addresses inside the callers, the threads' first function
  * is called from ROOT_SITE (nothing mapped there). Each scenario runs in a
  * child process: the filters are set up once per process. */
-#include "profile_test.h"
+#include "scenario.h"
 
 #include "symbols.h"
 
@@ -66,34 +66,11 @@ void cgft_vendor_b(void);
 #define A(fn) ((uintptr_t)(fn))
 /* a call site: a return address inside the caller */
 #define AT(fn, off) (A(fn) + (off))
-#define ROOT_SITE ((uintptr_t)0x9000)
-#define ROOT fname(ROOT_SITE - 1)
 #define SYNTH ((uintptr_t)0x1000) /* a function in no object */
-
-static char dir[512];
-static char out_env[640];
-static char err_path[600];
-
-static void set_dir(const char *name)
-{
-    subdir(name, dir, sizeof dir);
-    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/cg.out", dir);
-    snprintf(err_path, sizeof err_path, "%s/%s.err", tmpdir, name);
-}
 
 static void read_profile(pid_t pid, struct prof *p)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, (long)pid);
-    prof_read(path, p);
-}
-
-static void assert_stderr(const char *expected)
-{
-    char *err = read_text(err_path);
-    assert_non_null(err);
-    assert_string_equal(err, expected);
-    free(err);
+    prof_read(part_path(pid, 0, 1), p);
 }
 
 /* In the child: the runtime with these variables (and no total), the
@@ -127,24 +104,23 @@ static void start(struct sim *s, const char *a, const char *b)
  *   t=50 main returns */
 static void run_skip_sequence(struct sim *s, uintptr_t main_fn)
 {
-    sim_call(s, main_fn, ROOT_SITE, 0);
-    sim_call(s, A(cgft_work), AT(main_fn, 0x20), 10);
-    sim_call(s, A(cgft_helper), AT(cgft_work, 0x20), 12);
-    sim_call(s, A(cgft_leaf), AT(cgft_helper, 0x20), 15);
-    sim_ret(s, A(cgft_leaf), 20);
-    sim_ret(s, A(cgft_helper), 24);
-    sim_call(s, A(cgft_leaf), AT(cgft_work, 0x30), 25);
-    sim_ret(s, A(cgft_leaf), 27);
-    sim_ret(s, A(cgft_work), 30);
-    sim_call(s, A(cgft_log_a), AT(main_fn, 0x30), 32);
-    sim_call(s, A(cgft_helper2), AT(cgft_log_a, 0x20), 35);
-    sim_call(s, A(cgft_leaf), AT(cgft_helper2, 0x20), 36);
-    sim_ret(s, A(cgft_leaf), 38);
-    sim_ret(s, A(cgft_helper2), 39);
-    sim_ret(s, A(cgft_log_a), 40);
-    sim_call(s, A(cgft_log_b), AT(main_fn, 0x40), 45);
-    sim_ret(s, A(cgft_log_b), 47);
-    sim_ret(s, main_fn, 50);
+    const struct ev seq[] = {
+        { .enter = main_fn, .site = ROOT_SITE, .t = 0 },
+        { .enter = A(cgft_work), .site = AT(main_fn, 0x20), .t = 10 },
+        { .enter = A(cgft_helper), .site = AT(cgft_work, 0x20), .t = 12 },
+        { .enter = A(cgft_leaf), .site = AT(cgft_helper, 0x20), .t = 15 }, { .exit = A(cgft_leaf), .t = 20 },
+        { .exit = A(cgft_helper), .t = 24 },
+        { .enter = A(cgft_leaf), .site = AT(cgft_work, 0x30), .t = 25 }, { .exit = A(cgft_leaf), .t = 27 },
+        { .exit = A(cgft_work), .t = 30 },
+        { .enter = A(cgft_log_a), .site = AT(main_fn, 0x30), .t = 32 },
+        { .enter = A(cgft_helper2), .site = AT(cgft_log_a, 0x20), .t = 35 },
+        { .enter = A(cgft_leaf), .site = AT(cgft_helper2, 0x20), .t = 36 }, { .exit = A(cgft_leaf), .t = 38 },
+        { .exit = A(cgft_helper2), .t = 39 },
+        { .exit = A(cgft_log_a), .t = 40 },
+        { .enter = A(cgft_log_b), .site = AT(main_fn, 0x40), .t = 45 }, { .exit = A(cgft_log_b), .t = 47 },
+        { .exit = main_fn, .t = 50 },
+    };
+    SIM_RUN(s, seq);
 }
 
 static void skip_scenario(void *arg)
@@ -229,17 +205,17 @@ static void file_scenario(void *arg)
     struct sim s;
     start(&s, arg, NULL);
     uintptr_t main_fn = strstr(arg, "OBJECT") ? SYNTH : A(cgft_main);
-    sim_call(&s, main_fn, ROOT_SITE, 0);
-    sim_call(&s, A(cgft_vendor_a), AT(main_fn, 0x20), 10);
-    sim_call(&s, A(cgft_leaf), AT(cgft_vendor_a, 0x20), 13);
-    sim_ret(&s, A(cgft_leaf), 17);
-    sim_call(&s, A(cgft_vendor_b), AT(cgft_vendor_a, 0x30), 18);
-    sim_ret(&s, A(cgft_vendor_b), 21);
-    sim_ret(&s, A(cgft_vendor_a), 22);
-    sim_call(&s, A(cgft_work), AT(main_fn, 0x30), 25);
-    sim_ret(&s, A(cgft_work), 29);
-    sim_ret(&s, main_fn, 30);
-    sim_at(&s, 40);
+    const struct ev seq[] = {
+        { .enter = main_fn, .site = ROOT_SITE, .t = 0 },
+        { .enter = A(cgft_vendor_a), .site = AT(main_fn, 0x20), .t = 10 },
+        { .enter = A(cgft_leaf), .site = AT(cgft_vendor_a, 0x20), .t = 13 }, { .exit = A(cgft_leaf), .t = 17 },
+        { .enter = A(cgft_vendor_b), .site = AT(cgft_vendor_a, 0x30), .t = 18 }, { .exit = A(cgft_vendor_b), .t = 21 },
+        { .exit = A(cgft_vendor_a), .t = 22 },
+        { .enter = A(cgft_work), .site = AT(main_fn, 0x30), .t = 25 }, { .exit = A(cgft_work), .t = 29 },
+        { .exit = main_fn, .t = 30 },
+        { .t = 40 },
+    };
+    SIM_RUN(&s, seq);
     cg_dump_final("Program termination");
 }
 

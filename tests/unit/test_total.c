@@ -12,25 +12,13 @@
  * files as written. Each scenario runs in a child process of its own
  * (profile_test.h): the sums are once per process.
  *
- * Addresses are synthetic (see test_dump.c): MAIN, F, G, H for one thread,
- * WMAIN, WA, WB for others, their first functions called from ROOT_SITE. */
-#include "profile_test.h"
-
-#include <pthread.h>
+ * Addresses are synthetic, as in test_dump.c, and the threads of a run are
+ * tables of events (scenario.h says how to add one). */
+#include "scenario.h"
 
 #include "naming.h"
 #include "part.h"
 #include "total.h"
-
-#define ROOT_SITE ((uintptr_t)0x9000)
-#define MAIN ((uintptr_t)0x1000)
-#define F ((uintptr_t)0x2000)
-#define G ((uintptr_t)0x3000)
-#define H ((uintptr_t)0x4000)
-#define WMAIN ((uintptr_t)0x5000)
-#define WA ((uintptr_t)0x6000)
-#define WB ((uintptr_t)0x7000)
-#define ROOT fname(ROOT_SITE - 1)
 
 /* ---- parts made by hand -------------------------------------------------------- */
 
@@ -113,32 +101,6 @@ static void add(const struct part_spec *spec, int finished)
     cg_snapshot_free(&s);
 }
 
-static char dir[512];
-static char out_env[640];
-static char err_path[600];
-
-static void set_dir(const char *name, const char *prefix)
-{
-    subdir(name, dir, sizeof dir);
-    snprintf(out_env, sizeof out_env, "CGPROF_OUT=%s/%s", dir, prefix);
-    snprintf(err_path, sizeof err_path, "%s/%s.err", tmpdir, name);
-}
-
-static void assert_listing(const char *expected)
-{
-    char got[4096];
-    dir_listing(dir, got, sizeof got);
-    assert_string_equal(got, expected);
-}
-
-static void assert_stderr(const char *expected)
-{
-    char *err = read_text(err_path);
-    assert_non_null(err);
-    assert_string_equal(err, expected);
-    free(err);
-}
-
 /* The runtime with out_env and the extra variables given. */
 static void init_with(const char *a, const char *b)
 {
@@ -203,7 +165,7 @@ static void sums_scenario(void *arg)
 static void test_total_is_the_exact_sum_of_the_parts(void **state)
 {
     (void)state;
-    set_dir("sums", "cg.out");
+    set_dir("sums");
     pid_t pid = run_child(sums_scenario, NULL, NULL);
     char expected[128], path[700];
     snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
@@ -257,11 +219,11 @@ static void off_scenario(void *arg)
 static void test_total_off_writes_nothing(void **state)
 {
     (void)state;
-    set_dir("off", "cg.out");
+    set_dir("off");
     run_child(off_scenario, (void *)"CGPROF_TOTAL=0", err_path);
     assert_listing("");
     assert_stderr("");
-    set_dir("default", "cg.out");
+    set_dir("default");
     pid_t pid = run_child(off_scenario, NULL, err_path);
     char expected[128], path[700];
     snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
@@ -302,7 +264,7 @@ static void warn_case(const char *name, const struct repairs *r, const char *exp
 {
     char d[64];
     snprintf(d, sizeof d, "warn-%s", name);
-    set_dir(d, "cg.out");
+    set_dir(d);
     run_child(repairs_scenario, (void *)r, err_path);
     assert_stderr(expected);
 }
@@ -358,7 +320,7 @@ static void repairs_desc_scenario(void *arg)
 static void test_total_says_the_repairs(void **state)
 {
     (void)state;
-    set_dir("repairs-desc", "cg.out");
+    set_dir("repairs-desc");
     pid_t pid = run_child(repairs_desc_scenario, NULL, NULL);
     char path[700];
     snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
@@ -403,7 +365,7 @@ static void forked_scenario(void *arg)
 static void test_total_forked_forgets(void **state)
 {
     (void)state;
-    set_dir("forked", "cg.out");
+    set_dir("forked");
     pid_t pid = run_child(forked_scenario, NULL, err_path);
     assert_stderr("");
     char expected[128], path[700];
@@ -458,7 +420,7 @@ static void ended_scenario(void *arg)
 static void test_ended_threads_merged(void **state)
 {
     (void)state;
-    set_dir("ended", "cg.out");
+    set_dir("ended");
     pid_t pid = run_child(ended_scenario, NULL, NULL);
     char expected[128], path[700];
     snprintf(expected, sizeof expected, "cg.out.%ld.1-00 cg.out.%ld.2-00", (long)pid, (long)pid);
@@ -494,43 +456,40 @@ static void test_ended_threads_merged(void **state)
 
 /* ---- the total of a run, against its part files ---------------------------------------------- */
 
-/* A thread that ends with WB running: t=0 WMAIN; t=1..3 WA; t=4 WB; ends at 9 */
-static void *ending_thread(void *arg)
-{
-    (void)arg;
-    static struct sim s;
-    sim_attach(&s);
-    sim_call(&s, WMAIN, ROOT_SITE, 0);
-    sim_call(&s, WA, WMAIN + 0x10, 1);
-    sim_ret(&s, WA, 3);
-    sim_call(&s, WB, WMAIN + 0x20, 4);
-    sim_end(&s, 9);
-    return NULL;
-}
+/* A thread that ends with WB running */
+static const struct ev ending_thread[] = {
+    { .enter = WMAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = WA, .site = WMAIN + 0x10, .t = 1 }, { .exit = WA, .t = 3 },
+    { .enter = WB, .site = WMAIN + 0x20, .t = 4 },
+    { .end = 1, .t = 9 },
+};
 
-/* main: t=0 MAIN; t=5..9 F; t=10 G called; dump 1 at 20; thread 2 runs and
- * ends; t=25 G returns; t=30 F called; dump 2 at 40; t=45 F returns; t=50
- * F called; the exit dump at 60 (MAIN and F running) */
+/* main: dump 1 at 20, then thread 2 runs and ends; dump 2 at 40; the exit
+ * dump at 60 (MAIN and F running) */
+static const struct ev run_before[] = {
+    { .enter = MAIN, .site = ROOT_SITE, .t = 0 },
+    { .enter = F, .site = MAIN + 0x10, .t = 5 }, { .exit = F, .t = 9 },
+    { .enter = G, .site = MAIN + 0x20, .t = 10 },
+    { .t = 20, .dump = DUMPS, .why = "one" },
+};
+
+static const struct ev run_after[] = {
+    { .exit = G, .t = 25 },
+    { .enter = F, .site = MAIN + 0x10, .t = 30 },
+    { .t = 40, .dump = DUMPS, .why = "two" },
+    { .exit = F, .t = 45 },
+    { .enter = F, .site = MAIN + 0x10, .t = 50 },
+    { .t = 60 },
+};
+
 static void run_scenario(void *arg)
 {
     init_with(arg, NULL);
     struct sim s;
     sim_attach(&s);
-    sim_call(&s, MAIN, ROOT_SITE, 0);
-    sim_call(&s, F, MAIN + 0x10, 5);
-    sim_ret(&s, F, 9);
-    sim_call(&s, G, MAIN + 0x20, 10);
-    sim_at(&s, 20);
-    REQUIRE(cg_dump_now("one") == 0);
-    pthread_t th;
-    REQUIRE(pthread_create(&th, NULL, ending_thread, NULL) == 0 && pthread_join(th, NULL) == 0);
-    sim_ret(&s, G, 25);
-    sim_call(&s, F, MAIN + 0x10, 30);
-    sim_at(&s, 40);
-    REQUIRE(cg_dump_now("two") == 0);
-    sim_ret(&s, F, 45);
-    sim_call(&s, F, MAIN + 0x10, 50);
-    sim_at(&s, 60);
+    SIM_RUN(&s, run_before);
+    worker_join(worker_start(ending_thread));
+    SIM_RUN(&s, run_after);
     cg_dump_final("Program termination");
 }
 
@@ -598,7 +557,7 @@ static void check_run_total(pid_t pid)
 static void test_run_total_is_the_sum_of_its_part_files(void **state)
 {
     (void)state;
-    set_dir("run", "cg.out");
+    set_dir("run");
     pid_t pid = run_child(run_scenario, NULL, NULL);
     /* parts 1, 2 and 3 of thread 1, thread 2's last part */
     check_total_against_parts(pid, 4);
@@ -610,7 +569,7 @@ static void test_run_total_is_the_sum_of_its_part_files(void **state)
 static void test_run_total_with_merge(void **state)
 {
     (void)state;
-    set_dir("run-merge", "cg.out");
+    set_dir("run-merge");
     pid_t pid = run_child(run_scenario, (void *)"CGPROF_THREAD_EXIT=merge", NULL);
     char expected[512];
     snprintf(expected, sizeof expected, "cg.out.%ld.1-01 cg.out.%ld.2-00 cg.out.%ld.2-01 cg.out.%ld.3-01 cg.total.%ld",
@@ -622,22 +581,25 @@ static void test_run_total_with_merge(void **state)
 
 /* A repair made by the tables reaches the warning at the end of the run
  * (dump.c's exit dump): an exit with no frame. */
+static const struct ev unmatched_main[] = {
+    { .exit = F, .t = 1 },
+    { .enter = MAIN, .site = ROOT_SITE, .t = 2 }, { .exit = MAIN, .t = 3 },
+};
+
 static void unmatched_scenario(void *arg)
 {
     (void)arg;
     init_with(NULL, NULL);
     struct sim s;
     sim_attach(&s);
-    sim_ret(&s, F, 1);
-    sim_call(&s, MAIN, ROOT_SITE, 2);
-    sim_ret(&s, MAIN, 3);
+    SIM_RUN(&s, unmatched_main);
     cg_dump_final("Program termination");
 }
 
 static void test_run_repairs_warned_at_exit(void **state)
 {
     (void)state;
-    set_dir("run-unmatched", "cg.out");
+    set_dir("run-unmatched");
     pid_t pid = run_child(unmatched_scenario, NULL, err_path);
     assert_stderr("cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its "
                   "desc: lines and the README, \"Repairs\"\n");

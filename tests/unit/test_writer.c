@@ -196,6 +196,84 @@ static void assert_well_formed(const char *text)
     assert_int_equal(self_sum, totals);
 }
 
+/* ---- cases as tables ----------------------------------------------------------------
+ * How to add a writer case: declare its functions (struct fn_def), then a
+ * struct wcase with designated initialisers: the symbols the lookup knows
+ * (.syms: a function's entry at its own line, or the code at .off in it at
+ * .file:.line, .file NULL for the function's own), the snapshot's arcs
+ * (.site: the return address, .call: the call instruction, both offsets in
+ * the caller) and self costs (.at: an offset in the function), and the file
+ * expected to the byte (.expected, from HEADER(summary)) or a line it must
+ * hold (.holds); then WCASE(name) in main's list. */
+
+struct wsym {
+    const struct fn_def *fn;
+    uintptr_t off;
+    const char *file; /* NULL: the function's own */
+    unsigned line;    /* 0: the function's own (its entry) */
+};
+
+struct warc {
+    const struct fn_def *caller, *callee;
+    uintptr_t site, call; /* offsets in the caller */
+    uint64_t count, incl;
+};
+
+struct wself {
+    const struct fn_def *fn;
+    uintptr_t at;
+    uint64_t cost;
+};
+
+struct wcase {
+    struct wsym syms[8];
+    struct warc arcs[4];
+    struct wself selfs[6];
+    const char *expected;  /* the whole file */
+    const char *holds;     /* else: a string the file holds */
+    const char *absent[2]; /* strings it must not hold */
+    int well_formed;       /* assert_well_formed too */
+};
+
+/* The test of one case (its struct wcase in *state). */
+static void run_wcase(void **state)
+{
+    const struct wcase *c = *state;
+    struct syms sy = { .n = 0 };
+    for (size_t i = 0; i < sizeof c->syms / sizeof c->syms[0] && c->syms[i].fn; i++) {
+        const struct wsym *w = &c->syms[i];
+        add_sym(&sy, w->fn, w->off, w->file, w->line ? w->line : w->fn->line);
+    }
+    struct cg_symtab t = symtab_of(&sy);
+    struct cg_snap_arc arcs[sizeof c->arcs / sizeof c->arcs[0]];
+    struct cg_snap_self selfs[sizeof c->selfs / sizeof c->selfs[0]];
+    struct cg_snapshot snap = { .arcs = NULL, .selfs = selfs };
+    for (size_t i = 0; i < sizeof c->arcs / sizeof c->arcs[0] && c->arcs[i].caller; i++) {
+        const struct warc *a = &c->arcs[i];
+        arcs[snap.narcs++] = (struct cg_snap_arc){ .caller = at(a->caller, 0), .site = at(a->caller, a->site),
+                                                   .callee = at(a->callee, 0), .call_pc = at(a->caller, a->call),
+                                                   .count = a->count, .incl = a->incl, .runs = 1 };
+        snap.arcs = arcs;
+    }
+    for (size_t i = 0; i < sizeof c->selfs / sizeof c->selfs[0] && c->selfs[i].fn; i++) {
+        const struct wself *w = &c->selfs[i];
+        selfs[snap.nselfs++] = (struct cg_snap_self){ .fn = at(w->fn, 0), .addr = at(w->fn, w->at), .cost = w->cost };
+    }
+    char *text = write_part(&test_info, &snap, &t);
+    assert_true(c->expected || c->holds); /* a case that checks nothing is a mistake */
+    if (c->expected)
+        assert_text(text, c->expected);
+    if (c->holds)
+        assert_non_null(strstr(text, c->holds));
+    for (size_t i = 0; i < 2 && c->absent[i]; i++)
+        assert_null(strstr(text, c->absent[i]));
+    if (c->well_formed)
+        assert_well_formed(text);
+    free(text);
+}
+
+#define WCASE(c) { .name = "test_" #c, .test_func = run_wcase, .initial_state = (void *)&(c) }
+
 /* ---- header and totals ---------------------------------------------------------- */
 
 static void test_header_fields_in_order(void **state)
@@ -443,352 +521,307 @@ static void test_name_compression_spec_example(void **state)
 
 /* Objects, files and functions are numbered independently, each from 1;
  * cob= and ob= share the object ids, cfi= and fl= the file ids. */
-static void test_name_ids_separate_per_kind(void **state)
-{
-    (void)state;
-    static const struct fn_def m = { "/bin/prog", 0x555555554000, "main", 0x1100, "main.c", 10 };
-    static const struct fn_def cb = { "/bin/prog", 0x555555554000, "cb", 0x1000, "main.c", 3 };
-    static const struct fn_def lf = { "/lib/libx.so", 0x7ffff7e00000, "lib_fn", 0x2000, "x.c", 7 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &m);
-    add_sym(&sy, &m, 8, NULL, 11);
-    add_entry(&sy, &cb);
-    add_entry(&sy, &lf);
-    add_sym(&sy, &lf, 0x10, NULL, 8);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_arc arcs[] = {
-        { at(&m, 0), at(&m, 13), at(&lf, 0), at(&m, 8), 1, 30, 1 },
-        { at(&lf, 0), at(&lf, 0x15), at(&cb, 0), at(&lf, 0x10), 2, 5, 1 },
-    };
-    struct cg_snap_self selfs[] = {
-        { at(&cb, 0), at(&cb, 0), 5 },
-        { at(&m, 0), at(&m, 0), 10 },
-        { at(&lf, 0), at(&lf, 0), 20 },
-    };
-    struct cg_snapshot snap = SNAP(arcs, selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("35") "ob=(1) /bin/prog\n"
-                                   "fl=(1) main.c\n"
-                                   "fn=(1) cb\n"
-                                   "0x1000 3 5\n"
-                                   "\n"
-                                   "fn=(2) main\n"
-                                   "+256 +7 10\n"
-                                   "cob=(2) /lib/libx.so\n"
-                                   "cfi=(2) x.c\n"
-                                   "cfn=(3) lib_fn\n"
-                                   "calls=1 0x2000 7\n"
-                                   "+8 +1 30\n"
-                                   "\n"
-                                   "ob=(2)\n"
-                                   "fl=(2)\n"
-                                   "fn=(3)\n"
-                                   "+3832 7 20\n"
-                                   "cob=(1)\n"
-                                   "cfi=(1)\n"
-                                   "cfn=(1)\n"
-                                   "calls=2 0x1000 3\n"
-                                   "+16 8 5\n"
-                                   "\n"
-                                   "totals: 35\n");
-    assert_well_formed(text);
-    free(text);
-}
+static const struct fn_def w0_m = { "/bin/prog", 0x555555554000, "main", 0x1100, "main.c", 10 };
+static const struct fn_def w0_cb = { "/bin/prog", 0x555555554000, "cb", 0x1000, "main.c", 3 };
+static const struct fn_def w0_lf = { "/lib/libx.so", 0x7ffff7e00000, "lib_fn", 0x2000, "x.c", 7 };
+static const struct wcase name_ids_separate_per_kind = {
+    .syms = {
+        { .fn = &w0_m },
+        { .fn = &w0_m, .off = 8, .line = 11 },
+        { .fn = &w0_cb },
+        { .fn = &w0_lf },
+        { .fn = &w0_lf, .off = 0x10, .line = 8 },
+    },
+    .arcs = {
+        { .caller = &w0_m, .site = 13, .callee = &w0_lf, .call = 8, .count = 1, .incl = 30 },
+        { .caller = &w0_lf, .site = 0x15, .callee = &w0_cb, .call = 0x10, .count = 2, .incl = 5 },
+    },
+    .selfs = {
+        { .fn = &w0_cb, .at = 0, .cost = 5 },
+        { .fn = &w0_m, .at = 0, .cost = 10 },
+        { .fn = &w0_lf, .at = 0, .cost = 20 },
+    },
+    .expected = HEADER("35") "ob=(1) /bin/prog\n"
+                 "fl=(1) main.c\n"
+                 "fn=(1) cb\n"
+                 "0x1000 3 5\n"
+                 "\n"
+                 "fn=(2) main\n"
+                 "+256 +7 10\n"
+                 "cob=(2) /lib/libx.so\n"
+                 "cfi=(2) x.c\n"
+                 "cfn=(3) lib_fn\n"
+                 "calls=1 0x2000 7\n"
+                 "+8 +1 30\n"
+                 "\n"
+                 "ob=(2)\n"
+                 "fl=(2)\n"
+                 "fn=(3)\n"
+                 "+3832 7 20\n"
+                 "cob=(1)\n"
+                 "cfi=(1)\n"
+                 "cfn=(1)\n"
+                 "calls=2 0x1000 3\n"
+                 "+16 8 5\n"
+                 "\n"
+                 "totals: 35\n",
+    .well_formed = 1,
+};
 
-static void test_static_functions_same_name_get_different_ids(void **state)
-{
-    (void)state;
-    static const struct fn_def ha = { "/bin/prog", 0, "helper", 0x1000, "a.c", 5 };
-    static const struct fn_def hb = { "/bin/prog", 0, "helper", 0x2000, "b.c", 8 };
-    static const struct fn_def m = { "/bin/prog", 0, "main", 0x3000, "main.c", 20 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &ha);
-    add_entry(&sy, &hb);
-    add_entry(&sy, &m);
-    add_sym(&sy, &m, 0x10, NULL, 21);
-    add_sym(&sy, &m, 0x20, NULL, 22);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_arc arcs[] = {
-        { at(&m, 0), at(&m, 0x15), at(&ha, 0), at(&m, 0x10), 1, 7, 1 },
-        { at(&m, 0), at(&m, 0x25), at(&hb, 0), at(&m, 0x20), 2, 9, 1 },
-    };
-    struct cg_snap_self selfs[] = {
-        { at(&ha, 0), at(&ha, 0), 7 },
-        { at(&hb, 0), at(&hb, 0), 9 },
-        { at(&m, 0), at(&m, 0), 4 },
-    };
-    struct cg_snapshot snap = SNAP(arcs, selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("20") "ob=(1) /bin/prog\n"
-                                   "fl=(1) a.c\n"
-                                   "fn=(1) helper\n"
-                                   "0x1000 5 7\n"
-                                   "\n"
-                                   "fl=(2) b.c\n"
-                                   "fn=(2) helper\n"
-                                   "+4096 8 9\n"
-                                   "\n"
-                                   "fl=(3) main.c\n"
-                                   "fn=(3) main\n"
-                                   "+4096 20 4\n"
-                                   "cfi=(1)\n"
-                                   "cfn=(1)\n"
-                                   "calls=1 0x1000 5\n"
-                                   "+16 +1 7\n"
-                                   "cfi=(2)\n"
-                                   "cfn=(2)\n"
-                                   "calls=2 0x2000 8\n"
-                                   "+16 +1 9\n"
-                                   "\n"
-                                   "totals: 20\n");
-    assert_well_formed(text);
-    free(text);
-}
+static const struct fn_def w1_ha = { "/bin/prog", 0, "helper", 0x1000, "a.c", 5 };
+static const struct fn_def w1_hb = { "/bin/prog", 0, "helper", 0x2000, "b.c", 8 };
+static const struct fn_def w1_m = { "/bin/prog", 0, "main", 0x3000, "main.c", 20 };
+static const struct wcase static_functions_same_name_get_different_ids = {
+    .syms = {
+        { .fn = &w1_ha },
+        { .fn = &w1_hb },
+        { .fn = &w1_m },
+        { .fn = &w1_m, .off = 0x10, .line = 21 },
+        { .fn = &w1_m, .off = 0x20, .line = 22 },
+    },
+    .arcs = {
+        { .caller = &w1_m, .site = 0x15, .callee = &w1_ha, .call = 0x10, .count = 1, .incl = 7 },
+        { .caller = &w1_m, .site = 0x25, .callee = &w1_hb, .call = 0x20, .count = 2, .incl = 9 },
+    },
+    .selfs = {
+        { .fn = &w1_ha, .at = 0, .cost = 7 },
+        { .fn = &w1_hb, .at = 0, .cost = 9 },
+        { .fn = &w1_m, .at = 0, .cost = 4 },
+    },
+    .expected = HEADER("20") "ob=(1) /bin/prog\n"
+                 "fl=(1) a.c\n"
+                 "fn=(1) helper\n"
+                 "0x1000 5 7\n"
+                 "\n"
+                 "fl=(2) b.c\n"
+                 "fn=(2) helper\n"
+                 "+4096 8 9\n"
+                 "\n"
+                 "fl=(3) main.c\n"
+                 "fn=(3) main\n"
+                 "+4096 20 4\n"
+                 "cfi=(1)\n"
+                 "cfn=(1)\n"
+                 "calls=1 0x1000 5\n"
+                 "+16 +1 7\n"
+                 "cfi=(2)\n"
+                 "cfn=(2)\n"
+                 "calls=2 0x2000 8\n"
+                 "+16 +1 9\n"
+                 "\n"
+                 "totals: 20\n",
+    .well_formed = 1,
+};
 
-static void test_call_in_same_object_and_file_has_no_cob_cfi(void **state)
-{
-    (void)state;
-    static const struct fn_def m = { "/bin/p", 0, "main", 0x100, "p.c", 1 };
-    static const struct fn_def f = { "/bin/p", 0, "f", 0x200, "p.c", 9 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &m);
-    add_sym(&sy, &m, 4, NULL, 2);
-    add_entry(&sy, &f);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_arc arcs[] = { { at(&m, 0), at(&m, 5), at(&f, 0), at(&m, 4), 1, 4, 1 } };
-    struct cg_snap_self selfs[] = { { at(&m, 0), at(&m, 0), 3 } }; /* f has no self cost: no block */
-    struct cg_snapshot snap = SNAP(arcs, selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("3") "ob=(1) /bin/p\n"
-                                  "fl=(1) p.c\n"
-                                  "fn=(1) main\n"
-                                  "0x100 1 3\n"
-                                  "cfn=(2) f\n"
-                                  "calls=1 0x200 9\n"
-                                  "+4 2 4\n"
-                                  "\n"
-                                  "totals: 3\n");
-    assert_null(strstr(text, "cob="));
-    assert_null(strstr(text, "cfi="));
-    assert_well_formed(text);
-    free(text);
-}
+static const struct fn_def w2_m = { "/bin/p", 0, "main", 0x100, "p.c", 1 };
+static const struct fn_def w2_f = { "/bin/p", 0, "f", 0x200, "p.c", 9 };
+static const struct wcase call_in_same_object_and_file_has_no_cob_cfi = {
+    .syms = {
+        { .fn = &w2_m },
+        { .fn = &w2_m, .off = 4, .line = 2 },
+        { .fn = &w2_f },
+    },
+    .arcs = {
+        { .caller = &w2_m, .site = 5, .callee = &w2_f, .call = 4, .count = 1, .incl = 4 },
+    },
+    .selfs = {
+        { .fn = &w2_m, .at = 0, .cost = 3 }, /* f has no self cost: no block */
+    },
+    .expected = HEADER("3") "ob=(1) /bin/p\n"
+                "fl=(1) p.c\n"
+                "fn=(1) main\n"
+                "0x100 1 3\n"
+                "cfn=(2) f\n"
+                "calls=1 0x200 9\n"
+                "+4 2 4\n"
+                "\n"
+                "totals: 3\n",
+    .absent = { "cob=", "cfi=" },
+    .well_formed = 1,
+};
 
 /* A name that looks like a compressed reference is kept apart from it. */
-static void test_name_starting_with_paren_digit(void **state)
-{
-    (void)state;
-    static const struct fn_def f = { "/bin/p", 0, "(1)odd", 0x100, "p.c", 1 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &f);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = { { at(&f, 0), at(&f, 0), 3 } };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_non_null(strstr(text, "\nfn=(1)  (1)odd\n"));
-    free(text);
-}
+static const struct fn_def w3_f = { "/bin/p", 0, "(1)odd", 0x100, "p.c", 1 };
+static const struct wcase name_starting_with_paren_digit = {
+    .syms = {
+        { .fn = &w3_f },
+    },
+    .selfs = {
+        { .fn = &w3_f, .at = 0, .cost = 3 },
+    },
+    .holds = "\nfn=(1)  (1)odd\n",
+};
 
 /* ---- subposition compression (spec 3.1.6) ---------------------------------------- */
 
-static void test_subposition_spec_example(void **state)
-{
-    (void)state;
-    static const struct fn_def f = { "/bin/a", 0, "func", 0x80001234, "a.c", 90 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &f);
-    add_sym(&sy, &f, 3, NULL, 90);
-    add_sym(&sy, &f, 4, NULL, 91);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = {
-        { at(&f, 0), at(&f, 0), 1 },
-        { at(&f, 0), at(&f, 3), 5 },
-        { at(&f, 0), at(&f, 4), 6 },
-    };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("12") "ob=(1) /bin/a\n"
-                                   "fl=(1) a.c\n"
-                                   "fn=(1) func\n"
-                                   "0x80001234 90 1\n"
-                                   "+3 * 5\n"
-                                   "+1 +1 6\n"
-                                   "\n"
-                                   "totals: 12\n");
-    free(text);
-}
+static const struct fn_def w4_f = { "/bin/a", 0, "func", 0x80001234, "a.c", 90 };
+static const struct wcase subposition_spec_example = {
+    .syms = {
+        { .fn = &w4_f },
+        { .fn = &w4_f, .off = 3, .line = 90 },
+        { .fn = &w4_f, .off = 4, .line = 91 },
+    },
+    .selfs = {
+        { .fn = &w4_f, .at = 0, .cost = 1 },
+        { .fn = &w4_f, .at = 3, .cost = 5 },
+        { .fn = &w4_f, .at = 4, .cost = 6 },
+    },
+    .expected = HEADER("12") "ob=(1) /bin/a\n"
+                 "fl=(1) a.c\n"
+                 "fn=(1) func\n"
+                 "0x80001234 90 1\n"
+                 "+3 * 5\n"
+                 "+1 +1 6\n"
+                 "\n"
+                 "totals: 12\n",
+};
 
-static void test_subposition_negative_differences(void **state)
-{
-    (void)state;
-    static const struct fn_def alpha = { "/bin/a", 0, "alpha", 0x5000, "a.c", 100 };
-    static const struct fn_def beta = { "/bin/a", 0, "beta", 0x4000, "a.c", 90 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &alpha);
-    add_sym(&sy, &alpha, 0x10, NULL, 95); /* a loop: back to an earlier line */
-    add_entry(&sy, &beta);
-    add_sym(&sy, &beta, 8, NULL, 92);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = {
-        { at(&alpha, 0), at(&alpha, 0), 1 },
-        { at(&alpha, 0), at(&alpha, 0x10), 2 },
-        { at(&beta, 0), at(&beta, 0), 3 },
-        { at(&beta, 0), at(&beta, 8), 4 },
-    };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("10") "ob=(1) /bin/a\n"
-                                   "fl=(1) a.c\n"
-                                   "fn=(1) alpha\n"
-                                   "0x5000 100 1\n"
-                                   "+16 -5 2\n"
-                                   "\n"
-                                   "fn=(2) beta\n"
-                                   "-4112 -5 3\n"
-                                   "+8 +2 4\n"
-                                   "\n"
-                                   "totals: 10\n");
-    free(text);
-}
+static const struct fn_def w5_alpha = { "/bin/a", 0, "alpha", 0x5000, "a.c", 100 };
+static const struct fn_def w5_beta = { "/bin/a", 0, "beta", 0x4000, "a.c", 90 };
+static const struct wcase subposition_negative_differences = {
+    .syms = {
+        { .fn = &w5_alpha },
+        { .fn = &w5_alpha, .off = 0x10, .line = 95 }, /* a loop: back to an earlier line */
+        { .fn = &w5_beta },
+        { .fn = &w5_beta, .off = 8, .line = 92 },
+    },
+    .selfs = {
+        { .fn = &w5_alpha, .at = 0, .cost = 1 },
+        { .fn = &w5_alpha, .at = 0x10, .cost = 2 },
+        { .fn = &w5_beta, .at = 0, .cost = 3 },
+        { .fn = &w5_beta, .at = 8, .cost = 4 },
+    },
+    .expected = HEADER("10") "ob=(1) /bin/a\n"
+                 "fl=(1) a.c\n"
+                 "fn=(1) alpha\n"
+                 "0x5000 100 1\n"
+                 "+16 -5 2\n"
+                 "\n"
+                 "fn=(2) beta\n"
+                 "-4112 -5 3\n"
+                 "+8 +2 4\n"
+                 "\n"
+                 "totals: 10\n",
+};
 
-static void test_subposition_absolute_when_shorter(void **state)
-{
-    (void)state;
-    static const struct fn_def g = { "/bin/a", 0, "gamma", 0x10000, "a.c", 1000 };
-    static const struct fn_def z = { "/bin/a", 0, "zeta", 0x400, "a.c", 5 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &g);
-    add_entry(&sy, &z);
-    add_sym(&sy, &z, 0x10, NULL, 15);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = {
-        { at(&g, 0), at(&g, 0), 1 },
-        { at(&z, 0), at(&z, 0), 2 },
-        { at(&z, 0), at(&z, 0x10), 3 },
-    };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
+static const struct fn_def w6_g = { "/bin/a", 0, "gamma", 0x10000, "a.c", 1000 };
+static const struct fn_def w6_z = { "/bin/a", 0, "zeta", 0x400, "a.c", 5 };
+static const struct wcase subposition_absolute_when_shorter = {
     /* "0x400" is shorter than "-64512", "5" than "-995", "15" than "+10" */
-    assert_text(text, HEADER("6") "ob=(1) /bin/a\n"
-                                  "fl=(1) a.c\n"
-                                  "fn=(1) gamma\n"
-                                  "0x10000 1000 1\n"
-                                  "\n"
-                                  "fn=(2) zeta\n"
-                                  "0x400 5 2\n"
-                                  "+16 15 3\n"
-                                  "\n"
-                                  "totals: 6\n");
-    free(text);
-}
+    .syms = {
+        { .fn = &w6_g },
+        { .fn = &w6_z },
+        { .fn = &w6_z, .off = 0x10, .line = 15 },
+    },
+    .selfs = {
+        { .fn = &w6_g, .at = 0, .cost = 1 },
+        { .fn = &w6_z, .at = 0, .cost = 2 },
+        { .fn = &w6_z, .at = 0x10, .cost = 3 },
+    },
+    .expected = HEADER("6") "ob=(1) /bin/a\n"
+                "fl=(1) a.c\n"
+                "fn=(1) gamma\n"
+                "0x10000 1000 1\n"
+                "\n"
+                "fn=(2) zeta\n"
+                "0x400 5 2\n"
+                "+16 15 3\n"
+                "\n"
+                "totals: 6\n",
+};
 
-static void test_subposition_relative_only_below_2_31(void **state)
-{
-    (void)state;
+static const struct fn_def w7_f1 = { "/bin/a", 0, "f1", 0x1000000000, "a.c", 1 };
+static const struct fn_def w7_f2 = { "/bin/a", 0, "f2", 0x1000000000 + 0x7fffffff, "a.c", 1 };
+static const struct fn_def w7_f3 = { "/bin/a", 0, "f3", 0x1000000000 + 0x7fffffff + 0x80000000, "a.c", 1 };
+static const struct wcase subposition_relative_only_below_2_31 = {
     /* Addresses long enough that an 11-character difference is shorter. */
-    static const struct fn_def f1 = { "/bin/a", 0, "f1", 0x1000000000, "a.c", 1 };
-    static const struct fn_def f2 = { "/bin/a", 0, "f2", 0x1000000000 + 0x7fffffff, "a.c", 1 };
-    static const struct fn_def f3 = { "/bin/a", 0, "f3", 0x1000000000 + 0x7fffffff + 0x80000000, "a.c", 1 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &f1);
-    add_entry(&sy, &f2);
-    add_entry(&sy, &f3);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = {
-        { at(&f1, 0), at(&f1, 0), 1 },
-        { at(&f2, 0), at(&f2, 0), 2 },
-        { at(&f3, 0), at(&f3, 0), 3 },
-    };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("6") "ob=(1) /bin/a\n"
-                                  "fl=(1) a.c\n"
-                                  "fn=(1) f1\n"
-                                  "0x1000000000 1 1\n"
-                                  "\n"
-                                  "fn=(2) f2\n"
-                                  "+2147483647 * 2\n" /* 2^31 - 1: relative */
-                                  "\n"
-                                  "fn=(3) f3\n"
-                                  "0x10ffffffff * 3\n" /* 2^31: absolute */
-                                  "\n"
-                                  "totals: 6\n");
-    free(text);
-}
+    .syms = {
+        { .fn = &w7_f1 },
+        { .fn = &w7_f2 },
+        { .fn = &w7_f3 },
+    },
+    .selfs = {
+        { .fn = &w7_f1, .at = 0, .cost = 1 },
+        { .fn = &w7_f2, .at = 0, .cost = 2 },
+        { .fn = &w7_f3, .at = 0, .cost = 3 },
+    },
+    .expected = HEADER("6") "ob=(1) /bin/a\n"
+                "fl=(1) a.c\n"
+                "fn=(1) f1\n"
+                "0x1000000000 1 1\n"
+                "\n"
+                "fn=(2) f2\n"
+                "+2147483647 * 2\n" /* 2^31 - 1: relative */
+                "\n"
+                "fn=(3) f3\n"
+                "0x10ffffffff * 3\n" /* 2^31: absolute */
+                "\n"
+                "totals: 6\n",
+};
 
 /* ---- inlined code: fi= / fe= ------------------------------------------------------- */
 
-static void test_inlined_line_gets_fi_then_fe(void **state)
-{
-    (void)state;
-    static const struct fn_def f = { "/bin/p", 0, "f", 0x1000, "f.c", 10 };
-    static const struct fn_def g = { "/bin/p", 0, "g", 0x2000, "f.c", 20 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &f);
-    add_sym(&sy, &f, 0x10, "inl.h", 3);
-    add_sym(&sy, &f, 0x20, NULL, 12);
-    add_entry(&sy, &g);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = {
-        { at(&f, 0), at(&f, 0), 1 },
-        { at(&f, 0), at(&f, 0x10), 2 },
-        { at(&f, 0), at(&f, 0x20), 3 },
-        { at(&g, 0), at(&g, 0), 4 },
-    };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("10") "ob=(1) /bin/p\n"
-                                   "fl=(1) f.c\n"
-                                   "fn=(1) f\n"
-                                   "0x1000 10 1\n"
-                                   "fi=(2) inl.h\n"
-                                   "+16 3 2\n"
-                                   "fe=(1)\n"
-                                   "+16 +9 3\n"
-                                   "\n"
-                                   "fn=(2) g\n"
-                                   "+4064 +8 4\n"
-                                   "\n"
-                                   "totals: 10\n");
-    free(text);
-}
+static const struct fn_def w8_f = { "/bin/p", 0, "f", 0x1000, "f.c", 10 };
+static const struct fn_def w8_g = { "/bin/p", 0, "g", 0x2000, "f.c", 20 };
+static const struct wcase inlined_line_gets_fi_then_fe = {
+    .syms = {
+        { .fn = &w8_f },
+        { .fn = &w8_f, .off = 0x10, .file = "inl.h", .line = 3 },
+        { .fn = &w8_f, .off = 0x20, .line = 12 },
+        { .fn = &w8_g },
+    },
+    .selfs = {
+        { .fn = &w8_f, .at = 0, .cost = 1 },
+        { .fn = &w8_f, .at = 0x10, .cost = 2 },
+        { .fn = &w8_f, .at = 0x20, .cost = 3 },
+        { .fn = &w8_g, .at = 0, .cost = 4 },
+    },
+    .expected = HEADER("10") "ob=(1) /bin/p\n"
+                 "fl=(1) f.c\n"
+                 "fn=(1) f\n"
+                 "0x1000 10 1\n"
+                 "fi=(2) inl.h\n"
+                 "+16 3 2\n"
+                 "fe=(1)\n"
+                 "+16 +9 3\n"
+                 "\n"
+                 "fn=(2) g\n"
+                 "+4064 +8 4\n"
+                 "\n"
+                 "totals: 10\n",
+};
 
-static void test_block_ending_in_inlined_file_returns_with_fe(void **state)
-{
-    (void)state;
-    static const struct fn_def f = { "/bin/p", 0, "f", 0x1000, "f.c", 10 };
-    static const struct fn_def g = { "/bin/p", 0, "g", 0x2000, "f.c", 20 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &f);
-    add_sym(&sy, &f, 0x10, "a.h", 3);
-    add_sym(&sy, &f, 0x18, "b.h", 40);
-    add_entry(&sy, &g);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_self selfs[] = {
-        { at(&f, 0), at(&f, 0), 1 },
-        { at(&f, 0), at(&f, 0x10), 2 },
-        { at(&f, 0), at(&f, 0x18), 3 },
-        { at(&g, 0), at(&g, 0), 4 },
-    };
-    struct cg_snapshot snap = SNAP_SELFS(selfs);
-    char *text = write_part(&test_info, &snap, &t);
+static const struct fn_def w9_f = { "/bin/p", 0, "f", 0x1000, "f.c", 10 };
+static const struct fn_def w9_g = { "/bin/p", 0, "g", 0x2000, "f.c", 20 };
+static const struct wcase block_ending_in_inlined_file_returns_with_fe = {
     /* g follows in f.c: no fl= needed, the block of f ended back in f.c */
-    assert_text(text, HEADER("10") "ob=(1) /bin/p\n"
-                                   "fl=(1) f.c\n"
-                                   "fn=(1) f\n"
-                                   "0x1000 10 1\n"
-                                   "fi=(2) a.h\n"
-                                   "+16 3 2\n"
-                                   "fi=(3) b.h\n"
-                                   "+8 40 3\n"
-                                   "fe=(1)\n"
-                                   "\n"
-                                   "fn=(2) g\n"
-                                   "+4072 20 4\n"
-                                   "\n"
-                                   "totals: 10\n");
-    free(text);
-}
+    .syms = {
+        { .fn = &w9_f },
+        { .fn = &w9_f, .off = 0x10, .file = "a.h", .line = 3 },
+        { .fn = &w9_f, .off = 0x18, .file = "b.h", .line = 40 },
+        { .fn = &w9_g },
+    },
+    .selfs = {
+        { .fn = &w9_f, .at = 0, .cost = 1 },
+        { .fn = &w9_f, .at = 0x10, .cost = 2 },
+        { .fn = &w9_f, .at = 0x18, .cost = 3 },
+        { .fn = &w9_g, .at = 0, .cost = 4 },
+    },
+    .expected = HEADER("10") "ob=(1) /bin/p\n"
+                 "fl=(1) f.c\n"
+                 "fn=(1) f\n"
+                 "0x1000 10 1\n"
+                 "fi=(2) a.h\n"
+                 "+16 3 2\n"
+                 "fi=(3) b.h\n"
+                 "+8 40 3\n"
+                 "fe=(1)\n"
+                 "\n"
+                 "fn=(2) g\n"
+                 "+4072 20 4\n"
+                 "\n"
+                 "totals: 10\n",
+};
 
 /* ---- callbacks from uninstrumented code ------------------------------------------- */
 
@@ -957,54 +990,49 @@ static void test_frame_without_call_instruction(void **state)
 /* Two copies of a header's static inline function (the same name and file,
  * two units, two addresses): one function for every reader, one id; their
  * blocks add up. */
-static void test_copies_of_a_header_function_share_an_id(void **state)
-{
-    (void)state;
-    static const struct fn_def c1 = { "/bin/prog", 0, "clamp", 0x1000, "util.h", 5 };
-    static const struct fn_def c2 = { "/bin/prog", 0, "clamp", 0x2000, "util.h", 5 };
-    static const struct fn_def m = { "/bin/prog", 0, "main", 0x3000, "main.c", 20 };
-    struct syms sy = { .n = 0 };
-    add_entry(&sy, &c1);
-    add_entry(&sy, &c2);
-    add_entry(&sy, &m);
-    add_sym(&sy, &m, 0x10, NULL, 21);
-    add_sym(&sy, &m, 0x20, NULL, 22);
-    struct cg_symtab t = symtab_of(&sy);
-    struct cg_snap_arc arcs[] = {
-        { at(&m, 0), at(&m, 0x15), at(&c1, 0), at(&m, 0x10), 1, 7, 1, 0, 0 },
-        { at(&m, 0), at(&m, 0x25), at(&c2, 0), at(&m, 0x20), 2, 9, 1, 0, 0 },
-    };
-    struct cg_snap_self selfs[] = {
-        { at(&c1, 0), at(&c1, 0), 7, 0 },
-        { at(&c2, 0), at(&c2, 0), 9, 0 },
-        { at(&m, 0), at(&m, 0), 4, 0 },
-    };
-    struct cg_snapshot snap = SNAP(arcs, selfs);
-    char *text = write_part(&test_info, &snap, &t);
-    assert_text(text, HEADER("20") "ob=(1) /bin/prog\n"
-                                   "fl=(1) main.c\n"
-                                   "fn=(1) main\n"
-                                   "0x3000 20 4\n"
-                                   "cfi=(2) util.h\n"
-                                   "cfn=(2) clamp\n"
-                                   "calls=1 0x1000 5\n"
-                                   "+16 +1 7\n"
-                                   "cfi=(2)\n"
-                                   "cfn=(2)\n"
-                                   "calls=2 0x2000 5\n"
-                                   "+16 +1 9\n"
-                                   "\n"
-                                   "fl=(2)\n"
-                                   "fn=(2)\n"
-                                   "-8224 5 7\n"
-                                   "\n"
-                                   "fn=(2)\n"
-                                   "+4096 * 9\n"
-                                   "\n"
-                                   "totals: 20\n");
-    assert_well_formed(text);
-    free(text);
-}
+static const struct fn_def w10_c1 = { "/bin/prog", 0, "clamp", 0x1000, "util.h", 5 };
+static const struct fn_def w10_c2 = { "/bin/prog", 0, "clamp", 0x2000, "util.h", 5 };
+static const struct fn_def w10_m = { "/bin/prog", 0, "main", 0x3000, "main.c", 20 };
+static const struct wcase copies_of_a_header_function_share_an_id = {
+    .syms = {
+        { .fn = &w10_c1 },
+        { .fn = &w10_c2 },
+        { .fn = &w10_m },
+        { .fn = &w10_m, .off = 0x10, .line = 21 },
+        { .fn = &w10_m, .off = 0x20, .line = 22 },
+    },
+    .arcs = {
+        { .caller = &w10_m, .site = 0x15, .callee = &w10_c1, .call = 0x10, .count = 1, .incl = 7 },
+        { .caller = &w10_m, .site = 0x25, .callee = &w10_c2, .call = 0x20, .count = 2, .incl = 9 },
+    },
+    .selfs = {
+        { .fn = &w10_c1, .at = 0, .cost = 7 },
+        { .fn = &w10_c2, .at = 0, .cost = 9 },
+        { .fn = &w10_m, .at = 0, .cost = 4 },
+    },
+    .expected = HEADER("20") "ob=(1) /bin/prog\n"
+                 "fl=(1) main.c\n"
+                 "fn=(1) main\n"
+                 "0x3000 20 4\n"
+                 "cfi=(2) util.h\n"
+                 "cfn=(2) clamp\n"
+                 "calls=1 0x1000 5\n"
+                 "+16 +1 7\n"
+                 "cfi=(2)\n"
+                 "cfn=(2)\n"
+                 "calls=2 0x2000 5\n"
+                 "+16 +1 9\n"
+                 "\n"
+                 "fl=(2)\n"
+                 "fn=(2)\n"
+                 "-8224 5 7\n"
+                 "\n"
+                 "fn=(2)\n"
+                 "+4096 * 9\n"
+                 "\n"
+                 "totals: 20\n",
+    .well_formed = 1,
+};
 
 /* ---- inlined frames, and parts of functions ---------------------------------------
  * gcc and clang at -O2: is_valid is inlined into pop (its hooks kept) and
@@ -1557,19 +1585,19 @@ int main(void)
         cmocka_unit_test(test_header_values_stay_on_one_line),
         cmocka_unit_test(test_totals_sum_self_costs_only),
         cmocka_unit_test(test_name_compression_spec_example),
-        cmocka_unit_test(test_name_ids_separate_per_kind),
-        cmocka_unit_test(test_static_functions_same_name_get_different_ids),
-        cmocka_unit_test(test_call_in_same_object_and_file_has_no_cob_cfi),
-        cmocka_unit_test(test_name_starting_with_paren_digit),
-        cmocka_unit_test(test_subposition_spec_example),
-        cmocka_unit_test(test_subposition_negative_differences),
-        cmocka_unit_test(test_subposition_absolute_when_shorter),
-        cmocka_unit_test(test_subposition_relative_only_below_2_31),
-        cmocka_unit_test(test_inlined_line_gets_fi_then_fe),
-        cmocka_unit_test(test_block_ending_in_inlined_file_returns_with_fe),
+        WCASE(name_ids_separate_per_kind),
+        WCASE(static_functions_same_name_get_different_ids),
+        WCASE(call_in_same_object_and_file_has_no_cob_cfi),
+        WCASE(name_starting_with_paren_digit),
+        WCASE(subposition_spec_example),
+        WCASE(subposition_negative_differences),
+        WCASE(subposition_absolute_when_shorter),
+        WCASE(subposition_relative_only_below_2_31),
+        WCASE(inlined_line_gets_fi_then_fe),
+        WCASE(block_ending_in_inlined_file_returns_with_fe),
         cmocka_unit_test(test_callback_from_uninstrumented_code),
         cmocka_unit_test(test_inlined_frame_and_function_parts),
-        cmocka_unit_test(test_copies_of_a_header_function_share_an_id),
+        WCASE(copies_of_a_header_function_share_an_id),
         cmocka_unit_test(test_time_in_uninstrumented_code_without_callback),
         cmocka_unit_test(test_frame_without_call_instruction),
         cmocka_unit_test(test_function_without_symbol_named_by_address),
