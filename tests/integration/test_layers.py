@@ -83,19 +83,25 @@ class Layers(unittest.TestCase):
         self.assertIn(", 1 breach\n", out)
 
     def test_new_module_placed_in_the_table(self):
-        """A file of no module fails; listed in the table, it passes."""
-        with open(os.path.join(self.root, "runtime", "snapshot.c"), "w", encoding="utf-8") as fh:
-            fh.write('#include "costs.h"\n')
-        rc, out = check("--root", self.root)
-        self.assertEqual(rc, 1, out)
-        self.assertIn("runtime/snapshot.c: module snapshot in no layer", out)
+        """A file of no module fails; listed in the table, it passes; a
+        module listed with no file fails."""
         design = os.path.join(self.root, "docs", "design.md")
         with open(design, encoding="utf-8") as fh:
             text = fh.read()
         with open(design, "w", encoding="utf-8") as fh:
             fh.write(text.replace("`costs` `gone`", "`costs` `snapshot` `gone`", 1))
         rc, out = check("--root", self.root)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("docs/design.md: module snapshot has no file in runtime/", out)
+        with open(os.path.join(self.root, "runtime", "snapshot.c"), "w", encoding="utf-8") as fh:
+            fh.write('#include "costs.h"\n')
+        rc, out = check("--root", self.root)
         self.assertEqual(rc, 0, out)
+        with open(design, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        rc, out = check("--root", self.root)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("runtime/snapshot.c: module snapshot in no layer", out)
         # before costs, whose header it includes: a breach
         with open(design, "w", encoding="utf-8") as fh:
             fh.write(text.replace("`addrset` `costs`", "`addrset` `snapshot` `costs`", 1))
