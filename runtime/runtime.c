@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 
@@ -22,7 +21,6 @@
 #include "options.h"
 #include "part.h"
 #include "proc.h"
-#include "real.h"
 #include "sample.h"
 #include "service.h"
 #include "takeback.h"
