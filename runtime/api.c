@@ -6,6 +6,7 @@
 
 #include "compiler.h"
 #include "dump.h"
+#include "hooks.h"
 #include "runtime.h"
 #include "thread.h"
 
@@ -16,14 +17,14 @@ CG_EXPORT int cgprof_api_set_thread_name(const char *name);
 
 int cgprof_api_dump(const char *reason)
 {
-    if (!cg_runtime_ready())
+    if (!cg_runtime_ready(&cg_hooks))
         return -1;
     return cg_dump_now(reason);
 }
 
 int cgprof_api_zero(void)
 {
-    if (!cg_runtime_ready())
+    if (!cg_runtime_ready(&cg_hooks))
         return -1;
     cg_dump_zero();
     return 0;
@@ -31,7 +32,7 @@ int cgprof_api_zero(void)
 
 int cgprof_api_collect(bool on)
 {
-    if (!cg_runtime_ready())
+    if (!cg_runtime_ready(&cg_hooks))
         return -1;
     cg_dump_collect(on);
     return 0;

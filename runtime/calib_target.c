@@ -6,16 +6,16 @@
  * (no_instrument_function), the same code without them. A small function
  * with arguments, as most are: a double kept across a call costs a spill
  * (no vector register survives a call). */
-#include "calibrate.h"
+#include "calib_target.h"
 
-/* The hooks the compiler calls here are the runtime's own, by their
- * hidden aliases (hooks.h), not the exported names: those may be bound to
+/* The hooks the compiler calls here are the calibration's twin of the
+ * runtime's (calib_hooks.h), not the exported names: those may be bound to
  * another library's hooks (a second profiler, or tests/nesting's oracle,
  * preloaded first), which would then count the calibration's calls. The
  * compiler takes the assembler names of its hooks from these
  * declarations; the calls are then direct, not through the PLT. */
-void __cyg_profile_func_enter(void *fn, void *site) __asm__("cg_hook_enter_entry");
-void __cyg_profile_func_exit(void *fn, void *site) __asm__("cg_hook_exit_entry");
+void __cyg_profile_func_enter(void *fn, void *site) __asm__("cg_calib_enter");
+void __cyg_profile_func_exit(void *fn, void *site) __asm__("cg_calib_exit");
 
 double cg_calib_hooked(double a, int i)
 {

@@ -2,7 +2,7 @@
  *
  * What is measured: a loop of calls of a small function, once plain and
  * once as -finstrument-functions builds it (calib_target.c: the runtime's
- * hooks, on a scratch thread state put in
+ * hooks' code, calib_hooks.h, on a scratch thread state put in
  * cg_self for the while: the fast path, as a program's calls take it).
  * Written by hand, with the hooks called directly and no argument kept
  * across them, it measured 7 ns a call less than a program's calls cost
@@ -19,9 +19,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "calib_hooks.h"
+#include "calib_target.h"
 #include "clock.h"
 #include "costs.h"
-#include "hooks.h"
 #include "options.h"
 #include "proc.h"
 #include "thread.h"
@@ -45,13 +46,13 @@ static CG_NOINSTR __attribute__((noinline)) int round_of(struct cg_thread *t, ui
         acc = cg_calib_plain(acc, (int)i);
     uint64_t t1 = cg_clock_now();
     sink = acc;
-    cg_hook_enter_entry((void *)(uintptr_t)round_of, __builtin_return_address(0));
+    cg_calib_enter((void *)(uintptr_t)round_of, __builtin_return_address(0));
     uint64_t t2 = cg_clock_now();
     for (unsigned i = 0; i < CALLS; i++)
         acc = cg_calib_hooked(acc, (int)i);
     uint64_t t3 = cg_clock_now();
     sink = acc;
-    cg_hook_exit_entry((void *)(uintptr_t)round_of, __builtin_return_address(0));
+    cg_calib_exit((void *)(uintptr_t)round_of, __builtin_return_address(0));
     const struct cg_costs *c = &t->costs;
     for (uint32_t a = 1; a < c->narcs; a++)
         if (c->arcs[a].callee == (uintptr_t)cg_calib_hooked && c->arcs[a].count == CALLS) {

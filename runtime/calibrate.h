@@ -17,11 +17,6 @@ int cg_calibrate(uint32_t *in, uint32_t *out);
  * hook by the general path). */
 int cg_calibrate_mode(int mode, uint32_t *in, uint32_t *out);
 
-/* calib_target.c: the same small function instrumented by the compiler,
- * and plain. Never called by anything else. */
-double cg_calib_hooked(double a, int i);
-double cg_calib_plain(double a, int i);
-
 /* Gives a thread's tables the calibrated cost, split over the parts of the
  * two hooks before and after their clock readings (struct cg_costs: comp). */
 void cg_calibrate_apply(struct cg_costs *c, uint32_t in, uint32_t out, uint32_t gin, uint32_t gout);

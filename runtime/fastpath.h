@@ -312,4 +312,35 @@ static CG_INLINE void cg_hook_exit_body(struct cg_thread *t, uintptr_t fn, uintp
         cg_guard_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 0);
 }
 
+/* A hooks' general path, slow above (cg_hook_slow_fn): a thread's first
+ * hook starts the runtime with ready(arg) and makes the thread's state,
+ * both keeping errno; then the guard's general path. */
+#define CG_HOOK_SLOW(name, ready, arg)                                                                        \
+    static CG_COLD void name(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,   \
+                             int enter)                                                                       \
+    {                                                                                                         \
+        if (!t && (!ready(arg) || !(t = cg_thread_attach())))                                                 \
+            return;                                                                                           \
+        cg_guard_hook(t, fn, site, sp, code, enter);                                                          \
+    }
+
+/* A pair of hooks, enter and exit, whose general path is slow:
+ * the exported hooks (hooks.c) and the calibration's (calib_hooks.c), one
+ * text for the two so that the calibration measures the hooks' own code.
+ * The hook's stack pointer (where its caller's stack pointer was before
+ * its call: the frames' sp, compared across hooks by cg_costs_resync and
+ * with a hook called from the same frame, inlined calls) and its return
+ * address are read where they are used, by CG_FAST_SP and CG_FAST_RET
+ * (hence the zeros): the call frame address needs no frame pointer, unlike
+ * __builtin_frame_address. */
+#define CG_HOOK_PAIR(enter, exit, slow)                                                                       \
+    CG_HOT void enter(void *fn, void *site)                                                                   \
+    {                                                                                                         \
+        cg_hook_enter_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, cg_fast_mode, slow);                \
+    }                                                                                                         \
+    CG_HOT void exit(void *fn, void *site)                                                                    \
+    {                                                                                                         \
+        cg_hook_exit_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, cg_fast_mode, slow);                 \
+    }
+
 #endif

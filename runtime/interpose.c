@@ -32,6 +32,7 @@
 #include "crash.h"
 #include "dump.h"
 #include "filter.h"
+#include "hooks.h"
 #include "proc.h"
 #include "real.h"
 #include "runtime.h"
@@ -223,7 +224,7 @@ CG_EXPORT int CG_WRAP(dlclose)(void *handle)
 {
     REAL(dlclose);
     cg_runtime_wake(0);
-    if (cg_runtime_ready()) {
+    if (cg_runtime_ready(&cg_hooks)) {
         int saved = errno;
         cg_unload_note(handle, cg_dump_addresses);
         errno = saved;
@@ -421,7 +422,7 @@ __asm__(".text\n"
 static void before_exec(const char *what)
 {
     int saved = errno;
-    if (getpid() == cg_proc_pid() && cg_runtime_ready()) {
+    if (getpid() == cg_proc_pid() && cg_runtime_ready(&cg_hooks)) {
         cg_dump_exec(what);
         cg_sample_exec(cg_self, 1);
     }
@@ -432,7 +433,7 @@ static void before_exec(const char *what)
 static int exec_failed(int rc)
 {
     int saved = errno;
-    if (getpid() == cg_proc_pid() && cg_runtime_ready())
+    if (getpid() == cg_proc_pid() && cg_runtime_ready(&cg_hooks))
         cg_sample_exec(cg_self, 0);
     errno = saved;
     return rc;

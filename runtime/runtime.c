@@ -1,7 +1,7 @@
-/* The runtime's start and end (entry layer): one-time initialisation on
- * first use, the library's constructor and destructor, and the one place
- * where the layers are wired together: the thread layer's events and the
- * fork handlers call into the layers above from here. */
+/* The runtime's start (entry layer): one-time initialisation on first use
+ * (from the library's constructor, library.c, or whatever runs first), and
+ * the one place where the layers are wired together: the thread layer's
+ * events and the fork handlers call into the layers above from here. */
 #define _GNU_SOURCE
 #include "runtime.h"
 
@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/auxv.h>
 
@@ -18,18 +17,15 @@
 #include "crash.h"
 #include "dump.h"
 #include "filter.h"
-#include "hooks.h"
 #include "offcpu.h"
 #include "options.h"
 #include "part.h"
 #include "proc.h"
-#include "real.h"
 #include "sample.h"
 #include "service.h"
 #include "takeback.h"
 #include "thread.h"
 #include "util.h"
-#include "desc.inc"
 
 extern char **environ;
 
@@ -148,7 +144,7 @@ static void fork_child(void)
     cg_service_forked();
 }
 
-static int initialise(void)
+static int initialise(const struct cg_hook_addrs *hooks)
 {
     cg_stderr_remember();
     /* A set-user-ID or otherwise privileged program: files named by the
@@ -182,11 +178,11 @@ static int initialise(void)
         cg_warn("CGPROF_OFF_CPU=1 shows time off the CPU with CGPROF_TIME=exact only: sampled time (the default) "
                 "is CPU time, which never counts it; set CGPROF_TIME=exact too");
     if (cg_thread_init(&thread_events) != 0 || pthread_atfork(fork_prepare, fork_parent, fork_child) != 0 ||
-        cg_sample_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry) != 0) {
+        cg_sample_init(hooks->enter, hooks->exit) != 0) {
         cg_warn("cannot set up thread and fork handling; not profiling");
         return -1;
     }
-    cg_takeback_init((uintptr_t)cg_hook_enter_entry, (uintptr_t)cg_hook_exit_entry, cg_opts.takeback);
+    cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback);
     cg_collecting = 1;
     cg_fast_mode = cg_sampling ? CG_FAST_SAMPLE : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
     if (cg_opts.collect == CG_COLLECT_OFF)
@@ -194,7 +190,7 @@ static int initialise(void)
     return 0;
 }
 
-int cg_runtime_ready(void)
+int cg_runtime_ready(const struct cg_hook_addrs *hooks)
 {
     int s = __atomic_load_n(&init_state, __ATOMIC_ACQUIRE);
     if (cg_likely(s == INIT_DONE))
@@ -204,7 +200,7 @@ int cg_runtime_ready(void)
     if (!__atomic_compare_exchange_n(&init_state, &s, INIT_RUNNING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return s == INIT_DONE;
     int saved = errno;
-    int rc = initialise();
+    int rc = initialise(hooks);
     errno = saved;
     __atomic_store_n(&init_state, rc == 0 ? INIT_DONE : INIT_OFF, __ATOMIC_RELEASE);
     return rc == 0;
@@ -252,143 +248,18 @@ void cg_runtime_wake(int scan)
     errno = saved;
 }
 
-static void on_quick_exit(void);
-
-/* Whether an LD_PRELOAD entry is this runtime: its file name starts with
- * libcgprof.so (a path or a bare name, as ld.so takes either). */
-static int names_runtime(const char *entry, size_t n)
+int cg_runtime_services(void)
 {
-    const char *base = entry;
-    for (size_t i = 0; i < n; i++)
-        if (entry[i] == '/')
-            base = entry + i + 1;
-    size_t len = n - (size_t)(base - entry);
-    return len >= 12 && memcmp(base, "libcgprof.so", 12) == 0;
-}
-
-/* CGPROF_TRACE_CHILDREN=0: the runtime's entries are taken out of
- * LD_PRELOAD, so that nothing this process starts (exec, posix_spawn, and
- * glibc's own spawns in system() and popen(), which no wrapper sees) loads
- * it: each child of a preloaded build tool paid its start-up. Done in the
- * constructor, before main and its threads: the environment is the
- * process's, and a getenv() of it then sees what the plain run sees. Other
- * entries (a sanitizer's) stay, in their order; none left: unset. */
-static void leave_children_out(void)
-{
-    const char *v = getenv("LD_PRELOAD");
-    if (!v)
-        return;
-    size_t n = strlen(v);
-    char *kept = malloc(n + 1);
-    if (!kept)
-        return;
-    size_t k = 0;
-    int removed = 0;
-    for (const char *p = v; *p;) {
-        size_t sep = strspn(p, " :");
-        p += sep;
-        size_t len = strcspn(p, " :");
-        if (!len)
-            break;
-        if (names_runtime(p, len)) {
-            removed = 1;
-        } else {
-            if (k)
-                kept[k++] = ' ';
-            memcpy(kept + k, p, len);
-            k += len;
-        }
-        p += len;
+    /* A static program linked the runtime in to be profiled. */
+    if (CG_STATIC || cg_thread_attached_ever() || cg_proc_instrumented(&dormant)) {
+        set_up_services();
+        return 1;
     }
-    kept[k] = '\0';
-    if (removed) {
-        int saved = errno;
-        if (k)
-            setenv("LD_PRELOAD", kept, 1);
-        else
-            unsetenv("LD_PRELOAD");
-        errno = saved;
-    }
-    free(kept);
+    __atomic_store_n(&dormant, 1, __ATOMIC_RELEASE);
+    return 0;
 }
 
-__attribute__((constructor)) static void cg_constructor(void)
+int cg_runtime_started(void)
 {
-#if CG_STATIC
-    __asm__ volatile("" : : "r"(cg_static_note));
-#endif
-    /* the real functions, here rather than at their first use, which may
-     * be in a signal handler (a crash) */
-    cg_real_resolve();
-    if (cg_runtime_ready()) {
-        if (!cg_opts.trace_children)
-            leave_children_out();
-        cg_thread_watch_exit();
-        at_quick_exit(on_quick_exit);
-        /* A static program linked the runtime in to be profiled. */
-        if (CG_STATIC || cg_thread_attached_ever() || cg_proc_instrumented(&dormant)) {
-            set_up_services();
-            return;
-        }
-        __atomic_store_n(&dormant, 1, __ATOMIC_RELEASE);
-    }
-    cg_service_handler_off();
-}
-
-/* The last dump, once: from exit() or quick_exit(). Not in a vfork() child
- * that calls exit() instead of _exit(): it runs in its parent's memory, and
- * the profile is the parent's, to be written by the parent (a real fork's
- * child has the pid the runtime knows: cg_proc_forked). */
-static void final_dump(const char *trigger)
-{
-    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)
-        return;
-    int saved = errno;
-    if (getpid() == cg_proc_pid()) {
-        cg_dump_final(trigger);
-        cg_filter_report_exit();
-        /* the system refused to let the program's code change (a W^X
-         * policy): said once, the hooks having done their work meanwhile */
-        struct cg_takeback_stats tb;
-        cg_takeback_stats(&tb);
-        if (tb.refused)
-            cg_warn("could not take back %lu hook call sites (the first at %#lx: %s): their hooks kept being "
-                    "called, at their cost, and the profile is the same (CGPROF_TAKEBACK=0 to not try)",
-                    tb.refused, (unsigned long)tb.refused_at, strerror(tb.refused_errno));
-        /* Preloaded into every process of a build or a shell pipeline, the
-         * runtime meets programs that are not instrumented: silent, unless
-         * asked. */
-        if (cg_opts.verbose && !cg_thread_attached_ever()) {
-            char shown[300];
-            cg_warn("pid %ld, %s: not instrumented, no call to __cyg_profile_func_enter: no profile written "
-                    "(build it with -finstrument-functions: pkg-config --cflags cgprof)",
-                    (long)cg_proc_pid(), CG_QUOTE(shown, cg_proc_cmdline()));
-        }
-    } else {
-        /* Another pid, and not a vfork() child (whose hooks are off: the
-         * off sentinel, no tables): a child of a fork that ran no atfork
-         * handler, whose tables are its parent's as they were, its own
-         * calls added. Said, not silent. */
-        struct cg_thread *t = cg_self;
-        if (!t || t->costs.frames)
-            cg_warn("process %ld was made by a fork that ran no pthread_atfork handler (syscall(SYS_fork), or "
-                    "clone() without CLONE_VM): its calls cannot be told from its parent's, and no profile is "
-                    "written for it",
-                    (long)getpid());
-    }
-    errno = saved;
-}
-
-/* Runs from exit() (return from main, exit() anywhere, or the last thread
- * ending) after the program's atexit handlers and its own destructors. */
-__attribute__((destructor)) static void cg_destructor(void)
-{
-    final_dump(CG_TRIGGER_EXIT);
-}
-
-/* quick_exit() runs no destructor, only the at_quick_exit handlers: ours,
- * registered by the constructor, runs after the program's. */
-static void on_quick_exit(void)
-{
-    final_dump(CG_TRIGGER_EXIT " by quick_exit()");
+    return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == INIT_DONE;
 }

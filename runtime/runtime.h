@@ -1,15 +1,31 @@
 /* The runtime's start: one-time initialisation on first use (entry layer,
- * with the library's constructor and destructor in runtime.c). */
+ * the library's constructor and destructor are in library.c). */
 #ifndef CG_RUNTIME_H
 #define CG_RUNTIME_H
 
+#include <stdint.h>
+
 #include "compiler.h"
+
+/* Where the exported hooks are in this library (hooks.h: cg_hooks), for
+ * the sampler and the taking back of hook calls. */
+struct cg_hook_addrs {
+    uintptr_t enter, exit;
+};
 
 /* Initialises the runtime on first use (from the library constructor or the
  * first hook, whichever comes first). Returns 1 when ready; 0 while another
  * thread is initialising or when the runtime is off (secure-execution mode,
- * failed set-up), in which case hooks do nothing. */
-int cg_runtime_ready(void);
+ * failed set-up), in which case hooks do nothing. Whoever may be first
+ * hands the hooks' addresses down: the runtime is below the hooks, which
+ * start it (docs/design.md, "Layers"). */
+int cg_runtime_ready(const struct cg_hook_addrs *hooks);
+/* Whether cg_runtime_ready initialised the runtime; never starts it. */
+int cg_runtime_started(void);
+/* The constructor's services (library.c): set up now in a process known
+ * to be instrumented (returns 1), else left waiting for cg_runtime_wake
+ * (returns 0). */
+int cg_runtime_services(void);
 
 /* Whether the process's services wait (runtime.c): no instrumented object
  * seen and no hook run yet. */

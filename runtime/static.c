@@ -5,7 +5,7 @@
  *    runtime linked in from one that has not: an ELF note, name "cgprof",
  *    type 1, the version as its text. A note, not a symbol: strip keeps it
  *    (it is in the program's PT_NOTE segment), and the launcher reads it
- *    from the program headers alone. runtime.c's constructor refers to it,
+ *    from the program headers alone. library.c's constructor refers to it,
  *    so that --gc-sections keeps it too.
  *
  *  - dlopen for the elfutils code the archive carries: its debuginfod

@@ -111,7 +111,7 @@ void cg_takeback_init(uintptr_t enter, uintptr_t exit, int on)
     hook_enter = enter;
     hook_exit = exit;
     enabled = on;
-    /* The runtime's own code is never changed (calibrate.c calls the hooks
+    /* The runtime's own code is never changed (calibrate.c calls the hooks' twin
      * itself): its object, unless that is the program's (libcgprof.a). */
     struct dl_find_object r;
     if (_dl_find_object((void *)enter, &r) == 0 && r.dlfo_link_map && r.dlfo_link_map->l_name &&

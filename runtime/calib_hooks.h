@@ -1,0 +1,16 @@
+/* The calibration's pair of hooks (entry layer): the exported hooks' code
+ * (fastpath.h, CG_HOOK_PAIR) under names of their own, which
+ * calib_target.c's compiled calls and calibrate.c call. A twin rather than
+ * the hooks themselves because the hooks start the runtime, which
+ * calibrates: calling them from here would make a circle (docs/design.md,
+ * "Layers"). The calibration runs on a scratch thread state, so their
+ * first-hook path never runs. */
+#ifndef CG_CALIB_HOOKS_H
+#define CG_CALIB_HOOKS_H
+
+#include "compiler.h"
+
+CG_HOT void cg_calib_enter(void *fn, void *site);
+CG_HOT void cg_calib_exit(void *fn, void *site);
+
+#endif
