@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "costs.h"
+#include "reading.h"
 #include "thread.h"
 #include "util.h"
 

@@ -219,7 +219,7 @@ static void left_out(struct cg_thread *t, uint64_t p)
 }
 
 /* The thread's sampled clock moves on by p: written by its own signal
- * handler, read by the dumps of other threads (cg_costs_totals, inspect.c)
+ * handler, read by the dumps of other threads (cg_reading_take, inspect.c)
  * with an atomic load, so stored whole. */
 static void advance(struct cg_thread *t, uint64_t p)
 {

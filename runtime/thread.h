@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "costs.h"
+#include "reading.h"
 
 enum { CG_GUARD_HOOK = 1, CG_GUARD_RUNTIME = 2 };
 
@@ -99,8 +99,8 @@ struct cg_thread {
     struct cg_jmp_seen jmps[CG_JMP_SLOTS];
 
     /* The dumper's, under the dump lock (dump.c). */
-    struct cg_totals base;   /* totals already reported (or zeroed) */
-    struct cg_totals paused; /* totals when collection was paused */
+    struct cg_reading base;   /* the reading last reported (or zeroed) */
+    struct cg_reading paused; /* the reading when collection was paused */
 };
 
 /* The calling thread's state. initial-exec TLS: one %fs-relative load, no

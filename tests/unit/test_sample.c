@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "costs.h"
+#include "reading.h"
 #include "options.h"
 #include "proc.h"
 #include "sample.h"
@@ -579,11 +580,11 @@ static void test_own_code(void **state)
     assert_int_equal(all_self(), 6 * (uint64_t)PERIOD);
     assert_int_equal(t->vclock, 6 * (uint64_t)PERIOD);
     /* counted in the totals, and so in a part's header */
-    struct cg_totals tot;
+    struct cg_reading tot;
     memset(&tot, 0, sizeof tot);
-    assert_int_equal(cg_costs_totals(&t->costs, t->vclock, &tot), 0);
+    assert_int_equal(cg_reading_take(&t->costs, t->vclock, &tot), 0);
     assert_int_equal(tot.unplaced, 1);
-    cg_totals_free(&tot);
+    cg_reading_free(&tot);
 #else
     printf("built without libunwind: the walk is not tested\n");
     skip();

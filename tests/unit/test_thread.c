@@ -37,6 +37,7 @@
 
 #include "clock.h"
 #include "costs.h"
+#include "reading.h"
 #include "guard.h"
 #include "options.h"
 #include "proc.h"
@@ -651,12 +652,12 @@ static void child_checks(int fd, struct cg_thread *t, pid_t old_tid)
     CHILD_CHECK(c->arcs[m].count == 1 && c->arcs[m].incl == 300);
     CHILD_CHECK(c->arcs[f].count == 0);
     /* the child's part: their time from the fork, no call */
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
-    CHILD_CHECK(cg_costs_totals(c, 5300, &cur) == 0);
+    CHILD_CHECK(cg_reading_take(c, 5300, &cur) == 0);
     CHILD_CHECK(cur.count[g] - t->base.count[g] == 0 && cur.incl[g] - t->base.incl[g] == 100);
     CHILD_CHECK(cur.count[m] - t->base.count[m] == 0 && cur.incl[m] - t->base.incl[m] == 300);
-    cg_totals_free(&cur);
+    cg_reading_free(&cur);
     dprintf(fd, "ok");
     _exit(0);
 }
