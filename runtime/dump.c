@@ -97,7 +97,7 @@ static void begin(struct cg_dump *d, const char *trigger, unsigned part, int par
 static int current_reading(struct cg_thread *t, struct cg_reading *out)
 {
     if (paused)
-        return cg_reading_copy(out, &t->paused);
+        return cg_reading_copy(out, &t->dumper.paused);
     if (finished(t))
         return cg_reading_take(&t->costs, t->t_end, out);
     uint64_t pending = 0, now = cg_offcpu_read_time(t, &pending);
@@ -106,13 +106,13 @@ static int current_reading(struct cg_thread *t, struct cg_reading *out)
     return rc;
 }
 
-/* Writes part `cur - t->base` of thread t and adds it to the sums, then
+/* Writes part `cur - t->dumper.base` of thread t and adds it to the sums, then
  * makes cur the base (cur is left with arrays to reuse, not the same
  * reading). */
 static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_reading *cur)
 {
     struct cg_snapshot snap;
-    if (cg_reading_part(&t->costs, cur, &t->base, &snap) != 0) {
+    if (cg_reading_part(&t->costs, cur, &t->dumper.base, &snap) != 0) {
         d->failed++;
         return;
     }
@@ -128,9 +128,9 @@ static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_reading
      * cur becomes the base (never below it: cg_reading_raise), and the old
      * base's arrays cur's, for the next reading (a copy was 3 MB of fresh
      * pages for a 100,000-arc thread). */
-    cg_reading_raise(cur, &t->base);
-    struct cg_reading old = t->base;
-    t->base = *cur;
+    cg_reading_raise(cur, &t->dumper.base);
+    struct cg_reading old = t->dumper.base;
+    t->dumper.base = *cur;
     *cur = old;
     cg_snapshot_free(&snap);
 }
@@ -161,7 +161,7 @@ static void write_total(struct cg_dump *d)
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
         if (!finished(t)) {
             running++;
-            depth += t->base.depth;
+            depth += t->dumper.base.depth;
         }
     cg_total_write(d, running, depth);
 }
@@ -225,7 +225,7 @@ static void zero_locked(void)
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
         if (!finished(t) && current_reading(t, &cur) == 0)
-            cg_reading_copy(&t->base, &cur);
+            cg_reading_copy(&t->dumper.base, &cur);
     cg_reading_free(&cur);
 }
 
@@ -255,10 +255,10 @@ static void collect_locked(int on)
         if (cg_reading_take(&t->costs, cg_offcpu_read_time(t, &pending), &cur) != 0)
             continue;
         if (on) {
-            cg_reading_skip(&t->base, &cur, &t->paused);
-            cg_reading_free(&t->paused);
+            cg_reading_skip(&t->dumper.base, &cur, &t->dumper.paused);
+            cg_reading_free(&t->dumper.paused);
         } else {
-            cg_reading_copy(&t->paused, &cur);
+            cg_reading_copy(&t->dumper.paused, &cur);
         }
     }
     cg_reading_free(&cur);
@@ -300,7 +300,7 @@ void cg_dump_thread_exit(struct cg_thread *t)
             int rc = current_reading(t, &cur);
             if (rc == 0)
                 cg_inspect_thread_ended(&cur);
-            if (rc == 0 && cg_reading_part(&t->costs, &cur, &t->base, &snap) == 0) {
+            if (rc == 0 && cg_reading_part(&t->costs, &cur, &t->dumper.base, &snap) == 0) {
                 if (cg_ended_add(&snap) != 0)
                     cg_warn("out of memory: the profile of thread %u is lost", t->number);
                 cg_total_add(&snap, finished(t));

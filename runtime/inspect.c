@@ -248,7 +248,7 @@ static void write_stack(struct cg_buf *b, struct cg_thread *t, struct cg_syms *s
         char flags[32] = "";
         if (f->arc != CG_SINK && f->arc < narcs) {
             uint64_t done = __atomic_load_n(&arcs[f->arc].count, __ATOMIC_ACQUIRE);
-            uint64_t before = f->arc < t->base.narcs ? t->base.count[f->arc] : 0;
+            uint64_t before = f->arc < t->dumper.base.narcs ? t->dumper.base.count[f->arc] : 0;
             calls += done > before ? done - before : 0;
             if (f->skip)
                 strcat(flags, ",skipped");
@@ -347,10 +347,10 @@ void cg_inspect_counters(struct cg_buf *b, int paused)
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
             continue;
-        int rc = paused ? cg_reading_copy(&cur, &t->paused) : cg_reading_take(&t->costs, CG_NOW, &cur);
+        int rc = paused ? cg_reading_copy(&cur, &t->dumper.paused) : cg_reading_take(&t->costs, CG_NOW, &cur);
         if (rc != 0)
             continue;
-        const struct cg_reading *base = &t->base;
+        const struct cg_reading *base = &t->dumper.base;
         uint64_t all = 0, part = 0, ns = 0, ns_part = 0;
         for (uint32_t i = 1; i < cur.narcs; i++) {
             all += cur.count[i];
@@ -365,7 +365,7 @@ void cg_inspect_counters(struct cg_buf *b, int paused)
         repairs[0] += left;
         repairs[1] += unmatched;
         repairs[2] += lost;
-        size_t tb = table_bytes(&t->costs), sb = reading_bytes(&t->base) + reading_bytes(&t->paused);
+        size_t tb = table_bytes(&t->costs), sb = reading_bytes(&t->dumper.base) + reading_bytes(&t->dumper.paused);
         tables += tb;
         state += sb;
         calls += all;
