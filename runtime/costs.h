@@ -22,6 +22,10 @@
  *    writes: an entry is filled before the count that publishes it is stored
  *    (release), and an array outgrown is not unmapped while a reader may hold
  *    it (see cg_readers). The hash indexes are private to the owning thread.
+ *
+ * This header is the hooks' (and the sampler's, which charges the same
+ * tables): a dump reads the tables through reading.h, and the output files
+ * see only what it copies out, snapshots (snapshot.h).
  */
 #ifndef CG_COSTS_H
 #define CG_COSTS_H
@@ -268,7 +272,8 @@ struct cg_costs {
     unsigned nretired;
 };
 
-/* A call of arc `arc` that took d ns ended. */
+/* A call of arc `arc` that took d ns ended: counted in its latency row
+ * (latency.h). */
 static CG_INLINE void cg_lat_add(struct cg_costs *c, uint32_t arc, uint64_t d)
 {
     uint64_t *row = c->lat + (size_t)arc * CG_LAT_ROW;

@@ -289,7 +289,7 @@ static int lat_moved(const uint64_t *cur, const uint64_t *base)
 }
 
 int cg_reading_part(const struct cg_costs *c, const struct cg_reading *cur, const struct cg_reading *base,
-                   struct cg_snapshot *out)
+                    struct cg_snapshot *out)
 {
     memset(out, 0, sizeof *out);
     const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);

@@ -269,8 +269,8 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
         ; /* an instrumented call's prologue or epilogue: its own time */
     else if (n == 1 && t->costs.filter && cg_addrset_has(t->costs.filter->skip, fns[0]))
         cg_costs_sample_at(&t->costs, pc, p); /* a function left out: its code is its caller's */
-    else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sampler.sample_hooks, t->sampler.sample_last,
-                                  &t->sampler.sample_nlast) == 0)
+    else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sampler.sample_hooks,
+                                  t->sampler.sample_last, &t->sampler.sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
     t->sampler.sample_hooks = t->nhooks;
     cg_guard_release(t);
