@@ -12,8 +12,8 @@
 #define CG_HOT     __attribute__((hot)) CG_NOINSTR
 #define CG_COLD    __attribute__((cold, noinline)) CG_NOINSTR
 /* A function that reads, on purpose, what another thread writes with
- * plain stores (a dump reading a running thread's tables: costs.c, the
- * cg_totals_read_* functions): ThreadSanitizer leaves its accesses out.
+ * plain stores (a dump reading a running thread's tables: reading.c, the
+ * racy_* functions): ThreadSanitizer leaves its accesses out.
  * Kept out of line so that no other code inherits the exemption; every
  * other access of the hand-offs is still checked (scripts/test). */
 #define CG_RACY_READ __attribute__((noinline, no_sanitize("thread"))) CG_NOINSTR

@@ -22,6 +22,10 @@
  *    writes: an entry is filled before the count that publishes it is stored
  *    (release), and an array outgrown is not unmapped while a reader may hold
  *    it (see cg_readers). The hash indexes are private to the owning thread.
+ *
+ * This header is the hooks' (and the sampler's, which charges the same
+ * tables): a dump reads the tables through reading.h, and the output files
+ * see only what it copies out, snapshots (snapshot.h).
  */
 #ifndef CG_COSTS_H
 #define CG_COSTS_H
@@ -36,6 +40,8 @@
 
 #include "addrset.h"
 #include "compiler.h"
+#include "latency.h"
+#include "snapshot.h"
 #include "util.h"
 
 #define CG_SINK 0u
@@ -159,10 +165,9 @@ struct cg_frame {
  *    15/16 of it a new path is counted on its parent's one "beyond" node
  *    (fn CG_NODE_BEYOND), which everything under it folds into; the last
  *    16th is kept for those. Past the bound, the sink.
- *  - A dump reads nodes as it reads arcs (cg_costs_totals): self first,
+ *  - A dump reads nodes as it reads arcs (cg_reading_take): self first,
  *    then inclusive, then calls, then the frames, the reverse of the exit's
  *    stores. */
-#define CG_NODE_BEYOND ((uintptr_t)1) /* no function starts at address 1 */
 
 struct cg_node {
     uintptr_t fn;    /* the function called, CG_NODE_BEYOND for the paths past the bound */
@@ -267,45 +272,8 @@ struct cg_costs {
     unsigned nretired;
 };
 
-/* ---- latency histograms (CGPROF_LATENCY) ------------------------------------
- * Per arc, the calls that ended by inclusive time (ns), in log-linear
- * buckets: a time below 4 ns has a bucket of its own; above, each power of
- * two [2^e, 2^(e+1)) is cut into 4 buckets of equal width 2^(e-2), bucket
- * 4(e-1) + the two bits under the top one. A bucket's width is at most a
- * quarter of its lower bound, so its midpoint is within 12.5% of any time in
- * it. 160 buckets reach 2^41 ns (36 minutes); longer calls go to the last.
- * After the buckets, the row holds the sum of the times and the longest.
- * The hooks store the longest only: the sum is the arc's incl (the time of
- * the calls that ended), which a reading copies into the row.
- * Why per arc, not per function: the exit has the arc at hand (the frame's),
- * so recording is one bucket index and three stores, and a function's
- * histogram is the sum of its arcs' (same buckets, exact), made at the dump.
- * Written as counters a dump reads meanwhile: stored whole, by the thread. */
-#define CG_LAT_BUCKETS 160
-#define CG_LAT_SUM CG_LAT_BUCKETS
-#define CG_LAT_MAX (CG_LAT_BUCKETS + 1)
-#define CG_LAT_ROW (CG_LAT_BUCKETS + 2)
-
-/* Bucket 4(e-1) + q of v in [2^e, 2^(e+1)) is 4(e-2) + (v >> (e-2)): the
- * three bits at the top of v after the shift are 4 + q. With e at least 2
- * (v | 4), a v below 4 is its own bucket by the same formula: no branch.
- * 8 instructions (callgrind), where the two cases written apart took 20. */
-static inline unsigned cg_lat_bucket(uint64_t v)
-{
-    unsigned s = 61u - (unsigned)__builtin_clzll(v | 4); /* e - 2 */
-    unsigned i = (s << 2) + (unsigned)(v >> s);
-    return i < CG_LAT_BUCKETS ? i : CG_LAT_BUCKETS - 1;
-}
-
-/* The least time of bucket i. */
-static inline uint64_t cg_lat_lower(unsigned i)
-{
-    if (i < 4)
-        return i;
-    return (uint64_t)(4 | (i & 3)) << ((i >> 2) - 1);
-}
-
-/* A call of arc `arc` that took d ns ended. */
+/* A call of arc `arc` that took d ns ended: counted in its latency row
+ * (latency.h). */
 static CG_INLINE void cg_lat_add(struct cg_costs *c, uint32_t arc, uint64_t d)
 {
     uint64_t *row = c->lat + (size_t)arc * CG_LAT_ROW;
@@ -727,11 +695,11 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
         p->self = a->ret_self;
     }
     /* The frame is unpublished before its call is counted, the count stored
-     * before the time: a dump reading meanwhile (cg_costs_totals: times,
+     * before the time: a dump reading meanwhile (cg_reading_take: times,
      * counts, then frames) finds the call in its frame or in its count, or
      * in neither (a reading one short, which the next makes up), never in
      * both. A call counted twice would stay so: parts never take back
-     * (cg_totals_raise). */
+     * (cg_reading_raise). */
     __atomic_store_n(&c->depth, d, __ATOMIC_RELEASE);
     if (cg_likely(!f->skip)) {
         uint64_t count = a->count + 1;
@@ -758,132 +726,5 @@ static CG_INLINE void cg_costs_exit(struct cg_costs *c, uintptr_t fn, uint64_t n
     else
         cg_exit_mismatch(c, fn, now);
 }
-
-/* ---- snapshots ---------------------------------------------------------- */
-
-struct cg_snap_arc {
-    uintptr_t caller, site, callee;
-    uintptr_t call_pc; /* address of the call instruction (site - 1 until the
-                          dump decodes it), naming the call's position; for
-                          an inlined call, where its enter hook was called;
-                          0 when no call made this frame (a signal handler) */
-    uint64_t count; /* calls, including those still running at the snapshot */
-    uint64_t incl;  /* nanoseconds */
-    uint64_t runs;
-    uint8_t inlined;        /* cg_arc's */
-    uint8_t caller_inlined; /* cg_arc's: call_pc is in the host's code */
-    uint8_t sampled;        /* cg_arc's: made by the sampler, not by a hook */
-};
-
-struct cg_snap_self {
-    uintptr_t fn, addr;
-    uint64_t cost; /* nanoseconds */
-    uint32_t inlined; /* cg_self's: addr is in the host's code */
-};
-
-/* A path's node in a part: parent is the index + 1 of its parent in the
- * snapshot's nodes (which come after their parents), 0 at the root. */
-struct cg_snap_node {
-    uintptr_t fn; /* CG_NODE_BEYOND: the paths past the bound */
-    uint32_t parent;
-    uint64_t calls, incl, self;
-};
-
-struct cg_snapshot {
-    struct cg_snap_arc *arcs;
-    size_t narcs;
-    struct cg_snap_self *selfs;
-    size_t nselfs;
-    /* call paths: NULL when off; the tree's size, bound and foldings
-     * (struct cg_costs) */
-    struct cg_snap_node *nodes;
-    size_t nnodes;
-    uint32_t tree_nodes, tree_bound;
-    uint64_t folded, beyond_paths;
-    uint64_t lost, unmatched_exits, left, jumped;
-    uint64_t inlined_calls, frameless_exits, takeback_ns; /* struct cg_costs's */
-    uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
-    uint64_t compensated; /* ns of the hooks' own time left out (CGPROF_COMPENSATE) */
-    uint64_t off_pending; /* ns off the CPU since the thread's last hook, left out (CGPROF_OFF_CPU) */
-    uint32_t depth;     /* frames still running when it was taken */
-    uint64_t continued; /* arcs with time but no new call: calls counted in an earlier part */
-    /* CGPROF_LATENCY: CG_LAT_ROW counters per arc, in the arcs' order, of
-     * the calls that ended in the part (the longest: see cg_totals_part);
-     * NULL when off */
-    uint64_t *lat;
-};
-
-/* Copies the tables of `c` (which may belong to a running thread) and adds
- * the calls still in progress with their cost up to `now`. Entries with
- * nothing counted are left out. Uses malloc: never call it from a hook.
- * Returns 0, or -1 if out of memory. */
-int cg_costs_snapshot(const struct cg_costs *c, uint64_t now, struct cg_snapshot *out);
-void cg_snapshot_free(struct cg_snapshot *s);
-
-/* ---- parts ----------------------------------------------------------------
- * A dump writes what a thread did since the previous one. The dumper never
- * writes into a running thread's tables: it keeps, per thread, the totals it
- * last reported (a baseline), and a part is the totals now minus the
- * baseline. Totals include the calls in progress (counted once, with their
- * cost so far), so a call running across a dump is counted in the part in
- * which it was first seen running, and each later part gets only the time
- * that came after. Parts add up exactly to the whole run. */
-
-struct cg_totals {
-    uint64_t *count, *incl, *runs; /* per arc index */
-    uint32_t narcs;
-    uint64_t *cost;                /* per self index */
-    uint32_t nselfs;
-    uint64_t *ncalls, *nincl, *nself; /* per node index (CGPROF_PATHS) */
-    uint32_t nnodes;
-    uint64_t folded, beyond_paths;
-    uint32_t depth;                /* calls in progress at the reading */
-    uint64_t lost, unmatched_exits, left, jumped, unplaced;
-    uint64_t inlined_calls, frameless_exits, takeback_ns;
-    uint64_t comp;                 /* struct cg_costs's comp */
-    uint64_t off_pending;          /* time off the CPU left out of the reading (dump.c) */
-    uint64_t *lat;                 /* CG_LAT_ROW per arc (CGPROF_LATENCY), NULL when off */
-    uint32_t nlat;                 /* its rows */
-};
-
-/* Reads the totals of `c` at `now` into *t (its arrays are reallocated to
- * fit). now = CG_NOW: the clock read after the tables are copied and before
- * the frames are, for a thread that may be running (see costs.c).
- * Returns 0, or -1 if out of memory. */
-#define CG_NOW UINT64_MAX
-int cg_costs_totals(const struct cg_costs *c, uint64_t now, struct cg_totals *t);
-/* The part cur - base (base NULL: cur), as a snapshot keyed by c's entries. */
-int cg_totals_part(const struct cg_costs *c, const struct cg_totals *cur, const struct cg_totals *base,
-                   struct cg_snapshot *out);
-/* base += now - since (entries absent from `since` count from zero). */
-int cg_totals_skip(struct cg_totals *base, const struct cg_totals *now, const struct cg_totals *since);
-/* dst = src. */
-int cg_totals_copy(struct cg_totals *dst, const struct cg_totals *src);
-/* Raises each entry of cur to at least base's, before cur becomes the
- * base. A reading of a running thread misses a call that ends between the
- * copy of the arcs and that of the frames (counted in neither: cg_costs_
- * totals), and reads less than a base that had it in progress; the part
- * loses nothing (cg_totals_part's differences stop at zero), but a base
- * that went back with it would have the next part count the call again. */
-void cg_totals_raise(struct cg_totals *cur, const struct cg_totals *base);
-void cg_totals_free(struct cg_totals *t);
-
-/* ---- merging parts (CGPROF_THREAD_EXIT=merge) ------------------------------
- * The parts of threads that ended, summed into one snapshot: entries with
- * the same key add up. */
-struct cg_merged {
-    struct cg_snapshot snap; /* depth 0; continued: arcs with no call */
-    size_t arc_cap, self_cap, node_cap, lat_cap; /* lat_cap: rows of snap.lat */
-    uint32_t *arc_index, *self_index, *node_index; /* open addressing: entry + 1 */
-    size_t arc_mask, self_mask, node_mask;
-    unsigned threads;               /* parts added */
-    int paths;                      /* sum the parts' call paths too */
-};
-
-int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part);
-/* The same, taking part's entries instead of copying them when m is empty
- * (part's arrays are then m's, and part has none). */
-int cg_merged_take(struct cg_merged *m, struct cg_snapshot *part);
-void cg_merged_free(struct cg_merged *m);
 
 #endif

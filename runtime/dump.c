@@ -1,7 +1,7 @@
 /* Dumps: see dump.h. What a dump writes and how is part.c's; the sums,
  * total.c's; this file decides which parts are written when, under the
  * lock, and keeps the state between dumps. A thread's tables are only read,
- * never written, by another thread (see struct cg_totals). */
+ * never written, by another thread (see struct cg_reading). */
 #define _GNU_SOURCE
 #include "dump.h"
 
@@ -12,6 +12,7 @@
 
 #include "control.h"
 #include "costs.h"
+#include "reading.h"
 #include "fold.h"
 #include "inspect.h"
 #include "naming.h"
@@ -92,27 +93,27 @@ static void begin(struct cg_dump *d, const char *trigger, unsigned part, int par
     d->paused = paused;
 }
 
-/* The totals a part of t is taken from: now (see cg_offcpu_read_time), or the moment
+/* The reading a part of t is taken from: now (see cg_offcpu_read_time), or the moment
  * collection was paused, or the moment the thread ended. */
-static int current_totals(struct cg_thread *t, struct cg_totals *out)
+static int current_reading(struct cg_thread *t, struct cg_reading *out)
 {
     if (paused)
-        return cg_totals_copy(out, &t->paused);
+        return cg_reading_copy(out, &t->dumper.paused);
     if (finished(t))
-        return cg_costs_totals(&t->costs, t->t_end, out);
+        return cg_reading_take(&t->costs, t->t_end, out);
     uint64_t pending = 0, now = cg_offcpu_read_time(t, &pending);
-    int rc = cg_costs_totals(&t->costs, now, out);
+    int rc = cg_reading_take(&t->costs, now, out);
     out->off_pending = pending;
     return rc;
 }
 
-/* Writes part `cur - t->base` of thread t and adds it to the sums, then
+/* Writes part `cur - t->dumper.base` of thread t and adds it to the sums, then
  * makes cur the base (cur is left with arrays to reuse, not the same
- * totals). */
-static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_totals *cur)
+ * reading). */
+static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_reading *cur)
 {
     struct cg_snapshot snap;
-    if (cg_totals_part(&t->costs, cur, &t->base, &snap) != 0) {
+    if (cg_reading_part(&t->costs, cur, &t->dumper.base, &snap) != 0) {
         d->failed++;
         return;
     }
@@ -125,12 +126,12 @@ static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_totals 
     cg_part_write(d, t->number, name, &snap, NULL);
     cg_total_add(&snap, finished(t));
     /* Reported, or lost for good: either way the next part starts here.
-     * cur becomes the base (never below it: cg_totals_raise), and the old
+     * cur becomes the base (never below it: cg_reading_raise), and the old
      * base's arrays cur's, for the next reading (a copy was 3 MB of fresh
      * pages for a 100,000-arc thread). */
-    cg_totals_raise(cur, &t->base);
-    struct cg_totals old = t->base;
-    t->base = *cur;
+    cg_reading_raise(cur, &t->dumper.base);
+    struct cg_reading old = t->dumper.base;
+    t->dumper.base = *cur;
     *cur = old;
     cg_snapshot_free(&snap);
 }
@@ -139,17 +140,17 @@ static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_totals 
  * not yet written: at exit, in the crash copy). */
 static void write_threads(struct cg_dump *d, int all)
 {
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (!all && finished(t))
             continue; /* being written by its own exit */
-        if (current_totals(t, &cur) == 0)
+        if (current_reading(t, &cur) == 0)
             write_part(d, t, &cur);
         else if (!all)
             d->failed++;
     }
-    cg_totals_free(&cur);
+    cg_reading_free(&cur);
 }
 
 /* The total, its desc: lines counting the threads still running and their
@@ -161,7 +162,7 @@ static void write_total(struct cg_dump *d)
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
         if (!finished(t)) {
             running++;
-            depth += t->base.depth;
+            depth += t->dumper.base.depth;
         }
     cg_total_write(d, running, depth);
 }
@@ -221,12 +222,12 @@ void cg_dump_exec(const char *what)
 
 static void zero_locked(void)
 {
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        if (!finished(t) && current_totals(t, &cur) == 0)
-            cg_totals_copy(&t->base, &cur);
-    cg_totals_free(&cur);
+        if (!finished(t) && current_reading(t, &cur) == 0)
+            cg_reading_copy(&t->dumper.base, &cur);
+    cg_reading_free(&cur);
 }
 
 void cg_dump_zero(void)
@@ -240,28 +241,28 @@ void cg_dump_zero(void)
     leave(self);
 }
 
-/* Pausing reads every thread's totals; resuming adds what happened since to
+/* Pausing reads every thread's reading; resuming adds what happened since to
  * each base. The hooks go on keeping the stacks right meanwhile. */
 static void collect_locked(int on)
 {
     if (on == !paused)
         return;
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (finished(t))
             continue;
         uint64_t pending = 0;
-        if (cg_costs_totals(&t->costs, cg_offcpu_read_time(t, &pending), &cur) != 0)
+        if (cg_reading_take(&t->costs, cg_offcpu_read_time(t, &pending), &cur) != 0)
             continue;
         if (on) {
-            cg_totals_skip(&t->base, &cur, &t->paused);
-            cg_totals_free(&t->paused);
+            cg_reading_skip(&t->dumper.base, &cur, &t->dumper.paused);
+            cg_reading_free(&t->dumper.paused);
         } else {
-            cg_totals_copy(&t->paused, &cur);
+            cg_reading_copy(&t->dumper.paused, &cur);
         }
     }
-    cg_totals_free(&cur);
+    cg_reading_free(&cur);
     paused = !on;
     /* the hook calls taken back while off, put back when on; the sampling
      * timers stopped meanwhile */
@@ -293,14 +294,14 @@ void cg_dump_thread_exit(struct cg_thread *t)
     struct cg_thread *self;
     enter(&self);
     if (!final_done) {
-        struct cg_totals cur;
+        struct cg_reading cur;
         memset(&cur, 0, sizeof cur);
         if (cg_opts.thread_exit == CG_THREAD_EXIT_MERGE) {
             struct cg_snapshot snap;
-            int rc = current_totals(t, &cur);
+            int rc = current_reading(t, &cur);
             if (rc == 0)
                 cg_inspect_thread_ended(&cur);
-            if (rc == 0 && cg_totals_part(&t->costs, &cur, &t->base, &snap) == 0) {
+            if (rc == 0 && cg_reading_part(&t->costs, &cur, &t->dumper.base, &snap) == 0) {
                 if (cg_ended_add(&snap) != 0)
                     cg_warn("out of memory: the profile of thread %u is lost", t->number);
                 cg_total_add(&snap, finished(t));
@@ -310,13 +311,13 @@ void cg_dump_thread_exit(struct cg_thread *t)
             scan_earlier_parts();
             struct cg_dump d;
             begin(&d, CG_TRIGGER_THREAD_EXIT, parts + 1, parts > 0 || numbered_always, 0);
-            if (current_totals(t, &cur) == 0) {
+            if (current_reading(t, &cur) == 0) {
                 cg_inspect_thread_ended(&cur);
                 write_part(&d, t, &cur);
             }
             cg_part_end(&d);
         }
-        cg_totals_free(&cur);
+        cg_reading_free(&cur);
         cg_offcpu_thread_release(t);
         cg_thread_release(t);
         /* The status file is the service thread's to rewrite, within a

@@ -1,7 +1,7 @@
 /* Stacks and counters for cgprof-control: see inspect.h.
  *
  * The threads run on while they are read. Everything here reads their
- * tables as cg_costs_totals does: the depth before the frames pointer (a
+ * tables as cg_reading_take does: the depth before the frames pointer (a
  * frames array is at least as long as any depth read before it was
  * loaded), arrays outgrown kept mapped while the dump lock's reader count is
  * up, entries published before their counts. A frame may be rewritten while
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "latency.h"
 #include "offcpu.h"
 #include "proc.h"
 #include "symcache.h"
@@ -28,11 +29,11 @@
 #include "total.h"
 
 /* The threads that ended: how many, and the calls they made (each one's
- * last totals), for the process's counters after their tables are gone. */
+ * last reading), for the process's counters after their tables are gone. */
 static unsigned ended_threads;
 static uint64_t ended_calls;
 
-void cg_inspect_thread_ended(const struct cg_totals *cur)
+void cg_inspect_thread_ended(const struct cg_reading *cur)
 {
     ended_threads++;
     for (uint32_t i = 1; i < cur->narcs; i++)
@@ -103,7 +104,7 @@ struct stack_copy {
     struct frame_copy f[CG_INSPECT_OUTER + CG_INSPECT_INNER]; /* by level */
 };
 
-/* Each field once, as cg_totals_read_frame does: the owner writes frames
+/* Each field once, as racy_frame does: the owner writes frames
  * with plain stores. */
 static CG_RACY_READ void read_frame(const struct cg_frame *f, uint32_t level, struct frame_copy *v)
 {
@@ -247,7 +248,7 @@ static void write_stack(struct cg_buf *b, struct cg_thread *t, struct cg_syms *s
         char flags[32] = "";
         if (f->arc != CG_SINK && f->arc < narcs) {
             uint64_t done = __atomic_load_n(&arcs[f->arc].count, __ATOMIC_ACQUIRE);
-            uint64_t before = f->arc < t->base.narcs ? t->base.count[f->arc] : 0;
+            uint64_t before = f->arc < t->dumper.base.narcs ? t->dumper.base.count[f->arc] : 0;
             calls += done > before ? done - before : 0;
             if (f->skip)
                 strcat(flags, ",skipped");
@@ -313,8 +314,8 @@ static CG_RACY_READ size_t table_bytes(const struct cg_costs *c)
     return bytes;
 }
 
-/* The dumper's copies of a thread's totals (malloc'd, under the dump lock). */
-static size_t totals_bytes(const struct cg_totals *t)
+/* The dumper's copies of a thread's readings (malloc'd, under the dump lock). */
+static size_t reading_bytes(const struct cg_reading *t)
 {
     return (size_t)t->narcs * 3 * sizeof(uint64_t) + (size_t)t->nselfs * sizeof(uint64_t) +
            (size_t)t->nlat * CG_LAT_ROW * sizeof(uint64_t);
@@ -341,15 +342,15 @@ void cg_inspect_counters(struct cg_buf *b, int paused)
     unsigned running = 0;
     struct cg_buf lines;
     cg_buf_init(&lines);
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next) {
         if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE))
             continue;
-        int rc = paused ? cg_totals_copy(&cur, &t->paused) : cg_costs_totals(&t->costs, CG_NOW, &cur);
+        int rc = paused ? cg_reading_copy(&cur, &t->dumper.paused) : cg_reading_take(&t->costs, CG_NOW, &cur);
         if (rc != 0)
             continue;
-        const struct cg_totals *base = &t->base;
+        const struct cg_reading *base = &t->dumper.base;
         uint64_t all = 0, part = 0, ns = 0, ns_part = 0;
         for (uint32_t i = 1; i < cur.narcs; i++) {
             all += cur.count[i];
@@ -364,7 +365,7 @@ void cg_inspect_counters(struct cg_buf *b, int paused)
         repairs[0] += left;
         repairs[1] += unmatched;
         repairs[2] += lost;
-        size_t tb = table_bytes(&t->costs), sb = totals_bytes(&t->base) + totals_bytes(&t->paused);
+        size_t tb = table_bytes(&t->costs), sb = reading_bytes(&t->dumper.base) + reading_bytes(&t->dumper.paused);
         tables += tb;
         state += sb;
         calls += all;
@@ -380,7 +381,7 @@ void cg_inspect_counters(struct cg_buf *b, int paused)
         put_word(&lines, name);
         cg_buf_putc(&lines, '\n');
     }
-    cg_totals_free(&cur);
+    cg_reading_free(&cur);
     cg_buf_printf(b,
                   "events: ns\ntime: %s\nprofiled: %u\nended: %u\ncalls: %" PRIu64 "\ntables: %" PRIu64
                   "\nstate: %" PRIu64 "\nrepairs: left=%" PRIu64 " unmatched=%" PRIu64 " lost=%" PRIu64 "\n",

@@ -6,7 +6,7 @@
 #ifndef CG_INSPECT_H
 #define CG_INSPECT_H
 
-#include "costs.h"
+#include "reading.h"
 #include "util.h"
 
 struct cg_thread;
@@ -26,9 +26,9 @@ void cg_inspect_stacks(struct cg_buf *b);
  * was collected up to the pause). */
 void cg_inspect_counters(struct cg_buf *b, int paused);
 
-/* A thread's last totals (cur) as it ends, before its last part is taken
+/* A thread's last reading (cur) as it ends, before its last part is taken
  * from them: the calls it made stay counted in the process's. */
-void cg_inspect_thread_ended(const struct cg_totals *cur);
+void cg_inspect_thread_ended(const struct cg_reading *cur);
 
 /* In a forked child: the counters are the parent's. */
 void cg_inspect_forked(void);

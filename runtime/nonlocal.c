@@ -56,7 +56,7 @@ CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, i
     if (t && !t->guard && t->costs.frames) {
         const struct cg_costs *c = &t->costs;
         uint32_t depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
-        struct cg_jmp_seen *j = &t->jmps[jmp_slot((uintptr_t)env)];
+        struct cg_jmp_seen *j = &t->nonlocal.jmps[jmp_slot((uintptr_t)env)];
         j->env = 0; /* a signal handler's setjmp meanwhile never mixes two */
         cg_signal_fence();
         j->depth = depth;
@@ -148,7 +148,7 @@ static CG_NOINSTR void longjmp_seen(const void *env)
     if (t->guard)
         return;
     const struct cg_costs *c = &t->costs;
-    const struct cg_jmp_seen *j = &t->jmps[jmp_slot((uintptr_t)env)];
+    const struct cg_jmp_seen *j = &t->nonlocal.jmps[jmp_slot((uintptr_t)env)];
     uint32_t depth = c->depth;
     if (j->env == (uintptr_t)env && j->depth <= depth &&
         (j->depth == 0 || (c->frames[j->depth - 1].fn == j->top_fn && c->frames[j->depth - 1].sp == j->top_sp))) {

@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "costs.h"
+#include "reading.h"
 #include "thread.h"
 #include "util.h"
 
@@ -49,7 +50,7 @@ void cg_offcpu_init(int on)
 
 void cg_offcpu_thread_start(struct cg_thread *t)
 {
-    if (!enabled || t->switch_ring)
+    if (!enabled || t->offcpu.switch_ring)
         return;
     int saved = errno;
     struct perf_event_attr a;
@@ -98,7 +99,7 @@ void cg_offcpu_thread_start(struct cg_thread *t)
      * and reuse under us (a daemon's close of fds 3-1023 then its own
      * opens: the number closed by ours later was the program's file). */
     syscall(SYS_close, fd);
-    t->switch_ring = ring;
+    t->offcpu.switch_ring = ring;
     t->costs.switch_seen = 0;
     /* published last: the hooks compare the head with switch_seen */
     __atomic_store_n(&t->costs.switch_head, &((struct perf_event_mmap_page *)ring)->data_head, __ATOMIC_RELEASE);
@@ -107,7 +108,7 @@ void cg_offcpu_thread_start(struct cg_thread *t)
 
 void cg_offcpu_thread_stop(struct cg_thread *t)
 {
-    if (!t->switch_ring)
+    if (!t->offcpu.switch_ring)
         return;
     /* The mapping, and with it the event, stays until the thread's state
      * goes (a dump may be reading it: cg_offcpu_pending). */
@@ -116,22 +117,22 @@ void cg_offcpu_thread_stop(struct cg_thread *t)
 
 void cg_offcpu_thread_release(struct cg_thread *t)
 {
-    if (!t->switch_ring)
+    if (!t->offcpu.switch_ring)
         return;
     int saved = errno;
-    munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
-    t->switch_ring = NULL;
+    munmap(t->offcpu.switch_ring, (size_t)page * (1 + DATA_PAGES));
+    t->offcpu.switch_ring = NULL;
     errno = saved;
 }
 
 void cg_offcpu_forked(struct cg_thread *t)
 {
-    if (!t || !t->switch_ring)
+    if (!t || !t->offcpu.switch_ring)
         return;
     /* the mapping and the event are the parent's thread's */
     t->costs.switch_head = NULL;
-    munmap(t->switch_ring, (size_t)page * (1 + DATA_PAGES));
-    t->switch_ring = NULL;
+    munmap(t->offcpu.switch_ring, (size_t)page * (1 + DATA_PAGES));
+    t->offcpu.switch_ring = NULL;
     cg_offcpu_thread_start(t);
 }
 
@@ -172,15 +173,15 @@ static uint64_t scan(const struct perf_event_mmap_page *m, uint64_t *tail, uint6
 
 void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
 {
-    struct perf_event_mmap_page *m = t->switch_ring;
+    struct perf_event_mmap_page *m = t->offcpu.switch_ring;
     struct cg_costs *c = &t->costs;
     if (!m)
         return;
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = m->data_tail;
-    uint64_t out = t->switched_out;
+    uint64_t out = t->offcpu.switched_out;
     uint64_t off = scan(m, &tail, head, &out);
-    __atomic_store_n(&t->switched_out, out, __ATOMIC_RELAXED); /* a dump reads it: cg_offcpu_pending */
+    __atomic_store_n(&t->offcpu.switched_out, out, __ATOMIC_RELAXED); /* a dump reads it: cg_offcpu_pending */
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
     c->switch_seen = head;
     if (!off || c->depth == 0)
@@ -192,13 +193,13 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
     if (off > now - top->t_last)
         off = now - top->t_last;
     uintptr_t fn = (uintptr_t)cgprof_off_cpu, pos = c->selfs[top->self].addr;
-    if (cg_costs_sample(c, &fn, &pos, 1, fn, off, 1, t->offcpu_last, &t->offcpu_nlast) == 0)
+    if (cg_costs_sample(c, &fn, &pos, 1, fn, off, 1, t->offcpu.offcpu_last, &t->offcpu.offcpu_nlast) == 0)
         top->t_last += off;
 }
 
 uint64_t cg_offcpu_pending(const struct cg_thread *t)
 {
-    const struct perf_event_mmap_page *m = __atomic_load_n(&t->switch_ring, __ATOMIC_ACQUIRE);
+    const struct perf_event_mmap_page *m = __atomic_load_n(&t->offcpu.switch_ring, __ATOMIC_ACQUIRE);
     if (!m || !__atomic_load_n(&t->costs.switch_head, __ATOMIC_ACQUIRE))
         return 0;
     /* The records from the owner's position on: the owner may drain them
@@ -207,7 +208,7 @@ uint64_t cg_offcpu_pending(const struct cg_thread *t)
      * reading. */
     uint64_t tail = __atomic_load_n(&m->data_tail, __ATOMIC_ACQUIRE);
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
-    uint64_t out = __atomic_load_n(&t->switched_out, __ATOMIC_RELAXED);
+    uint64_t out = __atomic_load_n(&t->offcpu.switched_out, __ATOMIC_RELAXED);
     if (head - tail > (uint64_t)page * DATA_PAGES)
         return 0;
     uint64_t off = scan(m, &tail, head, &out);

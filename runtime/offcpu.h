@@ -39,8 +39,8 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now);
 uint64_t cg_offcpu_pending(const struct cg_thread *t);
 
 /* The time (ns, the thread's compensated clock) at which a reading of
- * running thread t's totals is taken, from any thread, under the dump
- * lock: CG_NOW (costs.h: now), or, with time off the CPU pending
+ * running thread t's tables is taken, from any thread, under the dump
+ * lock: CG_NOW (reading.h: now), or, with time off the CPU pending
  * (cg_offcpu_pending), now less that time, never before the top frame's
  * last time; *pending gets what was left out (0 when nothing was). A dump,
  * a pause of the collection and a look at the stacks read it alike, so

@@ -6,7 +6,7 @@
 #define CG_PART_H
 
 #include "callsite.h"
-#include "costs.h"
+#include "snapshot.h"
 #include "options.h"
 
 struct cg_dump {

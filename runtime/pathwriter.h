@@ -4,7 +4,7 @@
 #ifndef CG_PATHWRITER_H
 #define CG_PATHWRITER_H
 
-#include "costs.h"
+#include "snapshot.h"
 #include "util.h"
 #include "writer.h"
 

@@ -219,7 +219,7 @@ static void left_out(struct cg_thread *t, uint64_t p)
 }
 
 /* The thread's sampled clock moves on by p: written by its own signal
- * handler, read by the dumps of other threads (cg_costs_totals, inspect.c)
+ * handler, read by the dumps of other threads (cg_reading_take, inspect.c)
  * with an atomic load, so stored whole. */
 static void advance(struct cg_thread *t, uint64_t p)
 {
@@ -237,7 +237,7 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
     uint64_t p = period_ns;
     if (si && si->si_code == SI_TIMER && si->si_overrun > 0)
         p *= 1 + (uint64_t)si->si_overrun;
-    t->samples++;
+    t->sampler.samples++;
     /* In a hook: cgprof's own time, left out with CGPROF_COMPENSATE. Else
      * (or nothing instrumented running) the clock moves on and the hooks
      * charge the time where it belongs. */
@@ -269,10 +269,10 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
         ; /* an instrumented call's prologue or epilogue: its own time */
     else if (n == 1 && t->costs.filter && cg_addrset_has(t->costs.filter->skip, fns[0]))
         cg_costs_sample_at(&t->costs, pc, p); /* a function left out: its code is its caller's */
-    else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sample_hooks, t->sample_last,
-                                  &t->sample_nlast) == 0)
+    else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sampler.sample_hooks,
+                                  t->sampler.sample_last, &t->sampler.sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
-    t->sample_hooks = t->nhooks;
+    t->sampler.sample_hooks = t->nhooks;
     cg_guard_release(t);
     errno = saved;
 }
@@ -339,9 +339,9 @@ static void perf_timer_close(struct cg_thread *t)
     /* only if the fd is still that event: a program may close fds it did
      * not open (closefrom) and reuse the number */
     uint64_t id = 0;
-    if (ioctl(t->timer_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->timer_id)
-        close(t->timer_fd);
-    t->timer_fd = -1;
+    if (ioctl(t->sampler.timer_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->sampler.timer_id)
+        close(t->sampler.timer_fd);
+    t->sampler.timer_fd = -1;
 }
 
 static int perf_timer_start(struct cg_thread *t)
@@ -356,12 +356,12 @@ static int perf_timer_start(struct cg_thread *t)
         close(fd);
         return -1;
     }
-    t->timer_fd = fd;
-    t->timer_id = id;
-    t->has_timer = CG_TIMER_PERF;
+    t->sampler.timer_fd = fd;
+    t->sampler.timer_id = id;
+    t->sampler.has_timer = CG_TIMER_PERF;
     if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
         perf_timer_close(t);
-        t->has_timer = CG_TIMER_NONE;
+        t->sampler.has_timer = CG_TIMER_NONE;
         return -1;
     }
     return 0;
@@ -501,7 +501,7 @@ static int ensure_handler(void)
 
 void cg_sample_thread_start(struct cg_thread *t)
 {
-    if (!cg_sampling || stepped_aside || t->has_timer)
+    if (!cg_sampling || stepped_aside || t->sampler.has_timer)
         return;
     int saved = errno;
     if (!ensure_handler()) {
@@ -536,8 +536,8 @@ void cg_sample_thread_start(struct cg_thread *t)
         its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
         its.it_value = its.it_interval;
         if (timer_settime(id, 0, &its, NULL) == 0) {
-            t->timer = (void *)id;
-            t->has_timer = CG_TIMER_POSIX;
+            t->sampler.timer = (void *)id;
+            t->sampler.has_timer = CG_TIMER_POSIX;
             if (__atomic_load_n(&sampling_paused, __ATOMIC_SEQ_CST))
                 timer_switch(t, 0);
         } else {
@@ -549,14 +549,14 @@ void cg_sample_thread_start(struct cg_thread *t)
 
 void cg_sample_thread_stop(struct cg_thread *t)
 {
-    if (!t->has_timer)
+    if (!t->sampler.has_timer)
         return;
     int saved = errno;
-    if (t->has_timer == CG_TIMER_PERF)
+    if (t->sampler.has_timer == CG_TIMER_PERF)
         perf_timer_close(t);
     else
-        timer_delete((timer_t)t->timer);
-    t->has_timer = CG_TIMER_NONE;
+        timer_delete((timer_t)t->sampler.timer);
+    t->sampler.has_timer = CG_TIMER_NONE;
     errno = saved;
 }
 
@@ -565,9 +565,9 @@ void cg_sample_forked(struct cg_thread *t)
     /* timers are not inherited by a child: the forking thread needs one;
      * the fd of a perf_event is, and still counts the parent's thread */
     if (t) {
-        if (t->has_timer == CG_TIMER_PERF)
+        if (t->sampler.has_timer == CG_TIMER_PERF)
             perf_timer_close(t);
-        t->has_timer = CG_TIMER_NONE;
+        t->sampler.has_timer = CG_TIMER_NONE;
         cg_sample_thread_start(t);
     }
 }
@@ -575,9 +575,9 @@ void cg_sample_forked(struct cg_thread *t)
 /* A thread's timer stopped (on 0) or started again (on 1). */
 static void timer_switch(struct cg_thread *t, int on)
 {
-    if (t->has_timer == CG_TIMER_PERF) {
-        ioctl(t->timer_fd, on ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_DISABLE, on ? 1 : 0);
-    } else if (t->has_timer) {
+    if (t->sampler.has_timer == CG_TIMER_PERF) {
+        ioctl(t->sampler.timer_fd, on ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_DISABLE, on ? 1 : 0);
+    } else if (t->sampler.has_timer) {
         struct itimerspec its;
         memset(&its, 0, sizeof its);
         if (on) {
@@ -585,7 +585,7 @@ static void timer_switch(struct cg_thread *t, int on)
             its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
             its.it_value = its.it_interval;
         }
-        timer_settime((timer_t)t->timer, 0, &its, NULL);
+        timer_settime((timer_t)t->sampler.timer, 0, &its, NULL);
     }
 }
 
@@ -603,7 +603,7 @@ void cg_sample_collect(int on)
 
 void cg_sample_exec(struct cg_thread *t, int going)
 {
-    if (!cg_sampling || !t || !t->has_timer)
+    if (!cg_sampling || !t || !t->sampler.has_timer)
         return;
     int saved = errno;
     if (going) {
@@ -611,12 +611,12 @@ void cg_sample_exec(struct cg_thread *t, int going)
          * signal pending across exec() ends the new program (its action is
          * the default again: "Profiling timer expired"). The timer stops,
          * and a sample already sent is taken off the thread. */
-        if (t->has_timer == CG_TIMER_PERF) {
-            ioctl(t->timer_fd, PERF_EVENT_IOC_DISABLE, 0);
+        if (t->sampler.has_timer == CG_TIMER_PERF) {
+            ioctl(t->sampler.timer_fd, PERF_EVENT_IOC_DISABLE, 0);
         } else {
             struct itimerspec off;
             memset(&off, 0, sizeof off);
-            timer_settime((timer_t)t->timer, 0, &off, NULL);
+            timer_settime((timer_t)t->sampler.timer, 0, &off, NULL);
         }
         sigset_t ours, was;
         sigemptyset(&ours);
@@ -626,14 +626,14 @@ void cg_sample_exec(struct cg_thread *t, int going)
         while (cg_real_sigtimedwait()(&ours, NULL, &zero) == sample_sig)
             ;
         pthread_sigmask(SIG_SETMASK, &was, NULL);
-    } else if (t->has_timer == CG_TIMER_PERF) {
-        ioctl(t->timer_fd, PERF_EVENT_IOC_REFRESH, 1); /* the exec failed: sampled again */
+    } else if (t->sampler.has_timer == CG_TIMER_PERF) {
+        ioctl(t->sampler.timer_fd, PERF_EVENT_IOC_REFRESH, 1); /* the exec failed: sampled again */
     } else {
         struct itimerspec its;
         its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
         its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
         its.it_value = its.it_interval;
-        timer_settime((timer_t)t->timer, 0, &its, NULL);
+        timer_settime((timer_t)t->sampler.timer, 0, &its, NULL);
     }
     errno = saved;
 }
@@ -658,12 +658,12 @@ int cg_sample_signal_claimed(int sig)
             cg_signal_name(sig, name, sizeof name));
     /* Timers of running threads are process-wide objects: stop them all. */
     for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
-        if (t->has_timer == CG_TIMER_PERF) {
-            ioctl(t->timer_fd, PERF_EVENT_IOC_DISABLE, 0);
-        } else if (t->has_timer) {
+        if (t->sampler.has_timer == CG_TIMER_PERF) {
+            ioctl(t->sampler.timer_fd, PERF_EVENT_IOC_DISABLE, 0);
+        } else if (t->sampler.has_timer) {
             struct itimerspec off;
             memset(&off, 0, sizeof off);
-            timer_settime((timer_t)t->timer, 0, &off, NULL);
+            timer_settime((timer_t)t->sampler.timer, 0, &off, NULL);
         }
     return 1;
 }

@@ -3,7 +3,7 @@
 #ifndef CG_SYMTAB_H
 #define CG_SYMTAB_H
 
-#include "costs.h"
+#include "snapshot.h"
 #include "symbols.h"
 #include "writer.h"
 

@@ -165,8 +165,8 @@ void cg_thread_release(struct cg_thread *t)
     while (__atomic_load_n(&walkers, __ATOMIC_SEQ_CST))
         sched_yield();
     cg_costs_destroy(&t->costs);
-    cg_totals_free(&t->base);
-    cg_totals_free(&t->paused);
+    cg_reading_free(&t->dumper.base);
+    cg_reading_free(&t->dumper.paused);
     lsan_root(t, 0);
     munmap(t, sizeof *t);
 }
@@ -191,9 +191,9 @@ void cg_thread_forked(void)
     if (real) {
         uint64_t now = cg_sampling ? t->vclock : cg_costs_time_of(&t->costs, cg_clock_now());
         cg_costs_zero(&t->costs, now);
-        cg_totals_free(&t->paused);
-        if (cg_costs_totals(&t->costs, now, &t->base) != 0) {
-            cg_totals_free(&t->base);
+        cg_reading_free(&t->dumper.paused);
+        if (cg_reading_take(&t->costs, now, &t->dumper.base) != 0) {
+            cg_reading_free(&t->dumper.base);
             cg_warn("out of memory in a forked child: its %u calls in progress at the fork are counted again "
                     "in its profile", t->costs.depth);
         }

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "costs.h"
+#include "reading.h"
 
 enum { CG_GUARD_HOOK = 1, CG_GUARD_RUNTIME = 2 };
 
@@ -39,9 +39,52 @@ struct cg_jmp_seen {
     uint32_t depth;
 };
 
-/* What a thread's samples come from (sample.c): cg_thread.has_timer. */
+/* What a thread's samples come from (sample.c): cg_thread_sampler.has_timer. */
 enum cg_timer_kind { CG_TIMER_NONE, CG_TIMER_POSIX, CG_TIMER_PERF };
 
+/* The sampler's per-thread state (sample.c, CGPROF_TIME=sample). */
+struct cg_thread_sampler {
+    void *timer;            /* timer_t of this thread's CPU-time timer (posix) */
+    int has_timer;          /* enum cg_timer_kind */
+    int timer_fd;           /* the perf_event's fd, and its id (checked before */
+    uint64_t timer_id;      /* it is closed: the program may have reused the fd) */
+    uint64_t sample_hooks;  /* nhooks at the last sample in uninstrumented code */
+    uint32_t sample_last[CG_SAMPLE_DEPTH];
+    unsigned sample_nlast;
+    uint64_t samples, samples_unnamed;
+};
+
+/* Time off the CPU, per thread (offcpu.c, CGPROF_OFF_CPU): the perf_event
+ * ring (no descriptor: the mapping holds the event), the time of a switch
+ * out not yet matched by its switch in, and the sampler's arcs of the last
+ * charge (cg_costs_sample). */
+struct cg_thread_offcpu {
+    void *switch_ring;
+    uint64_t switched_out;
+    uint32_t offcpu_last[CG_SAMPLE_DEPTH];
+    unsigned offcpu_nlast;
+};
+
+/* The setjmps seen on a thread (nonlocal.c, entry layer). Plain data with
+ * nothing of the entry layer in it, so declared here, where the thread's
+ * state can hold it. */
+struct cg_thread_jmps {
+    struct cg_jmp_seen jmps[CG_JMP_SLOTS];
+};
+
+/* The dumper's per-thread state (dump.c, service layer): its two readings
+ * of the thread (reading.h). */
+struct cg_thread_dumper {
+    struct cg_reading base;   /* the reading last reported (or zeroed) */
+    struct cg_reading paused; /* the reading when collection was paused */
+};
+
+/* A thread's state. Its hot part first, in the order the hooks' fast path
+ * (fastpath.h) reads it, whatever module owns each field: guard,
+ * ndeferred and deferred are guard.c's, vclock and nhooks the sampler's
+ * (sample.c), costs the tables' (costs.h), own_memo fold.c's, own_calls
+ * calibrate.c's. The cold part after it holds each other module's fields
+ * in a struct of its own. */
 struct cg_thread {
     /* Nonzero while a hook runs on this thread (CG_GUARD_HOOK) or the
      * runtime works on it (CG_GUARD_RUNTIME): a hook entered again from a
@@ -78,29 +121,15 @@ struct cg_thread {
     int finished;           /* the thread has ended (key destructor ran) */
     uint64_t t_end;         /* time (ns) at which it ended */
     char name[64];          /* cgprof_set_thread_name(), "" if none */
-    /* the sampler's (sample.c) */
-    void *timer;            /* timer_t of this thread's CPU-time timer (posix) */
-    int has_timer;          /* enum cg_timer_kind */
-    int timer_fd;           /* the perf_event's fd, and its id (checked before */
-    uint64_t timer_id;      /* it is closed: the program may have reused the fd) */
-    uint64_t sample_hooks;  /* nhooks at the last sample in uninstrumented code */
-    uint32_t sample_last[CG_SAMPLE_DEPTH];
-    unsigned sample_nlast;
-    uint64_t samples, samples_unnamed;
-    /* time off the CPU (offcpu.c): the perf_event ring (no descriptor: the
-     * mapping holds the event), the
-     * time of a switch out not yet matched by its switch in, and the
-     * sampler's arcs of the last charge (cg_costs_sample) */
-    void *switch_ring;
-    uint64_t switched_out;
-    uint32_t offcpu_last[CG_SAMPLE_DEPTH];
-    unsigned offcpu_nlast;
-    /* setjmp seen (nonlocal.c) */
-    struct cg_jmp_seen jmps[CG_JMP_SLOTS];
-
-    /* The dumper's, under the dump lock (dump.c). */
-    struct cg_totals base;   /* totals already reported (or zeroed) */
-    struct cg_totals paused; /* totals when collection was paused */
+    /* Each module's own fields, grouped by owner. They are declared here,
+     * not in the owner's header: sample.c, offcpu.c, nonlocal.c and dump.c
+     * include thread.h, and thread.h including theirs would make a circle
+     * (nonlocal.c and dump.c are also of layers above). Cold: nothing of
+     * the hooks' fast path reads them. */
+    struct cg_thread_sampler sampler; /* sample.c's */
+    struct cg_thread_offcpu offcpu;   /* offcpu.c's */
+    struct cg_thread_jmps nonlocal;   /* nonlocal.c's (entry layer) */
+    struct cg_thread_dumper dumper;   /* dump.c's (service layer), under the dump lock */
 };
 
 /* The calling thread's state. initial-exec TLS: one %fs-relative load, no

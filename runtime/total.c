@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "merge.h"
 #include "naming.h"
 #include "proc.h"
 #include "util.h"

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "costs.h"
+#include "snapshot.h"
 #include "part.h"
 
 /* Adds a part just written (or merged) to the sums; finished: its thread

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "latency.h"
+
 static const char unknown[] = "???";
 
 /* One cost line of a function block: self cost at an instruction, or a call
@@ -1113,7 +1115,7 @@ static void write_inlined(struct ctx *c, struct cg_buf *out, const size_t *order
  * no rule of ours but that figure), then one line a function:
  *   #lat: (id) CALLS SUM MAX LOWER:COUNT...
  * CALLS the calls (the counts' sum), SUM their times (ns), MAX the longest
- * (or a bound within its bucket, cg_totals_part), then the buckets that are
+ * (or a bound within its bucket, cg_reading_part), then the buckets that are
  * not empty, each by the least time it holds (ns), in increasing order; a
  * bucket ends where the next possible one starts (the last has no end).
  * Two records of one id (copies of a static inline function) each write

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "addrset.h"
-#include "costs.h"
+#include "snapshot.h"
 #include "symbols.h"
 #include "util.h"
 

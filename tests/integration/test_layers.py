@@ -89,11 +89,11 @@ class Layers(unittest.TestCase):
         with open(design, encoding="utf-8") as fh:
             text = fh.read()
         with open(design, "w", encoding="utf-8") as fh:
-            fh.write(text.replace("`costs` `gone`", "`costs` `snapshot` `gone`", 1))
+            fh.write(text.replace("`merge` `gone`", "`merge` `sketch` `gone`", 1))
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 1, out)
-        self.assertIn("docs/design.md: module snapshot has no file in runtime/", out)
-        with open(os.path.join(self.root, "runtime", "snapshot.c"), "w", encoding="utf-8") as fh:
+        self.assertIn("docs/design.md: module sketch has no file in runtime/", out)
+        with open(os.path.join(self.root, "runtime", "sketch.c"), "w", encoding="utf-8") as fh:
             fh.write('#include "costs.h"\n')
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 0, out)
@@ -101,13 +101,13 @@ class Layers(unittest.TestCase):
             fh.write(text)
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 1, out)
-        self.assertIn("runtime/snapshot.c: module snapshot in no layer", out)
+        self.assertIn("runtime/sketch.c: module sketch in no layer", out)
         # before costs, whose header it includes: a breach
         with open(design, "w", encoding="utf-8") as fh:
-            fh.write(text.replace("`addrset` `costs`", "`addrset` `snapshot` `costs`", 1))
+            fh.write(text.replace("`addrset` `latency`", "`addrset` `sketch` `latency`", 1))
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 1, out)
-        self.assertIn("runtime/snapshot.c:1: snapshot includes costs.h, after it in the data layer", out)
+        self.assertIn("runtime/sketch.c:1: sketch includes costs.h, after it in the data layer", out)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,9 @@
 
 #include "clock.h"
 #include "costs.h"
+#include "latency.h"
+#include "merge.h"
+#include "reading.h"
 
 #define ROOT_SITE ((uintptr_t)0x7f0000009000u)
 #define MAIN ((uintptr_t)0x1000)
@@ -125,7 +128,7 @@ static uint64_t sum_self(const struct cg_snapshot *s)
 
 static void snap(struct cg_costs *c, uint64_t now, struct cg_snapshot *s)
 {
-    assert_int_equal(cg_costs_snapshot(c, now, s), 0);
+    assert_int_equal(cg_reading_snapshot(c, now, s), 0);
 }
 
 /* ---- latency histograms (CGPROF_LATENCY) ------------------------------------ */
@@ -197,11 +200,11 @@ static void test_lat_arcs_parts_merge(void **state)
     for (uintptr_t k = 0; k < 2000; k++, t += 10)
         call_f(c, MAIN + 0x100 + k, t, 5);
     enter(c, F, MAIN + 0x20, SP - 256, t); /* running at the reading */
-    struct cg_totals base;
+    struct cg_reading base;
     memset(&base, 0, sizeof base);
-    assert_int_equal(cg_costs_totals(c, t + 50, &base), 0);
+    assert_int_equal(cg_reading_take(c, t + 50, &base), 0);
     struct cg_snapshot s;
-    assert_int_equal(cg_totals_part(c, &base, NULL, &s), 0);
+    assert_int_equal(cg_reading_part(c, &base, NULL, &s), 0);
     const uint64_t *r = lat_of(&s, MAIN, MAIN + 0x10, F);
     assert_int_equal(lat_calls(r), 10);
     assert_int_equal(r[cg_lat_bucket(100)], 9);
@@ -220,10 +223,10 @@ static void test_lat_arcs_parts_merge(void **state)
     t += 200;
     call_f(c, MAIN + 0x10, t, 300);
     call_f(c, MAIN + 0x10, t + 1000, 300);
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
-    assert_int_equal(cg_costs_totals(c, t + 5000, &cur), 0);
-    assert_int_equal(cg_totals_part(c, &cur, &base, &s), 0);
+    assert_int_equal(cg_reading_take(c, t + 5000, &cur), 0);
+    assert_int_equal(cg_reading_part(c, &cur, &base, &s), 0);
     r = lat_of(&s, MAIN, MAIN + 0x10, F);
     assert_int_equal(lat_calls(r), 2);
     assert_int_equal(r[cg_lat_bucket(300)], 2);
@@ -235,7 +238,7 @@ static void test_lat_arcs_parts_merge(void **state)
     assert_int_equal(r[CG_LAT_MAX], 120);
     /* merged with the first part's: the sum of both */
     struct cg_snapshot first;
-    assert_int_equal(cg_totals_part(c, &base, NULL, &first), 0);
+    assert_int_equal(cg_reading_part(c, &base, NULL, &first), 0);
     struct cg_merged m;
     memset(&m, 0, sizeof m);
     assert_int_equal(cg_merged_add(&m, &first), 0);
@@ -249,13 +252,13 @@ static void test_lat_arcs_parts_merge(void **state)
     cg_snapshot_free(&s);
     /* zeroed: nothing ended since */
     cg_costs_zero(c, t + 6000);
-    assert_int_equal(cg_costs_totals(c, t + 6000, &cur), 0);
-    assert_int_equal(cg_totals_part(c, &cur, NULL, &s), 0);
+    assert_int_equal(cg_reading_take(c, t + 6000, &cur), 0);
+    assert_int_equal(cg_reading_part(c, &cur, NULL, &s), 0);
     for (size_t i = 0; i < s.narcs; i++)
         assert_int_equal(lat_calls(s.lat + i * CG_LAT_ROW), 0);
     cg_snapshot_free(&s);
-    cg_totals_free(&cur);
-    cg_totals_free(&base);
+    cg_reading_free(&cur);
+    cg_reading_free(&base);
 }
 
 /* A reading that saw a call's count but not yet its histogram (the exit
@@ -269,19 +272,19 @@ static void test_lat_histogram_behind_its_count(void **state)
     assert_int_equal(cg_costs_latency_on(c), 0);
     enter(c, MAIN, ROOT_SITE, SP, 0);
     call_f(c, MAIN + 0x10, 10, 100);
-    struct cg_totals base, cur;
+    struct cg_reading base, cur;
     memset(&base, 0, sizeof base);
     memset(&cur, 0, sizeof cur);
-    assert_int_equal(cg_costs_totals(c, 200, &base), 0);
+    assert_int_equal(cg_reading_take(c, 200, &base), 0);
     uint32_t arc = 0;
     for (uint32_t i = 1; i < c->narcs; i++)
         if (c->arcs[i].callee == F)
             arc = i;
     assert_true(arc != 0);
     base.lat[(size_t)arc * CG_LAT_ROW + cg_lat_bucket(100)]--; /* as if read before the exit stored it */
-    assert_int_equal(cg_costs_totals(c, 300, &cur), 0);
+    assert_int_equal(cg_reading_take(c, 300, &cur), 0);
     struct cg_snapshot s;
-    assert_int_equal(cg_totals_part(c, &cur, &base, &s), 0);
+    assert_int_equal(cg_reading_part(c, &cur, &base, &s), 0);
     const struct cg_snap_arc *a = find_arc(&s, MAIN, MAIN + 0x10, F);
     assert_non_null(a);
     assert_int_equal(a->count, 0);
@@ -289,8 +292,8 @@ static void test_lat_histogram_behind_its_count(void **state)
     assert_int_equal(lat_calls(lat_of(&s, MAIN, MAIN + 0x10, F)), 1);
     assert_int_equal(s.continued, 1); /* MAIN's own call, running: not F's */
     cg_snapshot_free(&s);
-    cg_totals_free(&cur);
-    cg_totals_free(&base);
+    cg_reading_free(&cur);
+    cg_reading_free(&base);
 }
 
 /* Off (the default): no table, no rows in the readings or the parts. */
@@ -1251,17 +1254,17 @@ static void test_snapshot_never_includes_sink(void **state)
     cg_snapshot_free(&s);
 }
 
-/* ---- parts: totals minus a baseline ------------------------------------------ */
+/* ---- parts: a reading minus a baseline ------------------------------------------ */
 
-/* part = totals(now) - base, then base = totals(now) */
-static void take_part(struct cg_costs *c, uint64_t now, struct cg_totals *base, struct cg_snapshot *part)
+/* part = reading(now) - base, then base = reading(now) */
+static void take_part(struct cg_costs *c, uint64_t now, struct cg_reading *base, struct cg_snapshot *part)
 {
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
-    assert_int_equal(cg_costs_totals(c, now, &cur), 0);
-    assert_int_equal(cg_totals_part(c, &cur, base, part), 0);
-    assert_int_equal(cg_totals_copy(base, &cur), 0);
-    cg_totals_free(&cur);
+    assert_int_equal(cg_reading_take(c, now, &cur), 0);
+    assert_int_equal(cg_reading_part(c, &cur, base, part), 0);
+    assert_int_equal(cg_reading_copy(base, &cur), 0);
+    cg_reading_free(&cur);
 }
 
 /* main runs across three parts, f across the first two, g within the
@@ -1270,7 +1273,7 @@ static void take_part(struct cg_costs *c, uint64_t now, struct cg_totals *base, 
 static void test_parts_count_each_call_once_and_split_time(void **state)
 {
     struct cg_costs *c = *state;
-    struct cg_totals base;
+    struct cg_reading base;
     memset(&base, 0, sizeof base);
     struct cg_snapshot p1, p2, p3;
     enter(c, MAIN, ROOT_SITE, SP, 0);
@@ -1316,25 +1319,25 @@ static void test_parts_count_each_call_once_and_split_time(void **state)
     cg_snapshot_free(&p1);
     cg_snapshot_free(&p2);
     cg_snapshot_free(&p3);
-    cg_totals_free(&base);
+    cg_reading_free(&base);
 }
 
 /* Collection paused from 10 to 30: what happened in between is left out of
- * the next part (base += totals at resume - totals at pause), and the stack
+ * the next part (base += reading at resume - reading at pause), and the stack
  * stays right. */
 static void test_skip_leaves_paused_interval_out(void **state)
 {
     struct cg_costs *c = *state;
-    struct cg_totals base, paused, now;
+    struct cg_reading base, paused, now;
     memset(&base, 0, sizeof base);
     memset(&paused, 0, sizeof paused);
     memset(&now, 0, sizeof now);
     enter(c, MAIN, ROOT_SITE, SP, 0);
-    assert_int_equal(cg_costs_totals(c, 10, &paused), 0); /* pause */
+    assert_int_equal(cg_reading_take(c, 10, &paused), 0); /* pause */
     enter(c, F, MAIN + 0x10, SP - 0x40, 12);
     cg_costs_exit(c, F, 18);
-    assert_int_equal(cg_costs_totals(c, 30, &now), 0); /* resume */
-    assert_int_equal(cg_totals_skip(&base, &now, &paused), 0);
+    assert_int_equal(cg_reading_take(c, 30, &now), 0); /* resume */
+    assert_int_equal(cg_reading_skip(&base, &now, &paused), 0);
     enter(c, G, MAIN + 0x20, SP - 0x40, 35);
     cg_costs_exit(c, G, 38);
     cg_costs_exit(c, MAIN, 40);
@@ -1345,9 +1348,9 @@ static void test_skip_leaves_paused_interval_out(void **state)
     assert_null(find_arc(&p, MAIN, MAIN + 0x10, F));
     assert_int_equal(sum_self(&p), 20);
     cg_snapshot_free(&p);
-    cg_totals_free(&base);
-    cg_totals_free(&paused);
-    cg_totals_free(&now);
+    cg_reading_free(&base);
+    cg_reading_free(&paused);
+    cg_reading_free(&now);
 }
 
 /* Parts of threads that ended, summed: same keys add up, others are kept. */
@@ -1400,7 +1403,7 @@ static void test_total_of_parts_is_whole_run(void **state)
 {
     struct cg_costs *a = *state, b;
     assert_int_equal(cg_costs_init(&b, 0), 0);
-    struct cg_totals base_a, base_b, end;
+    struct cg_reading base_a, base_b, end;
     memset(&base_a, 0, sizeof base_a);
     memset(&base_b, 0, sizeof base_b);
     memset(&end, 0, sizeof end);
@@ -1424,10 +1427,10 @@ static void test_total_of_parts_is_whole_run(void **state)
     cg_costs_exit(a, MAIN, 50);
     take_part(a, 60, &base_a, &pa[2]);  /* exit */
 
-    assert_int_equal(cg_costs_totals(a, 60, &end), 0);
-    assert_int_equal(cg_totals_part(a, &end, NULL, &whole_a), 0);
-    assert_int_equal(cg_costs_totals(&b, 38, &end), 0);
-    assert_int_equal(cg_totals_part(&b, &end, NULL, &whole_b), 0);
+    assert_int_equal(cg_reading_take(a, 60, &end), 0);
+    assert_int_equal(cg_reading_part(a, &end, NULL, &whole_a), 0);
+    assert_int_equal(cg_reading_take(&b, 38, &end), 0);
+    assert_int_equal(cg_reading_part(&b, &end, NULL, &whole_b), 0);
 
     struct cg_merged total, expected;
     memset(&total, 0, sizeof total);
@@ -1460,9 +1463,9 @@ static void test_total_of_parts_is_whole_run(void **state)
         cg_snapshot_free(&pb[i]);
     cg_snapshot_free(&whole_a);
     cg_snapshot_free(&whole_b);
-    cg_totals_free(&base_a);
-    cg_totals_free(&base_b);
-    cg_totals_free(&end);
+    cg_reading_free(&base_a);
+    cg_reading_free(&base_b);
+    cg_reading_free(&end);
     cg_costs_destroy(&b);
 }
 

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "costs.h"
+#include "reading.h"
 #include "options.h"
 #include "proc.h"
 #include "sample.h"
@@ -111,9 +112,9 @@ static int reset(void **state)
     t->vclock = 0;
     t->guard = 0;
     t->ndeferred = 0;
-    t->nhooks = t->sample_hooks = 0;
-    t->samples = t->samples_unnamed = 0;
-    t->sample_nlast = 0;
+    t->nhooks = t->sampler.sample_hooks = 0;
+    t->sampler.samples = t->sampler.samples_unnamed = 0;
+    t->sampler.sample_nlast = 0;
     return 0;
 }
 
@@ -177,18 +178,18 @@ static void test_clock(void **state)
     /* no frame on the stack: the clock moves, nothing else */
     sample();
     assert_int_equal(t->vclock, PERIOD);
-    assert_int_equal(t->samples, 1);
+    assert_int_equal(t->sampler.samples, 1);
     sample();
     sample();
     assert_int_equal(t->vclock, 3 * PERIOD);
-    assert_int_equal(t->samples, 3);
+    assert_int_equal(t->sampler.samples, 3);
     /* a timer's signal that missed 2 expirations: 3 periods, one sample */
     timer_sample(2);
     assert_int_equal(t->vclock, 6 * PERIOD);
-    assert_int_equal(t->samples, 4);
+    assert_int_equal(t->sampler.samples, 4);
     timer_sample(0);
     assert_int_equal(t->vclock, 7 * PERIOD);
-    assert_int_equal(t->samples, 5);
+    assert_int_equal(t->sampler.samples, 5);
     assert_int_equal(all_self(), 0);
     assert_int_equal(t->guard, 0);
 }
@@ -217,7 +218,7 @@ static void test_charging(void **state)
     sample();
     leave(MAIN);
     assert_int_equal(t->vclock, 9 * (uint64_t)PERIOD);
-    assert_int_equal(t->samples, 9);
+    assert_int_equal(t->sampler.samples, 9);
     /* self: each segment its samples */
     assert_int_equal(self_cost(MAIN, MAIN), 2 * (uint64_t)PERIOD);
     assert_int_equal(self_cost(MAIN, MAIN + 0x10), 1 * (uint64_t)PERIOD);
@@ -243,10 +244,10 @@ static void test_guarded(void **state)
     /* a sample seen by the handler records the hooks made so far */
     t->nhooks = 5;
     sample();
-    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(t->sampler.sample_hooks, 5);
     assert_int_equal(t->guard, 0);
     assert_int_equal(t->vclock, PERIOD);
-    assert_int_equal(t->samples, 1);
+    assert_int_equal(t->sampler.samples, 1);
 
     /* inside a hook, with overhead compensation (the default): cgprof's
      * own time, left out: the clock stays, the sample counts, comp says
@@ -257,8 +258,8 @@ static void test_guarded(void **state)
     assert_int_equal(t->guard, CG_GUARD_HOOK);
     assert_int_equal(t->vclock, PERIOD);
     assert_int_equal(t->costs.comp, PERIOD);
-    assert_int_equal(t->samples, 2);
-    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(t->sampler.samples, 2);
+    assert_int_equal(t->sampler.sample_hooks, 5);
     assert_int_equal(top->t_last, 0);
     /* without (CGPROF_COMPENSATE=0): the clock moves and the sample
      * counts; nothing else (the hook charges the time) */
@@ -268,8 +269,8 @@ static void test_guarded(void **state)
     assert_int_equal(t->guard, CG_GUARD_HOOK);
     assert_int_equal(t->vclock, 2 * (uint64_t)PERIOD);
     assert_int_equal(t->costs.comp, PERIOD);
-    assert_int_equal(t->samples, 3);
-    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(t->sampler.samples, 3);
+    assert_int_equal(t->sampler.sample_hooks, 5);
     assert_int_equal(top->t_last, 0);
     t->guard = 0;
 
@@ -279,8 +280,8 @@ static void test_guarded(void **state)
     assert_int_equal(t->ndeferred, 1);
     assert_int_equal(t->guard, 0);
     assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
-    assert_int_equal(t->samples, 4);
-    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(t->sampler.samples, 4);
+    assert_int_equal(t->sampler.sample_hooks, 5);
     t->ndeferred = 0;
 
     /* inside the runtime: nothing at all */
@@ -289,8 +290,8 @@ static void test_guarded(void **state)
     timer_sample(3);
     assert_int_equal(t->guard, CG_GUARD_RUNTIME);
     assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
-    assert_int_equal(t->samples, 4);
-    assert_int_equal(t->sample_hooks, 5);
+    assert_int_equal(t->sampler.samples, 4);
+    assert_int_equal(t->sampler.sample_hooks, 5);
     t->guard = 0;
 
     /* the clock's time is still charged by the hooks: MAIN's 3 periods */
@@ -317,9 +318,9 @@ static void test_other_threads(void **state)
     assert_int_equal(pthread_create(&th, NULL, unattached, NULL), 0);
     assert_int_equal(pthread_join(th, &self), 0);
     assert_non_null(self);
-    assert_int_equal(((struct cg_thread *)self)->samples, 0);
+    assert_int_equal(((struct cg_thread *)self)->sampler.samples, 0);
     assert_int_equal(((struct cg_thread *)self)->vclock, 0);
-    assert_int_equal(t->samples, 0);
+    assert_int_equal(t->sampler.samples, 0);
     assert_int_equal(t->vclock, 0);
 }
 
@@ -384,7 +385,7 @@ static void test_uninstrumented(void **state)
     /* 3 samples in kick, no hook between them: one visit, 3 periods */
     sample_from(kick, 3, 0);
     assert_int_equal(t->vclock, 3 * (uint64_t)PERIOD);
-    assert_int_equal(t->samples, 3);
+    assert_int_equal(t->sampler.samples, 3);
     const struct cg_arc *a = find_arc(TOP, kick_site, (uintptr_t)kick);
     assert_non_null(a);
     assert_int_equal(a->sampled, 1);
@@ -473,7 +474,7 @@ static void test_prologue_epilogue(void **state)
      * time; its count stays the calls the hooks saw; TOP's self has none */
     framed_off = resume + 1;
     sample_from(kick_framed, 1, 0);
-    assert_int_equal(t->samples, 1);
+    assert_int_equal(t->sampler.samples, 1);
     ASSERT_ARC(TOP, kick_site, k, 1, PERIOD);
     assert_int_equal(find_arc(TOP, kick_site, k)->sampled, 0);
     assert_int_equal(self_cost(k, k), PERIOD);
@@ -545,7 +546,7 @@ static void test_own_code(void **state)
     const uintptr_t fn = (uintptr_t)own_code;
     /* the time is at the interrupted instruction, not at the entry */
     own_code(0);
-    assert_int_equal(t->samples, 1);
+    assert_int_equal(t->sampler.samples, 1);
     assert_int_equal(self_cost(fn, (uintptr_t)own_resume), PERIOD);
     assert_int_equal(self_cost(fn, fn), 0);
     assert_int_equal(all_self(), PERIOD);
@@ -579,11 +580,11 @@ static void test_own_code(void **state)
     assert_int_equal(all_self(), 6 * (uint64_t)PERIOD);
     assert_int_equal(t->vclock, 6 * (uint64_t)PERIOD);
     /* counted in the totals, and so in a part's header */
-    struct cg_totals tot;
+    struct cg_reading tot;
     memset(&tot, 0, sizeof tot);
-    assert_int_equal(cg_costs_totals(&t->costs, t->vclock, &tot), 0);
+    assert_int_equal(cg_reading_take(&t->costs, t->vclock, &tot), 0);
     assert_int_equal(tot.unplaced, 1);
-    cg_totals_free(&tot);
+    cg_reading_free(&tot);
 #else
     printf("built without libunwind: the walk is not tested\n");
     skip();
@@ -595,24 +596,24 @@ static void test_own_code(void **state)
 static void test_timers(void **state)
 {
     (void)state;
-    assert_int_equal(t->has_timer, 0);
+    assert_int_equal(t->sampler.has_timer, 0);
     cg_sample_thread_start(t);
-    assert_int_equal(t->has_timer, 1);
+    assert_int_equal(t->sampler.has_timer, 1);
     struct itimerspec its;
-    timer_t id = (timer_t)t->timer;
+    timer_t id = (timer_t)t->sampler.timer;
     assert_int_equal(timer_gettime(id, &its), 0);
     assert_int_equal(its.it_interval.tv_sec, 0);
     assert_int_equal(its.it_interval.tv_nsec, PERIOD);
     assert_true(its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0); /* armed */
     /* once */
     cg_sample_thread_start(t);
-    assert_ptr_equal((timer_t)t->timer, id);
+    assert_ptr_equal((timer_t)t->sampler.timer, id);
     cg_sample_thread_stop(t);
-    assert_int_equal(t->has_timer, 0);
+    assert_int_equal(t->sampler.has_timer, 0);
     assert_int_equal(timer_gettime(id, &its), -1); /* deleted */
     assert_int_equal(errno, EINVAL);
     cg_sample_thread_stop(t);
-    assert_int_equal(t->has_timer, 0);
+    assert_int_equal(t->sampler.has_timer, 0);
 }
 
 /* Last: sampling stops for good. */
@@ -620,8 +621,8 @@ static void test_claimed(void **state)
 {
     (void)state;
     cg_sample_thread_start(t);
-    assert_int_equal(t->has_timer, 1);
-    timer_t id = (timer_t)t->timer;
+    assert_int_equal(t->sampler.has_timer, 1);
+    timer_t id = (timer_t)t->sampler.timer;
     struct itimerspec its;
     /* another signal: not ours */
     int other = sample_sig == SIGPROF ? SIGUSR1 : SIGPROF;
@@ -640,10 +641,10 @@ static void test_claimed(void **state)
     struct cg_thread *s = calloc(1, sizeof *s);
     assert_non_null(s);
     cg_sample_thread_start(s);
-    assert_int_equal(s->has_timer, 0);
+    assert_int_equal(s->sampler.has_timer, 0);
     free(s);
     cg_sample_thread_stop(t);
-    assert_int_equal(t->has_timer, 0);
+    assert_int_equal(t->sampler.has_timer, 0);
 }
 
 static void no_event(struct cg_thread *th)

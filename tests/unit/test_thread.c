@@ -37,6 +37,7 @@
 
 #include "clock.h"
 #include "costs.h"
+#include "reading.h"
 #include "guard.h"
 #include "options.h"
 #include "proc.h"
@@ -635,15 +636,15 @@ static void child_checks(int fd, struct cg_thread *t, pid_t old_tid)
     for (uint32_t i = 0; i < c->nselfs; i++)
         CHILD_CHECK(c->selfs[i].cost == 0);
     CHILD_CHECK(c->lost == 0 && c->unmatched_exits == 0 && c->left == 0 && c->jumped == 0);
-    CHILD_CHECK(t->paused.count == NULL);
+    CHILD_CHECK(t->dumper.paused.count == NULL);
     int g = find_arc(c, MAIN, MAIN + 0x20, G), m = find_arc(c, 0, ROOT_SITE, MAIN);
     int f = find_arc(c, MAIN, MAIN + 0x10, F);
     CHILD_CHECK(g > 0 && m > 0 && f > 0);
     /* the calls in progress were the parent's: taken as reported already
      * (the base), one call each and no time */
-    CHILD_CHECK(t->base.count != NULL && t->base.narcs == c->narcs && t->base.depth == 2);
-    CHILD_CHECK(t->base.count[g] == 1 && t->base.count[m] == 1 && t->base.count[f] == 0);
-    CHILD_CHECK(t->base.incl[g] == 0 && t->base.incl[m] == 0);
+    CHILD_CHECK(t->dumper.base.count != NULL && t->dumper.base.narcs == c->narcs && t->dumper.base.depth == 2);
+    CHILD_CHECK(t->dumper.base.count[g] == 1 && t->dumper.base.count[m] == 1 && t->dumper.base.count[f] == 0);
+    CHILD_CHECK(t->dumper.base.incl[g] == 0 && t->dumper.base.incl[m] == 0);
     /* its returns are real: G, then MAIN end in the child's counts */
     cg_costs_exit(c, G, 5100);
     cg_costs_exit(c, MAIN, 5300);
@@ -651,12 +652,12 @@ static void child_checks(int fd, struct cg_thread *t, pid_t old_tid)
     CHILD_CHECK(c->arcs[m].count == 1 && c->arcs[m].incl == 300);
     CHILD_CHECK(c->arcs[f].count == 0);
     /* the child's part: their time from the fork, no call */
-    struct cg_totals cur;
+    struct cg_reading cur;
     memset(&cur, 0, sizeof cur);
-    CHILD_CHECK(cg_costs_totals(c, 5300, &cur) == 0);
-    CHILD_CHECK(cur.count[g] - t->base.count[g] == 0 && cur.incl[g] - t->base.incl[g] == 100);
-    CHILD_CHECK(cur.count[m] - t->base.count[m] == 0 && cur.incl[m] - t->base.incl[m] == 300);
-    cg_totals_free(&cur);
+    CHILD_CHECK(cg_reading_take(c, 5300, &cur) == 0);
+    CHILD_CHECK(cur.count[g] - t->dumper.base.count[g] == 0 && cur.incl[g] - t->dumper.base.incl[g] == 100);
+    CHILD_CHECK(cur.count[m] - t->dumper.base.count[m] == 0 && cur.incl[m] - t->dumper.base.incl[m] == 300);
+    cg_reading_free(&cur);
     dprintf(fd, "ok");
     _exit(0);
 }

@@ -39,7 +39,7 @@ struct part_spec {
     uint64_t left, unmatched, lost;
 };
 
-/* A part as cg_totals_part makes one (malloc'd arrays: total.c may take
+/* A part as cg_reading_part makes one (malloc'd arrays: total.c may take
  * them). */
 static struct cg_snapshot make_part(const struct part_spec *spec)
 {

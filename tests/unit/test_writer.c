@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "latency.h"
 #include "writer.h"
 
 /* ---- helpers ----------------------------------------------------------------- */
