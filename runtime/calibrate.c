@@ -13,7 +13,7 @@
  * plain loop's, less that, is what they add in the caller (the start of
  * the enter hook, the end of the exit hook, the calls of the hooks). Each
  * is the least over ROUNDS rounds of CALLS calls: a preemption or an
- * interrupt only adds to a round. About 4 ms at start-up (README). */
+ * interrupt only adds to a round. About 4 ms at start-up (docs/costs.md). */
 #include "calibrate.h"
 
 #include <string.h>

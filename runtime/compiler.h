@@ -20,7 +20,7 @@
 #define CG_EXPORT  __attribute__((visibility("default")))
 
 /* CG_STATIC: the runtime built for libcgprof.a, linked into a static
- * program (runtime/meson.build, README "Static programs"). A static link
+ * program (runtime/meson.build, docs/install.md, "Static programs"). A static link
  * cannot interpose a C library function by defining it again (libc.a
  * defines it too), so each wrapper is named as the linker's
  * -Wl,--wrap=NAME wants it, __wrap_NAME, and reaches the real function as

@@ -1,7 +1,7 @@
 /* The filters, without a rebuild: CGPROF_SKIP, CGPROF_SKIP_OBJECT,
  * CGPROF_SKIP_FILE (functions left out, found by name, object or source
  * file) and CGPROF_THROTTLE (functions left out once they prove to be many
- * short calls). See README, "Filters".
+ * short calls). See docs/filters.md.
  *
  * The patterns are resolved to function entry addresses off the hot path,
  * from the symbol tables of the loaded objects that have instrumented code:

@@ -315,7 +315,7 @@ CG_EXPORT int CG_WRAP(pipe2)(int fds[2], int flags)
  * the parent takes it), the result comes back in registers. As the
  * sanitizers' vfork interceptors do. x86-64 only: elsewhere vfork is not
  * wrapped and a vfork child's instrumented calls count as the parent's
- * (README, Limitations). */
+ * (docs/limitations.md). */
 #if defined(__x86_64__)
 
 enum { VFORK_NEST = 8 };

@@ -166,7 +166,7 @@ static int initialise(const struct cg_hook_addrs *hooks)
     cg_filter_init();
     /* A call's latency is its two clock readings, which sampled time does
      * not make: the histograms make the time exact (their cost over exact
-     * time is a bucket and three stores a call, README "Latency"). */
+     * time is a bucket and three stores a call, docs/latency.md). */
     if (cg_opts.latency && cg_opts.time != CG_TIME_EXACT) {
         if (getenv("CGPROF_TIME"))
             cg_warn("CGPROF_LATENCY=1 times every call with the clock: CGPROF_TIME=exact, not sample");
@@ -211,8 +211,8 @@ int cg_runtime_ready(const struct cg_hook_addrs *hooks)
  * a sandbox, most of which run no hook. Until a process is known to be
  * instrumented (an object of it calls __cyg_profile_func_enter, or a hook
  * ran), it adds nothing the program could see: no service thread, no dump
- * signal handler, no crash handlers or alternate stacks (README, "What the
- * program sees of cgprof"). They are set up here, never from a hook: a
+ * signal handler, no crash handlers or alternate stacks (docs/design.md, "What
+ * the program sees of cgprof"). They are set up here, never from a hook: a
  * thread's first hook may run inside the program's allocator or a signal
  * handler. */
 

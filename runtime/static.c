@@ -1,5 +1,5 @@
 /* Only in libcgprof.a, the runtime linked into static programs (entry
- * layer; runtime/meson.build makes the archive, README "Static programs"):
+ * layer; runtime/meson.build makes the archive, docs/install.md "Static programs"):
  *
  *  - the mark the launcher reads to tell a static program that has the
  *    runtime linked in from one that has not: an ELF note, name "cgprof",

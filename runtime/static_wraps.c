@@ -2,7 +2,7 @@
  * object: what the wraps of a static program need, linked only when the
  * link asks for it with -Wl,-u,cgprof_static_wraps, as
  * `pkg-config --static --libs cgprof` does together with the
- * -Wl,--wrap=NAME options (README "Static programs"):
+ * -Wl,--wrap=NAME options (docs/install.md, "Static programs"):
  *
  *  - a strong reference to each __real_NAME, so that the linker brings the
  *    C library's NAME into the program: with --wrap=NAME every other

@@ -87,7 +87,7 @@ OPTIONS = [
                     "callgrind_control -e shows them: EVENTS, comma-separated, among ns (time) and calls "
                     "(default: both)."),
     ("-s, --stat", "Counters: threads, calls since the start, the memory of the tables, parts written and "
-                   "requests served, repairs (see the README, \"Repairs\"); one line per thread."),
+                   "requests served, repairs (see docs/design.md, \"Repairs\"); one line per thread."),
     ("--timeout S", "Seconds to wait for each program to handle a request (default 30)."),
     ("--version", "Print cgprof's version."),
     ("-h, --help", "This text."),

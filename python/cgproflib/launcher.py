@@ -329,7 +329,7 @@ def runtime_loads_in(path, prog):
 
 # ---- programs with the runtime linked in, static programs -----------------------
 # A static program has no dynamic linker, so LD_PRELOAD means nothing to it:
-# the runtime must be linked in, from libcgprof.a (README "Static
+# the runtime must be linked in, from libcgprof.a (docs/install.md, "Static
 # programs"), which marks the program with an ELF note (runtime/static.c)
 # that strip keeps. A dynamic program may have it linked in too (libcgprof.a
 # in a dynamic link): preloading libcgprof.so beside it would start a

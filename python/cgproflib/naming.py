@@ -1,6 +1,6 @@
 """The names of the profile files, as the runtime makes them from the
-CGPROF_OUT pattern and the directory the program started in (README,
-"Output files"):
+CGPROF_OUT pattern and the directory the program started in (docs/variables.md,
+CGPROF_OUT):
 
     <prefix>.<pid>-<NN>            a run without dumps on demand
     <prefix>.<pid>.<part>-<NN>     each part of a run with dumps

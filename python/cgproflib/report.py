@@ -295,8 +295,8 @@ def throttled_names(value):
 
 def count_text(g, name, n):
     """A count as shown: ">=" before the count of a throttled function
-    (README, "Filters": its calls stopped being counted) and of a function
-    without hooks (its visits seen, README "What the numbers mean")."""
+    (docs/filters.md: its calls stopped being counted) and of a function
+    without hooks (its visits seen, docs/costs.md)."""
     return (">=%d" % n) if n and is_lower_bound(g, name) else ("%d" % n if n else "-")
 
 
@@ -431,7 +431,7 @@ def print_summary(say, paths, top, prefix="", scope="", quote=repr):
 
 
 # The desc: lines that say a part holds a repair, and what each means for
-# the numbers shown (README, "Repairs").
+# the numbers shown (docs/design.md, "Repairs").
 REPAIRS = (
     (DESC_FRAMES_LEFT, "frame%s found left without exit (each counted as ending when found: calls "
                                  "made meanwhile may be shown under it)"),
@@ -484,7 +484,7 @@ def report_repairs(say, paths, descs=None):
     """One warning line when the files hold repairs; nothing otherwise."""
     what = _desc_sums(_descs(paths) if descs is None else descs, REPAIRS)
     if what:
-        say("warning: the profile holds repairs: %s; see its desc: lines and the README, \"Repairs\"" %
+        say("warning: the profile holds repairs: %s; see its desc: lines and docs/design.md, \"Repairs\"" %
             ", ".join(what))
 
 
@@ -511,7 +511,7 @@ def report_notes(say, descs):
         what.append("%d part%s written while collection was paused (cgprof_collect(false))" %
                     (paused, "" if paused == 1 else "s"))
     if what:
-        say("note: %s; see the desc: lines and the README, \"Repairs\"" % "; ".join(what))
+        say("note: %s; see the desc: lines and docs/design.md, \"Repairs\"" % "; ".join(what))
 
 
 # ---- which files --------------------------------------------------------------

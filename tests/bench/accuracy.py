@@ -447,7 +447,7 @@ def perf_profile(data, dsos, funcs, hooks=False):
     """--build noinline: perf.data's samples, inlined frames named
     (--inline: a function inlined in spite of -fno-inline, as xz's
     always_inline lzma_memcmplen, keeps its hooks, and cgprof shows it
-    apart: README, "Inlined calls"), charged as cgprof charges time."""
+    apart: docs/design.md, "Calls as the hooks see them"), charged as cgprof charges time."""
     return charge(perf_chains(data, inline=True), dsos, funcs, hooks)
 
 

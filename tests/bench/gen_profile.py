@@ -2,7 +2,7 @@
 """Writes a synthetic Callgrind file as cgprof writes them (name
 compression, "positions: instr line", relative subpositions, fi=, cfi=,
 recursive arcs), about MB megabytes, for timing `cgprof report` on a big
-profile (README, "Reading profiles: cgprof report"). Deterministic (seeded):
+profile (docs/cgprof-report.md). Deterministic (seeded):
 the same arguments give the same file. The strict reader accepts it
 (python3 -m cgproflib.reader --strict FILE).
 

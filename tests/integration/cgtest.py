@@ -27,7 +27,7 @@ HOOKS = ("__cyg_profile_func_enter", "__cyg_profile_func_exit")
 # counts (examples/basic's fib, 21,891 calls of a few ns each, which the
 # default throttle would stop counting). test_defaults.py checks what a
 # run with no setting gives (pinned=False); the tests of what the defaults
-# are (--help, the man page, the README's table) read the option table.
+# are (--help, the man page, docs/variables.md's table) read the option table.
 PINNED = {"CGPROF_TIME": "exact", "CGPROF_THROTTLE": "off"}
 
 

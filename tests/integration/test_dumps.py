@@ -155,7 +155,7 @@ class SignalDumps(ProfileAssertions):
         self.assertLessEqual(max(p for p, t in parts), sent + 1)
         # Every file valid, its totals its own sum; counts summed over the
         # parts exact. (Parts of a busy thread read while it runs may split a
-        # call's self and inclusive time between two parts: README, "Dumps of
+        # call's self and inclusive time between two parts: docs/cgprof-control.md, "Dumps of
         # running threads"; no inclusive >= self check here.)
         total = {}
         for f in parts.values():

@@ -112,8 +112,7 @@ class Descriptors(Guest):
 
     def test_low_descriptor_limit(self):
         # exact time holds no descriptor between dumps; sampled time holds
-        # three (above), which a limit of 6 leaves no room beside (README,
-        # Limitations)
+        # three (above), which a limit of 6 leaves no room beside (docs/limitations.md)
         plain = run_preloaded(self, [GUEST, "nofile"], preload=False)
         self.assertEqual(plain.stdout, "open 1: ok\nopen 2: ok\nopen 3: ok\n")
         r = run_preloaded(self, [GUEST, "nofile"])

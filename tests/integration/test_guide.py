@@ -69,6 +69,28 @@ def copy_tree(dst):
     shutil.copytree(SOURCE_DIR, dst, ignore=ignore, symlinks=True)
 
 
+def user_env(home):
+    """The environment a user runs the commands in: the runtime's own
+    defaults, nothing pinned, no build's paths inherited."""
+    env = {k: v for k, v in cgtest.clean_environ(pinned=False).items()
+           if not k.startswith(("MESON", "PKG_CONFIG")) and k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+    env.update(HOME=home, LC_ALL="C.UTF-8")
+    return env
+
+
+def run_as_user(test, blocks, cwd, home, what):
+    """Shell blocks in one bash session, every command checked, each block
+    announced on both outputs (@@block K@@), in user_env(home). Fails the
+    test, with the output's end, unless all succeed."""
+    script = "set -e -o pipefail\n" + "".join(
+        "echo '@@block %d@@'; echo '@@block %d@@' >&2\n%s\n" % (k, k, code) for k, code in enumerate(blocks))
+    p = subprocess.run(["bash", "-c", script], cwd=cwd, env=user_env(home), capture_output=True, text=True,
+                       timeout=540)
+    test.assertEqual(p.returncode, 0, "%s failed; its output:\n%s\n-- stderr:\n%s"
+                     % (what, p.stdout[-4000:], p.stderr[-4000:]))
+    return p
+
+
 class GuideBlocks(unittest.TestCase):
     """The extraction itself, on the real guide and on made-up text."""
 

@@ -3,11 +3,11 @@
 Staged in a temporary directory (--destdir, class Installed): a program
 built with `pkg-config --cflags --libs cgprof` (the flags before or after
 the source, gcc and clang, with and without an explicit --as-needed), the
-README's Make and CMake lines and a meson project with dependency('cgprof')
+install page's Make and CMake lines and a meson project with dependency('cgprof')
 are profiled with the runtime linked, no LD_PRELOAD; the installed launcher
 runs an example.
 
-Into a real prefix (class ReadmeInstall): the README's "Install and
+Into a real prefix (class ReadmeInstall): docs/install.md's "Install and
 pkg-config" section, its shell blocks run as written in a scratch copy of
 the source tree, the prefix a scratch directory: meson setup and install
 (which must build nothing of the test suite, and say what PKG_CONFIG_PATH
@@ -27,24 +27,24 @@ import unittest
 import cgtest
 from cgproflib import reader, report
 from cgtest import example, prog
-from test_guide import copy_tree, sh_blocks
+from test_guide import copy_tree, run_as_user, sh_blocks, user_env
 
-with open(os.path.join(cgtest.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
-    README = f.read()
+with open(os.path.join(cgtest.SOURCE_DIR, "docs", "install.md"), encoding="utf-8") as f:
+    INSTALL_PAGE = f.read()
 with open(os.environ.get("CGPROF_EXPECTED", os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json"))) as f:
     import json
     EXPECTED = json.load(f)
 
 
 def readme_section(title):
-    m = re.search(r"^## %s\n(.*?)(?=^## )" % re.escape(title), README, re.M | re.S)
+    m = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % re.escape(title), INSTALL_PAGE, re.M | re.S)
     if not m:
-        raise AssertionError("README has no section '## %s'" % title)
+        raise AssertionError("docs/install.md has no section '## %s'" % title)
     return m.group(1)
 
 
 def readme_blocks(language):
-    """The ```language blocks of the README's install section."""
+    """The ```language blocks of docs/install.md's install section."""
     return re.findall(r"^```%s\n(.*?)^```$" % language, readme_section("Install and pkg-config"), re.M | re.S)
 
 # main -> work 1, work -> leaf 7 (one call site per iteration), main -> leaf 1
@@ -126,7 +126,7 @@ class Installed(unittest.TestCase):
         to link with -finstrument-functions alone (undefined references to
         std::allocator<char>::allocate, which libstdc++ declares constexpr
         and never emits, and whose addresses the hooks take); with the
-        flags the README gives for clang (pkg-config's cflags and
+        flags docs/install.md gives for clang (pkg-config's cflags and
         clang_cflags) it links, runs and is profiled."""
         if not shutil.which("clang++"):
             self.skipTest("no clang++")
@@ -150,7 +150,7 @@ class Installed(unittest.TestCase):
                            text=True, timeout=300)
         self.assertEqual(b.returncode, 0, b.stderr[-2000:])
         if alone.returncode == 0:
-            self.skipTest("this clang++ and libstdc++ link -finstrument-functions alone (the README's case "
+            self.skipTest("this clang++ and libstdc++ link -finstrument-functions alone (docs/limitations.md's case "
                           "does not arise here)")
         self.assertIn("undefined reference", alone.stderr)
         r = subprocess.run([exe], cwd=d, env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB), capture_output=True,
@@ -232,7 +232,7 @@ class Installed(unittest.TestCase):
         self.assertEqual(self.pkg_config("--variable=gcc_cflags"),
                          ["-finstrument-functions-exclude-file-list=/usr/include"])
         # clang's, which gcc does not have: hooks only where calls remain
-        # after inlining (README: the truest and fastest build)
+        # after inlining (docs/profiling.md: the truest and fastest build)
         self.assertEqual(self.pkg_config("--variable=clang_cflags"), ["-finstrument-functions-after-inlining"])
         includes = [f[2:] for f in cflags if f.startswith("-I")]
         if includes:   # pkg-config leaves out -I/usr/include
@@ -434,7 +434,7 @@ PREFIX_LINE = "prefix=/usr/local"
 
 
 class ReadmeInstall(unittest.TestCase):
-    """The README's install section run as written (its ```sh blocks, in
+    """docs/install.md's install section run as written (its ```sh blocks, in
     order, in one bash session at the root of a scratch copy of the source
     tree), but for the prefix: a scratch directory, which neither the
     dynamic linker nor pkg-config searches."""
@@ -453,15 +453,7 @@ class ReadmeInstall(unittest.TestCase):
         copy_tree(src)
         os.makedirs(home)
         blocks[0] = blocks[0].replace(PREFIX_LINE, "prefix=" + prefix)
-        script = "set -e -o pipefail\n" + "".join(
-            "echo '@@block %d@@'; echo '@@block %d@@' >&2\n%s\n" % (k, k, code) for k, code in enumerate(blocks))
-        # as a user runs them: the runtime's own defaults, nothing pinned
-        env = {k: v for k, v in cgtest.clean_environ(pinned=False).items()
-               if not k.startswith(("MESON", "PKG_CONFIG")) and k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
-        env.update(HOME=home, LC_ALL="C.UTF-8")
-        p = subprocess.run(["bash", "-c", script], cwd=src, env=env, capture_output=True, text=True, timeout=540)
-        self.assertEqual(p.returncode, 0, "the README's install section failed; its output:\n%s\n-- stderr:\n%s"
-                         % (p.stdout[-4000:], p.stderr[-4000:]))
+        p = run_as_user(self, blocks, src, home, "docs/install.md's install section")
         libdir = os.path.join(prefix, "lib")
 
         # setup said what the system does not know (install says it on the
@@ -520,7 +512,7 @@ class ReadmeInstall(unittest.TestCase):
         for exe in ("basic", "basic-static"):
             d = tempfile.mkdtemp(prefix="cgprof-readme-count-", dir=top)
             r = subprocess.run([os.path.join(src, exe)], cwd=d,
-                               env=dict(env, CGPROF_INLINED="count", **cgtest.PINNED),
+                               env=dict(user_env(home), CGPROF_INLINED="count", **cgtest.PINNED),
                                capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
             (path,) = glob.glob(os.path.join(d, "callgrind.out.*"))

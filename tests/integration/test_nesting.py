@@ -119,7 +119,7 @@ class Checks(unittest.TestCase):
         """The hooks do not nest (longjmp, clang's exceptions): the calls per
         function as the oracle says, the arcs (by name) as the program makes
         them. repaired: the repairs expected where cgprof cannot tell (the
-        README's "How it works"), which it must then say."""
+        docs/design.md), which it must then say."""
         oracle, cg, run = run_pair(self, argv)
         self.assertFalse(oracle.nests)
         diffs = nesting.compare(oracle, cg, arcs=False)
@@ -264,7 +264,7 @@ class Matrix(Checks):
                 # inline_throw inlined into catch_inlined, which catches
                 # what it throws: its frame shares the catching frame's
                 # stack pointer, and cgprof cannot tell that it was left
-                # (README, "How it works"): found at catch_inlined's exit,
+                # (docs/design.md): found at catch_inlined's exit,
                 # the after() calls made meanwhile shown under it, and said
                 arcs = dict(self.THROWS)
                 arcs[("inline_throw(int)", "after(int)")] = 150

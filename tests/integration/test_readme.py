@@ -1,7 +1,9 @@
-"""README.md against runtime/options.inc, the one table of options (as the
-build read it into cgproflib.options): every variable of the table is in
-the README's table and none other, with the table's default and accepted
-values; the launcher's section names only options that exist."""
+"""docs/variables.md against runtime/options.inc, the one table of options
+(as the build read it into cgproflib.options): every variable of the table
+is in the page's table and none other, with the table's default and
+accepted values; the launcher's and the install pages name only options
+that exist; the README keeps its two commands first, the test command the
+one CI runs."""
 
 import os
 import re
@@ -11,25 +13,24 @@ from cgproflib.optable import LAUNCHER_OWN
 from cgproflib.options import OPTIONS
 
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
-with open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8") as f:
-    README = f.read()
 
 
-def section(title):
-    m = re.search(r"^## %s\n(.*?)(?=^## )" % re.escape(title), README, re.M | re.S)
-    if not m:
-        raise AssertionError("README has no section '## %s'" % title)
-    return m.group(1)
+def page(name):
+    with open(os.path.join(SOURCE_DIR, name), encoding="utf-8") as f:
+        return f.read()
+
+
+README = page("README.md")
 
 
 def readme_table():
     """{variable: (default, meaning)} of the environment variables' table."""
     rows = {}
-    for line in section("Environment variables").splitlines():
+    for line in page("docs/variables.md").splitlines():
         m = re.fullmatch(r"\|\s*`(CGPROF_\w+)`\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|", line)
         if m:
             if m.group(1) in rows:
-                raise AssertionError("%s twice in the README's table" % m.group(1))
+                raise AssertionError("%s twice in docs/variables.md's table" % m.group(1))
             rows[m.group(1)] = (m.group(2).strip("`"), m.group(3))
     return rows
 
@@ -40,7 +41,7 @@ class ReadmeTable(unittest.TestCase):
 
     def test_same_variables(self):
         self.assertEqual(sorted(self.rows), sorted(o.variable for o in OPTIONS),
-                         "README's table and runtime/options.inc list different variables")
+                         "docs/variables.md's table and runtime/options.inc list different variables")
 
     def test_same_defaults(self):
         for o in OPTIONS:
@@ -60,10 +61,12 @@ class ReadmeTable(unittest.TestCase):
             _, meaning = self.rows[o.variable]
             if o.type == "ENUM":
                 for value in o.accepted.split("|"):
-                    self.assertIn("`%s`" % value, meaning, "%s: README does not name %s" % (o.variable, value))
+                    self.assertIn("`%s`" % value, meaning,
+                                  "%s: docs/variables.md does not name %s" % (o.variable, value))
             elif o.type == "UINT":
                 lo, hi = o.uint_range
-                self.assertIn("%d to %d" % (lo, hi), meaning, "%s: README does not give the range" % o.variable)
+                self.assertIn("%d to %d" % (lo, hi), meaning,
+                              "%s: docs/variables.md does not give the range" % o.variable)
             elif o.type == "BOOL":
                 self.assertIn("`1`", meaning, o.variable)
             elif o.type == "SIGNAL":
@@ -74,15 +77,22 @@ class ReadmeTable(unittest.TestCase):
                 self.assertIn("absolute", meaning, o.variable)
 
 
-class ReadmeLauncher(unittest.TestCase):
-    def test_sections_in_place(self):
-        titles = re.findall(r"^## (.+)$", README, re.M)
-        i = titles.index("Build")
-        self.assertEqual(titles[i + 1:i + 3], ["The launcher", "Install and pkg-config"])
+class ReadmeFront(unittest.TestCase):
+    def test_two_commands_first(self):
+        # the first block a newcomer sees: the demo, and the test command
+        # that .ci/run runs
+        first = re.search(r"^```sh\n(.*?)^```$", README, re.M | re.S).group(1)
+        self.assertEqual([line.split()[0] for line in first.splitlines()], ["scripts/demo", "scripts/test"])
+        self.assertRegex(page(".ci/run"), r"(?m)^exec scripts/test$")
 
+    def test_short(self):
+        self.assertLessEqual(README.count("\n"), 350, "the README is the front page: at most 350 lines")
+
+
+class ReadmeLauncher(unittest.TestCase):
     def test_options_named_exist(self):
         names = {o.name for o in OPTIONS} | set(LAUNCHER_OWN)
-        text = section("The launcher") + section("Install and pkg-config")
+        text = page("docs/cgprof.md") + page("docs/install.md")
         named = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text))
         # options of other commands quoted there (pkg-config, meson, the
         # linker, valgrind, callgrind_annotate), and the placeholder of the rule

@@ -920,7 +920,7 @@ class Sampled(ProfileAssertions):
         # sample sent while the thread was in a system call). The perf_event
         # timer counts user time only: its signal comes when the thread runs
         # its own code, never inside a system call. (The POSIX timer, where
-        # perf_event is refused, counts both: README, "Sampled time".)
+        # perf_event is refused, counts both: docs/sampled-time.md.)
         run = run_preloaded(self, [prog("shortwaits"), "20000"], env={"CGPROF_TIME": "sample"})
         self.assertEqual(run.returncode, 0, run.stderr)
         (p,) = run.profiles()

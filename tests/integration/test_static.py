@@ -1,4 +1,4 @@
-"""Static programs, linked with libcgprof.a (README "Static programs"):
+"""Static programs, linked with libcgprof.a (docs/install.md, "Static programs"):
 built here with the flags of the build's own cgprof.pc (`pkg-config
 --static --cflags --libs cgprof`, its libdir pointed at the build tree),
 gcc's and clang's, and run without any preload. Each profile is compared

@@ -1,7 +1,7 @@
 """cgproflib.naming: the names are the runtime's (runtime/naming.c, asked
 through cgprof-rules), inverted right: the files the runtime names for any
 pid, thread and part are found, with those numbers, and nothing else; the
-total's name is the one the README gives. (tests/integration/
+total's name is the one docs/cgprof-control.md gives. (tests/integration/
 test_launcher.py checks the names against files the runtime really
 writes.)"""
 
@@ -84,7 +84,7 @@ class FileNames(unittest.TestCase):
         self.assertEqual(naming.scan("callgrind.out", 10, os.path.join(d, "missing")), {})
 
     def test_total_path(self):
-        # README, "The total of all threads"
+        # docs/cgprof-control.md, "The total of all threads"
         for pattern, total in (("callgrind.out", "/start/callgrind.total.42"), ("myapp.out", "/start/myapp.total.42"),
                                ("/tmp/prof", "/tmp/prof.total.42"), ("prof-%p.cg", "/start/prof-total.42.cg"),
                                ("a.output", "/start/a.output.total.42"), ("q%%p", "/start/total.q%p")):

@@ -2,7 +2,7 @@
  * outfile.c): which files a dump writes, under which names, with which
  * header, and exactly which calls and nanoseconds each part holds.
  *
- * Why: a part is "what happened since the previous one" (README, "Profiles
+ * Why: a part is "what happened since the previous one" (docs/cgprof-control.md, "Profiles
  * of a running program"); getting that wrong double-counts or loses calls
  * with no visible error, and only exact numbers show it. Each scenario runs
  * the runtime in a child process of its own (profile_test.h says why), with

@@ -6,7 +6,7 @@
  * while another thread dumps every live thread's part again and again.
  *
  * What must hold: every call counted exactly once over all the parts of all
- * the threads (the parts add up: README, "Dumps of running threads"), and
+ * the threads (the parts add up: docs/cgprof-control.md, "Dumps of running threads"), and
  * nothing read after it was freed. scripts/tsan runs this test again in a
  * ThreadSanitizer build (the reads that are races by the letter of C11 and
  * harmless by design are marked CG_RACY_READ in the runtime). In that

@@ -4,7 +4,7 @@
  * warning at its end.
  *
  * Why: the total is what callgrind_annotate users read for the whole
- * program, and README promises that its counts are exactly the sums of the
+ * program, and docs/cgprof-control.md promises that its counts are exactly the sums of the
  * parts; the warning is the only place a user learns that a profile holds
  * repairs. Most tests hand total.c parts made here (snapshots with known
  * entries) and read back the file it writes; the last ones let the dumps
@@ -278,23 +278,23 @@ static void test_repair_warning(void **state)
     warn_case("all", &all,
               "cgprof: warning: the profile holds repairs: 3 frames found left without exit (each counted as "
               "ending when found: calls made meanwhile may be shown under it), 1 exit that matched no frame "
-              "(dropped), 2 calls not recorded (counts that much too low); see its desc: lines and the README, "
+              "(dropped), 2 calls not recorded (counts that much too low); see its desc: lines and docs/design.md, "
               "\"Repairs\"\n");
     static const struct repairs other = { NULL, { 1, 0 }, { 1, 1 }, { 0, 1 } };
     warn_case("plural", &other,
               "cgprof: warning: the profile holds repairs: 1 frame found left without exit (each counted as "
               "ending when found: calls made meanwhile may be shown under it), 2 exits that matched no frame "
-              "(dropped), 1 call not recorded (counts that much too low); see its desc: lines and the README, "
+              "(dropped), 1 call not recorded (counts that much too low); see its desc: lines and docs/design.md, "
               "\"Repairs\"\n");
     static const struct repairs lost = { NULL, { 0, 0 }, { 0, 0 }, { 0, 5 } };
     warn_case("lost", &lost,
               "cgprof: warning: the profile holds repairs: 5 calls not recorded (counts that much too low); see its "
-              "desc: lines and the README, \"Repairs\"\n");
+              "desc: lines and docs/design.md, \"Repairs\"\n");
     /* counted whatever CGPROF_TOTAL says */
     static const struct repairs nototal = { "CGPROF_TOTAL=0", { 0, 0 }, { 0, 1 }, { 0, 0 } };
     warn_case("nototal", &nototal,
               "cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its desc: "
-              "lines and the README, \"Repairs\"\n");
+              "lines and docs/design.md, \"Repairs\"\n");
     static const struct repairs off = { "CGPROF_REPAIR_WARNING=0", { 2, 1 }, { 1, 0 }, { 0, 2 } };
     warn_case("off", &off, "");
 }
@@ -602,7 +602,7 @@ static void test_run_repairs_warned_at_exit(void **state)
     set_dir("run-unmatched");
     pid_t pid = run_child(unmatched_scenario, NULL, err_path);
     assert_stderr("cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its "
-                  "desc: lines and the README, \"Repairs\"\n");
+                  "desc: lines and docs/design.md, \"Repairs\"\n");
     char path[700];
     snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, (long)pid);
     struct prof p;
