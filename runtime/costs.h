@@ -1,6 +1,6 @@
 /* Per-thread cost tables and shadow stack: the data the hooks update.
  *
- * What is recorded (see README, "What the costs mean"):
+ * What is recorded (see docs/costs.md):
  *  - one arc per (caller function, call site, callee function): how many
  *    calls completed and their summed inclusive cost. Nested recursive calls
  *    are included in the outer call's cost, as in Callgrind's own files.
@@ -469,8 +469,8 @@ static CG_INLINE uint64_t cg_costs_time_of(const struct cg_costs *c, uint64_t ra
 
 /* Re-synchronises the shadow stack with the real one before a hook whose
  * own frame is at sp (the stack grows down), called from the instrumented
- * code at `code` (the hook's return address). What the hooks see (README,
- * "How it works"):
+ * code at `code` (the hook's return address). What the hooks see
+ * (docs/design.md, "Calls as the hooks see them"):
  *  - a real call's enter hook runs in the callee's frame, below its
  *    caller's: its sp is lower than every live frame's;
  *  - a function inlined into another keeps its hooks (gcc and clang at -O2),
