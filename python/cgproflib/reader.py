@@ -86,14 +86,12 @@ _EVENT_SPEC_RE = re.compile(
 
 _HEADER_KEYS = ("version", "creator", "pid", "thread", "part", "cmd", "desc",
                 "events", "event", "positions", "summary", "totals")
-_HEADER_RE = re.compile(r"(?P<key>" + "|".join(_HEADER_KEYS) + r"):(?P<value>.*)\Z")
 # Keys that may appear only once per part.
 _SINGLE_KEYS = {"creator", "pid", "thread", "part", "cmd", "positions",
                 "events", "summary", "totals"}
 
-# spec 3.2.1 PositionSpec, plus Callgrind's jfi=/jfn= (jump targets).
-_SPEC_RE = re.compile(r"(?P<spec>ob|fl|fi|fe|fn|cob|cfi|cfl|cfn|jfi|jfn)=(?P<value>.*)\Z")
-# The three name-compression id spaces, as KCachegrind and callgrind_annotate
+# spec 3.2.1 PositionSpec, plus Callgrind's jfi=/jfn= (jump targets), each
+# in one of the three name-compression id spaces, as KCachegrind and callgrind_annotate
 # share them (spec 3.1.5 says "a separate ID mapping for each position
 # specification", but both readers map cfn= ids into the fn= space, etc.).
 _ID_SPACE = {
@@ -105,7 +103,6 @@ _SPACE_WORD = {"ob": "object", "fl": "file", "fn": "function"}
 # The specifications --strict requires to use name compression.
 _STRICT_COMPRESSED = {"ob", "fl", "fi", "fe", "fn", "cob", "cfi", "cfl", "cfn"}
 
-_ASSOC_RE = re.compile(r"(?P<kind>calls|jump|jcnd)=(?P<value>.*)\Z")
 _COMPRESSED_RE = re.compile(r"\((?P<id>[0-9]+)\)(?P<rest>.*)\Z")
 _RECURSION_SUFFIX_RE = re.compile(r"'[0-9]+\Z")
 
@@ -124,8 +121,62 @@ INLINED_PREFIX = "#inlined:"
 # ... and, with CGPROF_LATENCY=1, each function's calls by inclusive time:
 # "#latency: 4" then "#lat: (12) calls sum max lower:count..." (cgproflib.
 # latency says what they hold).
+_DATA_COMMENTS = (VISITS_PREFIX, INLINED_PREFIX, SCHEME_PREFIX, LATENCY_PREFIX)
 _DIGITS = set("0123456789")
-_COST_START = _DIGITS | set("+-*")
+
+
+# --------------------------------------------------------------------------
+# The tokenizer: what a line of the format is
+# --------------------------------------------------------------------------
+# Both readers of a file line by line -- _Parser (load(): the model, every
+# check) and _digest_lines (digest(): one event's sums, no checks beyond
+# what it needs) -- classify each line with _token(), so that a line is a
+# cost line, a name, a header line or a comment for both alike; what each
+# then makes of it (a violation with its message, or the file left as
+# unreadable) stays its own. The readers strip "#> " (CONTINUED_PREFIX)
+# first: only the strict one notes that it did.
+
+_T_COST = 0        # position(s) and costs: key is the first character
+_T_SPEC = 1        # ob= fl= fi= fe= fn= cob= cfi= cfl= cfn= jfi= jfn=: key, its value
+_T_ASSOC = 2       # calls= jump= jcnd=: key, its value
+_T_HEADER = 3      # version: creator: ... totals: (_HEADER_KEYS): key, what follows ":"
+_T_BLANK = 4       # nothing but blanks and tabs
+_T_COMMENT = 5     # "#...": key "" for a plain comment, else the prefix of the
+                   # data it carries (VISITS_, INLINED_, SCHEME_, LATENCY_PREFIX)
+_T_OTHER = 6       # none of these: the grammar has no rule for it
+
+_COST_CHARS = "0123456789+-*"
+_LINE_KEYS = dict.fromkeys(_ID_SPACE, _T_SPEC)
+_LINE_KEYS.update(dict.fromkeys(("calls", "jump", "jcnd"), _T_ASSOC))
+_HEADER_KEY_SET = frozenset(_HEADER_KEYS)
+
+
+def _token(raw: str) -> Tuple[int, str, str]:
+    """(kind, key, value) of one line without its end of line (see the
+    _T_ kinds); value is the line itself but for names, associations and
+    header lines, where it is what follows the key's "=" or ":". The
+    grammar's rules are told apart by their first characters: a cost line
+    starts with a position, a name or an association with its key and
+    "=", a header line with its key and ":"."""
+    c = raw[:1]
+    if c in _COST_CHARS and c:
+        return _T_COST, c, raw
+    eq = raw.find("=", 0, 6)
+    if eq > 0:
+        kind = _LINE_KEYS.get(raw[:eq])
+        if kind is not None:
+            return kind, raw[:eq], raw[eq + 1:]
+    if c == "#":
+        for prefix in _DATA_COMMENTS:
+            if raw.startswith(prefix):
+                return _T_COMMENT, prefix, raw
+        return _T_COMMENT, "", raw
+    if not raw.strip(" \t"):
+        return _T_BLANK, "", raw
+    key, colon, value = raw.partition(":")
+    if colon and key in _HEADER_KEY_SET:
+        return _T_HEADER, key, value
+    return _T_OTHER, "", raw
 
 
 # --------------------------------------------------------------------------
@@ -447,8 +498,8 @@ class _Parser:
             # write_continued); always last, so nothing else moves.
             raw = raw[len(CONTINUED_PREFIX):]
             self.in_continued = True
-        is_cost = raw[:1] in _COST_START
-        if self.pending and not is_cost and not self.pending_reported:
+        kind, key, value = _token(raw)
+        if self.pending and kind != _T_COST and not self.pending_reported:
             # spec 3.2.1: CallSpec := CallLine "\n" CostLine -- the very next line.
             # Both readers skip comments/blank lines and keep waiting, so do we.
             what = "calls=" if self.pending.kind == "calls" else self.pending.kind + "="
@@ -456,16 +507,31 @@ class _Parser:
                      f"{what} line is not directly followed by a cost line (line {i} is not one)")
             self.pending_reported = True
 
-        if raw.strip(" \t") == "":
-            return
-        if raw.startswith(VISITS_PREFIX):
+        if kind == _T_COST:
+            self.enter_body(i)
+            self.cost_line(i, raw)
+        elif kind == _T_SPEC:
+            self.enter_body(i)
+            self.position_spec(i, key, value)
+        elif kind == _T_ASSOC:
+            self.enter_body(i)
+            self.association(i, key, value)
+        elif kind == _T_HEADER:
+            self.header(i, key, value)
+        elif kind == _T_COMMENT:
+            self.comment(i, key, raw)
+        elif kind == _T_OTHER:
+            self.err(i, f"line matches no rule of the format grammar: {raw[:60]!r}")
+
+    def comment(self, i: int, prefix: str, raw: str) -> None:
+        """A comment line: cgprof's data (prefix: which) or a plain one ("")."""
+        if prefix == VISITS_PREFIX:
             table = self.ids["fn"]
             for tok in raw[len(VISITS_PREFIX):].split():
                 m = _COMPRESSED_RE.match(tok)
                 if m and int(m.group("id")) in table:
                     self.p.visits.add(table[int(m.group("id"))])
-            return
-        if raw.startswith(INLINED_PREFIX):
+        elif prefix == INLINED_PREFIX:
             table = self.ids["fn"]
             for tok in raw[len(INLINED_PREFIX):].split():
                 a, gt, b = tok.partition(">")
@@ -475,14 +541,12 @@ class _Parser:
                 else:
                     self.strict_err(i, "a %r pair that cannot be read (or of an id not defined before): %r"
                                     % (INLINED_PREFIX, tok[:60]))
-            return
-        if raw.startswith(SCHEME_PREFIX):
+        elif prefix == SCHEME_PREFIX:
             sub = _latency.parse_scheme(raw)
             if sub is None:
                 self.strict_err(i, "a %r line that cannot be read: %r" % (SCHEME_PREFIX, raw[:60]))
             self.lat_sub = sub or _latency.DEFAULT_SUB
-            return
-        if raw.startswith(LATENCY_PREFIX):
+        elif prefix == LATENCY_PREFIX:
             got = _latency.parse(raw, self.lat_sub)
             table = self.ids["fn"]
             if got is None or int(got[0][1:-1]) not in table:
@@ -490,30 +554,8 @@ class _Parser:
                                 % (LATENCY_PREFIX, raw[:60]))
             else:
                 _latency.add_to(self.p.latency, table[int(got[0][1:-1])], got[1])
-            return
-        if raw.startswith("#"):
-            if raw.rstrip(" \t") == FORMAT_LINE and i != 1:
-                self.err(i, f"'{FORMAT_LINE}' must be the first line (spec 3.2.2)")
-            return
-        m = _HEADER_RE.match(raw)
-        if m:
-            self.header(i, m.group("key"), m.group("value"))
-            return
-        m = _SPEC_RE.match(raw)
-        if m:
-            self.enter_body(i)
-            self.position_spec(i, m.group("spec"), m.group("value"))
-            return
-        m = _ASSOC_RE.match(raw)
-        if m:
-            self.enter_body(i)
-            self.association(i, m.group("kind"), m.group("value"))
-            return
-        if is_cost:
-            self.enter_body(i)
-            self.cost_line(i, raw)
-            return
-        self.err(i, f"line matches no rule of the format grammar: {raw[:60]!r}")
+        elif raw.rstrip(" \t") == FORMAT_LINE and i != 1:
+            self.err(i, f"'{FORMAT_LINE}' must be the first line (spec 3.2.2)")
 
     def enter_body(self, i: int) -> None:
         if not self.body_started:
