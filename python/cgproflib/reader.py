@@ -179,6 +179,20 @@ def _token(raw: str) -> Tuple[int, str, str]:
     return _T_OTHER, "", raw
 
 
+def _split_name(value: str) -> Tuple[str, str]:
+    """The name compression (spec 3.1.5) of a _T_SPEC token's value that
+    starts with "(": ("(id)", name) of a definition "(id) name", ("(id)",
+    "") of a reference "(id)", ("", value) when no ")" closes the id. The
+    blanks after ")" are skipped, as both real readers do. What an id may
+    hold and what it maps to is the reader's: the strict one wants digits
+    (and "(01)" is "(1)"), the digest takes the text between the
+    parentheses as it is."""
+    close = value.find(")")
+    if close < 0:
+        return "", value
+    return value[:close + 1], value[close + 1:].lstrip(" \t")
+
+
 # --------------------------------------------------------------------------
 # The model
 # --------------------------------------------------------------------------
@@ -753,14 +767,12 @@ class _Parser:
         """Name compression (spec 3.1.5): returns (name, id, is_definition)."""
         space = _ID_SPACE[spec]
         if value[:1] == "(" and value[1:2] in _DIGITS:
-            m = _COMPRESSED_RE.match(value)
-            if not m:
+            ref, name = _split_name(value)
+            if not _DECIMAL_RE.match(ref[1:-1]):
                 self.err(i, f"{spec}=: malformed compressed name {value!r} "
                             "(want '(id) name' or '(id)')")
                 return None, None, False
-            ident = int(m.group("id"))
-            # Both readers skip the blanks after ")"; nothing left = a reference.
-            name = m.group("rest").lstrip(" \t")
+            ident = int(ref[1:-1])
             table = self.ids[space]
             if name == "":
                 if ident not in table:
@@ -1167,11 +1179,9 @@ def _digest_name(table: Dict[str, str], value: str, bad) -> Tuple[str, Optional[
     """(name, "(id)" or None, whether the line defines it) of a name in
     one space (table: "(id)" -> name, defined here when the line does)."""
     if value[:1] == "(":
-        close = value.find(")")
-        if close < 0:
+        ident, rest = _split_name(value)
+        if not ident:
             bad("malformed compressed name %r" % value)
-        ident = value[:close + 1]
-        rest = value[close + 1:].lstrip(" \t")
         if rest:
             table[ident] = rest
             return rest, ident, True
@@ -1680,7 +1690,8 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
     line_cost: Dict[Tuple, int] = {}
     fold_re = _RECURSION_SUFFIX_RE
     body_keys = _BODY_KEYS
-    cost_start = "0123456789+-*"
+    token = _token
+    T_COST, T_SPEC, T_ASSOC, T_BLANK, T_COMMENT = _T_COST, _T_SPEC, _T_ASSOC, _T_BLANK, _T_COMMENT
     total = 0
 
     def bad(lineno, msg):
@@ -1736,8 +1747,8 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
         for lineno, raw in enumerate(f, 1):
             if raw[:3] == CONTINUED_PREFIX:
                 raw = raw[3:]
-            c = raw[:1]
-            if c in cost_start and c:
+            kind, key, value = token(raw.rstrip("\r\n"))
+            if kind == T_COST:
                 if pending == 0 and not lines:
                     if fn is None:
                         bad(lineno, "cost line before any fn=")
@@ -1790,31 +1801,29 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                 else:
                     pending = 0
                 continue
-            hit = ref_line.get(raw)
-            if hit is not None:
-                kind, v = hit
-                if kind == 3:
-                    callee = v
-                elif kind == 4:
-                    cfi = v
-                elif kind == 2:
-                    if acc:
-                        self_cost[fn] = self_cost.get(fn, 0) + acc
-                        total += acc
-                        acc = 0
-                    cur_file = fl
-                    fn = v
-                elif kind == 6:
-                    fl = cur_file = v
-                elif kind == 7:
-                    cur_file = v
-                else:                     # cob=
-                    cob = v
-                continue
-            eq = raw.find("=", 0, 6)
-            kind = body_keys.get(raw[:eq]) if eq > 0 else None
-            if kind is not None:
-                value = raw[eq + 1:].rstrip("\r\n")
+            if kind == T_SPEC or kind == T_ASSOC:
+                hit = ref_line.get(raw)
+                if hit is not None:
+                    kind, v = hit
+                    if kind == 3:
+                        callee = v
+                    elif kind == 4:
+                        cfi = v
+                    elif kind == 2:
+                        if acc:
+                            self_cost[fn] = self_cost.get(fn, 0) + acc
+                            total += acc
+                            acc = 0
+                        cur_file = fl
+                        fn = v
+                    elif kind == 6:
+                        fl = cur_file = v
+                    elif kind == 7:
+                        cur_file = v
+                    else:                     # cob=
+                        cob = v
+                    continue
+                kind = body_keys[key]
                 if kind == 1:             # calls=
                     sp = value.find(" ")
                     pcount = int(value[:sp] if sp > 0 else value)
@@ -1869,19 +1878,20 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                     fn = None
                 elif kind == 9:           # jump= jcnd=: the next line is the jump's source
                     pending = 2
-                elif raw[:3] == "jfi":
+                elif key == "jfi":
                     file_name(value, lineno)
                 else:                     # jfn=: defines an id, as cfn= would
                     if value not in fn_ref:
                         name, ident, _new = name_of("fn", value, lineno)
                         define(name, ident, ob, cur_file)
                 continue
-            if c == "#":
-                got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
-                if got is not None:
-                    lat_sub = got
-                    continue
-            if c == "\n" or c == "#" or not raw.strip():
+            if kind == T_COMMENT:
+                if key:
+                    got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
+                    if got is not None:
+                        lat_sub = got
+                continue
+            if kind == T_BLANK or not raw.strip():
                 continue
             npos, ev = _digest_header(d, raw, event, npos, ev, lambda msg: bad(lineno, msg))
             li = d.positions.index("line") if "line" in d.positions else -1
