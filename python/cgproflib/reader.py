@@ -34,16 +34,21 @@ Two kinds of check:
 * ``--strict`` (messages start with ``strict:``): what cgprof promises about
   the files it writes, on top of that (listed in ``_Parser.finish_strict``).
 
-Two readers of one file format, for two uses: load() builds the model
-of every line and checks it (_Parser: each line classified by the
-grammar's regular expressions, so that a violation is named exactly);
-digest() sums one event for `cgprof report` without a model, on files of
-hundreds of MB (_digest_fast: whole lines found by one regular
-expression; _digest_lines: one loop over the lines, for the views that
-need positions and for whatever the fast path leaves to it). The two
-digests read the header, the names' compression and cgprof's data
-comments with the same functions (_digest_header, _digest_name,
-_digest_comment); tests/python/test_digest.py holds digest() to load().
+One tokenizer, _token(), says what each line is (a cost line, a name,
+a call, a header line, a comment and which data it carries, a blank
+line), and _split_name() reads a name's compression, for the readers
+of the format, which differ in what they make of the tokens:
+load() builds the model of every line and checks it (_Parser, so that
+a violation is named exactly); digest() sums one event for `cgprof
+report` without a model, on files of hundreds of MB, line by line
+(_digest_lines: the views that need positions, and whatever the fast
+path leaves to it) or, for the flat profile and the call graph, by
+tokens of whole lines found by one regular expression (_digest_fast,
+which hands the lines its expression does not know to _token() too;
+_digest_fast says why it is kept). The two digests read the header,
+the names and cgprof's data comments with the same functions
+(_digest_header, _digest_name, _digest_comment);
+tests/python/test_digest.py holds digest() to load().
 
 Only the standard library is used; Python 3.9 or newer.
 """
@@ -1258,7 +1263,16 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
     """digest() without lines or sites: the same numbers, read by tokens of
     whole lines (_fast_pattern) found by one regular expression, so that
     most of the file is never seen line by line from Python. Raises _Slow
-    where the line reader must take over (digest() does)."""
+    where the line reader must take over (digest() does).
+
+    Why a second reader of the body, not a use of _token(): it is what
+    `cgprof report` (flat profile, call graph) reads a file with, and
+    _digest_lines, the same work line by line on _token(), takes 1.6 to
+    1.8 times as long: 3.1-3.7 s against 1.9-2.1 s on a 20 MB file of
+    `python3 tests/bench/gen_profile.py FILE 20` (minimum of 5 runs of
+    each, interleaved in one process, on a loaded 2-core machine). The
+    lines its expression does not take whole (kind 4) it reads with
+    _token(), as _digest_lines does."""
     d = Digest(path)
     lat_sub = _latency.DEFAULT_SUB
     ids = {"ob": {}, "fl": {}, "fn": {}}
@@ -1278,7 +1292,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
     arcs: Dict[int, List[int]] = {}
     fold_re = _RECURSION_SUFFIX_RE
     body_keys = _BODY_KEYS
-    cost_start = "0123456789+-*"
+    cost_start = _COST_CHARS
     total = 0
 
     def bad(*_):
@@ -1356,14 +1370,11 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                         continue
                     nl = len(text) - 1
                 raw = text[pos:nl + 1]
-                c = raw[:1]
-                if c in cost_start:
-                    break
-                eq = raw.find("=", 0, 6)
-                if eq > 0 and raw[:eq] in body_keys:
+                kind = _token(raw.rstrip("\r\n"))[0]
+                if kind <= _T_ASSOC:          # a cost line, a name, a call: the body
                     break
                 pos = nl + 1
-                if c == "\n" or c == "#" or not raw.strip():
+                if kind == _T_COMMENT or kind == _T_BLANK or not raw.strip():
                     continue
                 npos, ev = _digest_header(d, raw, event, npos, ev, bad)
             if ev < 0 or npos < 1:
@@ -1517,10 +1528,9 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     cob = cfi = None
                                 pending = 0
                             continue
-                        eq = raw.find("=", 0, 6)
-                        kind = body_keys.get(raw[:eq]) if eq > 0 else None
-                        if kind is not None:
-                            value = raw[eq + 1:].rstrip("\r\n")
+                        kind, key, value = _token(raw.rstrip("\r\n"))
+                        if kind == _T_SPEC or kind == _T_ASSOC:
+                            kind = body_keys[key]
                             if kind == 1:             # calls=
                                 sp = value.find(" ")
                                 pcount = int(value[:sp] if sp > 0 else value)
@@ -1565,18 +1575,19 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                 fn = None
                             elif kind == 9:           # jump= jcnd=: the next line is the jump's source
                                 pending = 2
-                            elif raw[:3] == "jfi":
+                            elif key == "jfi":
                                 file_name(value)
                             else:                     # jfn=: defines an id, as cfn= would
                                 if value not in fn_ref:
                                     define(value, ob, cur_file)
                             continue
-                        if c == "#":
-                            got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
-                            if got is not None:
-                                lat_sub = got
-                                continue
-                        if c == "\n" or c == "#" or not raw.strip() or c == "":
+                        if kind == _T_COMMENT:
+                            if key:
+                                got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
+                                if got is not None:
+                                    lat_sub = got
+                            continue
+                        if kind == _T_BLANK or not raw.strip():
                             continue
                         if raw[:7] in ("events:", "positio"):
                             bad()             # the tokens were made for the header's
@@ -1663,10 +1674,12 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
     """digest() line by line: every view (the lines, the call sites), and
     the files the fast path leaves to it.
 
-    Why it is fast for a line reader: one loop, the line's first character
-    or key picks the work; a self cost is summed in a local until the
-    function changes; a name reference "(id)" is one dict lookup; positions
-    are followed only when asked for."""
+    Each line is read as _token() tells (the strict reader's tokenizer).
+    Why it is fast for a line reader: one loop, the line's kind picks the
+    work; a cost line is told by its first character without a call, a
+    line naming by reference seen before by one dict lookup; a self cost
+    is summed in a local until the function changes; positions are
+    followed only when asked for."""
     d = Digest(path)
     lat_sub = _latency.DEFAULT_SUB
     ids = {"ob": {}, "fl": {}, "fn": {}}
