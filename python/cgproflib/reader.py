@@ -1196,23 +1196,21 @@ def _digest_name(table: Dict[str, str], value: str, bad) -> Tuple[str, Optional[
     return value, None, True
 
 
-def _digest_comment(d: Digest, raw: str, fn_ref: Dict[str, int], keys: List[Tuple[str, str]],
-                    lat_sub: int) -> Optional[int]:
-    """A comment line of cgprof's that carries data (VISITS_PREFIX,
-    LATENCY_PREFIX, SCHEME_PREFIX) read into d; fn_ref: "(id)" -> the
-    function's number, keys: its key. Returns the latency scheme in force
-    after the line, None when raw is not such a line (a plain comment)."""
-    if raw[:8] == VISITS_PREFIX:
+def _digest_comment(d: Digest, prefix: str, raw: str, fn_ref: Dict[str, int],
+                    keys: List[Tuple[str, str]], lat_sub: int) -> int:
+    """A comment line (a _T_COMMENT token): the data of cgprof's it
+    carries (prefix: VISITS_PREFIX, LATENCY_PREFIX, SCHEME_PREFIX) read
+    into d, nothing for any other; fn_ref: "(id)" -> the function's
+    number, keys: its key. Returns the latency scheme in force after it."""
+    if prefix == VISITS_PREFIX:
         d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
-        return lat_sub
-    if raw[:5] == LATENCY_PREFIX:
+    elif prefix == LATENCY_PREFIX:
         got = _latency.parse(raw, lat_sub)
         if got and got[0] in fn_ref:
             _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
-        return lat_sub
-    if raw[:9] == SCHEME_PREFIX:
+    elif prefix == SCHEME_PREFIX:
         return _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
-    return None
+    return lat_sub
 
 
 _BODY_KEYS = {"calls": 1, "fn": 2, "cfn": 3, "cfi": 4, "cfl": 4, "cob": 5, "fl": 6, "fi": 7, "fe": 7,
@@ -1582,10 +1580,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     define(value, ob, cur_file)
                             continue
                         if kind == _T_COMMENT:
-                            if key:
-                                got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
-                                if got is not None:
-                                    lat_sub = got
+                            lat_sub = _digest_comment(d, key, raw, fn_ref, keys, lat_sub)
                             continue
                         if kind == _T_BLANK or not raw.strip():
                             continue
@@ -1907,10 +1902,7 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                         define(name, ident, ob, cur_file)
                 continue
             if kind == T_COMMENT:
-                if key:
-                    got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
-                    if got is not None:
-                        lat_sub = got
+                lat_sub = _digest_comment(d, key, raw, fn_ref, keys, lat_sub)
                 continue
             if kind == T_BLANK or not raw.strip():
                 continue
