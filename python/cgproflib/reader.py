@@ -96,8 +96,8 @@ _SINGLE_KEYS = {"creator", "pid", "thread", "part", "cmd", "positions",
                 "events", "summary", "totals"}
 
 # spec 3.2.1 PositionSpec, plus Callgrind's jfi=/jfn= (jump targets), each
-# in one of the three name-compression id spaces, as KCachegrind and callgrind_annotate
-# share them (spec 3.1.5 says "a separate ID mapping for each position
+# in one of the three name-compression id spaces, as KCachegrind and
+# callgrind_annotate share them (spec 3.1.5 says "a separate ID mapping for each position
 # specification", but both readers map cfn= ids into the fn= space, etc.).
 _ID_SPACE = {
     "ob": "ob", "cob": "ob",
@@ -135,11 +135,12 @@ _DIGITS = set("0123456789")
 # --------------------------------------------------------------------------
 # Both readers of a file line by line -- _Parser (load(): the model, every
 # check) and _digest_lines (digest(): one event's sums, no checks beyond
-# what it needs) -- classify each line with _token(), so that a line is a
-# cost line, a name, a header line or a comment for both alike; what each
-# then makes of it (a violation with its message, or the file left as
-# unreadable) stays its own. The readers strip "#> " (CONTINUED_PREFIX)
-# first: only the strict one notes that it did.
+# what it needs), and _digest_fast for the lines its expression leaves --
+# classify each line with _token(), so that a line is a cost line, a name,
+# a header line or a comment for all alike; what each then makes of it (a
+# violation with its message, or the file left as unreadable) stays its
+# own. The readers strip "#> " (CONTINUED_PREFIX) first: only the strict
+# one notes that it did.
 
 _T_COST = 0        # position(s) and costs: key is the first character
 _T_SPEC = 1        # ob= fl= fi= fe= fn= cob= cfi= cfl= cfn= jfi= jfn=: key, its value
