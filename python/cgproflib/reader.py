@@ -34,16 +34,21 @@ Two kinds of check:
 * ``--strict`` (messages start with ``strict:``): what cgprof promises about
   the files it writes, on top of that (listed in ``_Parser.finish_strict``).
 
-Two readers of one file format, for two uses: load() builds the model
-of every line and checks it (_Parser: each line classified by the
-grammar's regular expressions, so that a violation is named exactly);
-digest() sums one event for `cgprof report` without a model, on files of
-hundreds of MB (_digest_fast: whole lines found by one regular
-expression; _digest_lines: one loop over the lines, for the views that
-need positions and for whatever the fast path leaves to it). The two
-digests read the header, the names' compression and cgprof's data
-comments with the same functions (_digest_header, _digest_name,
-_digest_comment); tests/python/test_digest.py holds digest() to load().
+One tokenizer, _token(), says what each line is (a cost line, a name,
+a call, a header line, a comment and which data it carries, a blank
+line), and _split_name() reads a name's compression, for the readers
+of the format, which differ in what they make of the tokens:
+load() builds the model of every line and checks it (_Parser, so that
+a violation is named exactly); digest() sums one event for `cgprof
+report` without a model, on files of hundreds of MB, line by line
+(_digest_lines: the views that need positions, and whatever the fast
+path leaves to it) or, for the flat profile and the call graph, by
+tokens of whole lines found by one regular expression (_digest_fast,
+which hands the lines its expression does not know to _token() too;
+_digest_fast says why it is kept). The two digests read the header,
+the names and cgprof's data comments with the same functions
+(_digest_header, _digest_name, _digest_comment);
+tests/python/test_digest.py holds digest() to load().
 
 Only the standard library is used; Python 3.9 or newer.
 """
@@ -86,15 +91,13 @@ _EVENT_SPEC_RE = re.compile(
 
 _HEADER_KEYS = ("version", "creator", "pid", "thread", "part", "cmd", "desc",
                 "events", "event", "positions", "summary", "totals")
-_HEADER_RE = re.compile(r"(?P<key>" + "|".join(_HEADER_KEYS) + r"):(?P<value>.*)\Z")
 # Keys that may appear only once per part.
 _SINGLE_KEYS = {"creator", "pid", "thread", "part", "cmd", "positions",
                 "events", "summary", "totals"}
 
-# spec 3.2.1 PositionSpec, plus Callgrind's jfi=/jfn= (jump targets).
-_SPEC_RE = re.compile(r"(?P<spec>ob|fl|fi|fe|fn|cob|cfi|cfl|cfn|jfi|jfn)=(?P<value>.*)\Z")
-# The three name-compression id spaces, as KCachegrind and callgrind_annotate
-# share them (spec 3.1.5 says "a separate ID mapping for each position
+# spec 3.2.1 PositionSpec, plus Callgrind's jfi=/jfn= (jump targets), each
+# in one of the three name-compression id spaces, as KCachegrind and
+# callgrind_annotate share them (spec 3.1.5 says "a separate ID mapping for each position
 # specification", but both readers map cfn= ids into the fn= space, etc.).
 _ID_SPACE = {
     "ob": "ob", "cob": "ob",
@@ -105,7 +108,6 @@ _SPACE_WORD = {"ob": "object", "fl": "file", "fn": "function"}
 # The specifications --strict requires to use name compression.
 _STRICT_COMPRESSED = {"ob", "fl", "fi", "fe", "fn", "cob", "cfi", "cfl", "cfn"}
 
-_ASSOC_RE = re.compile(r"(?P<kind>calls|jump|jcnd)=(?P<value>.*)\Z")
 _COMPRESSED_RE = re.compile(r"\((?P<id>[0-9]+)\)(?P<rest>.*)\Z")
 _RECURSION_SUFFIX_RE = re.compile(r"'[0-9]+\Z")
 
@@ -124,8 +126,77 @@ INLINED_PREFIX = "#inlined:"
 # ... and, with CGPROF_LATENCY=1, each function's calls by inclusive time:
 # "#latency: 4" then "#lat: (12) calls sum max lower:count..." (cgproflib.
 # latency says what they hold).
+_DATA_COMMENTS = (VISITS_PREFIX, INLINED_PREFIX, SCHEME_PREFIX, LATENCY_PREFIX)
 _DIGITS = set("0123456789")
-_COST_START = _DIGITS | set("+-*")
+
+
+# --------------------------------------------------------------------------
+# The tokenizer: what a line of the format is
+# --------------------------------------------------------------------------
+# Both readers of a file line by line -- _Parser (load(): the model, every
+# check) and _digest_lines (digest(): one event's sums, no checks beyond
+# what it needs), and _digest_fast for the lines its expression leaves --
+# classify each line with _token(), so that a line is a cost line, a name,
+# a header line or a comment for all alike; what each then makes of it (a
+# violation with its message, or the file left as unreadable) stays its
+# own. The readers strip "#> " (CONTINUED_PREFIX) first: only the strict
+# one notes that it did.
+
+_T_COST = 0        # position(s) and costs: key is the first character
+_T_SPEC = 1        # ob= fl= fi= fe= fn= cob= cfi= cfl= cfn= jfi= jfn=: key, its value
+_T_ASSOC = 2       # calls= jump= jcnd=: key, its value
+_T_HEADER = 3      # version: creator: ... totals: (_HEADER_KEYS): key, what follows ":"
+_T_BLANK = 4       # nothing but blanks and tabs
+_T_COMMENT = 5     # "#...": key "" for a plain comment, else the prefix of the
+                   # data it carries (VISITS_, INLINED_, SCHEME_, LATENCY_PREFIX)
+_T_OTHER = 6       # none of these: the grammar has no rule for it
+
+_COST_CHARS = "0123456789+-*"
+_LINE_KEYS = dict.fromkeys(_ID_SPACE, _T_SPEC)
+_LINE_KEYS.update(dict.fromkeys(("calls", "jump", "jcnd"), _T_ASSOC))
+_HEADER_KEY_SET = frozenset(_HEADER_KEYS)
+
+
+def _token(raw: str) -> Tuple[int, str, str]:
+    """(kind, key, value) of one line without its end of line (see the
+    _T_ kinds); value is the line itself but for names, associations and
+    header lines, where it is what follows the key's "=" or ":". The
+    grammar's rules are told apart by their first characters: a cost line
+    starts with a position, a name or an association with its key and
+    "=", a header line with its key and ":"."""
+    c = raw[:1]
+    if c in _COST_CHARS and c:
+        return _T_COST, c, raw
+    eq = raw.find("=", 0, 6)
+    if eq > 0:
+        kind = _LINE_KEYS.get(raw[:eq])
+        if kind is not None:
+            return kind, raw[:eq], raw[eq + 1:]
+    if c == "#":
+        for prefix in _DATA_COMMENTS:
+            if raw.startswith(prefix):
+                return _T_COMMENT, prefix, raw
+        return _T_COMMENT, "", raw
+    if not raw.strip(" \t"):
+        return _T_BLANK, "", raw
+    key, colon, value = raw.partition(":")
+    if colon and key in _HEADER_KEY_SET:
+        return _T_HEADER, key, value
+    return _T_OTHER, "", raw
+
+
+def _split_name(value: str) -> Tuple[str, str]:
+    """The name compression (spec 3.1.5) of a _T_SPEC token's value that
+    starts with "(": ("(id)", name) of a definition "(id) name", ("(id)",
+    "") of a reference "(id)", ("", value) when no ")" closes the id. The
+    blanks after ")" are skipped, as both real readers do. What an id may
+    hold and what it maps to is the reader's: the strict one wants digits
+    (and "(01)" is "(1)"), the digest takes the text between the
+    parentheses as it is."""
+    close = value.find(")")
+    if close < 0:
+        return "", value
+    return value[:close + 1], value[close + 1:].lstrip(" \t")
 
 
 # --------------------------------------------------------------------------
@@ -447,8 +518,8 @@ class _Parser:
             # write_continued); always last, so nothing else moves.
             raw = raw[len(CONTINUED_PREFIX):]
             self.in_continued = True
-        is_cost = raw[:1] in _COST_START
-        if self.pending and not is_cost and not self.pending_reported:
+        kind, key, value = _token(raw)
+        if self.pending and kind != _T_COST and not self.pending_reported:
             # spec 3.2.1: CallSpec := CallLine "\n" CostLine -- the very next line.
             # Both readers skip comments/blank lines and keep waiting, so do we.
             what = "calls=" if self.pending.kind == "calls" else self.pending.kind + "="
@@ -456,16 +527,31 @@ class _Parser:
                      f"{what} line is not directly followed by a cost line (line {i} is not one)")
             self.pending_reported = True
 
-        if raw.strip(" \t") == "":
-            return
-        if raw.startswith(VISITS_PREFIX):
+        if kind == _T_COST:
+            self.enter_body(i)
+            self.cost_line(i, raw)
+        elif kind == _T_SPEC:
+            self.enter_body(i)
+            self.position_spec(i, key, value)
+        elif kind == _T_ASSOC:
+            self.enter_body(i)
+            self.association(i, key, value)
+        elif kind == _T_HEADER:
+            self.header(i, key, value)
+        elif kind == _T_COMMENT:
+            self.comment(i, key, raw)
+        elif kind == _T_OTHER:
+            self.err(i, f"line matches no rule of the format grammar: {raw[:60]!r}")
+
+    def comment(self, i: int, prefix: str, raw: str) -> None:
+        """A comment line: cgprof's data (prefix: which) or a plain one ("")."""
+        if prefix == VISITS_PREFIX:
             table = self.ids["fn"]
             for tok in raw[len(VISITS_PREFIX):].split():
                 m = _COMPRESSED_RE.match(tok)
                 if m and int(m.group("id")) in table:
                     self.p.visits.add(table[int(m.group("id"))])
-            return
-        if raw.startswith(INLINED_PREFIX):
+        elif prefix == INLINED_PREFIX:
             table = self.ids["fn"]
             for tok in raw[len(INLINED_PREFIX):].split():
                 a, gt, b = tok.partition(">")
@@ -475,14 +561,12 @@ class _Parser:
                 else:
                     self.strict_err(i, "a %r pair that cannot be read (or of an id not defined before): %r"
                                     % (INLINED_PREFIX, tok[:60]))
-            return
-        if raw.startswith(SCHEME_PREFIX):
+        elif prefix == SCHEME_PREFIX:
             sub = _latency.parse_scheme(raw)
             if sub is None:
                 self.strict_err(i, "a %r line that cannot be read: %r" % (SCHEME_PREFIX, raw[:60]))
             self.lat_sub = sub or _latency.DEFAULT_SUB
-            return
-        if raw.startswith(LATENCY_PREFIX):
+        elif prefix == LATENCY_PREFIX:
             got = _latency.parse(raw, self.lat_sub)
             table = self.ids["fn"]
             if got is None or int(got[0][1:-1]) not in table:
@@ -490,30 +574,8 @@ class _Parser:
                                 % (LATENCY_PREFIX, raw[:60]))
             else:
                 _latency.add_to(self.p.latency, table[int(got[0][1:-1])], got[1])
-            return
-        if raw.startswith("#"):
-            if raw.rstrip(" \t") == FORMAT_LINE and i != 1:
-                self.err(i, f"'{FORMAT_LINE}' must be the first line (spec 3.2.2)")
-            return
-        m = _HEADER_RE.match(raw)
-        if m:
-            self.header(i, m.group("key"), m.group("value"))
-            return
-        m = _SPEC_RE.match(raw)
-        if m:
-            self.enter_body(i)
-            self.position_spec(i, m.group("spec"), m.group("value"))
-            return
-        m = _ASSOC_RE.match(raw)
-        if m:
-            self.enter_body(i)
-            self.association(i, m.group("kind"), m.group("value"))
-            return
-        if is_cost:
-            self.enter_body(i)
-            self.cost_line(i, raw)
-            return
-        self.err(i, f"line matches no rule of the format grammar: {raw[:60]!r}")
+        elif raw.rstrip(" \t") == FORMAT_LINE and i != 1:
+            self.err(i, f"'{FORMAT_LINE}' must be the first line (spec 3.2.2)")
 
     def enter_body(self, i: int) -> None:
         if not self.body_started:
@@ -711,14 +773,12 @@ class _Parser:
         """Name compression (spec 3.1.5): returns (name, id, is_definition)."""
         space = _ID_SPACE[spec]
         if value[:1] == "(" and value[1:2] in _DIGITS:
-            m = _COMPRESSED_RE.match(value)
-            if not m:
+            ref, name = _split_name(value)
+            if not _DECIMAL_RE.match(ref[1:-1]):
                 self.err(i, f"{spec}=: malformed compressed name {value!r} "
                             "(want '(id) name' or '(id)')")
                 return None, None, False
-            ident = int(m.group("id"))
-            # Both readers skip the blanks after ")"; nothing left = a reference.
-            name = m.group("rest").lstrip(" \t")
+            ident = int(ref[1:-1])
             table = self.ids[space]
             if name == "":
                 if ident not in table:
@@ -1125,11 +1185,9 @@ def _digest_name(table: Dict[str, str], value: str, bad) -> Tuple[str, Optional[
     """(name, "(id)" or None, whether the line defines it) of a name in
     one space (table: "(id)" -> name, defined here when the line does)."""
     if value[:1] == "(":
-        close = value.find(")")
-        if close < 0:
+        ident, rest = _split_name(value)
+        if not ident:
             bad("malformed compressed name %r" % value)
-        ident = value[:close + 1]
-        rest = value[close + 1:].lstrip(" \t")
         if rest:
             table[ident] = rest
             return rest, ident, True
@@ -1139,23 +1197,21 @@ def _digest_name(table: Dict[str, str], value: str, bad) -> Tuple[str, Optional[
     return value, None, True
 
 
-def _digest_comment(d: Digest, raw: str, fn_ref: Dict[str, int], keys: List[Tuple[str, str]],
-                    lat_sub: int) -> Optional[int]:
-    """A comment line of cgprof's that carries data (VISITS_PREFIX,
-    LATENCY_PREFIX, SCHEME_PREFIX) read into d; fn_ref: "(id)" -> the
-    function's number, keys: its key. Returns the latency scheme in force
-    after the line, None when raw is not such a line (a plain comment)."""
-    if raw[:8] == VISITS_PREFIX:
+def _digest_comment(d: Digest, prefix: str, raw: str, fn_ref: Dict[str, int],
+                    keys: List[Tuple[str, str]], lat_sub: int) -> int:
+    """A comment line (a _T_COMMENT token): the data of cgprof's it
+    carries (prefix: VISITS_PREFIX, LATENCY_PREFIX, SCHEME_PREFIX) read
+    into d, nothing for any other; fn_ref: "(id)" -> the function's
+    number, keys: its key. Returns the latency scheme in force after it."""
+    if prefix == VISITS_PREFIX:
         d.visits.update(keys[fn_ref[t]] for t in raw[8:].split() if t in fn_ref)
-        return lat_sub
-    if raw[:5] == LATENCY_PREFIX:
+    elif prefix == LATENCY_PREFIX:
         got = _latency.parse(raw, lat_sub)
         if got and got[0] in fn_ref:
             _latency.add_to(d.latency, keys[fn_ref[got[0]]], got[1])
-        return lat_sub
-    if raw[:9] == SCHEME_PREFIX:
+    elif prefix == SCHEME_PREFIX:
         return _latency.parse_scheme(raw) or _latency.DEFAULT_SUB
-    return None
+    return lat_sub
 
 
 _BODY_KEYS = {"calls": 1, "fn": 2, "cfn": 3, "cfi": 4, "cfl": 4, "cob": 5, "fl": 6, "fi": 7, "fe": 7,
@@ -1206,7 +1262,16 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
     """digest() without lines or sites: the same numbers, read by tokens of
     whole lines (_fast_pattern) found by one regular expression, so that
     most of the file is never seen line by line from Python. Raises _Slow
-    where the line reader must take over (digest() does)."""
+    where the line reader must take over (digest() does).
+
+    Why a second reader of the body, not a use of _token(): it is what
+    `cgprof report` (flat profile, call graph) reads a file with, and
+    _digest_lines, the same work line by line on _token(), takes 1.6 to
+    1.8 times as long: 3.1-3.7 s against 1.9-2.1 s on a 20 MB file of
+    `python3 tests/bench/gen_profile.py FILE 20` (minimum of 5 runs of
+    each, interleaved in one process, on a loaded 2-core machine). The
+    lines its expression does not take whole (kind 4) it reads with
+    _token(), as _digest_lines does."""
     d = Digest(path)
     lat_sub = _latency.DEFAULT_SUB
     ids = {"ob": {}, "fl": {}, "fn": {}}
@@ -1226,7 +1291,7 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
     arcs: Dict[int, List[int]] = {}
     fold_re = _RECURSION_SUFFIX_RE
     body_keys = _BODY_KEYS
-    cost_start = "0123456789+-*"
+    cost_start = _COST_CHARS
     total = 0
 
     def bad(*_):
@@ -1304,14 +1369,11 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                         continue
                     nl = len(text) - 1
                 raw = text[pos:nl + 1]
-                c = raw[:1]
-                if c in cost_start:
-                    break
-                eq = raw.find("=", 0, 6)
-                if eq > 0 and raw[:eq] in body_keys:
+                kind = _token(raw.rstrip("\r\n"))[0]
+                if kind <= _T_ASSOC:          # a cost line, a name, a call: the body
                     break
                 pos = nl + 1
-                if c == "\n" or c == "#" or not raw.strip():
+                if kind == _T_COMMENT or kind == _T_BLANK or not raw.strip():
                     continue
                 npos, ev = _digest_header(d, raw, event, npos, ev, bad)
             if ev < 0 or npos < 1:
@@ -1465,10 +1527,9 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                     cob = cfi = None
                                 pending = 0
                             continue
-                        eq = raw.find("=", 0, 6)
-                        kind = body_keys.get(raw[:eq]) if eq > 0 else None
-                        if kind is not None:
-                            value = raw[eq + 1:].rstrip("\r\n")
+                        kind, key, value = _token(raw.rstrip("\r\n"))
+                        if kind == _T_SPEC or kind == _T_ASSOC:
+                            kind = body_keys[key]
                             if kind == 1:             # calls=
                                 sp = value.find(" ")
                                 pcount = int(value[:sp] if sp > 0 else value)
@@ -1513,18 +1574,16 @@ def _digest_fast(path: str, event: Optional[str], fold: bool, flat: bool) -> Dig
                                 fn = None
                             elif kind == 9:           # jump= jcnd=: the next line is the jump's source
                                 pending = 2
-                            elif raw[:3] == "jfi":
+                            elif key == "jfi":
                                 file_name(value)
                             else:                     # jfn=: defines an id, as cfn= would
                                 if value not in fn_ref:
                                     define(value, ob, cur_file)
                             continue
-                        if c == "#":
-                            got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
-                            if got is not None:
-                                lat_sub = got
-                                continue
-                        if c == "\n" or c == "#" or not raw.strip() or c == "":
+                        if kind == _T_COMMENT:
+                            lat_sub = _digest_comment(d, key, raw, fn_ref, keys, lat_sub)
+                            continue
+                        if kind == _T_BLANK or not raw.strip():
                             continue
                         if raw[:7] in ("events:", "positio"):
                             bad()             # the tokens were made for the header's
@@ -1611,10 +1670,12 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
     """digest() line by line: every view (the lines, the call sites), and
     the files the fast path leaves to it.
 
-    Why it is fast for a line reader: one loop, the line's first character
-    or key picks the work; a self cost is summed in a local until the
-    function changes; a name reference "(id)" is one dict lookup; positions
-    are followed only when asked for."""
+    Each line is read as _token() tells (the strict reader's tokenizer).
+    Why it is fast for a line reader: one loop, the line's kind picks the
+    work; a cost line is told by its first character without a call, a
+    line naming by reference seen before by one dict lookup; a self cost
+    is summed in a local until the function changes; positions are
+    followed only when asked for."""
     d = Digest(path)
     lat_sub = _latency.DEFAULT_SUB
     ids = {"ob": {}, "fl": {}, "fn": {}}
@@ -1638,7 +1699,9 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
     line_cost: Dict[Tuple, int] = {}
     fold_re = _RECURSION_SUFFIX_RE
     body_keys = _BODY_KEYS
-    cost_start = "0123456789+-*"
+    token = _token
+    cost_chars = _COST_CHARS
+    T_SPEC, T_ASSOC, T_BLANK, T_COMMENT = _T_SPEC, _T_ASSOC, _T_BLANK, _T_COMMENT
     total = 0
 
     def bad(lineno, msg):
@@ -1695,7 +1758,11 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
             if raw[:3] == CONTINUED_PREFIX:
                 raw = raw[3:]
             c = raw[:1]
-            if c in cost_start and c:
+            if c in cost_chars and c:
+                # _token()'s first rule, written out here: most lines are
+                # cost lines, and calling it for each, and for each line
+                # the cache below knows, made this loop a third slower
+                # (tests/bench/gen_profile.py's 20 MB file, 2.8 s -> 3.7 s)
                 if pending == 0 and not lines:
                     if fn is None:
                         bad(lineno, "cost line before any fn=")
@@ -1748,6 +1815,8 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                 else:
                     pending = 0
                 continue
+            # a whole line seen before that names by reference: what
+            # _token() and the names made of it then, without either
             hit = ref_line.get(raw)
             if hit is not None:
                 kind, v = hit
@@ -1769,10 +1838,9 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                 else:                     # cob=
                     cob = v
                 continue
-            eq = raw.find("=", 0, 6)
-            kind = body_keys.get(raw[:eq]) if eq > 0 else None
-            if kind is not None:
-                value = raw[eq + 1:].rstrip("\r\n")
+            kind, key, value = token(raw.rstrip("\r\n"))
+            if kind == T_SPEC or kind == T_ASSOC:
+                kind = body_keys[key]
                 if kind == 1:             # calls=
                     sp = value.find(" ")
                     pcount = int(value[:sp] if sp > 0 else value)
@@ -1827,19 +1895,17 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                     fn = None
                 elif kind == 9:           # jump= jcnd=: the next line is the jump's source
                     pending = 2
-                elif raw[:3] == "jfi":
+                elif key == "jfi":
                     file_name(value, lineno)
                 else:                     # jfn=: defines an id, as cfn= would
                     if value not in fn_ref:
                         name, ident, _new = name_of("fn", value, lineno)
                         define(name, ident, ob, cur_file)
                 continue
-            if c == "#":
-                got = _digest_comment(d, raw, fn_ref, keys, lat_sub)
-                if got is not None:
-                    lat_sub = got
-                    continue
-            if c == "\n" or c == "#" or not raw.strip():
+            if kind == T_COMMENT:
+                lat_sub = _digest_comment(d, key, raw, fn_ref, keys, lat_sub)
+                continue
+            if kind == T_BLANK or not raw.strip():
                 continue
             npos, ev = _digest_header(d, raw, event, npos, ev, lambda msg: bad(lineno, msg))
             li = d.positions.index("line") if "line" in d.positions else -1
