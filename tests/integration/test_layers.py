@@ -3,7 +3,8 @@ the real tree passes; a module that includes the header of a module after
 it in its layer fails, and so does one whose object calls a function of a
 later module (planted in a copy of the built objects by linking a small
 caller into one of them); a file of a module missing from docs/design.md's
-table fails until the table lists it."""
+table fails until the table lists it; a file whose first lines name
+another layer than the table's fails."""
 
 import os
 import shutil
@@ -51,6 +52,19 @@ class Layers(unittest.TestCase):
     def test_copy_passes(self):
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 0, out)
+
+    def test_layer_named_in_a_file(self):
+        """A file's first lines that name its layer must name the table's:
+        guard.h says "(thread layer)"; made to say data, it fails."""
+        path = os.path.join(self.root, "runtime", "guard.h")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        self.assertIn("(thread layer)", text.split("\n", 1)[0])
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text.replace("(thread layer)", "(data layer)", 1))
+        rc, out = check("--root", self.root)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("runtime/guard.h:1: says data layer, docs/design.md places guard in the thread layer", out)
 
     def test_include_of_a_later_module(self):
         path = os.path.join(self.root, "runtime", EARLY + ".c")
