@@ -239,4 +239,112 @@ static PT_UNUSED void read_part(pid_t pid, unsigned part, unsigned thread, struc
     assert_int_equal(p->thread, thread);
 }
 
+
+/* <dir>/cg.total.<pid> */
+static PT_UNUSED const char *total_path(pid_t pid)
+{
+    static char path[700];
+    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
+    return path;
+}
+
+/* ---- a part as it should be, as a table ---------------------------------------------- */
+
+#define ROOT_FN (ROOT_SITE - 1) /* ROOT's address, for the tables below */
+
+/* The value of desc: Calls continued for n calls */
+#define CONTINUED(n) #n " (started before this part and counted in an earlier one: calls=0, at the end behind #>)"
+
+struct expect_call {
+    uintptr_t caller, callee;
+    uint64_t count, incl;
+};
+
+/* What a file must hold; a field left 0 or NULL is not checked, and each
+ * list ends at its first empty row. A thing wrong fails at the line of
+ * ASSERT_PART, with the values or the call or desc: line in question. */
+struct expect_part {
+    unsigned part;
+    const char *trigger;       /* its desc: Trigger */
+    const char *descs[6][2];   /* key, value */
+    const char *no_descs[4];   /* keys it has no desc: line of */
+    struct expect_call calls[8]; /* all its calls, unless some_calls */
+    int some_calls;            /* it may have calls besides those (not checked) */
+    uintptr_t no_calls[2][2];  /* caller, callee: no such call */
+    struct { uintptr_t fn; uint64_t cost; } selfs[8];
+    unsigned nfns;             /* its function blocks, the root's included */
+    uint64_t summary;
+};
+
+#define CHECK_INT(a, b) _assert_int_equal(cast_to_largest_integral_type(a), cast_to_largest_integral_type(b), file, line)
+
+static PT_UNUSED void assert_prof_at(const struct prof *p, const struct expect_part *e, const char *file, int line)
+{
+    if (e->part)
+        CHECK_INT(p->part, e->part);
+    const char *descs[7][2] = { { "Trigger", e->trigger } };
+    memcpy(descs + 1, e->descs, sizeof e->descs);
+    for (unsigned i = 0; i < 7; i++) {
+        if (!descs[i][0] || !descs[i][1])
+            continue;
+        const char *d = prof_desc(p, descs[i][0]);
+        if (!d) {
+            print_error("no desc: %s\n", descs[i][0]);
+            _fail(file, line);
+        }
+        _assert_string_equal(d, descs[i][1], file, line);
+    }
+    for (unsigned i = 0; i < 4 && e->no_descs[i]; i++)
+        if (prof_desc(p, e->no_descs[i])) {
+            print_error("desc: %s, which should not be there\n", e->no_descs[i]);
+            _fail(file, line);
+        }
+    unsigned ncalls = 0;
+    for (; ncalls < 8 && e->calls[ncalls].callee; ncalls++) {
+        const struct expect_call *c = &e->calls[ncalls];
+        const char *caller = fname(c->caller), *callee = fname(c->callee);
+        const struct prof_call *got = prof_call(p, caller, callee);
+        if (!got) {
+            print_error("no call %s -> %s\n", caller, callee);
+            _fail(file, line);
+        }
+        CHECK_INT(got->count, c->count);
+        CHECK_INT(got->incl, c->incl);
+    }
+    if (!e->some_calls)
+        CHECK_INT(p->ncalls, ncalls);
+    for (unsigned i = 0; i < 2 && e->no_calls[i][1]; i++)
+        if (prof_call(p, fname(e->no_calls[i][0]), fname(e->no_calls[i][1]))) {
+            print_error("a call %s -> %s, which should not be there\n", fname(e->no_calls[i][0]),
+                        fname(e->no_calls[i][1]));
+            _fail(file, line);
+        }
+    for (unsigned i = 0; i < 8 && e->selfs[i].fn; i++)
+        CHECK_INT(prof_self(p, fname(e->selfs[i].fn)), e->selfs[i].cost);
+    if (e->nfns)
+        CHECK_INT(p->nfns, e->nfns);
+    if (e->summary)
+        CHECK_INT(p->summary, e->summary);
+}
+
+#undef CHECK_INT
+
+/* The file of that part and thread (read_part) as e says. */
+#define ASSERT_PART(pid, part, thread, ...)                                                                  \
+    do {                                                                                                     \
+        struct prof p_;                                                                                      \
+        read_part((pid), (part), (thread), &p_);                                                             \
+        assert_prof_at(&p_, &(const struct expect_part)__VA_ARGS__, __FILE__, __LINE__);                     \
+    } while (0)
+
+/* The total (<dir>/cg.total.<pid>, thread 0) as e says. */
+#define ASSERT_TOTAL(pid, ...)                                                                               \
+    do {                                                                                                     \
+        struct prof p_;                                                                                      \
+        prof_read(total_path(pid), &p_);                                                                     \
+        assert_int_equal(p_.pid, (pid));                                                                     \
+        assert_int_equal(p_.thread, 0);                                                                      \
+        assert_prof_at(&p_, &(const struct expect_part)__VA_ARGS__, __FILE__, __LINE__);                     \
+    } while (0)
+
 #endif

@@ -636,76 +636,66 @@ static unsigned char *rx_page(unsigned char *copy)
     return p;
 }
 
-static void test_write_on_rx_page(void **state)
+/* One cg_site_write on the page and what must follow: its result, errno
+ * untouched, the byte at `at` (no other changed) and the page's
+ * permissions. */
+struct site_write {
+    unsigned at;
+    uint8_t from, to;
+    int prot, ret;
+    uint8_t byte;
+    const char *perms;
+};
+
+#define RX (PROT_READ | PROT_EXEC)
+
+/* A test: its writes in order on a fresh rx_page. */
+struct site_writes {
+    struct site_write step[4];
+};
+
+static void run_site_writes(void **state)
 {
-    (void)state;
+    const struct site_writes *w = *state;
     long ps = page_size();
     unsigned char *copy = malloc((size_t)ps);
     assert_non_null(copy);
     unsigned char *p = rx_page(copy);
-    uintptr_t site = (uintptr_t)p + 0x100;
-
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write(site, 0xe8, 0x3d, PROT_READ | PROT_EXEC), 0);
-    assert_int_equal(errno, SENTINEL);
-    assert_int_equal(p[0x100], 0x3d);
-    ASSERT_PERMS(p, "r-xp"); /* writable for the store only */
-    /* that byte alone */
-    copy[0x100] = 0x3d;
-    assert_memory_equal(p, copy, (size_t)ps);
-
-    /* again: already done */
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write(site, 0xe8, 0x3d, PROT_READ | PROT_EXEC), 0);
-    assert_int_equal(errno, SENTINEL);
-    assert_int_equal(p[0x100], 0x3d);
-    ASSERT_PERMS(p, "r-xp");
-
-    /* and back */
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write(site, 0x3d, 0xe8, PROT_READ | PROT_EXEC), 0);
-    assert_int_equal(errno, SENTINEL);
-    assert_int_equal(p[0x100], 0xe8);
-    copy[0x100] = 0xe8;
-    assert_memory_equal(p, copy, (size_t)ps);
-    ASSERT_PERMS(p, "r-xp");
-
+    for (unsigned i = 0; i < 4 && w->step[i].perms; i++) {
+        const struct site_write *s = &w->step[i];
+        errno = SENTINEL;
+        assert_int_equal(cg_site_write((uintptr_t)p + s->at, s->from, s->to, s->prot), s->ret);
+        assert_int_equal(errno, SENTINEL);
+        assert_int_equal(p[s->at], s->byte);
+        copy[s->at] = s->byte;
+        assert_memory_equal(p, copy, (size_t)ps);
+        ASSERT_PERMS(p, s->perms);
+    }
     assert_int_equal(munmap(p, (size_t)ps), 0);
     free(copy);
 }
 
-static void test_write_neither_byte(void **state)
-{
-    (void)state;
-    long ps = page_size();
-    unsigned char *copy = malloc((size_t)ps);
-    assert_non_null(copy);
-    unsigned char *p = rx_page(copy);
-    /* a nop where a call was expected: not ours to change */
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write((uintptr_t)p + 0x200, 0xe8, 0x3d, PROT_READ | PROT_EXEC), EAGAIN);
-    assert_int_equal(errno, SENTINEL);
-    assert_memory_equal(p, copy, (size_t)ps);
-    ASSERT_PERMS(p, "r-xp");
-    assert_int_equal(munmap(p, (size_t)ps), 0);
-    free(copy);
-}
+/* The call made writable for the store only, that byte alone; again
+ * (already done); and back. */
+static const struct site_writes write_on_rx_page = { {
+    { 0x100, 0xe8, 0x3d, RX, 0, 0x3d, "r-xp" },
+    { 0x100, 0xe8, 0x3d, RX, 0, 0x3d, "r-xp" },
+    { 0x100, 0x3d, 0xe8, RX, 0, 0xe8, "r-xp" },
+} };
 
-static void test_write_gives_the_protection_given(void **state)
-{
-    (void)state;
-    /* prot is the page's protection as the caller read it: what the page
-     * has after, whatever it had before */
-    long ps = page_size();
-    unsigned char *copy = malloc((size_t)ps);
-    assert_non_null(copy);
-    unsigned char *p = rx_page(copy);
-    assert_int_equal(cg_site_write((uintptr_t)p + 0x100, 0xe8, 0x3d, PROT_READ), 0);
-    ASSERT_PERMS(p, "r--p");
-    assert_int_equal(p[0x100], 0x3d);
-    assert_int_equal(munmap(p, (size_t)ps), 0);
-    free(copy);
-}
+/* A nop where a call was expected: not ours to change */
+static const struct site_writes write_neither_byte = { {
+    { 0x200, 0xe8, 0x3d, RX, EAGAIN, 0x90, "r-xp" },
+} };
+
+/* prot is the page's protection as the caller read it: what the page has
+ * after, whatever it had before */
+static const struct site_writes write_gives_the_protection_given = { {
+    { 0x100, 0xe8, 0x3d, PROT_READ, 0, 0x3d, "r--p" },
+} };
+
+/* Registered under the name test_<rows>, as the test it stands for */
+#define SITE_WRITES_TEST(rows) { "test_" #rows, run_site_writes, NULL, NULL, (void *)&(rows) }
 
 static void test_write_refused_by_mprotect(void **state)
 {
@@ -1017,9 +1007,9 @@ int main(void)
         cmocka_unit_test(test_scan_bytes_refused),
         cmocka_unit_test(test_scan_more_sites_than_max),
         cmocka_unit_test(test_scan_empty_range),
-        cmocka_unit_test(test_write_on_rx_page),
-        cmocka_unit_test(test_write_neither_byte),
-        cmocka_unit_test(test_write_gives_the_protection_given),
+        SITE_WRITES_TEST(write_on_rx_page),
+        SITE_WRITES_TEST(write_neither_byte),
+        SITE_WRITES_TEST(write_gives_the_protection_given),
         cmocka_unit_test(test_write_refused_by_mprotect),
         cmocka_unit_test(test_sites_changed_under_running_threads),
     };
