@@ -251,6 +251,7 @@ static PT_UNUSED const char *total_path(pid_t pid)
 /* ---- a part as it should be, as a table ---------------------------------------------- */
 
 #define ROOT_FN (ROOT_SITE - 1) /* ROOT's address, for the tables below */
+#define ROOT_NAME "0x0000000000008fff" /* ROOT, for the tables of named calls */
 
 /* The value of desc: Calls continued for n calls */
 #define CONTINUED(n) #n " (started before this part and counted in an earlier one: calls=0, at the end behind #>)"
@@ -263,15 +264,23 @@ struct expect_call {
 /* What a file must hold; a field left 0 or NULL is not checked, and each
  * list ends at its first empty row. A thing wrong fails at the line of
  * ASSERT_PART, with the values or the call or desc: line in question. */
+/* A call between functions the file names by their symbols */
+struct expect_named_call {
+    const char *caller, *callee;
+    uint64_t count, incl;
+};
+
 struct expect_part {
     unsigned part;
     const char *trigger;       /* its desc: Trigger */
     const char *descs[6][2];   /* key, value */
     const char *no_descs[4];   /* keys it has no desc: line of */
-    struct expect_call calls[8]; /* all its calls, unless some_calls */
+    struct expect_call calls[8]; /* with named_calls, all its calls, unless some_calls */
+    struct expect_named_call named_calls[10];
     int some_calls;            /* it may have calls besides those (not checked) */
     uintptr_t no_calls[2][2];  /* caller, callee: no such call */
     struct { uintptr_t fn; uint64_t cost; } selfs[8];
+    struct { const char *fn; uint64_t cost; } named_selfs[8];
     unsigned nfns;             /* its function blocks, the root's included */
     uint64_t summary;
 };
@@ -299,13 +308,23 @@ static PT_UNUSED void assert_prof_at(const struct prof *p, const struct expect_p
             print_error("desc: %s, which should not be there\n", e->no_descs[i]);
             _fail(file, line);
         }
+    /* every call by its name (fname keeps only its last 8) */
+    char names[8][2][24];
+    struct expect_named_call calls[18];
     unsigned ncalls = 0;
     for (; ncalls < 8 && e->calls[ncalls].callee; ncalls++) {
         const struct expect_call *c = &e->calls[ncalls];
-        const char *caller = fname(c->caller), *callee = fname(c->callee);
-        const struct prof_call *got = prof_call(p, caller, callee);
+        snprintf(names[ncalls][0], sizeof names[0][0], "%s", fname(c->caller));
+        snprintf(names[ncalls][1], sizeof names[0][1], "%s", fname(c->callee));
+        calls[ncalls] = (struct expect_named_call){ names[ncalls][0], names[ncalls][1], c->count, c->incl };
+    }
+    for (unsigned i = 0; i < 10 && e->named_calls[i].callee; i++)
+        calls[ncalls++] = e->named_calls[i];
+    for (unsigned i = 0; i < ncalls; i++) {
+        const struct expect_named_call *c = &calls[i];
+        const struct prof_call *got = prof_call(p, c->caller, c->callee);
         if (!got) {
-            print_error("no call %s -> %s\n", caller, callee);
+            print_error("no call %s -> %s\n", c->caller, c->callee);
             _fail(file, line);
         }
         CHECK_INT(got->count, c->count);
@@ -321,6 +340,8 @@ static PT_UNUSED void assert_prof_at(const struct prof *p, const struct expect_p
         }
     for (unsigned i = 0; i < 8 && e->selfs[i].fn; i++)
         CHECK_INT(prof_self(p, fname(e->selfs[i].fn)), e->selfs[i].cost);
+    for (unsigned i = 0; i < 8 && e->named_selfs[i].fn; i++)
+        CHECK_INT(prof_self(p, e->named_selfs[i].fn), e->named_selfs[i].cost);
     if (e->nfns)
         CHECK_INT(p->nfns, e->nfns);
     if (e->summary)
