@@ -119,129 +119,113 @@ static const unsigned char RET_FF15[] = {
     0xff, 0x15, 0,    0,    0,    0, /* 05 call *<disp32>(%rip) */
 };
 
-static void test_return_call_enter(void **state)
+/* What cg_site_at_return must say of one return address (at_return's
+ * arguments first): whether a hook's call is found before it; if so, all
+ * of the site; and what the callback was asked. */
+enum { ASKED_ANY, ASKED_NOT, ASKED_ONCE };
+
+struct return_row {
+    const unsigned char *bytes;
+    size_t n;
+    int to;
+    size_t lo_off;
+    int found;
+    unsigned len; /* of the call: the site is at ret - len */
+    int form, hook;
+    uint8_t old, patched;
+    int asked; /* ASKED_ONCE: about the field's target, as a slot if it is one */
+};
+
+/* A call and a GOT call found, in every field */
+#define E8_FOUND(hk) .found = 1, .len = 5, .form = CG_SITE_CALL, .hook = (hk), .old = 0xe8, .patched = 0x3d /* cmp $imm32, %eax */
+#define FF15_FOUND(hk) .found = 1, .len = 6, .form = CG_SITE_CALL_GOT, .hook = (hk), .old = 0xff, .patched = 0x8d /* lea disp32(%rip), %edx */
+#define ROW(b) .bytes = (b), .n = sizeof(b)
+
+struct return_rows {
+    struct return_row row[6];
+};
+
+static void run_return_rows(void **state)
 {
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_ENTER, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    assert_int_equal(s.form, CG_SITE_CALL);
-    assert_int_equal(s.hook, CG_HOOK_ENTER);
-    assert_int_equal(s.old, 0xe8);
-    assert_int_equal(s.patched, 0x3d); /* cmp $imm32, %eax */
-    /* asked once, about the call's target */
-    assert_int_equal(h.asked, 1);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_ENTER));
-    assert_int_equal(h.last_got, 0);
+    const struct return_rows *rows = *state;
+    for (unsigned i = 0; i < 6 && rows->row[i].bytes; i++) {
+        const struct return_row *r = &rows->row[i];
+        struct hooks h;
+        struct cg_site s;
+        uintptr_t ret;
+        assert_int_equal(at_return(r->bytes, r->n, r->to, r->lo_off, &h, &s, &ret), r->found);
+        if (r->found) {
+            assert_int_equal(s.addr, ret - r->len);
+            assert_int_equal(s.form, r->form);
+            assert_int_equal(s.hook, r->hook);
+            assert_int_equal(s.old, r->old);
+            assert_int_equal(s.patched, r->patched);
+        }
+        if (r->asked == ASKED_NOT)
+            assert_int_equal(h.asked, 0);
+        if (r->asked == ASKED_ONCE) {
+            assert_int_equal(h.asked, 1);
+            assert_int_equal(h.last_to, target_addr(h.blk, r->to));
+            assert_int_equal(h.last_got, r->to >= T_ENTER_SLOT);
+        }
+    }
 }
 
-static void test_return_call_exit_below(void **state)
-{
-    (void)state;
-    /* the exit hook is below the code: a negative rel32 */
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_EXIT, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    assert_int_equal(s.form, CG_SITE_CALL);
-    assert_int_equal(s.hook, CG_HOOK_EXIT);
-    assert_int_equal(s.old, 0xe8);
-    assert_int_equal(s.patched, 0x3d);
-}
+/* Asked once, about the call's target */
+static const struct return_rows return_call_enter = { {
+    { ROW(RET_E8), .to = T_ENTER, E8_FOUND(CG_HOOK_ENTER), .asked = ASKED_ONCE },
+} };
 
-static void test_return_call_other(void **state)
-{
-    (void)state;
-    /* a tail-called hook returns to its function's caller: the call before
-     * that return address is the caller's call of the function, no hook */
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_OTHER, 0, &h, &s, &ret), 0);
-    assert_int_equal(h.asked, 1);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_OTHER));
-}
+/* The exit hook is below the code: a negative rel32 */
+static const struct return_rows return_call_exit_below = { {
+    { ROW(RET_E8), .to = T_EXIT, E8_FOUND(CG_HOOK_EXIT) },
+} };
 
-static void test_return_call_data16_refused(void **state)
-{
-    (void)state;
-    /* 66 3d would be cmp $imm16, %ax: 4 bytes where the call had 6 */
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_66_E8, sizeof RET_66_E8, T_ENTER, 0, &h, &s, &ret), 0);
-}
+/* A tail-called hook returns to its function's caller: the call before
+ * that return address is the caller's call of the function, no hook */
+static const struct return_rows return_call_other = { {
+    { ROW(RET_E8), .to = T_OTHER, .asked = ASKED_ONCE },
+} };
 
-static void test_return_call_data16_behind_another_prefix(void **state)
-{
-    (void)state;
-    /* 66 f2 e8: a data16 bnd call, whose cmp would also lose two bytes */
-    static const unsigned char bytes[] = { 0x66, 0xf2, 0xe8, 0, 0, 0, 0 };
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(bytes, sizeof bytes, T_ENTER, 0, &h, &s, &ret), 0);
-}
+/* 66 3d would be cmp $imm16, %ax: 4 bytes where the call had 6 */
+static const struct return_rows return_call_data16_refused = { {
+    { ROW(RET_66_E8), .to = T_ENTER },
+} };
 
-static void test_return_call_got(void **state)
-{
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 6);
-    assert_int_equal(s.form, CG_SITE_CALL_GOT);
-    assert_int_equal(s.hook, CG_HOOK_EXIT);
-    assert_int_equal(s.old, 0xff);
-    assert_int_equal(s.patched, 0x8d); /* lea disp32(%rip), %edx */
-    /* asked about the slot, as a slot */
-    assert_int_equal(h.asked, 1);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_EXIT_SLOT));
-    assert_int_equal(h.last_got, 1);
+/* 66 f2 e8: a data16 bnd call, whose cmp would also lose two bytes */
+static const unsigned char RET_66_F2_E8[] = { 0x66, 0xf2, 0xe8, 0, 0, 0, 0 };
+static const struct return_rows return_call_data16_behind_another_prefix = { {
+    { ROW(RET_66_F2_E8), .to = T_ENTER },
+} };
 
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_ENTER_SLOT, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.hook, CG_HOOK_ENTER);
-    assert_int_equal(s.form, CG_SITE_CALL_GOT);
-}
+/* Asked about the slot, as a slot */
+static const struct return_rows return_call_got = { {
+    { ROW(RET_FF15), .to = T_EXIT_SLOT, FF15_FOUND(CG_HOOK_EXIT), .asked = ASKED_ONCE },
+    { ROW(RET_FF15), .to = T_ENTER_SLOT, FF15_FOUND(CG_HOOK_ENTER) },
+} };
 
-static void test_return_call_got_other(void **state)
-{
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_OTHER_SLOT, 0, &h, &s, &ret), 0);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_OTHER_SLOT));
-    assert_int_equal(h.last_got, 1);
-    /* the hook's own address taken for a slot is no hook either: a slot is
-     * asked about as a slot */
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_ENTER, 0, &h, &s, &ret), 0);
-}
+/* The hook's own address taken for a slot is no hook either: a slot is
+ * asked about as a slot */
+static const struct return_rows return_call_got_other = { {
+    { ROW(RET_FF15), .to = T_OTHER_SLOT, .asked = ASKED_ONCE },
+    { ROW(RET_FF15), .to = T_ENTER },
+} };
 
-static void test_return_lo_bound(void **state)
-{
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    /* the call's first byte below lo: not readable, not asked */
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_ENTER, sizeof RET_E8 - 4, &h, &s, &ret), 0);
-    assert_int_equal(h.asked, 0);
-    /* exactly the call readable: found, and the byte before it (which the
-     * copy of only the call does not have) neither read nor needed */
-    assert_int_equal(at_return(RET_E8 + 5, 5, T_ENTER, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    /* a 66 below lo is no prefix of the call (lo is where code begins) */
-    assert_int_equal(at_return(RET_66_E8, sizeof RET_66_E8, T_ENTER, sizeof RET_66_E8 - 5, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    /* ff 15 with its ff below lo */
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, sizeof RET_FF15 - 5, &h, &s, &ret), 0);
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, sizeof RET_FF15 - 6, &h, &s, &ret), 1);
-}
+/* The call's first byte below lo: not readable, not asked; exactly the
+ * call readable: found, and the byte before it (which the copy of only the
+ * call does not have) neither read nor needed; a 66 below lo is no prefix
+ * of the call (lo is where code begins); ff 15 with its ff below lo, and
+ * with it at lo */
+static const struct return_rows return_lo_bound = { {
+    { ROW(RET_E8), .to = T_ENTER, .lo_off = sizeof RET_E8 - 4, .asked = ASKED_NOT },
+    { .bytes = RET_E8 + 5, .n = 5, .to = T_ENTER, E8_FOUND(CG_HOOK_ENTER) },
+    { ROW(RET_66_E8), .to = T_ENTER, .lo_off = sizeof RET_66_E8 - 5, E8_FOUND(CG_HOOK_ENTER) },
+    { ROW(RET_FF15), .to = T_EXIT_SLOT, .lo_off = sizeof RET_FF15 - 5 },
+    { ROW(RET_FF15), .to = T_EXIT_SLOT, .lo_off = sizeof RET_FF15 - 6, FF15_FOUND(CG_HOOK_EXIT) },
+} };
+
+/* Registered under the name test_<rows>, as the test it stands for */
+#define RETURN_TEST(rows) { "test_" #rows, run_return_rows, NULL, NULL, (void *)&(rows) }
 
 static void test_return_call_register(void **state)
 {
@@ -987,14 +971,14 @@ static void test_sites_changed_under_running_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_return_call_enter),
-        cmocka_unit_test(test_return_call_exit_below),
-        cmocka_unit_test(test_return_call_other),
-        cmocka_unit_test(test_return_call_data16_refused),
-        cmocka_unit_test(test_return_call_data16_behind_another_prefix),
-        cmocka_unit_test(test_return_call_got),
-        cmocka_unit_test(test_return_call_got_other),
-        cmocka_unit_test(test_return_lo_bound),
+        RETURN_TEST(return_call_enter),
+        RETURN_TEST(return_call_exit_below),
+        RETURN_TEST(return_call_other),
+        RETURN_TEST(return_call_data16_refused),
+        RETURN_TEST(return_call_data16_behind_another_prefix),
+        RETURN_TEST(return_call_got),
+        RETURN_TEST(return_call_got_other),
+        RETURN_TEST(return_lo_bound),
         cmocka_unit_test(test_return_call_register),
         cmocka_unit_test(test_scan_typical),
         cmocka_unit_test(test_scan_noplt),
