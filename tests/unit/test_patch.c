@@ -505,40 +505,48 @@ static void scan_typical(size_t from, size_t to, uint8_t poke_at, uint8_t poke, 
     free(blk);
 }
 
-static void test_scan_end_inside_an_instruction(void **state)
+/* cg_range_scan over [from, to) of TYPICAL with the byte at poke_at (if
+ * not 0) set to poke: whether it trusts the range, and if so how many
+ * sites it found. */
+struct scan_row {
+    size_t from, to;
+    uint8_t poke_at, poke;
+    int ok;
+    unsigned nsites;
+};
+
+struct scan_rows {
+    struct scan_row row[6];
+};
+
+static void run_scan_rows(void **state)
 {
-    (void)state;
-    struct cg_site sites[NSITES_MAX];
-    struct cg_range_scan scan;
-    /* two bytes into the tail jump, two into the exit call */
-    scan_typical(0, 0x45, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    scan_typical(0, 0x2f, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    /* begun inside an instruction (the lea's displacement, ff ff ...): no
-     * instruction there */
-    scan_typical(0x08, sizeof TYPICAL, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    /* the same range ended at an instruction's end: trusted, the sites up
-     * to there */
-    scan_typical(0, 0x36, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 1);
-    assert_int_equal(scan.nsites, 2);
+    const struct scan_rows *rows = *state;
+    for (unsigned i = 0; i < 6 && rows->row[i].to; i++) {
+        const struct scan_row *r = &rows->row[i];
+        struct cg_site sites[NSITES_MAX];
+        struct cg_range_scan scan;
+        scan_typical(r->from, r->to, r->poke_at, r->poke, sites, NSITES_MAX, &scan);
+        assert_int_equal(scan.ok, r->ok);
+        if (r->ok)
+            assert_int_equal(scan.nsites, r->nsites);
+    }
 }
 
-static void test_scan_bytes_refused(void **state)
-{
-    (void)state;
-    struct cg_site sites[NSITES_MAX];
-    struct cg_range_scan scan;
-    /* 06 (push %es) is invalid in 64-bit mode: in place of the pop */
-    scan_typical(0, sizeof TYPICAL, 0x34, 0x06, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    /* the same byte where it is an operand is no matter */
-    scan_typical(0, sizeof TYPICAL, 0x07, 0x06, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 1);
-    assert_int_equal(scan.nsites, 3);
-}
+static const struct scan_rows scan_end_inside_an_instruction = { {
+    { 0, 0x45, 0, 0, 0, 0 },              /* two bytes into the tail jump */
+    { 0, 0x2f, 0, 0, 0, 0 },              /* two into the exit call */
+    { 0x08, sizeof TYPICAL, 0, 0, 0, 0 }, /* begun inside the lea's displacement (ff ff ...) */
+    { 0, 0x36, 0, 0, 1, 2 },              /* ended at an instruction's end: the sites up to there */
+} };
+
+static const struct scan_rows scan_bytes_refused = { {
+    { 0, sizeof TYPICAL, 0x34, 0x06, 0, 0 }, /* 06 (push %es, invalid in 64-bit mode) for the pop */
+    { 0, sizeof TYPICAL, 0x07, 0x06, 1, 3 }, /* the same byte where it is an operand */
+} };
+
+/* Registered under the name test_<rows>, as the test it stands for */
+#define SCAN_TEST(rows) { "test_" #rows, run_scan_rows, NULL, NULL, (void *)&(rows) }
 
 static void test_scan_more_sites_than_max(void **state)
 {
@@ -987,8 +995,8 @@ int main(void)
         cmocka_unit_test(test_scan_jump_before_first_call),
         cmocka_unit_test(test_scan_first_call_not_a_hook),
         cmocka_unit_test(test_scan_refused_forms),
-        cmocka_unit_test(test_scan_end_inside_an_instruction),
-        cmocka_unit_test(test_scan_bytes_refused),
+        SCAN_TEST(scan_end_inside_an_instruction),
+        SCAN_TEST(scan_bytes_refused),
         cmocka_unit_test(test_scan_more_sites_than_max),
         cmocka_unit_test(test_scan_empty_range),
         SITE_WRITES_TEST(write_on_rx_page),
