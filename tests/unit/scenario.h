@@ -28,9 +28,11 @@
  *      goes between two SIM_RUN calls.
  *   3. In the test, set_dir("name") first (CGPROF_OUT=<dir>/cg.out in
  *      out_env, stderr to err_path), run_child(scenario, arg, err_path or
- *      NULL), then read the files back: assert_listing, read_part or
- *      prof_read, and profile_test.h's ASSERT_CALL, ASSERT_SELF,
- *      ASSERT_DESC.
+ *      NULL), then check the files: assert_listing, and each part as a
+ *      table, ASSERT_PART(pid, part, thread, { .trigger = ..., .calls =
+ *      { { ROOT_FN, MAIN, 1, 20 } }, ... }) or ASSERT_TOTAL (struct
+ *      expect_part says what each field checks); what a table cannot say,
+ *      with read_part and profile_test.h's ASSERT_CALL and the like.
  *
  * How to add a writer case (test_writer.c, which needs no thread): its
  * functions as struct fn_def, then a struct wcase of designated
