@@ -28,9 +28,11 @@
  *      goes between two SIM_RUN calls.
  *   3. In the test, set_dir("name") first (CGPROF_OUT=<dir>/cg.out in
  *      out_env, stderr to err_path), run_child(scenario, arg, err_path or
- *      NULL), then read the files back: assert_listing, read_part or
- *      prof_read, and profile_test.h's ASSERT_CALL, ASSERT_SELF,
- *      ASSERT_DESC.
+ *      NULL), then check the files: assert_listing, and each part as a
+ *      table, ASSERT_PART(pid, part, thread, { .trigger = ..., .calls =
+ *      { { ROOT_FN, MAIN, 1, 20 } }, ... }) or ASSERT_TOTAL (struct
+ *      expect_part says what each field checks); what a table cannot say,
+ *      with read_part and profile_test.h's ASSERT_CALL and the like.
  *
  * How to add a writer case (test_writer.c, which needs no thread): its
  * functions as struct fn_def, then a struct wcase of designated
@@ -238,5 +240,134 @@ static PT_UNUSED void read_part(pid_t pid, unsigned part, unsigned thread, struc
     assert_int_equal(p->pid, pid);
     assert_int_equal(p->thread, thread);
 }
+
+
+/* <dir>/cg.total.<pid> */
+static PT_UNUSED const char *total_path(pid_t pid)
+{
+    static char path[700];
+    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
+    return path;
+}
+
+/* ---- a part as it should be, as a table ---------------------------------------------- */
+
+#define ROOT_FN (ROOT_SITE - 1) /* ROOT's address, for the tables below */
+#define ROOT_NAME "0x0000000000008fff" /* ROOT, for the tables of named calls */
+
+/* The value of desc: Calls continued for n calls */
+#define CONTINUED(n) #n " (started before this part and counted in an earlier one: calls=0, at the end behind #>)"
+
+struct expect_call {
+    uintptr_t caller, callee;
+    uint64_t count, incl;
+};
+
+/* What a file must hold; a field left 0 or NULL is not checked, and each
+ * list ends at its first empty row. A thing wrong fails at the line of
+ * ASSERT_PART, with the values or the call or desc: line in question. */
+/* A call between functions the file names by their symbols */
+struct expect_named_call {
+    const char *caller, *callee;
+    uint64_t count, incl;
+};
+
+struct expect_part {
+    unsigned part;
+    const char *trigger;       /* its desc: Trigger */
+    const char *descs[6][2];   /* key, value */
+    const char *no_descs[4];   /* keys it has no desc: line of */
+    struct expect_call calls[8]; /* with named_calls, all its calls, unless some_calls */
+    struct expect_named_call named_calls[10];
+    int some_calls;            /* it may have calls besides those (not checked) */
+    uintptr_t no_calls[2][2];  /* caller, callee: no such call */
+    struct { uintptr_t fn; uint64_t cost; } selfs[8];
+    struct { const char *fn; uint64_t cost; } named_selfs[8];
+    unsigned nfns;             /* its function blocks, the root's included */
+    uint64_t summary;
+};
+
+#define CHECK_INT(a, b) _assert_int_equal(cast_to_largest_integral_type(a), cast_to_largest_integral_type(b), file, line)
+
+static PT_UNUSED void assert_prof_at(const struct prof *p, const struct expect_part *e, const char *file, int line)
+{
+    if (e->part)
+        CHECK_INT(p->part, e->part);
+    const char *descs[7][2] = { { "Trigger", e->trigger } };
+    memcpy(descs + 1, e->descs, sizeof e->descs);
+    for (unsigned i = 0; i < 7; i++) {
+        if (!descs[i][0] || !descs[i][1])
+            continue;
+        const char *d = prof_desc(p, descs[i][0]);
+        if (!d) {
+            print_error("no desc: %s\n", descs[i][0]);
+            _fail(file, line);
+        }
+        _assert_string_equal(d, descs[i][1], file, line);
+    }
+    for (unsigned i = 0; i < 4 && e->no_descs[i]; i++)
+        if (prof_desc(p, e->no_descs[i])) {
+            print_error("desc: %s, which should not be there\n", e->no_descs[i]);
+            _fail(file, line);
+        }
+    /* every call by its name (fname keeps only its last 8) */
+    char names[8][2][24];
+    struct expect_named_call calls[18];
+    unsigned ncalls = 0;
+    for (; ncalls < 8 && e->calls[ncalls].callee; ncalls++) {
+        const struct expect_call *c = &e->calls[ncalls];
+        snprintf(names[ncalls][0], sizeof names[0][0], "%s", fname(c->caller));
+        snprintf(names[ncalls][1], sizeof names[0][1], "%s", fname(c->callee));
+        calls[ncalls] = (struct expect_named_call){ names[ncalls][0], names[ncalls][1], c->count, c->incl };
+    }
+    for (unsigned i = 0; i < 10 && e->named_calls[i].callee; i++)
+        calls[ncalls++] = e->named_calls[i];
+    for (unsigned i = 0; i < ncalls; i++) {
+        const struct expect_named_call *c = &calls[i];
+        const struct prof_call *got = prof_call(p, c->caller, c->callee);
+        if (!got) {
+            print_error("no call %s -> %s\n", c->caller, c->callee);
+            _fail(file, line);
+        }
+        CHECK_INT(got->count, c->count);
+        CHECK_INT(got->incl, c->incl);
+    }
+    if (!e->some_calls)
+        CHECK_INT(p->ncalls, ncalls);
+    for (unsigned i = 0; i < 2 && e->no_calls[i][1]; i++)
+        if (prof_call(p, fname(e->no_calls[i][0]), fname(e->no_calls[i][1]))) {
+            print_error("a call %s -> %s, which should not be there\n", fname(e->no_calls[i][0]),
+                        fname(e->no_calls[i][1]));
+            _fail(file, line);
+        }
+    for (unsigned i = 0; i < 8 && e->selfs[i].fn; i++)
+        CHECK_INT(prof_self(p, fname(e->selfs[i].fn)), e->selfs[i].cost);
+    for (unsigned i = 0; i < 8 && e->named_selfs[i].fn; i++)
+        CHECK_INT(prof_self(p, e->named_selfs[i].fn), e->named_selfs[i].cost);
+    if (e->nfns)
+        CHECK_INT(p->nfns, e->nfns);
+    if (e->summary)
+        CHECK_INT(p->summary, e->summary);
+}
+
+#undef CHECK_INT
+
+/* The file of that part and thread (read_part) as e says. */
+#define ASSERT_PART(pid, part, thread, ...)                                                                  \
+    do {                                                                                                     \
+        struct prof p_;                                                                                      \
+        read_part((pid), (part), (thread), &p_);                                                             \
+        assert_prof_at(&p_, &(const struct expect_part)__VA_ARGS__, __FILE__, __LINE__);                     \
+    } while (0)
+
+/* The total (<dir>/cg.total.<pid>, thread 0) as e says. */
+#define ASSERT_TOTAL(pid, ...)                                                                               \
+    do {                                                                                                     \
+        struct prof p_;                                                                                      \
+        prof_read(total_path(pid), &p_);                                                                     \
+        assert_int_equal(p_.pid, (pid));                                                                     \
+        assert_int_equal(p_.thread, 0);                                                                      \
+        assert_prof_at(&p_, &(const struct expect_part)__VA_ARGS__, __FILE__, __LINE__);                     \
+    } while (0)
 
 #endif

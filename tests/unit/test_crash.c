@@ -127,43 +127,22 @@ static void test_segv_writes_the_profile_and_dies_of_it(void **state)
     assert_false(WCOREDUMP(status));
 
     long p = (long)pid;
-    char expected[512], path[700];
+    char expected[512];
     snprintf(expected, sizeof expected, "cg.out.%ld-01 cg.out.%ld-02 cg.total.%ld", p, p, p);
     assert_listing(expected);
-    struct prof pr;
-    snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, p);
-    prof_read(path, &pr);
     /* under the crashed process's pid, not the copy's that wrote it */
-    assert_int_equal(pr.pid, pid);
-    assert_int_equal(pr.thread, 1);
-    assert_int_equal(pr.part, 1);
-    ASSERT_DESC(&pr, "Trigger", "Crash: SIGSEGV at address 0x10");
-    ASSERT_DESC(&pr, "Calls in progress", "2 (counted up to the dump)");
-    assert_int_equal(pr.ncalls, 3);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 40);
-    ASSERT_CALL(&pr, fname(MAIN), fname(F), 1, 10);
-    ASSERT_CALL(&pr, fname(MAIN), fname(G), 1, 15);
-    ASSERT_SELF(&pr, fname(MAIN), 15);
-    ASSERT_SELF(&pr, fname(F), 10);
-    ASSERT_SELF(&pr, fname(G), 15);
+    ASSERT_PART(pid, 0, 1, { .part = 1, .trigger = "Crash: SIGSEGV at address 0x10",
+                             .descs = { { "Calls in progress", "2 (counted up to the dump)" } },
+                             .calls = { { ROOT_FN, MAIN, 1, 40 }, { MAIN, F, 1, 10 }, { MAIN, G, 1, 15 } },
+                             .selfs = { { MAIN, 15 }, { F, 10 }, { G, 15 } } });
     /* the other thread, read from its tables in the copy */
-    snprintf(path, sizeof path, "%s/cg.out.%ld-02", dir, p);
-    prof_read(path, &pr);
-    assert_int_equal(pr.pid, pid);
-    ASSERT_DESC(&pr, "Trigger", "Crash: SIGSEGV at address 0x10");
-    ASSERT_DESC(&pr, "Thread name", "worker");
-    ASSERT_CALL(&pr, ROOT, fname(WMAIN), 1, 7);
-    /* and the total */
-    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, p);
-    prof_read(path, &pr);
-    assert_int_equal(pr.pid, pid);
-    assert_int_equal(pr.thread, 0);
-    ASSERT_DESC(&pr, "Trigger", "Crash: SIGSEGV at address 0x10");
-    ASSERT_DESC(&pr, "Thread name", "total of 2 threads, 2 parts summed (CGPROF_TOTAL)");
-    ASSERT_DESC(&pr, "Calls in progress", "3 (counted up to the dump)");
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 40);
-    ASSERT_CALL(&pr, ROOT, fname(WMAIN), 1, 7);
-    assert_int_equal(pr.summary, 47);
+    ASSERT_PART(pid, 0, 2, { .trigger = "Crash: SIGSEGV at address 0x10", .descs = { { "Thread name", "worker" } },
+                             .calls = { { ROOT_FN, WMAIN, 1, 7 } }, .some_calls = 1 });
+    ASSERT_TOTAL(pid, { .trigger = "Crash: SIGSEGV at address 0x10",
+                        .descs = { { "Thread name", "total of 2 threads, 2 parts summed (CGPROF_TOTAL)" },
+                                   { "Calls in progress", "3 (counted up to the dump)" } },
+                        .calls = { { ROOT_FN, MAIN, 1, 40 }, { ROOT_FN, WMAIN, 1, 7 } }, .some_calls = 1,
+                        .summary = 47 });
 }
 
 /* A dump on demand first (part 1 at 30), then abort() at 50 with MAIN and
@@ -191,29 +170,17 @@ static void test_abort_writes_the_profile_and_dies_of_it(void **state)
     set_dir("abort");
     pid_t pid = run_aborting(abort_scenario);
     long p = (long)pid;
-    char expected[512], path[700];
+    char expected[512];
     snprintf(expected, sizeof expected, "cg.out.%ld.1-01 cg.out.%ld.2-01 cg.total.%ld", p, p, p);
     assert_listing(expected);
-    struct prof pr;
-    snprintf(path, sizeof path, "%s/cg.out.%ld.2-01", dir, p);
-    prof_read(path, &pr);
-    assert_int_equal(pr.pid, pid);
-    assert_int_equal(pr.part, 2);
-    ASSERT_DESC(&pr, "Trigger", "Crash: SIGABRT");
-    ASSERT_DESC(&pr, "Calls in progress", "2 (counted up to the dump)");
-    ASSERT_DESC(&pr, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
-    assert_int_equal(pr.ncalls, 2);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 20);
-    ASSERT_CALL(&pr, fname(MAIN), fname(F), 1, 10);
-    ASSERT_SELF(&pr, fname(MAIN), 10);
-    ASSERT_SELF(&pr, fname(F), 10);
-    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, p);
-    prof_read(path, &pr);
-    assert_int_equal(pr.part, 2);
-    ASSERT_DESC(&pr, "Trigger", "Crash: SIGABRT");
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 50);
-    ASSERT_CALL(&pr, fname(MAIN), fname(G), 1, 10);
-    ASSERT_CALL(&pr, fname(MAIN), fname(F), 1, 10);
+    ASSERT_PART(pid, 2, 1, { .part = 2, .trigger = "Crash: SIGABRT",
+                             .descs = { { "Calls in progress", "2 (counted up to the dump)" },
+                                        { "Calls continued", CONTINUED(1) } },
+                             .calls = { { ROOT_FN, MAIN, 0, 20 }, { MAIN, F, 1, 10 } },
+                             .selfs = { { MAIN, 10 }, { F, 10 } } });
+    ASSERT_TOTAL(pid, { .part = 2, .trigger = "Crash: SIGABRT",
+                        .calls = { { ROOT_FN, MAIN, 1, 50 }, { MAIN, G, 1, 10 }, { MAIN, F, 1, 10 } },
+                        .some_calls = 1 });
 }
 
 /* The program's own handler, set before the runtime installs its own:
@@ -300,15 +267,10 @@ static void test_crash_after_exit_dump_writes_nothing(void **state)
     set_dir("after-final");
     pid_t pid = run_aborting(after_final_scenario);
     long p = (long)pid;
-    char expected[512], path[700];
+    char expected[512];
     snprintf(expected, sizeof expected, "cg.out.%ld-01 cg.total.%ld", p, p);
     assert_listing(expected);
-    struct prof pr;
-    snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, p);
-    prof_read(path, &pr);
-    ASSERT_DESC(&pr, "Trigger", "Program termination");
-    assert_int_equal(pr.ncalls, 1);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 10);
+    ASSERT_PART(pid, 0, 1, { .trigger = "Program termination", .calls = { { ROOT_FN, MAIN, 1, 10 } } });
 }
 
 /* CGPROF_CRASH unset (off by default): no handler is installed (under

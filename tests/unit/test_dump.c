@@ -155,73 +155,40 @@ static void assert_parts(pid_t pid)
              (long)pid, (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
     assert_listing(expected);
 
-    struct prof p;
     /* part 1, main: MAIN and G running (counted, with their time so far) */
-    read_part(pid, 1, 1, &p);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Trigger", "Client request: phase one");
-    ASSERT_DESC(&p, "Calls in progress", "2 (counted up to the dump)");
-    ASSERT_NO_DESC(&p, "Calls continued");
-    assert_int_equal(p.ncalls, 3);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 40);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 15);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 10);
-    ASSERT_SELF(&p, fname(MAIN), 15);
-    ASSERT_SELF(&p, fname(F), 15);
-    ASSERT_SELF(&p, fname(G), 10);
-    assert_int_equal(p.summary, 40);
-
+    ASSERT_PART(pid, 1, 1, { .part = 1, .trigger = "Client request: phase one",
+                             .descs = { { "Calls in progress", "2 (counted up to the dump)" } },
+                             .no_descs = { "Calls continued" },
+                             .calls = { { ROOT_FN, MAIN, 1, 40 }, { MAIN, F, 1, 15 }, { MAIN, G, 1, 10 } },
+                             .selfs = { { MAIN, 15 }, { F, 15 }, { G, 10 } },
+                             .summary = 40 });
     /* part 2, main: MAIN and G continue (calls=0, their time since the
      * dump), H and the second F are new */
-    read_part(pid, 2, 1, &p);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Trigger", "Client request: cgprof_dump");
-    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
-    assert_int_equal(p.ncalls, 4);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 40);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 0, 15);
-    ASSERT_CALL(&p, fname(G), fname(H), 1, 5);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
-    ASSERT_SELF(&p, fname(MAIN), 15);
-    ASSERT_SELF(&p, fname(G), 10);
-    ASSERT_SELF(&p, fname(H), 5);
-    ASSERT_SELF(&p, fname(F), 10);
-    assert_int_equal(p.summary, 40);
-
-    /* part 3 (the exit dump), main: the rest of MAIN */
-    read_part(pid, 3, 1, &p);
-    assert_int_equal(p.part, 3);
-    ASSERT_DESC(&p, "Trigger", "Program termination");
-    ASSERT_NO_DESC(&p, "Calls in progress");
-    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
-    assert_int_equal(p.ncalls, 1);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
-    assert_int_equal(p.nfns, 2); /* MAIN's block and the root's */
-    ASSERT_SELF(&p, fname(MAIN), 10);
-    assert_int_equal(p.summary, 10);
+    ASSERT_PART(pid, 2, 1, { .part = 2, .trigger = "Client request: cgprof_dump",
+                             .descs = { { "Calls in progress", "1 (counted up to the dump)" },
+                                        { "Calls continued", CONTINUED(2) } },
+                             .calls = { { ROOT_FN, MAIN, 0, 40 }, { MAIN, G, 0, 15 }, { G, H, 1, 5 }, { MAIN, F, 1, 10 } },
+                             .selfs = { { MAIN, 15 }, { G, 10 }, { H, 5 }, { F, 10 } },
+                             .summary = 40 });
+    /* part 3 (the exit dump), main: the rest of MAIN; MAIN's block and
+     * the root's */
+    ASSERT_PART(pid, 3, 1, { .part = 3, .trigger = "Program termination",
+                             .no_descs = { "Calls in progress" },
+                             .descs = { { "Calls continued", CONTINUED(1) } },
+                             .calls = { { ROOT_FN, MAIN, 0, 10 } },
+                             .nfns = 2,
+                             .selfs = { { MAIN, 10 } },
+                             .summary = 10 });
 
     /* the worker's parts: its own calls only, named as it asked */
-    read_part(pid, 1, 2, &p);
-    ASSERT_DESC(&p, "Thread name", "worker");
-    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    assert_int_equal(p.ncalls, 2);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 10);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 5);
-    ASSERT_SELF(&p, fname(WMAIN), 5);
-    ASSERT_SELF(&p, fname(WA), 5);
-    read_part(pid, 2, 2, &p);
-    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
-    assert_int_equal(p.ncalls, 2);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 20);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 8);
-    ASSERT_SELF(&p, fname(WMAIN), 12);
-    ASSERT_SELF(&p, fname(WB), 8);
-    read_part(pid, 3, 2, &p);
-    assert_int_equal(p.ncalls, 1);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 5);
-    ASSERT_SELF(&p, fname(WMAIN), 5);
+    ASSERT_PART(pid, 1, 2, { .descs = { { "Thread name", "worker" }, { "Calls in progress", "1 (counted up to the dump)" } },
+                             .calls = { { ROOT_FN, WMAIN, 1, 10 }, { WMAIN, WA, 1, 5 } },
+                             .selfs = { { WMAIN, 5 }, { WA, 5 } } });
+    ASSERT_PART(pid, 2, 2, { .descs = { { "Calls in progress", "1 (counted up to the dump)" },
+                                        { "Calls continued", CONTINUED(1) } },
+                             .calls = { { ROOT_FN, WMAIN, 0, 20 }, { WMAIN, WB, 1, 8 } },
+                             .selfs = { { WMAIN, 12 }, { WB, 8 } } });
+    ASSERT_PART(pid, 3, 2, { .calls = { { ROOT_FN, WMAIN, 0, 5 } }, .selfs = { { WMAIN, 5 } } });
 }
 
 /* The header of a part: the lines before the costs, in order. */
@@ -310,38 +277,19 @@ static void test_thread_exit_writes_its_last_part_and_releases_it(void **state)
              (long)pid, (long)pid, (long)pid);
     assert_listing(expected);
 
-    struct prof p;
-    read_part(pid, 0, 2, &p);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Trigger", "Thread exit");
-    ASSERT_DESC(&p, "Calls in progress", "2 (counted up to the dump)");
-    ASSERT_NO_DESC(&p, "Thread name"); /* no name of its own, and no longer in /proc */
-    assert_int_equal(p.ncalls, 3);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 20);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 4);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 10);
-    ASSERT_SELF(&p, fname(WMAIN), 6);
-    ASSERT_SELF(&p, fname(WA), 4);
-    ASSERT_SELF(&p, fname(WB), 10);
-    assert_int_equal(p.summary, 20);
-
-    read_part(pid, 1, 1, &p);
-    assert_int_equal(p.ncalls, 1);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 30);
-
-    read_part(pid, 2, 3, &p);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Trigger", "Thread exit");
-    ASSERT_NO_DESC(&p, "Calls in progress");
-    assert_int_equal(p.ncalls, 2);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 6);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 3);
-    ASSERT_SELF(&p, fname(WMAIN), 3);
-    ASSERT_SELF(&p, fname(WA), 3);
-
-    read_part(pid, 2, 1, &p);
-    ASSERT_DESC(&p, "Trigger", "Program termination");
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 20);
+    /* no name of its own, and no longer in /proc */
+    ASSERT_PART(pid, 0, 2, { .part = 1, .trigger = "Thread exit",
+                             .descs = { { "Calls in progress", "2 (counted up to the dump)" } },
+                             .no_descs = { "Thread name" },
+                             .calls = { { ROOT_FN, WMAIN, 1, 20 }, { WMAIN, WA, 1, 4 }, { WMAIN, WB, 1, 10 } },
+                             .selfs = { { WMAIN, 6 }, { WA, 4 }, { WB, 10 } },
+                             .summary = 20 });
+    ASSERT_PART(pid, 1, 1, { .calls = { { ROOT_FN, MAIN, 1, 30 } } });
+    ASSERT_PART(pid, 2, 3, { .part = 2, .trigger = "Thread exit",
+                             .no_descs = { "Calls in progress" },
+                             .calls = { { ROOT_FN, WMAIN, 1, 6 }, { WMAIN, WA, 1, 3 } },
+                             .selfs = { { WMAIN, 3 }, { WA, 3 } } });
+    ASSERT_PART(pid, 2, 1, { .trigger = "Program termination", .calls = { { ROOT_FN, MAIN, 0, 20 } }, .some_calls = 1 });
 }
 
 /* CGPROF_THREAD_EXIT=merge: threads 2 and 3 end before dump 1, thread 4
@@ -398,33 +346,17 @@ static void test_thread_exit_merge(void **state)
              (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
     assert_listing(expected);
 
-    struct prof p;
-    read_part(pid, 1, 0, &p);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Trigger", "Client request: one");
-    ASSERT_DESC(&p, "Thread name", "2 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
-    assert_int_equal(p.ncalls, 3);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 2, 22);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 3, 12);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 2);
-    ASSERT_SELF(&p, fname(WMAIN), 8);
-    ASSERT_SELF(&p, fname(WA), 12);
-    ASSERT_SELF(&p, fname(WB), 2);
-    assert_int_equal(p.summary, 22);
-
-    read_part(pid, 1, 1, &p);
-    assert_int_equal(p.ncalls, 1);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 20);
-
-    read_part(pid, 2, 0, &p);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
-    assert_int_equal(p.ncalls, 1);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 3);
-    ASSERT_SELF(&p, fname(WMAIN), 3);
-
-    read_part(pid, 3, 1, &p);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
+    ASSERT_PART(pid, 1, 0, { .part = 1, .trigger = "Client request: one",
+                             .descs = { { "Thread name", "2 threads that ended, merged (CGPROF_THREAD_EXIT=merge)" } },
+                             .calls = { { ROOT_FN, WMAIN, 2, 22 }, { WMAIN, WA, 3, 12 }, { WMAIN, WB, 1, 2 } },
+                             .selfs = { { WMAIN, 8 }, { WA, 12 }, { WB, 2 } },
+                             .summary = 22 });
+    ASSERT_PART(pid, 1, 1, { .calls = { { ROOT_FN, MAIN, 1, 20 } } });
+    ASSERT_PART(pid, 2, 0, { .part = 2,
+                             .descs = { { "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)" } },
+                             .calls = { { ROOT_FN, WMAIN, 1, 3 } },
+                             .selfs = { { WMAIN, 3 } } });
+    ASSERT_PART(pid, 3, 1, { .calls = { { ROOT_FN, MAIN, 0, 10 } }, .some_calls = 1 });
 }
 
 /* ---- the exit dump ------------------------------------------------------------ */
@@ -469,21 +401,13 @@ static void test_exit_dump_without_dumps_names_files_without_part(void **state)
     char expected[2048];
     snprintf(expected, sizeof expected, "cg.out.%ld-01 cg.out.%ld-02 cg.total.%ld", (long)pid, (long)pid, (long)pid);
     assert_listing(expected);
-    struct prof p;
-    read_part(pid, 0, 1, &p);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Trigger", "Program termination");
-    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    assert_int_equal(p.ncalls, 2);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 20);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
-    ASSERT_SELF(&p, fname(MAIN), 10);
-    ASSERT_SELF(&p, fname(F), 10);
-    read_part(pid, 0, 2, &p);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Trigger", "Program termination");
-    ASSERT_DESC(&p, "Thread name", "worker");
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 7);
+    ASSERT_PART(pid, 0, 1, { .part = 1, .trigger = "Program termination",
+                             .descs = { { "Calls in progress", "1 (counted up to the dump)" } },
+                             .calls = { { ROOT_FN, MAIN, 1, 20 }, { MAIN, F, 1, 10 } },
+                             .selfs = { { MAIN, 10 }, { F, 10 } } });
+    ASSERT_PART(pid, 0, 2, { .part = 1, .trigger = "Program termination",
+                             .descs = { { "Thread name", "worker" } },
+                             .calls = { { ROOT_FN, WMAIN, 1, 7 } }, .some_calls = 1 });
 }
 
 /* ---- exec --------------------------------------------------------------------- */
@@ -540,41 +464,20 @@ static void test_exec_writes_parts_and_the_total(void **state)
              "cg.total.%ld",
              (long)pid, (long)pid, (long)pid, (long)pid, (long)pid, (long)pid, (long)pid);
     assert_listing(expected);
-    struct prof p;
-    read_part(pid, 2, 1, &p);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Trigger", "Exec of /no/such/program");
-    assert_int_equal(p.ncalls, 2);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 20);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 10);
-    read_part(pid, 2, 2, &p);
-    ASSERT_DESC(&p, "Trigger", "Exec of /no/such/program");
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 5);
-
+    ASSERT_PART(pid, 2, 1, { .part = 2, .trigger = "Exec of /no/such/program",
+                             .calls = { { ROOT_FN, MAIN, 0, 20 }, { MAIN, G, 1, 10 } } });
+    ASSERT_PART(pid, 2, 2, { .trigger = "Exec of /no/such/program", .calls = { { ROOT_FN, WMAIN, 0, 5 } },
+                             .some_calls = 1 });
     /* the total of the image that goes: parts 1 and 2 */
-    char total[700];
-    snprintf(total, sizeof total, "%s/cg.total.%ld", dir, (long)pid);
-    prof_read(total, &p);
-    assert_int_equal(p.thread, 0);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Trigger", "Exec of /no/such/program");
-    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 4 parts summed (CGPROF_TOTAL)");
-    ASSERT_DESC(&p, "Calls in progress", "2 (counted up to the dump)");
-    assert_int_equal(p.ncalls, 4);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 50);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 10);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 9);
-    assert_int_equal(p.summary, 59);
-
+    ASSERT_TOTAL(pid, { .part = 2, .trigger = "Exec of /no/such/program",
+                        .descs = { { "Thread name", "total of 2 threads, 4 parts summed (CGPROF_TOTAL)" },
+                                   { "Calls in progress", "2 (counted up to the dump)" } },
+                        .calls = { { ROOT_FN, MAIN, 1, 50 }, { MAIN, F, 1, 10 }, { MAIN, G, 1, 10 }, { ROOT_FN, WMAIN, 1, 9 } },
+                        .summary = 59 });
     /* the program went on: the next part starts at the exec dump */
-    read_part(pid, 3, 1, &p);
-    ASSERT_DESC(&p, "Trigger", "Client request: after");
-    assert_int_equal(p.ncalls, 1);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 10);
-    ASSERT_SELF(&p, fname(MAIN), 10);
-    read_part(pid, 3, 2, &p);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 2);
+    ASSERT_PART(pid, 3, 1, { .trigger = "Client request: after", .calls = { { ROOT_FN, MAIN, 0, 10 } },
+                             .selfs = { { MAIN, 10 } } });
+    ASSERT_PART(pid, 3, 2, { .calls = { { ROOT_FN, WMAIN, 0, 2 } }, .some_calls = 1 });
 }
 
 /* ---- files that cannot be written -------------------------------------------- */
@@ -722,13 +625,9 @@ static void test_planted_files_and_links(void **state)
         assert_int_equal(lstat(part_path(pid, part, 1), &st), 0);
         assert_true(S_ISREG(st.st_mode));
     }
-    struct prof pr;
-    read_part(pid, 1, 1, &pr);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 10);
-    read_part(pid, 2, 1, &pr);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
-    read_part(pid, 3, 1, &pr);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+    ASSERT_PART(pid, 1, 1, { .calls = { { ROOT_FN, MAIN, 1, 10 } }, .some_calls = 1 });
+    ASSERT_PART(pid, 2, 1, { .calls = { { ROOT_FN, MAIN, 0, 10 } }, .some_calls = 1 });
+    ASSERT_PART(pid, 3, 1, { .calls = { { ROOT_FN, MAIN, 0, 10 } }, .some_calls = 1 });
     for (unsigned part = 4; part <= 5; part++) {
         char got[64];
         assert_int_equal(lstat(part_path(pid, part, 1), &st), 0);
@@ -737,9 +636,7 @@ static void test_planted_files_and_links(void **state)
         assert_string_equal(got, "");
     }
     /* parts 4 and 5 are lost; the exit dump has the time since part 5 */
-    read_part(pid, 6, 1, &pr);
-    assert_int_equal(pr.part, 6);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+    ASSERT_PART(pid, 6, 1, { .part = 6, .calls = { { ROOT_FN, MAIN, 0, 10 } }, .some_calls = 1 });
 }
 
 /* A program started by exec() has the pid of the image before it, which
@@ -781,13 +678,8 @@ static void test_parts_numbered_after_an_earlier_image(void **state)
              "cg.out.%ld.9x-01 other.%ld.8-01",
              p, p, p, p, p, p, p, p);
     assert_listing(expected);
-    struct prof pr;
-    read_part(pid, 4, 1, &pr);
-    assert_int_equal(pr.part, 4);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 1, 10);
-    read_part(pid, 5, 1, &pr);
-    assert_int_equal(pr.part, 5);
-    ASSERT_CALL(&pr, ROOT, fname(MAIN), 0, 10);
+    ASSERT_PART(pid, 4, 1, { .part = 4, .calls = { { ROOT_FN, MAIN, 1, 10 } }, .some_calls = 1 });
+    ASSERT_PART(pid, 5, 1, { .part = 5, .calls = { { ROOT_FN, MAIN, 0, 10 } }, .some_calls = 1 });
 }
 
 int main(void)

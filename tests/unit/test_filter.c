@@ -139,28 +139,21 @@ static void test_skip_by_name(void **state)
     set_dir("skip");
     pid_t pid = run_child(skip_scenario, (void *)"CGPROF_SKIP=cgft_helper*,cgft_log_?", err_path);
     assert_stderr("");
-    struct prof p;
-    read_profile(pid, &p);
-    ASSERT_DESC(&p, "Skipped",
-                "4 functions (CGPROF_SKIP=cgft_helper*,cgft_log_?): not shown; their time is their callers' own, "
-                "their calls are shown as made by their callers");
-    ASSERT_NO_DESC(&p, "Throttled");
-    assert_int_equal(p.ncalls, 4);
-    ASSERT_CALL(&p, ROOT, "cgft_main", 1, 50);
-    ASSERT_CALL(&p, "cgft_main", "cgft_work", 1, 20);
-    /* through helper (5 ns) and directly (2 ns): two arcs, at helper's
-     * call site and at its own (the file shows both at work's start: no
-     * call instruction ends at these synthetic sites) */
-    ASSERT_CALL(&p, "cgft_work", "cgft_leaf", 2, 7);
-    /* through log_a and helper2 */
-    ASSERT_CALL(&p, "cgft_main", "cgft_leaf", 1, 2);
-    /* helper's own 7 ns are work's; log_a's, helper2's and log_b's 8 ns
-     * main's */
-    ASSERT_SELF(&p, "cgft_work", 13);
-    ASSERT_SELF(&p, "cgft_main", 28);
-    ASSERT_SELF(&p, "cgft_leaf", 9);
-    assert_int_equal(p.nfns, 4); /* main, work, leaf and the root's caller */
-    assert_int_equal(p.summary, 50);
+    /* work -> leaf through helper (5 ns) and directly (2 ns): two arcs, at
+     * helper's call site and at its own (the file shows both at work's
+     * start: no call instruction ends at these synthetic sites); main ->
+     * leaf through log_a and helper2. helper's own 7 ns are work's; log_a's,
+     * helper2's and log_b's 8 ns main's. The functions: main, work, leaf
+     * and the root's caller */
+    ASSERT_PART(pid, 0, 1, { .descs = { { "Skipped", "4 functions (CGPROF_SKIP=cgft_helper*,cgft_log_?): not shown; "
+                                                     "their time is their callers' own, their calls are shown as "
+                                                     "made by their callers" } },
+                             .no_descs = { "Throttled" },
+                             .named_calls = { { ROOT_NAME, "cgft_main", 1, 50 }, { "cgft_main", "cgft_work", 1, 20 },
+                                              { "cgft_work", "cgft_leaf", 2, 7 }, { "cgft_main", "cgft_leaf", 1, 2 } },
+                             .named_selfs = { { "cgft_work", 13 }, { "cgft_main", 28 }, { "cgft_leaf", 9 } },
+                             .nfns = 4,
+                             .summary = 50 });
 }
 
 /* The same sequence without a filter: everything counted. */
@@ -170,22 +163,15 @@ static void test_no_skip_counts_everything(void **state)
     set_dir("noskip");
     pid_t pid = run_child(skip_scenario, (void *)"CGPROF_SKIP=cgft_nothing", err_path);
     assert_stderr("");
-    struct prof p;
-    read_profile(pid, &p);
-    ASSERT_DESC(&p, "Skipped",
-                "0 functions (CGPROF_SKIP=cgft_nothing): not shown; their time is their callers' own, their calls "
-                "are shown as made by their callers");
-    assert_int_equal(p.ncalls, 9);
-    ASSERT_CALL(&p, "cgft_main", "cgft_work", 1, 20);
-    ASSERT_CALL(&p, "cgft_work", "cgft_helper", 1, 12);
-    ASSERT_CALL(&p, "cgft_helper", "cgft_leaf", 1, 5);
-    ASSERT_CALL(&p, "cgft_work", "cgft_leaf", 1, 2);
-    ASSERT_CALL(&p, "cgft_main", "cgft_log_a", 1, 8);
-    ASSERT_CALL(&p, "cgft_log_a", "cgft_helper2", 1, 4);
-    ASSERT_CALL(&p, "cgft_helper2", "cgft_leaf", 1, 2);
-    ASSERT_CALL(&p, "cgft_main", "cgft_log_b", 1, 2);
-    ASSERT_SELF(&p, "cgft_helper", 7);
-    ASSERT_SELF(&p, "cgft_main", 20);
+    ASSERT_PART(pid, 0, 1, { .descs = { { "Skipped", "0 functions (CGPROF_SKIP=cgft_nothing): not shown; their time "
+                                                     "is their callers' own, their calls are shown as made by their "
+                                                     "callers" } },
+                             .named_calls = { { ROOT_NAME, "cgft_main", 1, 50 }, { "cgft_main", "cgft_work", 1, 20 },
+                                              { "cgft_work", "cgft_helper", 1, 12 }, { "cgft_helper", "cgft_leaf", 1, 5 },
+                                              { "cgft_work", "cgft_leaf", 1, 2 }, { "cgft_main", "cgft_log_a", 1, 8 },
+                                              { "cgft_log_a", "cgft_helper2", 1, 4 },
+                                              { "cgft_helper2", "cgft_leaf", 1, 2 }, { "cgft_main", "cgft_log_b", 1, 2 } },
+                             .named_selfs = { { "cgft_helper", 7 }, { "cgft_main", 20 } } });
 }
 
 /* ---- CGPROF_SKIP_FILE and CGPROF_SKIP_OBJECT ------------------------------------------ */
@@ -225,18 +211,12 @@ static void test_skip_by_source_file(void **state)
     set_dir("skipfile");
     pid_t pid = run_child(file_scenario, (void *)"CGPROF_SKIP_FILE=*/vendor/*", err_path);
     assert_stderr("");
-    struct prof p;
-    read_profile(pid, &p);
-    ASSERT_DESC(&p, "Skipped",
-                "2 functions (CGPROF_SKIP_FILE=*/vendor/*): not shown; their time is their callers' own, their "
-                "calls are shown as made by their callers");
-    assert_int_equal(p.ncalls, 3);
-    ASSERT_CALL(&p, ROOT, "cgft_main", 1, 30);
-    ASSERT_CALL(&p, "cgft_main", "cgft_leaf", 1, 4);
-    ASSERT_CALL(&p, "cgft_main", "cgft_work", 1, 4);
-    ASSERT_SELF(&p, "cgft_main", 22);
-    ASSERT_SELF(&p, "cgft_leaf", 4);
-    ASSERT_SELF(&p, "cgft_work", 4);
+    ASSERT_PART(pid, 0, 1, { .descs = { { "Skipped", "2 functions (CGPROF_SKIP_FILE=*/vendor/*): not shown; their "
+                                                     "time is their callers' own, their calls are shown as made by "
+                                                     "their callers" } },
+                             .named_calls = { { ROOT_NAME, "cgft_main", 1, 30 }, { "cgft_main", "cgft_leaf", 1, 4 },
+                                              { "cgft_main", "cgft_work", 1, 4 } },
+                             .named_selfs = { { "cgft_main", 22 }, { "cgft_leaf", 4 }, { "cgft_work", 4 } } });
 }
 
 /* Every function of this test's executable, matched by its path: only the
@@ -311,18 +291,12 @@ static void test_throttle(void **state)
     pid_t pid = run_child(throttle_scenario, NULL, err_path);
     assert_stderr("cgprof: CGPROF_THROTTLE=3:10 throttled 1 functions; to leave them out of the build, compile "
                   "with:\n-finstrument-functions-exclude-function-list=cgft_tiny\n");
-    struct prof p;
-    read_profile(pid, &p);
-    ASSERT_DESC(&p, "Throttled",
-                "1 functions (CGPROF_THROTTLE=3:10, process-wide; calls counted until then are kept): cgft_tiny");
-    ASSERT_NO_DESC(&p, "Skipped");
-    assert_int_equal(p.ncalls, 3);
-    ASSERT_CALL(&p, ROOT, "cgft_main", 1, 320);
-    ASSERT_CALL(&p, "cgft_main", "cgft_tiny", 3, 6);
-    ASSERT_CALL(&p, "cgft_main", "cgft_long", 6, 300);
-    ASSERT_SELF(&p, "cgft_main", 14);
-    ASSERT_SELF(&p, "cgft_tiny", 6);
-    ASSERT_SELF(&p, "cgft_long", 300);
+    ASSERT_PART(pid, 0, 1, { .descs = { { "Throttled", "1 functions (CGPROF_THROTTLE=3:10, process-wide; calls "
+                                                       "counted until then are kept): cgft_tiny" } },
+                             .no_descs = { "Skipped" },
+                             .named_calls = { { ROOT_NAME, "cgft_main", 1, 320 }, { "cgft_main", "cgft_tiny", 3, 6 },
+                                              { "cgft_main", "cgft_long", 6, 300 } },
+                             .named_selfs = { { "cgft_main", 14 }, { "cgft_tiny", 6 }, { "cgft_long", 300 } } });
 }
 
 /* Both: the header says both, skip first. */

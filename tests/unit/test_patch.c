@@ -119,129 +119,113 @@ static const unsigned char RET_FF15[] = {
     0xff, 0x15, 0,    0,    0,    0, /* 05 call *<disp32>(%rip) */
 };
 
-static void test_return_call_enter(void **state)
+/* What cg_site_at_return must say of one return address (at_return's
+ * arguments first): whether a hook's call is found before it; if so, all
+ * of the site; and what the callback was asked. */
+enum { ASKED_ANY, ASKED_NOT, ASKED_ONCE };
+
+struct return_row {
+    const unsigned char *bytes;
+    size_t n;
+    int to;
+    size_t lo_off;
+    int found;
+    unsigned len; /* of the call: the site is at ret - len */
+    int form, hook;
+    uint8_t old, patched;
+    int asked; /* ASKED_ONCE: about the field's target, as a slot if it is one */
+};
+
+/* A call and a GOT call found, in every field */
+#define E8_FOUND(hk) .found = 1, .len = 5, .form = CG_SITE_CALL, .hook = (hk), .old = 0xe8, .patched = 0x3d /* cmp $imm32, %eax */
+#define FF15_FOUND(hk) .found = 1, .len = 6, .form = CG_SITE_CALL_GOT, .hook = (hk), .old = 0xff, .patched = 0x8d /* lea disp32(%rip), %edx */
+#define ROW(b) .bytes = (b), .n = sizeof(b)
+
+struct return_rows {
+    struct return_row row[6];
+};
+
+static void run_return_rows(void **state)
 {
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_ENTER, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    assert_int_equal(s.form, CG_SITE_CALL);
-    assert_int_equal(s.hook, CG_HOOK_ENTER);
-    assert_int_equal(s.old, 0xe8);
-    assert_int_equal(s.patched, 0x3d); /* cmp $imm32, %eax */
-    /* asked once, about the call's target */
-    assert_int_equal(h.asked, 1);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_ENTER));
-    assert_int_equal(h.last_got, 0);
+    const struct return_rows *rows = *state;
+    for (unsigned i = 0; i < 6 && rows->row[i].bytes; i++) {
+        const struct return_row *r = &rows->row[i];
+        struct hooks h;
+        struct cg_site s;
+        uintptr_t ret;
+        assert_int_equal(at_return(r->bytes, r->n, r->to, r->lo_off, &h, &s, &ret), r->found);
+        if (r->found) {
+            assert_int_equal(s.addr, ret - r->len);
+            assert_int_equal(s.form, r->form);
+            assert_int_equal(s.hook, r->hook);
+            assert_int_equal(s.old, r->old);
+            assert_int_equal(s.patched, r->patched);
+        }
+        if (r->asked == ASKED_NOT)
+            assert_int_equal(h.asked, 0);
+        if (r->asked == ASKED_ONCE) {
+            assert_int_equal(h.asked, 1);
+            assert_int_equal(h.last_to, target_addr(h.blk, r->to));
+            assert_int_equal(h.last_got, r->to >= T_ENTER_SLOT);
+        }
+    }
 }
 
-static void test_return_call_exit_below(void **state)
-{
-    (void)state;
-    /* the exit hook is below the code: a negative rel32 */
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_EXIT, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    assert_int_equal(s.form, CG_SITE_CALL);
-    assert_int_equal(s.hook, CG_HOOK_EXIT);
-    assert_int_equal(s.old, 0xe8);
-    assert_int_equal(s.patched, 0x3d);
-}
+/* Asked once, about the call's target */
+static const struct return_rows return_call_enter = { {
+    { ROW(RET_E8), .to = T_ENTER, E8_FOUND(CG_HOOK_ENTER), .asked = ASKED_ONCE },
+} };
 
-static void test_return_call_other(void **state)
-{
-    (void)state;
-    /* a tail-called hook returns to its function's caller: the call before
-     * that return address is the caller's call of the function, no hook */
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_OTHER, 0, &h, &s, &ret), 0);
-    assert_int_equal(h.asked, 1);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_OTHER));
-}
+/* The exit hook is below the code: a negative rel32 */
+static const struct return_rows return_call_exit_below = { {
+    { ROW(RET_E8), .to = T_EXIT, E8_FOUND(CG_HOOK_EXIT) },
+} };
 
-static void test_return_call_data16_refused(void **state)
-{
-    (void)state;
-    /* 66 3d would be cmp $imm16, %ax: 4 bytes where the call had 6 */
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_66_E8, sizeof RET_66_E8, T_ENTER, 0, &h, &s, &ret), 0);
-}
+/* A tail-called hook returns to its function's caller: the call before
+ * that return address is the caller's call of the function, no hook */
+static const struct return_rows return_call_other = { {
+    { ROW(RET_E8), .to = T_OTHER, .asked = ASKED_ONCE },
+} };
 
-static void test_return_call_data16_behind_another_prefix(void **state)
-{
-    (void)state;
-    /* 66 f2 e8: a data16 bnd call, whose cmp would also lose two bytes */
-    static const unsigned char bytes[] = { 0x66, 0xf2, 0xe8, 0, 0, 0, 0 };
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(bytes, sizeof bytes, T_ENTER, 0, &h, &s, &ret), 0);
-}
+/* 66 3d would be cmp $imm16, %ax: 4 bytes where the call had 6 */
+static const struct return_rows return_call_data16_refused = { {
+    { ROW(RET_66_E8), .to = T_ENTER },
+} };
 
-static void test_return_call_got(void **state)
-{
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 6);
-    assert_int_equal(s.form, CG_SITE_CALL_GOT);
-    assert_int_equal(s.hook, CG_HOOK_EXIT);
-    assert_int_equal(s.old, 0xff);
-    assert_int_equal(s.patched, 0x8d); /* lea disp32(%rip), %edx */
-    /* asked about the slot, as a slot */
-    assert_int_equal(h.asked, 1);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_EXIT_SLOT));
-    assert_int_equal(h.last_got, 1);
+/* 66 f2 e8: a data16 bnd call, whose cmp would also lose two bytes */
+static const unsigned char RET_66_F2_E8[] = { 0x66, 0xf2, 0xe8, 0, 0, 0, 0 };
+static const struct return_rows return_call_data16_behind_another_prefix = { {
+    { ROW(RET_66_F2_E8), .to = T_ENTER },
+} };
 
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_ENTER_SLOT, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.hook, CG_HOOK_ENTER);
-    assert_int_equal(s.form, CG_SITE_CALL_GOT);
-}
+/* Asked about the slot, as a slot */
+static const struct return_rows return_call_got = { {
+    { ROW(RET_FF15), .to = T_EXIT_SLOT, FF15_FOUND(CG_HOOK_EXIT), .asked = ASKED_ONCE },
+    { ROW(RET_FF15), .to = T_ENTER_SLOT, FF15_FOUND(CG_HOOK_ENTER) },
+} };
 
-static void test_return_call_got_other(void **state)
-{
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_OTHER_SLOT, 0, &h, &s, &ret), 0);
-    assert_int_equal(h.last_to, target_addr(h.blk, T_OTHER_SLOT));
-    assert_int_equal(h.last_got, 1);
-    /* the hook's own address taken for a slot is no hook either: a slot is
-     * asked about as a slot */
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_ENTER, 0, &h, &s, &ret), 0);
-}
+/* The hook's own address taken for a slot is no hook either: a slot is
+ * asked about as a slot */
+static const struct return_rows return_call_got_other = { {
+    { ROW(RET_FF15), .to = T_OTHER_SLOT, .asked = ASKED_ONCE },
+    { ROW(RET_FF15), .to = T_ENTER },
+} };
 
-static void test_return_lo_bound(void **state)
-{
-    (void)state;
-    struct hooks h;
-    struct cg_site s;
-    uintptr_t ret;
-    /* the call's first byte below lo: not readable, not asked */
-    assert_int_equal(at_return(RET_E8, sizeof RET_E8, T_ENTER, sizeof RET_E8 - 4, &h, &s, &ret), 0);
-    assert_int_equal(h.asked, 0);
-    /* exactly the call readable: found, and the byte before it (which the
-     * copy of only the call does not have) neither read nor needed */
-    assert_int_equal(at_return(RET_E8 + 5, 5, T_ENTER, 0, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    /* a 66 below lo is no prefix of the call (lo is where code begins) */
-    assert_int_equal(at_return(RET_66_E8, sizeof RET_66_E8, T_ENTER, sizeof RET_66_E8 - 5, &h, &s, &ret), 1);
-    assert_int_equal(s.addr, ret - 5);
-    /* ff 15 with its ff below lo */
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, sizeof RET_FF15 - 5, &h, &s, &ret), 0);
-    assert_int_equal(at_return(RET_FF15, sizeof RET_FF15, T_EXIT_SLOT, sizeof RET_FF15 - 6, &h, &s, &ret), 1);
-}
+/* The call's first byte below lo: not readable, not asked; exactly the
+ * call readable: found, and the byte before it (which the copy of only the
+ * call does not have) neither read nor needed; a 66 below lo is no prefix
+ * of the call (lo is where code begins); ff 15 with its ff below lo, and
+ * with it at lo */
+static const struct return_rows return_lo_bound = { {
+    { ROW(RET_E8), .to = T_ENTER, .lo_off = sizeof RET_E8 - 4, .asked = ASKED_NOT },
+    { .bytes = RET_E8 + 5, .n = 5, .to = T_ENTER, E8_FOUND(CG_HOOK_ENTER) },
+    { ROW(RET_66_E8), .to = T_ENTER, .lo_off = sizeof RET_66_E8 - 5, E8_FOUND(CG_HOOK_ENTER) },
+    { ROW(RET_FF15), .to = T_EXIT_SLOT, .lo_off = sizeof RET_FF15 - 5 },
+    { ROW(RET_FF15), .to = T_EXIT_SLOT, .lo_off = sizeof RET_FF15 - 6, FF15_FOUND(CG_HOOK_EXIT) },
+} };
+
+/* Registered under the name test_<rows>, as the test it stands for */
+#define RETURN_TEST(rows) { "test_" #rows, run_return_rows, NULL, NULL, (void *)&(rows) }
 
 static void test_return_call_register(void **state)
 {
@@ -521,40 +505,48 @@ static void scan_typical(size_t from, size_t to, uint8_t poke_at, uint8_t poke, 
     free(blk);
 }
 
-static void test_scan_end_inside_an_instruction(void **state)
+/* cg_range_scan over [from, to) of TYPICAL with the byte at poke_at (if
+ * not 0) set to poke: whether it trusts the range, and if so how many
+ * sites it found. */
+struct scan_row {
+    size_t from, to;
+    uint8_t poke_at, poke;
+    int ok;
+    unsigned nsites;
+};
+
+struct scan_rows {
+    struct scan_row row[6];
+};
+
+static void run_scan_rows(void **state)
 {
-    (void)state;
-    struct cg_site sites[NSITES_MAX];
-    struct cg_range_scan scan;
-    /* two bytes into the tail jump, two into the exit call */
-    scan_typical(0, 0x45, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    scan_typical(0, 0x2f, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    /* begun inside an instruction (the lea's displacement, ff ff ...): no
-     * instruction there */
-    scan_typical(0x08, sizeof TYPICAL, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    /* the same range ended at an instruction's end: trusted, the sites up
-     * to there */
-    scan_typical(0, 0x36, 0, 0, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 1);
-    assert_int_equal(scan.nsites, 2);
+    const struct scan_rows *rows = *state;
+    for (unsigned i = 0; i < 6 && rows->row[i].to; i++) {
+        const struct scan_row *r = &rows->row[i];
+        struct cg_site sites[NSITES_MAX];
+        struct cg_range_scan scan;
+        scan_typical(r->from, r->to, r->poke_at, r->poke, sites, NSITES_MAX, &scan);
+        assert_int_equal(scan.ok, r->ok);
+        if (r->ok)
+            assert_int_equal(scan.nsites, r->nsites);
+    }
 }
 
-static void test_scan_bytes_refused(void **state)
-{
-    (void)state;
-    struct cg_site sites[NSITES_MAX];
-    struct cg_range_scan scan;
-    /* 06 (push %es) is invalid in 64-bit mode: in place of the pop */
-    scan_typical(0, sizeof TYPICAL, 0x34, 0x06, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 0);
-    /* the same byte where it is an operand is no matter */
-    scan_typical(0, sizeof TYPICAL, 0x07, 0x06, sites, NSITES_MAX, &scan);
-    assert_int_equal(scan.ok, 1);
-    assert_int_equal(scan.nsites, 3);
-}
+static const struct scan_rows scan_end_inside_an_instruction = { {
+    { 0, 0x45, 0, 0, 0, 0 },              /* two bytes into the tail jump */
+    { 0, 0x2f, 0, 0, 0, 0 },              /* two into the exit call */
+    { 0x08, sizeof TYPICAL, 0, 0, 0, 0 }, /* begun inside the lea's displacement (ff ff ...) */
+    { 0, 0x36, 0, 0, 1, 2 },              /* ended at an instruction's end: the sites up to there */
+} };
+
+static const struct scan_rows scan_bytes_refused = { {
+    { 0, sizeof TYPICAL, 0x34, 0x06, 0, 0 }, /* 06 (push %es, invalid in 64-bit mode) for the pop */
+    { 0, sizeof TYPICAL, 0x07, 0x06, 1, 3 }, /* the same byte where it is an operand */
+} };
+
+/* Registered under the name test_<rows>, as the test it stands for */
+#define SCAN_TEST(rows) { "test_" #rows, run_scan_rows, NULL, NULL, (void *)&(rows) }
 
 static void test_scan_more_sites_than_max(void **state)
 {
@@ -636,76 +628,66 @@ static unsigned char *rx_page(unsigned char *copy)
     return p;
 }
 
-static void test_write_on_rx_page(void **state)
+/* One cg_site_write on the page and what must follow: its result, errno
+ * untouched, the byte at `at` (no other changed) and the page's
+ * permissions. */
+struct site_write {
+    unsigned at;
+    uint8_t from, to;
+    int prot, ret;
+    uint8_t byte;
+    const char *perms;
+};
+
+#define RX (PROT_READ | PROT_EXEC)
+
+/* A test: its writes in order on a fresh rx_page. */
+struct site_writes {
+    struct site_write step[4];
+};
+
+static void run_site_writes(void **state)
 {
-    (void)state;
+    const struct site_writes *w = *state;
     long ps = page_size();
     unsigned char *copy = malloc((size_t)ps);
     assert_non_null(copy);
     unsigned char *p = rx_page(copy);
-    uintptr_t site = (uintptr_t)p + 0x100;
-
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write(site, 0xe8, 0x3d, PROT_READ | PROT_EXEC), 0);
-    assert_int_equal(errno, SENTINEL);
-    assert_int_equal(p[0x100], 0x3d);
-    ASSERT_PERMS(p, "r-xp"); /* writable for the store only */
-    /* that byte alone */
-    copy[0x100] = 0x3d;
-    assert_memory_equal(p, copy, (size_t)ps);
-
-    /* again: already done */
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write(site, 0xe8, 0x3d, PROT_READ | PROT_EXEC), 0);
-    assert_int_equal(errno, SENTINEL);
-    assert_int_equal(p[0x100], 0x3d);
-    ASSERT_PERMS(p, "r-xp");
-
-    /* and back */
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write(site, 0x3d, 0xe8, PROT_READ | PROT_EXEC), 0);
-    assert_int_equal(errno, SENTINEL);
-    assert_int_equal(p[0x100], 0xe8);
-    copy[0x100] = 0xe8;
-    assert_memory_equal(p, copy, (size_t)ps);
-    ASSERT_PERMS(p, "r-xp");
-
+    for (unsigned i = 0; i < 4 && w->step[i].perms; i++) {
+        const struct site_write *s = &w->step[i];
+        errno = SENTINEL;
+        assert_int_equal(cg_site_write((uintptr_t)p + s->at, s->from, s->to, s->prot), s->ret);
+        assert_int_equal(errno, SENTINEL);
+        assert_int_equal(p[s->at], s->byte);
+        copy[s->at] = s->byte;
+        assert_memory_equal(p, copy, (size_t)ps);
+        ASSERT_PERMS(p, s->perms);
+    }
     assert_int_equal(munmap(p, (size_t)ps), 0);
     free(copy);
 }
 
-static void test_write_neither_byte(void **state)
-{
-    (void)state;
-    long ps = page_size();
-    unsigned char *copy = malloc((size_t)ps);
-    assert_non_null(copy);
-    unsigned char *p = rx_page(copy);
-    /* a nop where a call was expected: not ours to change */
-    errno = SENTINEL;
-    assert_int_equal(cg_site_write((uintptr_t)p + 0x200, 0xe8, 0x3d, PROT_READ | PROT_EXEC), EAGAIN);
-    assert_int_equal(errno, SENTINEL);
-    assert_memory_equal(p, copy, (size_t)ps);
-    ASSERT_PERMS(p, "r-xp");
-    assert_int_equal(munmap(p, (size_t)ps), 0);
-    free(copy);
-}
+/* The call made writable for the store only, that byte alone; again
+ * (already done); and back. */
+static const struct site_writes write_on_rx_page = { {
+    { 0x100, 0xe8, 0x3d, RX, 0, 0x3d, "r-xp" },
+    { 0x100, 0xe8, 0x3d, RX, 0, 0x3d, "r-xp" },
+    { 0x100, 0x3d, 0xe8, RX, 0, 0xe8, "r-xp" },
+} };
 
-static void test_write_gives_the_protection_given(void **state)
-{
-    (void)state;
-    /* prot is the page's protection as the caller read it: what the page
-     * has after, whatever it had before */
-    long ps = page_size();
-    unsigned char *copy = malloc((size_t)ps);
-    assert_non_null(copy);
-    unsigned char *p = rx_page(copy);
-    assert_int_equal(cg_site_write((uintptr_t)p + 0x100, 0xe8, 0x3d, PROT_READ), 0);
-    ASSERT_PERMS(p, "r--p");
-    assert_int_equal(p[0x100], 0x3d);
-    assert_int_equal(munmap(p, (size_t)ps), 0);
-    free(copy);
-}
+/* A nop where a call was expected: not ours to change */
+static const struct site_writes write_neither_byte = { {
+    { 0x200, 0xe8, 0x3d, RX, EAGAIN, 0x90, "r-xp" },
+} };
+
+/* prot is the page's protection as the caller read it: what the page has
+ * after, whatever it had before */
+static const struct site_writes write_gives_the_protection_given = { {
+    { 0x100, 0xe8, 0x3d, PROT_READ, 0, 0x3d, "r--p" },
+} };
+
+/* Registered under the name test_<rows>, as the test it stands for */
+#define SITE_WRITES_TEST(rows) { "test_" #rows, run_site_writes, NULL, NULL, (void *)&(rows) }
 
 static void test_write_refused_by_mprotect(void **state)
 {
@@ -997,14 +979,14 @@ static void test_sites_changed_under_running_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_return_call_enter),
-        cmocka_unit_test(test_return_call_exit_below),
-        cmocka_unit_test(test_return_call_other),
-        cmocka_unit_test(test_return_call_data16_refused),
-        cmocka_unit_test(test_return_call_data16_behind_another_prefix),
-        cmocka_unit_test(test_return_call_got),
-        cmocka_unit_test(test_return_call_got_other),
-        cmocka_unit_test(test_return_lo_bound),
+        RETURN_TEST(return_call_enter),
+        RETURN_TEST(return_call_exit_below),
+        RETURN_TEST(return_call_other),
+        RETURN_TEST(return_call_data16_refused),
+        RETURN_TEST(return_call_data16_behind_another_prefix),
+        RETURN_TEST(return_call_got),
+        RETURN_TEST(return_call_got_other),
+        RETURN_TEST(return_lo_bound),
         cmocka_unit_test(test_return_call_register),
         cmocka_unit_test(test_scan_typical),
         cmocka_unit_test(test_scan_noplt),
@@ -1013,13 +995,13 @@ int main(void)
         cmocka_unit_test(test_scan_jump_before_first_call),
         cmocka_unit_test(test_scan_first_call_not_a_hook),
         cmocka_unit_test(test_scan_refused_forms),
-        cmocka_unit_test(test_scan_end_inside_an_instruction),
-        cmocka_unit_test(test_scan_bytes_refused),
+        SCAN_TEST(scan_end_inside_an_instruction),
+        SCAN_TEST(scan_bytes_refused),
         cmocka_unit_test(test_scan_more_sites_than_max),
         cmocka_unit_test(test_scan_empty_range),
-        cmocka_unit_test(test_write_on_rx_page),
-        cmocka_unit_test(test_write_neither_byte),
-        cmocka_unit_test(test_write_gives_the_protection_given),
+        SITE_WRITES_TEST(write_on_rx_page),
+        SITE_WRITES_TEST(write_neither_byte),
+        SITE_WRITES_TEST(write_gives_the_protection_given),
         cmocka_unit_test(test_write_refused_by_mprotect),
         cmocka_unit_test(test_sites_changed_under_running_threads),
     };

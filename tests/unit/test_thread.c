@@ -396,22 +396,18 @@ static void test_thread_end(void **state)
     assert_int_equal(events_now(), ev0);
 
     /* watched, then attached; attached, then watched: one end each */
-    struct worker wa = { .watch = 1, .attach = 1 };
-    start(&wa);
-    finish(&wa);
-    assert_int_equal(events_now(), ev0 + 4);
-    assert_event(ev0 + 0, EV_ATTACHED, wa.t, wa.tid);
-    assert_event(ev0 + 1, EV_STOPPING, wa.t, wa.tid);
-    assert_event(ev0 + 2, EV_ENDED, wa.t, wa.tid);
-    assert_event(ev0 + 3, EV_GONE, NULL, wa.tid);
-    struct worker aw = { .attach = 1, .watch_after = 1 };
-    start(&aw);
-    finish(&aw);
-    assert_int_equal(events_now(), ev0 + 8);
-    assert_event(ev0 + 4, EV_ATTACHED, aw.t, aw.tid);
-    assert_event(ev0 + 5, EV_STOPPING, aw.t, aw.tid);
-    assert_event(ev0 + 6, EV_ENDED, aw.t, aw.tid);
-    assert_event(ev0 + 7, EV_GONE, NULL, aw.tid);
+    static const struct worker both[] = { { .watch = 1, .attach = 1 }, { .attach = 1, .watch_after = 1 } };
+    for (unsigned i = 0; i < 2; i++) {
+        struct worker one = both[i];
+        unsigned e0 = ev0 + 4 * i;
+        start(&one);
+        finish(&one);
+        assert_int_equal(events_now(), e0 + 4);
+        assert_event(e0 + 0, EV_ATTACHED, one.t, one.tid);
+        assert_event(e0 + 1, EV_STOPPING, one.t, one.tid);
+        assert_event(e0 + 2, EV_ENDED, one.t, one.tid);
+        assert_event(e0 + 3, EV_GONE, NULL, one.tid);
+    }
     release_ended();
 
     /* with the sampled clock, the thread ends at its own clock's time */

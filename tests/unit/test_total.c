@@ -167,38 +167,20 @@ static void test_total_is_the_exact_sum_of_the_parts(void **state)
     (void)state;
     set_dir("sums");
     pid_t pid = run_child(sums_scenario, NULL, NULL);
-    char expected[128], path[700];
+    char expected[128];
     snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
     assert_listing(expected);
-    snprintf(path, sizeof path, "%s/%s", dir, expected);
-    struct prof p;
-    prof_read(path, &p);
-    assert_int_equal(p.pid, pid);
-    assert_int_equal(p.thread, 0);
-    assert_int_equal(p.part, 3);
-    ASSERT_DESC(&p, "Trigger", "Program termination");
-    /* threads: the one that ended and the one running; parts: all added */
-    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 3 parts summed (CGPROF_TOTAL)");
-    /* in progress: 2 when thread 2 ended, 1 in the running thread */
-    ASSERT_DESC(&p, "Calls in progress", "3 (counted up to the dump)");
-    /* a call running across parts is counted once: no calls=0 left */
-    ASSERT_NO_DESC(&p, "Calls continued");
-    assert_int_equal(p.ncalls, 7);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 80);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 2, 25);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 25);
-    ASSERT_CALL(&p, fname(G), fname(H), 1, 5);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 20);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 4);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 10);
-    ASSERT_SELF(&p, fname(MAIN), 30);
-    ASSERT_SELF(&p, fname(F), 25);
-    ASSERT_SELF(&p, fname(G), 20);
-    ASSERT_SELF(&p, fname(H), 5);
-    ASSERT_SELF(&p, fname(WMAIN), 6);
-    ASSERT_SELF(&p, fname(WA), 4);
-    ASSERT_SELF(&p, fname(WB), 10);
-    assert_int_equal(p.summary, 100);
+    /* threads: the one that ended and the one running; parts: all added;
+     * in progress: 2 when thread 2 ended, 1 in the running thread; a call
+     * running across parts is counted once: no calls=0 left */
+    ASSERT_TOTAL(pid, { .part = 3, .trigger = "Program termination",
+                        .descs = { { "Thread name", "total of 2 threads, 3 parts summed (CGPROF_TOTAL)" },
+                                   { "Calls in progress", "3 (counted up to the dump)" } },
+                        .no_descs = { "Calls continued" },
+                        .calls = { { ROOT_FN, MAIN, 1, 80 }, { MAIN, F, 2, 25 }, { MAIN, G, 1, 25 }, { G, H, 1, 5 },
+                                   { ROOT_FN, WMAIN, 1, 20 }, { WMAIN, WA, 1, 4 }, { WMAIN, WB, 1, 10 } },
+                        .selfs = { { MAIN, 30 }, { F, 25 }, { G, 20 }, { H, 5 }, { WMAIN, 6 }, { WA, 4 }, { WB, 10 } },
+                        .summary = 100 });
 }
 
 /* CGPROF_TOTAL=0: nothing summed, nothing written; CGPROF_TOTAL unset: the
@@ -225,18 +207,14 @@ static void test_total_off_writes_nothing(void **state)
     assert_stderr("");
     set_dir("default");
     pid_t pid = run_child(off_scenario, NULL, err_path);
-    char expected[128], path[700];
+    char expected[128];
     snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
     assert_listing(expected);
-    snprintf(path, sizeof path, "%s/%s", dir, expected);
-    struct prof p;
-    prof_read(path, &p);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 2 parts summed (CGPROF_TOTAL)");
-    ASSERT_DESC(&p, "Calls in progress", "4 (counted up to the dump)");
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 40);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 20);
-    assert_int_equal(p.summary, 60);
+    ASSERT_TOTAL(pid, { .part = 1,
+                        .descs = { { "Thread name", "total of 2 threads, 2 parts summed (CGPROF_TOTAL)" },
+                                   { "Calls in progress", "4 (counted up to the dump)" } },
+                        .calls = { { ROOT_FN, MAIN, 1, 40 }, { ROOT_FN, WMAIN, 1, 20 } }, .some_calls = 1,
+                        .summary = 60 });
 }
 
 /* ---- the warning about repairs -------------------------------------------------------- */
@@ -322,15 +300,13 @@ static void test_total_says_the_repairs(void **state)
     (void)state;
     set_dir("repairs-desc");
     pid_t pid = run_child(repairs_desc_scenario, NULL, NULL);
-    char path[700];
-    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
-    struct prof p;
-    prof_read(path, &p);
-    ASSERT_DESC(&p, "Frames left without exit", "3 (repaired: found gone by a later hook, counted as ending then)");
-    ASSERT_DESC(&p, "Unmatched exits", "1 (dropped)");
-    ASSERT_DESC(&p, "Lost", "2 calls not recorded (out of memory, signal handlers nested too deep, or hooks left by a "
-                           "signal handler's siglongjmp)");
-    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
+    ASSERT_TOTAL(pid, { .descs = { { "Frames left without exit",
+                                     "3 (repaired: found gone by a later hook, counted as ending then)" },
+                                   { "Unmatched exits", "1 (dropped)" },
+                                   { "Lost", "2 calls not recorded (out of memory, signal handlers nested too deep, "
+                                             "or hooks left by a signal handler's siglongjmp)" },
+                                   { "Calls in progress", "1 (counted up to the dump)" } },
+                        .some_calls = 1 });
 }
 
 /* ---- fork ----------------------------------------------------------------------------- */
@@ -368,23 +344,16 @@ static void test_total_forked_forgets(void **state)
     set_dir("forked");
     pid_t pid = run_child(forked_scenario, NULL, err_path);
     assert_stderr("");
-    char expected[128], path[700];
+    char expected[128];
     snprintf(expected, sizeof expected, "cg.total.%ld", (long)pid);
     assert_listing(expected);
-    snprintf(path, sizeof path, "%s/%s", dir, expected);
-    struct prof p;
-    prof_read(path, &p);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Thread name", "total of 1 thread, 1 part summed (CGPROF_TOTAL)");
-    ASSERT_DESC(&p, "Calls in progress", "1 (counted up to the dump)");
-    ASSERT_DESC(&p, "Calls continued", "2 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
-    assert_int_equal(p.ncalls, 4);
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 0, 40);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 0, 15);
-    ASSERT_CALL(&p, fname(G), fname(H), 1, 5);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 1, 10);
-    ASSERT_NO_CALL(&p, ROOT, fname(WMAIN));
-    assert_int_equal(p.summary, 40);
+    ASSERT_TOTAL(pid, { .part = 2,
+                        .descs = { { "Thread name", "total of 1 thread, 1 part summed (CGPROF_TOTAL)" },
+                                   { "Calls in progress", "1 (counted up to the dump)" },
+                                   { "Calls continued", CONTINUED(2) } },
+                        .calls = { { ROOT_FN, MAIN, 0, 40 }, { MAIN, G, 0, 15 }, { G, H, 1, 5 }, { MAIN, F, 1, 10 } },
+                        .no_calls = { { ROOT_FN, WMAIN } },
+                        .summary = 40 });
 }
 
 /* ---- the merge of threads that ended ------------------------------------------------------ */
@@ -422,36 +391,19 @@ static void test_ended_threads_merged(void **state)
     (void)state;
     set_dir("ended");
     pid_t pid = run_child(ended_scenario, NULL, NULL);
-    char expected[128], path[700];
+    char expected[128];
     snprintf(expected, sizeof expected, "cg.out.%ld.1-00 cg.out.%ld.2-00", (long)pid, (long)pid);
     assert_listing(expected);
-    struct prof p;
-    snprintf(path, sizeof path, "%s/cg.out.%ld.1-00", dir, (long)pid);
-    prof_read(path, &p);
-    assert_int_equal(p.thread, 0);
-    assert_int_equal(p.part, 1);
-    ASSERT_DESC(&p, "Trigger", "Client request: one");
-    ASSERT_DESC(&p, "Thread name", "2 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
-    ASSERT_NO_DESC(&p, "Calls in progress");
-    ASSERT_NO_DESC(&p, "Calls continued");
-    assert_int_equal(p.ncalls, 3);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 32);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 3, 11);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 10);
-    ASSERT_SELF(&p, fname(WMAIN), 11);
-    ASSERT_SELF(&p, fname(WA), 11);
-    ASSERT_SELF(&p, fname(WB), 10);
-    assert_int_equal(p.summary, 32);
-
-    snprintf(path, sizeof path, "%s/cg.out.%ld.2-00", dir, (long)pid);
-    prof_read(path, &p);
-    assert_int_equal(p.part, 2);
-    ASSERT_DESC(&p, "Trigger", "Client request: two");
-    ASSERT_DESC(&p, "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)");
-    ASSERT_DESC(&p, "Calls continued", "1 (started before this part and counted in an earlier one: calls=0, at the end behind #>)");
-    assert_int_equal(p.ncalls, 2);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 0, 12);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 2, 7);
+    ASSERT_PART(pid, 1, 0, { .part = 1, .trigger = "Client request: one",
+                             .descs = { { "Thread name", "2 threads that ended, merged (CGPROF_THREAD_EXIT=merge)" } },
+                             .no_descs = { "Calls in progress", "Calls continued" },
+                             .calls = { { ROOT_FN, WMAIN, 1, 32 }, { WMAIN, WA, 3, 11 }, { WMAIN, WB, 1, 10 } },
+                             .selfs = { { WMAIN, 11 }, { WA, 11 }, { WB, 10 } },
+                             .summary = 32 });
+    ASSERT_PART(pid, 2, 0, { .part = 2, .trigger = "Client request: two",
+                             .descs = { { "Thread name", "1 threads that ended, merged (CGPROF_THREAD_EXIT=merge)" },
+                                        { "Calls continued", CONTINUED(1) } },
+                             .calls = { { ROOT_FN, WMAIN, 0, 12 }, { WMAIN, WA, 2, 7 } } });
 }
 
 /* ---- the total of a run, against its part files ---------------------------------------------- */
@@ -532,26 +484,17 @@ static void check_total_against_parts(pid_t pid, unsigned nparts)
     assert_int_equal(p.summary, sum.summary);
 }
 
+/* WMAIN and WB in progress when thread 2 ended, MAIN and F at exit */
 static void check_run_total(pid_t pid)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/cg.total.%ld", dir, (long)pid);
-    struct prof p;
-    prof_read(path, &p);
-    assert_int_equal(p.thread, 0);
-    assert_int_equal(p.part, 3);
-    ASSERT_DESC(&p, "Trigger", "Program termination");
-    ASSERT_DESC(&p, "Thread name", "total of 2 threads, 4 parts summed (CGPROF_TOTAL)");
-    /* WMAIN and WB when thread 2 ended, MAIN and F at exit */
-    ASSERT_DESC(&p, "Calls in progress", "4 (counted up to the dump)");
-    ASSERT_NO_DESC(&p, "Calls continued");
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 60);
-    ASSERT_CALL(&p, fname(MAIN), fname(F), 3, 29);
-    ASSERT_CALL(&p, fname(MAIN), fname(G), 1, 15);
-    ASSERT_CALL(&p, ROOT, fname(WMAIN), 1, 9);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WA), 1, 2);
-    ASSERT_CALL(&p, fname(WMAIN), fname(WB), 1, 5);
-    assert_int_equal(p.summary, 69);
+    ASSERT_TOTAL(pid, { .part = 3, .trigger = "Program termination",
+                        .descs = { { "Thread name", "total of 2 threads, 4 parts summed (CGPROF_TOTAL)" },
+                                   { "Calls in progress", "4 (counted up to the dump)" } },
+                        .no_descs = { "Calls continued" },
+                        .calls = { { ROOT_FN, MAIN, 1, 60 }, { MAIN, F, 3, 29 }, { MAIN, G, 1, 15 },
+                                   { ROOT_FN, WMAIN, 1, 9 }, { WMAIN, WA, 1, 2 }, { WMAIN, WB, 1, 5 } },
+                        .some_calls = 1,
+                        .summary = 69 });
 }
 
 static void test_run_total_is_the_sum_of_its_part_files(void **state)
@@ -603,12 +546,8 @@ static void test_run_repairs_warned_at_exit(void **state)
     pid_t pid = run_child(unmatched_scenario, NULL, err_path);
     assert_stderr("cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its "
                   "desc: lines and docs/design.md, \"Repairs\"\n");
-    char path[700];
-    snprintf(path, sizeof path, "%s/cg.out.%ld-01", dir, (long)pid);
-    struct prof p;
-    prof_read(path, &p);
-    ASSERT_DESC(&p, "Unmatched exits", "1 (dropped)");
-    ASSERT_CALL(&p, ROOT, fname(MAIN), 1, 1);
+    ASSERT_PART(pid, 0, 1, { .descs = { { "Unmatched exits", "1 (dropped)" } },
+                             .calls = { { ROOT_FN, MAIN, 1, 1 } }, .some_calls = 1 });
 }
 
 int main(void)
