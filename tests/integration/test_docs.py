@@ -6,20 +6,22 @@ test or says why not; the README's five-minute path runs as written."""
 import glob
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import tempfile
 import unittest
 
 import cgtest
-from test_guide import NOT_RUN, copy_tree, run_as_user, runnable
+from test_guide import NOT_RUN, copy_tree, run_as_user, runnable, user_env
 
 SOURCE_DIR = cgtest.SOURCE_DIR
 PAGES = sorted(["README.md", "tests/README.md"] +
                [os.path.relpath(p, SOURCE_DIR) for p in glob.glob(os.path.join(SOURCE_DIR, "docs", "*.md"))])
 
 # Pages whose blocks a test runs as written: the README's (below, but for
-# its first block: scripts/demo installs packages as root, scripts/test is
-# the whole suite, which CI runs by .ci/run: test_readme checks both),
+# its first block, run by ReadmeFirstBlock below with a selection of tests:
+# scripts/test alone is the whole suite, which CI runs by .ci/run),
 # the guide's (test_guide) and the install section of docs/install.md
 # (test_install). Every other block must start with NOT_RUN.
 RUN_BY_TEST = {"README.md", "docs/guide.md"}
@@ -159,6 +161,53 @@ class ReadmeRuns(unittest.TestCase):
         self.assertRegex(p.stderr, r"cgprof: top 10 functions by inclusive time")
         self.assertRegex(p.stdout, r"(?m)^main  \[basic\.c\]: .* inclusive")
         self.assertRegex(p.stdout, r"(?m)^\s+[\d.]+\s+[\d.]+\s+\d+\s+crunch\s+basic\.c:\d+$")
+
+
+class ReadmeFirstBlock(unittest.TestCase):
+    """The README's first block, the demo and the test command, in its
+    order in one scratch copy of the source tree, as a newcomer runs them:
+    the test command must build and run the tests even after the demo made
+    the build directory without them (it once printed 'No tests defined.'
+    and exited 0), and fail when it ran no test. The test command is given
+    a selection (one unit test, one Python test): the whole suite is what
+    CI runs through .ci/run, which test_readme checks is that command."""
+
+    SELECTION = ["util", "readme"]
+    # set for the commands run here: the suite they run must not hold this
+    # test again (a selection lost would run it inside itself, forever)
+    NESTED = "_CGPROF_README_FIRST_BLOCK"
+
+    def run_line(self, line, cwd, home):
+        env = user_env(home)
+        env[self.NESTED] = "1"
+        return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=540)
+
+    def test_demo_then_test(self):
+        if os.environ.get(self.NESTED):
+            self.fail("run by the README's first block in this test: the test command's selection was lost")
+        missing = [t for t in ("bash", "meson", "ninja", "gcc", "callgrind_annotate") if not shutil.which(t)]
+        if missing:
+            self.skipTest("not installed: " + " ".join(missing))
+        # each line a command and its comment
+        first = [shlex.split(line, comments=True) for line in sh_blocks(read("README.md"))[0][1].splitlines()]
+        self.assertEqual(first, [["scripts/demo"], ["scripts/test"]])
+        top = tempfile.mkdtemp(prefix="cgprof-first-")
+        self.addCleanup(shutil.rmtree, top, ignore_errors=True)
+        src = os.path.join(top, "cgprof")
+        copy_tree(src)
+        demo, test = (shlex.join(c) for c in first)
+        p = self.run_line(demo, src, top)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        self.assertRegex(p.stdout, r"(?m)^== cgprof report ")
+        self.assertRegex(p.stdout, r"(?m)^== callgrind_annotate ")
+        p = self.run_line(shlex.join([test] + self.SELECTION), src, top)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        self.assertEqual(p.stdout.strip().splitlines()[-1], "%d passed, 0 failed, 0 skipped" % len(self.SELECTION))
+        # a selection that matches no test ran none: a failure, though the
+        # run above left its log in the build directory
+        p = self.run_line(test + " no-such-test", src, top)
+        self.assertNotEqual(p.returncode, 0, p.stdout[-2000:])
+        self.assertEqual(p.stdout.strip().splitlines()[-1], "0 passed, 1 failed, 0 skipped")
 
 
 if __name__ == "__main__":
