@@ -85,8 +85,12 @@ FILTERS = [
     ("tojson", "map(tojson | fromjson) == ."),
     ("walk", '.[:1000] | walk(if type == "number" then . + 1 else . end) | map(.x) | add'),
 ]
+# Read from a file (jq -f) with a second file slurped (--slurpfile): both
+# through jv_load_file, the host whose frame grows after its enter hook
+# (issue 27: main and jv_load_file were counted once more, calls invented)
+FROM_FILE = ("fromfile", "[.[] | select(.k == $side[0].k)] | length")
 REGEX_FILTER = ("regex", '[.[] | select(.text | test("a.b"))] | length')
-QUICK_FILTERS = ("identity", "names", "strings", "reduce")
+QUICK_FILTERS = ("identity", "names", "strings", "reduce", "fromfile")
 
 
 def log(msg):
@@ -490,7 +494,7 @@ class Jq(unittest.TestCase):
             % (cc, info["version"], info["cflags"], info["configure_seconds"], info["make_seconds"],
                info["install_seconds"], " (cached: built by an earlier run)" if info["cached"] else ""))
         jq = os.path.join(inst, "bin", "jq")
-        filters = [f for f in FILTERS if not QUICK or f[0] in QUICK_FILTERS]
+        filters = [f for f in FILTERS + [FROM_FILE] if not QUICK or f[0] in QUICK_FILTERS]
         # the regex builtins only with oniguruma (not in this build's configure)
         status, out, _, _ = run_jq(jq, ["-n", '"axb" | test("a.b")'], self.tmp, [self.seed])
         if status == 0:
@@ -525,6 +529,13 @@ class Jq(unittest.TestCase):
         os.makedirs(cdir)
         # without a preload: the expected output, and the time a run takes
         args = [filt, self.data]
+        if (name, filt) == FROM_FILE:
+            prog, side = os.path.join(run_dir, "filter.jq"), os.path.join(run_dir, "side.json")
+            with open(prog, "w") as f:
+                f.write(filt + "\n")
+            with open(side, "w") as f:
+                f.write('{"k": "c"}\n')
+            args = ["-c", "--slurpfile", "side", side, "-f", prog, self.data]
         status, plain, err, t_plain = run_jq(jq, args, run_dir, [self.seed])
         self.assertEqual(status, 0, err)
         # the oracle writes nest.<pid>.<tid> into CGNEST_OUT, cgprof
