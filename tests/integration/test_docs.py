@@ -200,6 +200,13 @@ class ReadmeFirstBlock(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         self.assertRegex(p.stdout, r"(?m)^== cgprof report ")
         self.assertRegex(p.stdout, r"(?m)^== callgrind_annotate ")
+        # every share callgrind_annotate shows the newcomer adds up to the
+        # program (no more): its annotated source put fib's recursive call
+        # line at 26% beside fib's 2% (a recursion's time once per level)
+        shown = p.stdout.split("== callgrind_annotate ", 1)[1].split("PROGRAM TOTALS", 1)[1]
+        shares = [float(x) for x in re.findall(r"\(\s*([\d.]+)%\)", shown)]
+        self.assertTrue(shares, p.stdout[-3000:])
+        self.assertLessEqual(sum(shares), 100.5, p.stdout[-3000:])
         p = self.run_line(shlex.join([test] + self.SELECTION), src, top)
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         self.assertEqual(p.stdout.strip().splitlines()[-1], "%d passed, 0 failed, 0 skipped" % len(self.SELECTION))
