@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from . import estimate, flamehtml, naming, report
+from . import estimate, flamehtml, messages, naming, report
 from .paths import (ESTIMATE_MARK, collect, escape_frame, default_run_name, load, looked_for, read, shown,
                     sum_trees, threads_of, Tree)
 
@@ -443,9 +443,7 @@ def flame_main(argv=None):
     # cyclic collector would walk them again and again (as in report.main)
     gc.disable()
 
-    def err(msg):
-        for line in msg.split("\n"):
-            sys.stderr.write("%s: %s\n" % (PROG, line))
+    err = messages.to_stderr(PROG)
     try:
         a = parse_flame_args(argv)
     except UsageError as e:

@@ -33,7 +33,7 @@ import sys
 import textwrap
 import time
 
-from . import elf, naming, options, report, rules, signals
+from . import elf, messages, naming, options, report, rules, signals
 from ._generated import VERSION
 from .optable import LAUNCHER_OWN, value_word
 
@@ -523,9 +523,7 @@ def main(argv=None):
 
 
 def _main(argv, original_mask):
-    def say(msg):
-        for line in msg.split("\n"):
-            sys.stderr.write("%s: %s\n" % (PROG, line))
+    say = messages.to_stderr(PROG)
     try:
         args = parse_args(argv)
     except UsageError as e:

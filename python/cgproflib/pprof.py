@@ -37,7 +37,7 @@ import re
 import sys
 import types
 
-from . import elf, estimate, flame, naming, paths, reader, report
+from . import elf, estimate, flame, messages, naming, paths, reader, report
 from ._shared import DESC_THREAD_NAME
 
 PROG = "cgprof pprof"
@@ -542,9 +542,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     gc.disable()   # many tuples, no cycles (as in flame.flame_main)
 
-    def err(msg):
-        for line in msg.split("\n"):
-            sys.stderr.write("%s: %s\n" % (PROG, line))
+    err = messages.to_stderr(PROG)
     try:
         out, whats = parse_args(argv)
     except UsageError as e:

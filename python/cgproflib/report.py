@@ -30,7 +30,7 @@ import sys
 from itertools import compress, count, filterfalse, repeat
 from operator import add, ge, itemgetter
 
-from . import latency, naming, paths, reader
+from . import latency, messages, naming, paths, reader
 from ._shared import (DESC_CALLS_IN_PROGRESS, DESC_COLLECTION, DESC_FRAMES_LEFT, DESC_LOST, DESC_PAUSED,
                       DESC_THREAD_NAME, DESC_THROTTLED, DESC_TOTAL_OF, DESC_TRIGGER, DESC_UNMATCHED_EXITS,
                       TRIGGER_EXEC, TRIGGER_EXIT, TRIGGER_THREAD_EXIT)
@@ -989,9 +989,7 @@ def main(argv=None):
 
 
 def _main(argv):
-    def err(msg):
-        for line in msg.split("\n"):
-            sys.stderr.write("%s: %s\n" % (PROG, line))
+    err = messages.to_stderr(PROG)
 
     def out(msg):
         sys.stdout.write(msg + "\n")
