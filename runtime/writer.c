@@ -1152,7 +1152,7 @@ static int write_latency(struct ctx *c, struct cg_buf *out, const size_t *order,
         if (!any)
             cg_buf_puts(out, "# Latency (CGPROF_LATENCY): per function, its calls that ended, by inclusive time "
                              "(ns): #lat: (fn) calls sum max lower:count..., in buckets of 4 a power of two "
-                             "(cgprof's README, \"Latency distributions\")\n#latency: 4\n");
+                             "(cgprof's docs/latency.md)\n#latency: 4\n");
         any = 1;
         cg_buf_puts(out, "#lat: (");
         cg_buf_put_u64(out, r->id);

@@ -1336,8 +1336,7 @@ static void test_latency_lines(void **state)
     char expected[sizeof demo_expected + 1024];
     snprintf(expected, sizeof expected, "%.*s%s", (int)n, demo_expected,
              "# Latency (CGPROF_LATENCY): per function, its calls that ended, by inclusive time (ns): #lat: (fn) "
-             "calls sum max lower:count..., in buckets of 4 a power of two (cgprof's README, \"Latency "
-             "distributions\")\n"
+             "calls sum max lower:count..., in buckets of 4 a power of two (cgprof's docs/latency.md)\n"
              "#latency: 4\n"
              "#lat: (1) 1 850 850 768:1\n"
              "#lat: (3) 1 1000 1000 896:1\n"
