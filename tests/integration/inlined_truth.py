@@ -349,10 +349,13 @@ def judge(sites):
                 raise TruthError("%s+%#x: an exit hook for %s+%#x returned there, after no hook call, and no "
                                  "code of that function jumps to it" % (obj, ret, fobj, fn))
             # the return address after a call of a part of fn (fn.part.0)
-            # made from code that is not fn's: fn's head inlined there
+            # made from code that is not fn's: fn's head inlined there. Not
+            # a call of fn through the PLT (fn@plt, in a shared library):
+            # that is fn's own real call, and a part is local, never
+            # called through the PLT
             part = object_code(obj).calls.get(ret) if obj == fobj else None
             holders = object_code(obj).containing(ret - 1)
-            if part and part not in names and base(part) in bases and \
+            if part and "@plt" not in part and part not in names and base(part) in bases and \
                     holders and not any(v == fn or base(h) in bases for v, h in holders):
                 verdicts.append(Verdict(kind, obj, ret, fn, min(names, key=len), True, "tail jump of %s, called "
                                         "in the code of %s" % (part, min((h for _, h in holders), key=len)), n))

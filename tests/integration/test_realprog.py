@@ -42,6 +42,7 @@ import time
 import unittest
 
 import cgtest
+import inlined_truth
 import nesting
 
 CACHE = os.environ.get("CGPROF_REALPROG_CACHE") or os.path.join(
@@ -504,6 +505,8 @@ class Jq(unittest.TestCase):
         for name, filt in filters:
             with self.subTest(compiler=cc, filter=name):
                 self.check_filter(cc, jq, name, filt)
+        with self.subTest(compiler=cc, filter=FROM_FILE[0], mode="fold"):
+            self.check_fold(cc, jq)
 
     def check_repeatable(self, jq):
         """The comparison holds only if jq makes the same calls in the
@@ -522,20 +525,58 @@ class Jq(unittest.TestCase):
         self.assertEqual(differ, [], "jq does not make the same calls in two runs of the same input: "
                                      "no comparison of two runs can hold (a random seed? see FIXED_SEED_C)")
 
+    def from_file_args(self, run_dir):
+        """FROM_FILE's arguments: its filter in a file, a second file to
+        slurp, both written into run_dir."""
+        prog, side = os.path.join(run_dir, "filter.jq"), os.path.join(run_dir, "side.json")
+        with open(prog, "w") as f:
+            f.write(FROM_FILE[1] + "\n")
+        with open(side, "w") as f:
+            f.write('{"k": "c"}\n')
+        return ["-c", "--slurpfile", "side", side, "-f", prog, self.data]
+
+    def check_fold(self, cc, jq):
+        """The default mode (CGPROF_INLINED=fold: an inlined call's time and
+        calls are its host's) on FROM_FILE, against test_fold's truth, which
+        does not use cgprof's rule: the oracle says where each hook was
+        called from, inlined_truth.py judges from the symbols and DWARF which
+        of those places are inlined calls', and the oracle run again leaving
+        their hooks out gives the counts and arcs cgprof must show."""
+        run_dir = tempfile.mkdtemp(prefix="%s-fold-" % cc, dir=self.tmp)
+        d = {k: os.path.join(run_dir, k) for k in ("sites", "folded", "cgprof")}
+        for x in d.values():
+            os.makedirs(x)
+        args = self.from_file_args(run_dir)
+        status, out_s, err, _ = run_jq(jq, args, run_dir, [self.seed, self.nest],
+                                       {"CGNEST_OUT": d["sites"], "CGNEST_SITES": "1"})
+        self.assertEqual(status, 0, "under the oracle: " + err)
+        verdicts = inlined_truth.judge(nesting.Oracle.load(d["sites"]).sites)
+        fold_file = inlined_truth.write_fold_file(verdicts, os.path.join(run_dir, "fold.list"))
+        status, out_f, err, _ = run_jq(jq, args, run_dir, [self.seed, self.nest],
+                                       {"CGNEST_OUT": d["folded"], "CGNEST_FOLD": fold_file})
+        self.assertEqual(status, 0, "under the folding oracle: " + err)
+        status, out_c, err, _ = run_jq(jq, args, run_dir, [self.seed, cgtest.LIB],
+                                       {"CGPROF_OUT": os.path.join(d["cgprof"], "callgrind.out"),
+                                        "CGPROF_INLINED": "fold"})
+        self.assertEqual(status, 0, "under cgprof: " + err)
+        self.assertTrue(out_s == out_f == out_c, "the outputs differ")
+        folded, cg = nesting.load_pair(d["folded"], d["cgprof"])
+        self.assertTrue(folded.nests, "the truth's hooks do not nest: it left out an enter without its exit")
+        diffs = nesting.compare(folded, cg, arcs=True)
+        s = nesting.summary(folded, cg)
+        log("%-5s %-8s fold: %d sites, %d inlined; functions %d (%d wrong), arcs %d (%d wrong), calls %d "
+            "(cgprof %d)" % (cc, FROM_FILE[0], len(verdicts), sum(1 for v in verdicts if v.inlined),
+                             s["functions"], s["functions_wrong"], s["arcs"], s["arcs_wrong"], s["calls_hooks"],
+                             s["calls_cgprof"]))
+        self.assertEqual(diffs, [])
+
     def check_filter(self, cc, jq, name, filt):
         run_dir = tempfile.mkdtemp(prefix="%s-%s-" % (cc, name), dir=self.tmp)
         odir, cdir = os.path.join(run_dir, "oracle"), os.path.join(run_dir, "cgprof")
         os.makedirs(odir)
         os.makedirs(cdir)
         # without a preload: the expected output, and the time a run takes
-        args = [filt, self.data]
-        if (name, filt) == FROM_FILE:
-            prog, side = os.path.join(run_dir, "filter.jq"), os.path.join(run_dir, "side.json")
-            with open(prog, "w") as f:
-                f.write(filt + "\n")
-            with open(side, "w") as f:
-                f.write('{"k": "c"}\n')
-            args = ["-c", "--slurpfile", "side", side, "-f", prog, self.data]
+        args = self.from_file_args(run_dir) if (name, filt) == FROM_FILE else [filt, self.data]
         status, plain, err, t_plain = run_jq(jq, args, run_dir, [self.seed])
         self.assertEqual(status, 0, err)
         # the oracle writes nest.<pid>.<tid> into CGNEST_OUT, cgprof
