@@ -458,15 +458,7 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
 
 int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp)
 {
-    uintptr_t top = c->frames[c->depth - 1].sp;
-    if (top - sp > CG_INLINED_REACH)
-        return 1;
-    /* Words of the stack that were never written (padding) are read too:
-     * valgrind's memcheck says so (tests/valgrind.supp), harmlessly. */
-    for (const uintptr_t *w = (const uintptr_t *)sp; (uintptr_t)w < top; w++)
-        if (*w == site)
-            return 1;
-    return 0;
+    return cg_return_address_above(site, sp, c->frames[c->depth - 1].sp);
 }
 
 void cg_stack_grow(struct cg_costs *c)

@@ -566,6 +566,21 @@ static CG_INLINE uintptr_t cg_frame_code(const struct cg_frame *f)
  * host's own call (walkExpr calling itself). */
 int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp);
 
+/* cg_real_call_below's test, for the top frame's sp top (the fast path's
+ * too): the return address site on the stack between sp and top, or the
+ * call too far below to be an inlined one. Words of the stack that were
+ * never written (padding) are read too: valgrind's memcheck says so
+ * (tests/valgrind.supp), harmlessly. */
+static CG_INLINE int cg_return_address_above(uintptr_t site, uintptr_t sp, uintptr_t top)
+{
+    if (top - sp > CG_INLINED_REACH)
+        return 1;
+    for (const uintptr_t *w = (const uintptr_t *)sp; (uintptr_t)w < top; w++)
+        if (*w == site)
+            return 1;
+    return 0;
+}
+
 /* Function entry at time `now` (ns), its enter hook called from `code` with
  * its frame at sp: closes the caller's running self segment, pushes a frame.
  * After cg_costs_resync, the call is inlined into the top frame (or its

@@ -135,14 +135,6 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
             if (g == c->frames || g[-1].sp != sp)
                 break;
         }
-    } else if (cg_unlikely(site == top->host_site)) {
-        /* the host's own call site, below it: a call inlined while the host
-         * had arguments pushed, or into a host whose frame grew after its
-         * enter hook (a variable-length array: jq's jv_load_file), or a
-         * recursion from the instruction that made the host's call;
-         * cg_real_call_below and the unwind tables tell them apart (fold.c,
-         * inlined_below), on the general path */
-        return 0;
     }
     /* The arc, by key and callee first: few values live through the
      * probes, no callee-saved register to spill. The caller, which the key
@@ -161,6 +153,23 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
      * only so that the compiler does not reuse the values read above. */
     d = __atomic_load_n(&c->depth, __ATOMIC_RELAXED);
     top = &__atomic_load_n(&c->frames, __ATOMIC_RELAXED)[d - 1];
+    /* The host's own call site, below the host's frame: a call inlined
+     * while the host had arguments pushed, or into a host whose frame grew
+     * after its enter hook (a variable-length array: jq's jv_load_file), or
+     * a recursion from the instruction that made the host's call. The
+     * general path tells them apart (fold.c, inlined_below); what it judged
+     * a real recursion before, half of a recursive function's calls
+     * (fib's), is taken here by its two tests: the enter hook is called at
+     * the place the real arc keeps (code_off), fn's own enter, which no
+     * inlined copy's hook call shares (the unwind tables' rule), and the
+     * call's return address is on the stack above its frame (the
+     * stack-pointer rule). Tested after the probe, with the frame read
+     * again: before it, the values kept through it made every call dearer
+     * (5 instructions a call, callgrind on tests/bench/workload). */
+    if (cg_unlikely(top->sp > sp && site == top->host_site) &&
+        (a->inlined || a->code_off == CG_NO_CODE || fn + (uintptr_t)(intptr_t)a->code_off != CG_FAST_RET(ret) ||
+         !cg_return_address_above(site, sp, top->sp)))
+        return 0;
     /* A caller that is not the top frame (another arc of this key and
      * callee: a frame left out calls through its arc's caller); an arc left
      * out */
