@@ -537,9 +537,16 @@ static CG_INLINE uintptr_t cg_host_site(const struct cg_costs *c, uint32_t i)
  * words; a real call's frame may be large, and then it is one anyway. */
 #define CG_INLINED_REACH (64 * sizeof(uintptr_t))
 
+/* Where fn's own enter hook is called, for a real call of fn on arc a: its
+ * code_off from fn; 0 when not known. */
+static CG_INLINE uintptr_t cg_arc_own_code(const struct cg_arc *a, uintptr_t fn)
+{
+    return a->code_off == CG_NO_CODE ? 0 : fn + (uintptr_t)(intptr_t)a->code_off;
+}
+
 /* Where the enter hook of a frame of fn on arc `arc` was called: for an
- * inlined call its arc's site, for a real one its arc's code_off from fn;
- * 0 when not known. */
+ * inlined call its arc's site, for a real one cg_arc_own_code; 0 when not
+ * known. */
 static CG_INLINE uintptr_t cg_arc_code(const struct cg_costs *c, uint32_t arc, uintptr_t fn)
 {
     const struct cg_arc *a = &c->arcs[arc];
@@ -547,7 +554,7 @@ static CG_INLINE uintptr_t cg_arc_code(const struct cg_costs *c, uint32_t arc, u
         return 0;
     if (a->inlined)
         return a->site;
-    return a->code_off == CG_NO_CODE ? 0 : fn + (uintptr_t)(intptr_t)a->code_off;
+    return cg_arc_own_code(a, fn);
 }
 
 /* The same for frame f, as it was pushed. */

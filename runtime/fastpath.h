@@ -167,8 +167,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
      * again: before it, the values kept through it made every call dearer
      * (5 instructions a call, callgrind on tests/bench/workload). */
     if (cg_unlikely(top->sp > sp && site == top->host_site) &&
-        (a->inlined || a->code_off == CG_NO_CODE || fn + (uintptr_t)(intptr_t)a->code_off != CG_FAST_RET(ret) ||
-         !cg_return_address_above(site, sp, top->sp)))
+        (a->inlined || cg_arc_own_code(a, fn) != CG_FAST_RET(ret) || !cg_return_address_above(site, sp, top->sp)))
         return 0;
     /* A caller that is not the top frame (another arc of this key and
      * callee: a frame left out calls through its arc's caller); an arc left
@@ -224,7 +223,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     f->skip = CG_ARC_COUNTED;
     if (key == site) { /* a real call */
         f->host_site = site;
-        f->code = a->code_off == CG_NO_CODE ? 0 : fn + (uintptr_t)(intptr_t)a->code_off;
+        f->code = cg_arc_own_code(a, fn);
     } else {
         /* an inlined call: the site its hooks are given is its host's (at
          * the top frame's sp, checked above), or that of the part of its
