@@ -68,9 +68,15 @@ SHOW = 15   # differences shown per comparison
 class Variant:
     """One program (and its arguments) through the whole chain."""
 
-    def __init__(self, label, argv, o0, compiler=None, level=None, nests=True):
+    def __init__(self, label, argv, o0, compiler=None, level=None, nests=True, cwd=None, preload=(), oracle=None):
         self.label, self.argv, self.o0, self.compiler, self.level = label, argv, o0, compiler, level
         self.nests = nests      # whether its hooks nest: arcs compared too
+        # every run's working directory, for a program whose calls depend
+        # on it (jq, test_realprog), the outputs then named by CGNEST_OUT
+        # and CGPROF_OUT; None: each run in its output directory
+        self.cwd = cwd
+        self.preload = list(preload)  # libraries preloaded before the oracle and cgprof
+        self.oracle = oracle or NEST_LIB
         self.problems = []      # what is wrong, as text
         self.truth_problems = []  # what is wrong with the truth itself
         self.verdicts = []
@@ -180,8 +186,12 @@ def _evaluate(v, d):
     dirs = {k: os.path.join(d, k) for k in ("sites", "folded", "fold", "fold-notakeback")}
     for x in dirs.values():
         os.mkdir(x)
+    def preload(lib):
+        return ":".join(v.preload + [lib])
+
     # 1. the oracle, and every place a hook was called from
-    r = run(v.argv, dirs["sites"], {"LD_PRELOAD": NEST_LIB, "CGNEST_OUT": dirs["sites"], "CGNEST_SITES": "1"})
+    r = run(v.argv, v.cwd or dirs["sites"], {"LD_PRELOAD": preload(v.oracle), "CGNEST_OUT": dirs["sites"],
+                                             "CGNEST_SITES": "1"})
     if r.returncode != 0:
         v.error = "the program under the oracle: exit %d: %s" % (r.returncode, r.stderr[-500:])
         return
@@ -205,7 +215,8 @@ def _evaluate(v, d):
     fold_file = inlined_truth.write_fold_file(v.verdicts, os.path.join(d, "fold.list"))
 
     # 3. the oracle leaving the inlined calls' hooks out
-    r = run(v.argv, dirs["folded"], {"LD_PRELOAD": NEST_LIB, "CGNEST_OUT": dirs["folded"], "CGNEST_FOLD": fold_file})
+    r = run(v.argv, v.cwd or dirs["folded"], {"LD_PRELOAD": preload(v.oracle), "CGNEST_OUT": dirs["folded"],
+                                              "CGNEST_FOLD": fold_file})
     if r.returncode != 0 or r.stdout != stdout:
         v.error = "the program under the folding oracle: exit %d%s: %s" % (
             r.returncode, "" if r.stdout == stdout else ", its output changed", r.stderr[-500:])
@@ -248,9 +259,13 @@ def _evaluate(v, d):
     # 4. cgprof folding, with and without taking hook calls back
     results = []
     for env, key in zip(FOLD_ENV, ("fold", "fold-notakeback")):
-        r = subprocess.run(cgtest.wrapped(v.argv), cwd=dirs[key], env=clean_env(dict(env, LD_PRELOAD=LIB)),
+        env = dict(env, LD_PRELOAD=preload(LIB))
+        if v.cwd:
+            env["CGPROF_OUT"] = os.path.join(dirs[key], "callgrind.out")
+        r = subprocess.run(cgtest.wrapped(v.argv), cwd=v.cwd or dirs[key], env=clean_env(env),
                            capture_output=True, text=True, timeout=TIMEOUT * (20 if cgtest.WRAPPER else 1))
-        what = "cgprof " + " ".join("%s=%s" % kv for kv in sorted(env.items()))
+        what = "cgprof " + " ".join("%s=%s" % kv for kv in sorted(env.items())
+                                    if kv[0] not in ("LD_PRELOAD", "CGPROF_OUT"))
         if r.returncode != 0:
             v.problems.append("%s: exit %d: %s" % (what, r.returncode, r.stderr[-500:]))
             continue

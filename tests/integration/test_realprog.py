@@ -42,8 +42,8 @@ import time
 import unittest
 
 import cgtest
-import inlined_truth
 import nesting
+import test_fold
 
 CACHE = os.environ.get("CGPROF_REALPROG_CACHE") or os.path.join(
     os.path.expanduser("~"), ".cache", "cgprof-realprog")
@@ -537,38 +537,22 @@ class Jq(unittest.TestCase):
 
     def check_fold(self, cc, jq):
         """The default mode (CGPROF_INLINED=fold: an inlined call's time and
-        calls are its host's) on FROM_FILE, against test_fold's truth, which
-        does not use cgprof's rule: the oracle says where each hook was
-        called from, inlined_truth.py judges from the symbols and DWARF which
-        of those places are inlined calls', and the oracle run again leaving
-        their hooks out gives the counts and arcs cgprof must show."""
+        calls are its host's) on FROM_FILE, through test_fold's chain: its
+        truth does not use cgprof's rule (the oracle says where each hook
+        was called from, inlined_truth.py judges from the symbols and DWARF
+        which of those places are inlined calls', the oracle run again
+        leaving their hooks out gives the counts and arcs cgprof must show,
+        with its hook calls taken back and without), every run from one
+        working directory, the fixed seed preloaded first."""
         run_dir = tempfile.mkdtemp(prefix="%s-fold-" % cc, dir=self.tmp)
-        d = {k: os.path.join(run_dir, k) for k in ("sites", "folded", "cgprof")}
-        for x in d.values():
-            os.makedirs(x)
-        args = self.from_file_args(run_dir)
-        status, out_s, err, _ = run_jq(jq, args, run_dir, [self.seed, self.nest],
-                                       {"CGNEST_OUT": d["sites"], "CGNEST_SITES": "1"})
-        self.assertEqual(status, 0, "under the oracle: " + err)
-        verdicts = inlined_truth.judge(nesting.Oracle.load(d["sites"]).sites)
-        fold_file = inlined_truth.write_fold_file(verdicts, os.path.join(run_dir, "fold.list"))
-        status, out_f, err, _ = run_jq(jq, args, run_dir, [self.seed, self.nest],
-                                       {"CGNEST_OUT": d["folded"], "CGNEST_FOLD": fold_file})
-        self.assertEqual(status, 0, "under the folding oracle: " + err)
-        status, out_c, err, _ = run_jq(jq, args, run_dir, [self.seed, cgtest.LIB],
-                                       {"CGPROF_OUT": os.path.join(d["cgprof"], "callgrind.out"),
-                                        "CGPROF_INLINED": "fold"})
-        self.assertEqual(status, 0, "under cgprof: " + err)
-        self.assertTrue(out_s == out_f == out_c, "the outputs differ")
-        folded, cg = nesting.load_pair(d["folded"], d["cgprof"])
-        self.assertTrue(folded.nests, "the truth's hooks do not nest: it left out an enter without its exit")
-        diffs = nesting.compare(folded, cg, arcs=True)
-        s = nesting.summary(folded, cg)
-        log("%-5s %-8s fold: %d sites, %d inlined; functions %d (%d wrong), arcs %d (%d wrong), calls %d "
-            "(cgprof %d)" % (cc, FROM_FILE[0], len(verdicts), sum(1 for v in verdicts if v.inlined),
-                             s["functions"], s["functions_wrong"], s["arcs"], s["arcs_wrong"], s["calls_hooks"],
-                             s["calls_cgprof"]))
-        self.assertEqual(diffs, [])
+        v = test_fold.evaluate(test_fold.Variant("jq %s (%s)" % (FROM_FILE[0], cc), [jq] + self.from_file_args(run_dir),
+                                                 False, cwd=run_dir, preload=[self.seed], oracle=self.nest))
+        s = v.summary
+        log("%-5s %-8s fold: %d sites, %d inlined; functions %s (%s wrong), arcs %s (%s wrong), calls %s "
+            "(cgprof %s)" % (cc, FROM_FILE[0], len(v.verdicts), v.inlined, s.get("functions"),
+                             s.get("functions_wrong"), s.get("arcs"), s.get("arcs_wrong"), s.get("calls_hooks"),
+                             s.get("calls_cgprof")))
+        self.assertEqual((v.error, v.truth_problems, v.problems), (None, [], []))
 
     def check_filter(self, cc, jq, name, filt):
         run_dir = tempfile.mkdtemp(prefix="%s-%s-" % (cc, name), dir=self.tmp)
