@@ -22,8 +22,9 @@
  * different moments.
  *
  * CGPROF_FASTPATH_SEEDS=N runs N sequences of the sampled clock instead of
- * 6 (300 pass, in 5 minutes); CGPROF_FASTPATH_DEBUG=1 prints both stacks'
- * top frames where they part. */
+ * 6; CGPROF_FASTPATH_FULL=1 compares every table after every event (else
+ * now and then: compare_all_now); CGPROF_FASTPATH_DEBUG=1 prints both
+ * stacks' top frames where they part. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -274,7 +275,31 @@ struct run {
     struct side *a, *b;
     int times;   /* the clock is the sampled one: times compared */
     unsigned long events, fast_ok;
+    unsigned long next_all; /* the event after which every table is compared next */
 };
+
+/* Every entry of every table, compared at every 16th event as they once
+ * were, made the test quadratic: the call paths grow to tens of thousands
+ * of nodes, and the comparison took 94% of its time (11 s, 40 s under
+ * AddressSanitizer, beyond its limit on a loaded machine). A difference
+ * stays in the tables, so a later comparison finds it all the same: the
+ * whole comparison comes after at least 16 events and at least an eighth
+ * of the tables' entries (a latency histogram's buckets each one), which
+ * keeps its cost per event bounded.
+ * CGPROF_FASTPATH_FULL=1 compares everything after every event, to find
+ * the first event where the paths part. */
+static int compare_all_now(struct run *r)
+{
+    static int every = -1;
+    if (every < 0)
+        every = getenv("CGPROF_FASTPATH_FULL") != NULL;
+    if (!every && r->events < r->next_all)
+        return 0;
+    const struct cg_costs *c = &r->a->t->costs;
+    unsigned long entries = (unsigned long)c->narcs * (c->lat ? 1 + CG_LAT_ROW : 1) + c->nnodes + c->nselfs + c->depth;
+    r->next_all = r->events + 16 + entries / 8;
+    return 1;
+}
 
 /* One hook event on both sides, then the tables compared. */
 static void event(struct run *r, int enter, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t ret)
@@ -291,9 +316,9 @@ static void event(struct run *r, int enter, uintptr_t fn, uintptr_t site, uintpt
     r->events++;
     snprintf(where, sizeof where, "event %lu (%s %#lx site %#lx sp %#lx)", r->events, enter ? "enter" : "exit",
              (unsigned long)fn, (unsigned long)site, (unsigned long)sp);
-    /* Everything every 16 events (a difference stays), the counts and the
-     * top frame at every one. */
-    compare(r->a, r->b, r->times, r->events % 16 == 0);
+    /* The counts and the top frame at every event, everything now and
+     * then (compare_all_now). */
+    compare(r->a, r->b, r->times, compare_all_now(r));
 }
 
 static uintptr_t top_sp(void)
@@ -431,7 +456,7 @@ static void run_sequence(int mode, uint64_t seed, unsigned long nevents, int thr
     /* FN(9): a function left out (CGPROF_SKIP) on both sides */
     assert_int_equal(cg_addrset_add((struct cg_addrset *)a.filter.skip, FN(9)), 1);
     assert_int_equal(cg_addrset_add((struct cg_addrset *)b.filter.skip, FN(9)), 1);
-    struct run r = { &a, &b, mode == CG_FAST_SAMPLE, 0, 0 };
+    struct run r = { &a, &b, mode == CG_FAST_SAMPLE, 0, 0, 0 };
     rng = seed;
     mdepth = 0;
     while (r.events < nevents)
