@@ -106,8 +106,64 @@ static CG_RACY_READ void racy_node_selfs(const struct cg_node *nodes, uint32_t n
         self[i] = nodes[i].self;
 }
 
+/* The top frame as a reading sees it before and after: equal when no hook
+ * (and no sample) changed the thread's stack in between. */
+struct top_view {
+    const struct cg_frame *frames;
+    uint32_t depth;
+    struct frame_view f;
+};
+
+static void top_read(const struct cg_costs *c, struct top_view *v)
+{
+    v->depth = __atomic_load_n(&c->depth, __ATOMIC_ACQUIRE);
+    v->frames = __atomic_load_n(&c->frames, __ATOMIC_SEQ_CST);
+    memset(&v->f, 0, sizeof v->f);
+    if (v->depth)
+        racy_frame(&v->frames[v->depth - 1], &v->f);
+}
+
+static int top_same(const struct top_view *a, const struct top_view *b)
+{
+    return a->depth == b->depth && a->frames == b->frames && a->f.arc == b->f.arc && a->f.self == b->f.self &&
+           a->f.t_enter == b->f.t_enter && a->f.t_last == b->f.t_last;
+}
+
+static int take_once(const struct cg_costs *c, uint64_t now, struct cg_reading *t, int *still);
+
+/* A reading of a running thread is made of reads at different moments: a
+ * call that ends between the copy of the self costs and that of the
+ * frames has its last self segment in neither the self costs nor the open
+ * segment, and one that ends between the copy of the arcs and that of the
+ * frames is in neither its count nor its frame. The reading is then short
+ * of what the next one will hold, and the part after it gets time from
+ * before its start: a function's inclusive time there fell short of its
+ * self time plus its callees' (SignalDumps.test_sum_rule, 1 run in 5 on a
+ * loaded machine: a thread woke from a sleep, ending a segment of its
+ * caller, while it was being read). So the reading is made again, up to
+ * READ_TRIES times, until the thread's top frame (depth, times, entries)
+ * is the same before and after it: no hook ended and no sample landed
+ * meanwhile, and the reading is the thread's state at `now` exactly. A
+ * thread that makes calls all the time may change under every try: its
+ * last is kept, whose calls in flight are a few short ones (the parts on
+ * either side of it may split one: docs/cgprof-control.md). */
+#define READ_TRIES 4
+
 int cg_reading_take(const struct cg_costs *c, uint64_t now, struct cg_reading *t)
 {
+    for (int i = 0;; i++) {
+        int still = 0;
+        if (take_once(c, now, t, &still) != 0)
+            return -1;
+        if (still || i + 1 == READ_TRIES)
+            return 0;
+    }
+}
+
+static int take_once(const struct cg_costs *c, uint64_t now, struct cg_reading *t, int *still)
+{
+    struct top_view before, after;
+    top_read(c, &before);
     uint32_t narcs = __atomic_load_n(&c->narcs, __ATOMIC_ACQUIRE);
     uint32_t nselfs = __atomic_load_n(&c->nselfs, __ATOMIC_ACQUIRE);
     const struct cg_arc *arcs = __atomic_load_n(&c->arcs, __ATOMIC_SEQ_CST);
@@ -160,9 +216,14 @@ int cg_reading_take(const struct cg_costs *c, uint64_t now, struct cg_reading *t
      * the top frame has a self segment open; the others are waiting on a
      * callee and closed theirs when they called it. */
     uint32_t running = 0;
+    after.depth = depth;
+    after.frames = frames;
+    memset(&after.f, 0, sizeof after.f);
     for (uint32_t i = 0; i < depth; i++) {
         struct frame_view f;
         racy_frame(&frames[i], &f);
+        if (i == depth - 1)
+            after.f = f;
         if (f.arc >= narcs || now < f.t_enter)
             continue; /* entered after `now`, or a torn read of a frame being pushed */
         if (!f.skip) { /* a call left out is no call: its time is its caller's self */
@@ -186,6 +247,7 @@ int cg_reading_take(const struct cg_costs *c, uint64_t now, struct cg_reading *t
         }
     }
     free(seen);
+    *still = top_same(&before, &after);
     t->folded = __atomic_load_n(&c->folded, __ATOMIC_RELAXED);
     t->beyond_paths = __atomic_load_n(&c->beyond_paths, __ATOMIC_RELAXED);
     t->comp = __atomic_load_n(&c->comp, __ATOMIC_RELAXED);

@@ -99,11 +99,17 @@ class SignalDumps(ProfileAssertions):
             files = [f for (p, t), f in sorted(parts.items()) if t == thread]
             self.assertGreaterEqual(len(files), 2, "thread %d was cut into parts" % thread)
             total, self_ns = {}, 0
+            after_signal = False
             for f in files:
                 p = reader.load(f, strict=True)
-                # a thread caught running by a dump: see test_storm_of_signals
+                # A thread caught making calls by a dump (the runtime reads
+                # it again, up to 4 times, until it holds still: reading.c)
+                # may have a call split between the part that reading ends
+                # and the next (docs/cgprof-control.md, "Dumps of running
+                # threads"): both may fall short of the sum rule by a little.
                 signalled = p.desc_value("Trigger").startswith("Signal")
-                self.assert_valid(p, running_slack=0.01 if signalled else 0.0)
+                self.assert_valid(p, running_slack=0.01 if signalled or after_signal else 0.0)
+                after_signal = signalled
                 add_counts(total, p.call_counts())
                 self_ns += p.total_self()
             self.assertEqual(total, prof.call_counts(), "thread %d" % thread)
