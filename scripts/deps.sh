@@ -9,6 +9,12 @@ CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-d
 # (test_pprof.py).
 CGPROF_TEST_PACKAGES="chromium golang-go"
 
+# cgprof_say MESSAGE: one line on stderr, "cgprof: MESSAGE", as each step
+# starts, so that a slow machine is never taken for a hung one.
+cgprof_say() {
+    echo "cgprof: $*" >&2
+}
+
 cgprof_install_deps() {
     local missing="" pkg
     for pkg in $CGPROF_PACKAGES; do
@@ -17,7 +23,9 @@ cgprof_install_deps() {
         fi
     done
     [ -z "$missing" ] && return 0
-    echo "cgprof: installing missing packages:$missing" >&2
+    local n
+    n=$(echo $missing | wc -w)
+    cgprof_say "installing $n missing Debian packages with apt-get (a minute or more on a fresh machine; apt's own lines follow):$missing"
     local sudo=""
     if [ "$(id -u)" != 0 ]; then
         if command -v sudo >/dev/null 2>&1; then
@@ -28,9 +36,33 @@ cgprof_install_deps() {
         fi
     fi
     export DEBIAN_FRONTEND=noninteractive
+    cgprof_say "apt-get update"
     $sudo apt-get update -qq >&2 || return 1
     # shellcheck disable=SC2086
     $sudo apt-get install -y -qq --no-install-recommends $missing >&2 || return 1
+    cgprof_say "installed:$missing"
+}
+
+# cgprof_progress LABEL LOG COMMAND...: runs a build command (meson compile
+# or ninja, whose lines start with [n/N]), its output kept in LOG, and says
+# how far it is at each tenth of its steps; on failure, the end of LOG.
+cgprof_progress() {
+    local label="$1" log="$2" rc=0
+    shift 2
+    if ! "$@" 2>&1 | awk -v label="$label" -v logfile="$log" '
+        { print > logfile; fflush(logfile) }
+        /^\[[0-9]+\/[0-9]+\]/ {
+            split(substr($1, 2), a, "/"); n = a[1] + 0; total = a[2] + 0
+            if (!started) { printf "cgprof: %s: %d steps\n", label, total > "/dev/stderr"; started = 1 }
+            tenth = int(n * 10 / total)
+            if (tenth > shown) { shown = tenth; printf "cgprof: %s: %d/%d\n", label, n, total > "/dev/stderr" }
+        }
+        /no work to do/ { printf "cgprof: %s: up to date\n", label > "/dev/stderr" }'; then
+        rc=${PIPESTATUS[0]}
+        echo "cgprof: $label failed (exit $rc); the end of $log:" >&2
+        tail -n 40 "$log" >&2
+    fi
+    return "$rc"
 }
 
 # meson setup once, then build.
@@ -38,11 +70,13 @@ cgprof_build() {
     local builddir="$1"
     shift
     if [ ! -f "$builddir/build.ninja" ]; then
+        cgprof_say "configuring $builddir/ (meson setup${*:+ $*})"
         meson setup "$builddir" "$@" >/dev/null || return 1
     elif [ $# -gt 0 ]; then
         # a build directory made before (scripts/demo's, without the
         # tests): the options asked for now, on it
         meson configure "$builddir" "$@" >/dev/null || return 1
     fi
-    meson compile -C "$builddir" >/dev/null || { meson compile -C "$builddir"; return 1; }
+    mkdir -p "$builddir/meson-logs"
+    cgprof_progress "building $builddir/" "$builddir/meson-logs/compile.log" meson compile -C "$builddir"
 }

@@ -2,15 +2,35 @@
 libcgprof.so preloaded, find the files they write, read them with the strict
 format checker (cgproflib.reader)."""
 
+import faulthandler
 import glob
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
 from cgproflib import reader
+
+# Every time limit of the tests (a subprocess's timeout, a wait for a file)
+# is written as limit(seconds): one factor, CGPROF_TIMEOUT_MULTIPLIER, the
+# one scripts/test also gives meson test (--timeout-multiplier), scales
+# them all. A limit only stops a test that hangs; no test judges a duration
+# by it (test_limits checks that every limit is written so).
+TIMEOUT_MULTIPLIER = float(os.environ.get("CGPROF_TIMEOUT_MULTIPLIER") or 1)
+
+
+def limit(seconds):
+    return seconds * TIMEOUT_MULTIPLIER
+
+
+# meson test ends a test that ran past its limit with SIGTERM: the traceback
+# of every thread then goes into the test's log, at the step it was in,
+# before the default action ends the process.
+faulthandler.register(signal.SIGTERM, file=sys.stderr, all_threads=True, chain=True)
 
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD_DIR = os.environ.get("CGPROF_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
@@ -84,7 +104,7 @@ class Run:
         return [reader.load(f, strict=strict) for f in self.files]
 
 
-def run_preloaded(testcase, argv, env=None, preload=True, timeout=300, out_prefix=None, cwd=None, preexec_fn=None,
+def run_preloaded(testcase, argv, env=None, preload=True, timeout=limit(300), out_prefix=None, cwd=None, preexec_fn=None,
                   pinned=True):
     """Runs argv in a fresh directory (removed after the test) with the
     runtime preloaded; returns a Run with the profile files it wrote.
@@ -128,7 +148,7 @@ class Started:
             self.p.kill()
             self.p.wait()
 
-    def wait_ready(self, timeout=10):
+    def wait_ready(self, timeout=limit(10)):
         """Until the runtime's service is up (its status file exists)."""
         end = time.monotonic() + timeout
         while not os.path.exists(self.status):
@@ -139,13 +159,13 @@ class Started:
     def files(self):
         return sorted(glob.glob(os.path.join(self.dir, "callgrind.out.*")))
 
-    def finish(self, timeout=120, input=None):
+    def finish(self, timeout=limit(120), input=None):
         """Ends the program's stdin (after input), waits for its end."""
         out, err = self.p.communicate(input=input, timeout=timeout)
         return self.p.returncode, out, err
 
 
-def valgrind_calls(testcase, argv, timeout=600):
+def valgrind_calls(testcase, argv, timeout=limit(600)):
     """Call counts {(caller, callee): n} of a run under valgrind --tool=callgrind
     (recursion suffixes folded, the hooks left out), summed over threads."""
     if not shutil.which("valgrind"):
@@ -252,7 +272,7 @@ class ProfileAssertions(unittest.TestCase):
         if not shutil.which("callgrind_annotate"):
             self.skipTest("callgrind_annotate is not installed")
         p = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=yes", path],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=limit(120))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("WARNING", p.stderr)
         self.assertNotIn("malformed", p.stderr)

@@ -59,10 +59,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+import cgtest
+
 VERSION = "1.25.0"
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 TARBALL = os.path.join(SOURCE_DIR, "tests", "vendor", "speedscope", "speedscope-%s.tgz" % VERSION)
-TIMEOUT = 180
+TIMEOUT = cgtest.limit(180)
 VIEWS = {"time-ordered": "1", "left-heavy": "2", "sandwich": "3"}
 
 
@@ -201,7 +203,7 @@ class _Chromium:
     def status(self):
         """Its exit status, once it has closed its end of the pipe."""
         try:
-            return self.proc.wait(timeout=10)
+            return self.proc.wait(timeout=cgtest.limit(10))
         except subprocess.TimeoutExpired:
             return "still running"
 

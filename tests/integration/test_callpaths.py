@@ -253,7 +253,7 @@ class MatchesValgrind(Checks):
         out = os.path.join(d, "vg.out")
         env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         p = subprocess.run(["valgrind", "--tool=callgrind", "--separate-callers=60", "--callgrind-out-file=" + out]
-                           + argv, cwd=d, env=env, capture_output=True, text=True, timeout=600)
+                           + argv, cwd=d, env=env, capture_output=True, text=True, timeout=cgtest.limit(600))
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         prof = reader.load(out)
         calls = {}

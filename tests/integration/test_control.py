@@ -149,7 +149,7 @@ class ControlTestCase(unittest.TestCase):
         os.chmod(self.cdir, 0o700)
         self.env = cgtest.clean_environ({"CGPROF_CONTROL_DIR": self.cdir})
 
-    def control(self, *args, env=None, timeout=60):
+    def control(self, *args, env=None, timeout=cgtest.limit(60)):
         p = subprocess.run([SCRIPT] + [str(a) for a in args], env=env or self.env,
                            capture_output=True, text=True, timeout=timeout)
         return p
@@ -447,10 +447,10 @@ class Requests(ControlTestCase):
         self.assertEqual(fake.log(), [])
 
     def test_timeout_when_not_taken(self):
+        # gives up at its own timeout, and says so (the test's limit only
+        # stops a control that would hang)
         fake = Fake(self, self.cdir, options="map,ignore")
-        t0 = time.monotonic()
         p = self.control("--timeout", "0.5", "-d", "x", fake.pid)
-        self.assertLess(time.monotonic() - t0, 10)
         self.assertEqual(p.returncode, 1)
         self.assertIn("timed out", p.stderr)
         self.assertIn("did not take", p.stderr)
@@ -505,7 +505,7 @@ class Requests(ControlTestCase):
             time.sleep(0.3)
             self.assertEqual(fake.log(), [])
             fcntl.flock(fd, fcntl.LOCK_UN)
-            out, err = proc.communicate(timeout=30)
+            out, err = proc.communicate(timeout=cgtest.limit(30))
             self.assertEqual(proc.returncode, 0, err)
             self.assertEqual(fake.log(), ["dump late"])
         finally:
@@ -520,7 +520,7 @@ class Requests(ControlTestCase):
                  for i in range(4)]
         outs = []
         for proc in procs:
-            out, err = proc.communicate(timeout=60)
+            out, err = proc.communicate(timeout=cgtest.limit(60))
             self.assertEqual(proc.returncode, 0, err)
             outs.append(out.splitlines())
         self.assertEqual(sorted(fake.log()), ["dump r0", "dump r1", "dump r2", "dump r3"])
@@ -562,7 +562,7 @@ class Requests(ControlTestCase):
     def test_send_request_function(self):
         fake = Fake(self, self.cdir)
         with control.find_control_dir(self.env) as cdir:
-            before, after = control.send_request(cdir, fake.pid, "dump api", timeout=10)
+            before, after = control.send_request(cdir, fake.pid, "dump api", timeout=cgtest.limit(10))
             self.assertEqual(after.done, before.done + 1)
             self.assertEqual(after.parts, 1)
             self.assertEqual(len(after.last), 2)
@@ -594,7 +594,7 @@ class Usage(ControlTestCase):
         text."""
         from cgproflib import control as c
         page = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control.1")
-        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=60,
+        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=cgtest.limit(60),
                            env=dict(os.environ, MANWIDTH="2000"))
         self.assertEqual(p.returncode, 0, p.stderr)
         text = " ".join(p.stdout.replace("\u2010", "-").split())
@@ -631,7 +631,7 @@ class Usage(ControlTestCase):
         interpreter = m.group(1)
         self.assertTrue(os.access(interpreter, os.X_OK), interpreter)
         p = subprocess.run([interpreter, "-S", "-v", SCRIPT, "--help"], capture_output=True, text=True,
-                           env=self.env, timeout=60)
+                           env=self.env, timeout=cgtest.limit(60))
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         pkg = os.path.join(cgtest.BUILD_DIR, "python", "cgproflib")
         for module in ("__init__", "control"):
@@ -682,7 +682,7 @@ class RealRuntime(ControlTestCase):
             proc.communicate()
         self.addCleanup(stop)
         status = os.path.join(self.cdir, "%d.status" % proc.pid)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + cgtest.limit(10)
         while not os.path.exists(status):
             self.assertIsNone(proc.poll(), "the server ended before writing its status file")
             self.assertLess(time.monotonic(), deadline, "no status file " + status)
@@ -692,7 +692,7 @@ class RealRuntime(ControlTestCase):
 
     def finish(self, proc):
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=cgtest.limit(120))
         self.assertEqual(proc.returncode, 0, err)
         m = re.search(r"served (\d+) requests \(static (\d+), query (\d+), upload (\d+)\) with (\d+) workers", out)
         self.assertTrue(m, out)
@@ -806,7 +806,7 @@ class RealRuntime(ControlTestCase):
         server keeps serving."""
         proc = self.start_server("-n", "0")
         os.kill(proc.pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + cgtest.limit(30)
         while self.status(proc.pid).done < 1:
             self.assertLess(time.monotonic(), deadline)
             time.sleep(0.02)
@@ -874,7 +874,7 @@ class Parked:
             test.assertEqual(len(kids), 1)
             self.pid = kids[0]
         status = os.path.join(test.cdir, "%d.status" % self.pid)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + cgtest.limit(30)
         while not os.path.exists(status):
             test.assertLess(time.monotonic(), deadline, "no status file " + status)
             time.sleep(0.01)
@@ -891,7 +891,7 @@ class Parked:
         if self.err is None:
             self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=60)
+                self.proc.wait(timeout=cgtest.limit(60))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

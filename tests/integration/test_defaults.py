@@ -51,13 +51,13 @@ class Defaults(cgtest.ProfileAssertions):
         fib = cgtest.incoming(counts, "fib")
         self.assertGreaterEqual(fib, 10000)
         self.assertLess(fib, 21891)
-        rep = subprocess.run(REPORT + ["--sort=calls", run.files[0]], capture_output=True, text=True, timeout=60)
+        rep = subprocess.run(REPORT + ["--sort=calls", run.files[0]], capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertRegex(rep.stdout, r"\n +[0-9.]+ +[0-9.]+ +[0-9.]+ +>=%d  fib " % fib)
         self.assertRegex(rep.stdout, r"\n +[0-9.]+ +[0-9.]+ +[0-9.]+ +6  parse_line ")
         if shutil.which("callgrind_annotate"):
             a = subprocess.run(["callgrind_annotate", "--inclusive=yes", run.files[0]], capture_output=True,
-                               text=True, timeout=60)
+                               text=True, timeout=cgtest.limit(60))
             self.assertEqual(a.returncode, 0, a.stderr)
             self.assertNotIn("WARNING", a.stderr)
 

@@ -180,7 +180,7 @@ class ReadmeFirstBlock(unittest.TestCase):
     def run_line(self, line, cwd, home):
         env = user_env(home)
         env[self.NESTED] = "1"
-        return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=540)
+        return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=cgtest.limit(540))
 
     def test_demo_then_test(self):
         if os.environ.get(self.NESTED):

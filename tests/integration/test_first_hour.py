@@ -33,14 +33,14 @@ class Scratch(unittest.TestCase):
 
     def launch(self, args, env=None, **kw):
         return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or cgtest.clean_environ(), capture_output=True,
-                              text=True, timeout=300, **kw)
+                              text=True, timeout=cgtest.limit(300), **kw)
 
     def preloaded(self, argv, **variables):
         """The program run with the runtime preloaded, stderr merged into
         stdout: the order of its lines and the runtime's is kept."""
         env = cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, **variables)
         return subprocess.run(argv, cwd=self.dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, timeout=300)
+                              text=True, timeout=cgtest.limit(300))
 
     def profiles(self):
         return sorted(glob.glob(os.path.join(self.dir, "**", "callgrind.*"), recursive=True))
@@ -79,7 +79,7 @@ class OutputDirectory(Scratch):
             # as nobody, who cannot write into a directory of root's
             argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
             os.chmod(os.path.dirname(self.dir), os.stat(os.path.dirname(self.dir)).st_mode | 0o005)
-        p = subprocess.run(argv, cwd="/", env=cgtest.clean_environ(), capture_output=True, text=True, timeout=300)
+        p = subprocess.run(argv, cwd="/", env=cgtest.clean_environ(), capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(p.stdout, "")
         self.assertIn('cannot write the profile files in "%s": Permission denied' % ro, p.stderr)
@@ -164,7 +164,7 @@ class NotStarted(Scratch):
             self.assertEqual((p.returncode, p.stderr), (status, 'cgprof: "%s": %s\n' % (program, words)), program)
             # and the shell's status, for the same command
             sh = subprocess.run(["bash", "-c", '"$0"', program], cwd=self.dir, env=env, capture_output=True,
-                                timeout=60)
+                                timeout=cgtest.limit(60))
             self.assertEqual(sh.returncode, status, (program, sh.stderr))
             self.assertTrue(sh.stderr.decode().endswith(words.split(" (")[0] + "\n"), (program, sh.stderr))
 

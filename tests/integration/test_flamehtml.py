@@ -97,13 +97,13 @@ def run_paths(test, argv, directory):
     env = cgtest.clean_environ()
     # not --quiet: the launcher's report writes the flame graphs
     p = subprocess.run([LAUNCHER, "--paths"] + argv, cwd=directory, env=env, capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=cgtest.limit(300))
     test.assertEqual(p.returncode, 0, p.stderr)
 
 
 def cgprof_flame(test, *argv, cwd=None):
     p = subprocess.run([LAUNCHER, "flame"] + list(argv), cwd=cwd, env=cgtest.clean_environ(), capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=cgtest.limit(300))
     test.assertEqual((p.returncode, p.stderr), (0, ""))
     return p.stdout.split()
 
@@ -366,7 +366,7 @@ class DiffPage(Base):
             for d, k in ((cls.a, "2"), (cls.b, "6")):
                 os.mkdir(d)
                 p = subprocess.run([LAUNCHER, "--quiet", "--paths", cgtest.prog("flamediff"), k], cwd=d,
-                                   env=cgtest.clean_environ(), capture_output=True, text=True, timeout=300)
+                                   env=cgtest.clean_environ(), capture_output=True, text=True, timeout=cgtest.limit(300))
                 if p.returncode != 0:
                     raise AssertionError(p.stderr)
             ta, tb = trees_of(cls.a)[0], trees_of(cls.b)[0]

@@ -61,7 +61,7 @@ EXISTING = ((example("basic"), [], True), (example("threads"), [], True), (examp
             (prog("inlined"), ["nest"], False), (prog("inlined-clang"), [], False),
             (prog("inlined-clang"), ["nest"], False), (prog("throws"), [], True))
 FOLD_ENV = ({"CGPROF_INLINED": "fold"}, {"CGPROF_INLINED": "fold", "CGPROF_TAKEBACK": "0"})
-TIMEOUT = 120
+TIMEOUT = cgtest.limit(120)
 SHOW = 15   # differences shown per comparison
 
 

@@ -47,7 +47,7 @@ class Guest(unittest.TestCase):
                             "-o", exe], capture_output=True, text=True)
         if b.returncode != 0:
             self.skipTest("no %s here: %s" % (what, b.stderr.strip()[-200:]))
-        plain = subprocess.run([exe, mode], cwd=d, capture_output=True, text=True, timeout=120)
+        plain = subprocess.run([exe, mode], cwd=d, capture_output=True, text=True, timeout=cgtest.limit(120))
         if plain.returncode != 0:
             self.skipTest("a %s program does not run here: %s" % (what, plain.stderr.strip()[-200:]))
         return exe, plain
@@ -149,7 +149,7 @@ class NotInstrumented(Guest):
             f.write("another's\n")
         env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
         argv = self.as_pid_1([HOST, "look"])
-        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(os.listdir(d), ["callgrind.out.1-01"])
 
@@ -158,7 +158,7 @@ class NotInstrumented(Guest):
         # nothing (SIGUSR1 would end the program)
         s = Started(self, [HOST, "wait"])
         self.assertEqual(s.p.stdout.readline(), "ready\n")
-        c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True, timeout=60)
+        c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(c.returncode, 1, c.stdout + c.stderr)
         self.assertIn("has the runtime loaded, but no instrumented code", c.stderr)
         rc, out, err = s.finish(input="go\n")
@@ -181,7 +181,7 @@ class NotInstrumented(Guest):
                 self.assertEqual(s.p.stdout.readline(), "ready\n")
                 s.wait_ready()
                 c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True,
-                                   timeout=60)
+                                   timeout=cgtest.limit(60))
                 self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
                 rc, out, err = s.finish(input="go\n")
                 self.assertEqual(rc, 0, err)
@@ -292,7 +292,7 @@ class SignalFork(Guest):
         # a hook; each returns into it, then calls child_work 1,000 times
         for name, (extra, pinned) in SETTINGS.items():
             with self.subTest(setting=name):
-                r = run_preloaded(self, [GUEST, "sigfork"], env=extra, pinned=pinned, timeout=120)
+                r = run_preloaded(self, [GUEST, "sigfork"], env=extra, pinned=pinned, timeout=cgtest.limit(120))
                 self.assertEqual((r.returncode, r.stdout), (0, "forked 200\n"), r.stderr)
                 mains = [p for p in r.profiles() if p.path.endswith("-01")]
                 self.assertEqual(len(mains), 201, r.files)
@@ -366,7 +366,7 @@ class DumpRequest(Guest):
                 self.assertEqual(s.p.stdout.readline(), "ready\n")
                 s.wait_ready()
                 c = subprocess.run([CONTROL, "-d", str(s.p.pid)], env=s.env, capture_output=True, text=True,
-                                   timeout=60)
+                                   timeout=cgtest.limit(60))
                 self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
                 rc, out, err = s.finish()
                 self.assertEqual(rc, 0, err)
@@ -387,9 +387,9 @@ class Renamed(Guest):
             self.assertTrue(f.read().startswith(b"guest-title: busy"))
         for name in ("guest", "guest-title:", GUEST):
             with self.subTest(name=name):
-                c = subprocess.run([CONTROL, "-d", "--", name], env=s.env, capture_output=True, text=True, timeout=60)
+                c = subprocess.run([CONTROL, "-d", "--", name], env=s.env, capture_output=True, text=True, timeout=cgtest.limit(60))
                 self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
-        c = subprocess.run([CONTROL, "-d", "--", "guest-titl"], env=s.env, capture_output=True, text=True, timeout=60)
+        c = subprocess.run([CONTROL, "-d", "--", "guest-titl"], env=s.env, capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(c.returncode, 1, c.stdout + c.stderr)
         rc, out, err = s.finish(input="go\n")
         self.assertEqual(rc, 0, err)
@@ -419,13 +419,13 @@ class Undumpable(Guest):
             p.kill()
             self.fail("the program did not start: %r %s" % (line, p.communicate()[1]))
         status = os.path.join(ctl, "%d.status" % p.pid)
-        end = time.monotonic() + 10
+        end = time.monotonic() + cgtest.limit(10)
         while not os.path.exists(status) and time.monotonic() < end:
             time.sleep(0.01)
         c = subprocess.run(as_nobody + [CONTROL, "-d", str(p.pid)], cwd=d, env=cgtest.clean_environ(
-            CGPROF_CONTROL_DIR=ctl), capture_output=True, text=True, timeout=60)
+            CGPROF_CONTROL_DIR=ctl), capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
-        out, err = p.communicate(timeout=60)
+        out, err = p.communicate(timeout=cgtest.limit(60))
         self.assertEqual((p.returncode, out), (0, "nanosleep: 0 (slept)\n"), err)
         # the control's part, then the last one, numbered after it
         parts = sorted(f for f in os.listdir(d) if f.startswith("callgrind.out."))
@@ -466,14 +466,14 @@ class SamePid(Guest):
         basic = cgtest.example("basic")
         env = cgtest.clean_environ(CGPROF_OUT=os.path.join(d, "callgrind.out"))
         argv = self.as_pid_1([basic])
-        first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.1-01", "callgrind.total.1"])
         def digest(name):
             with open(os.path.join(d, name), "rb") as f:
                 return hashlib.sha256(f.read()).hexdigest()
         kept = {name: digest(name) for name in ("callgrind.out.1-01", "callgrind.total.1")}
-        second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual(second.returncode, 0, second.stderr)
         self.assertIn("callgrind.out.1.1-01", second.stderr)
         # the total too: numbered as the parts are
@@ -492,7 +492,7 @@ class Sanitizers(Guest):
         d = self.tmp("cgprof-asan-")
         exe, plain = self.sanitized(d, "address", "AddressSanitizer", "query")
         r = subprocess.run([LAUNCHER, "--time=exact", exe, "query"], cwd=d, env=cgtest.clean_environ(),
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
         files = [f for f in os.listdir(d) if f.startswith("callgrind.out.") and f.endswith("-01")]
         self.assertEqual(len(files), 1, os.listdir(d))
@@ -509,7 +509,7 @@ class Sanitizers(Guest):
         for time_ in ("exact", "sample"):
             with self.subTest(time=time_):
                 r = subprocess.run([LAUNCHER, "--time=" + time_, exe, "tsanfork"], cwd=d, env=cgtest.clean_environ(),
-                                   capture_output=True, text=True, timeout=120)
+                                   capture_output=True, text=True, timeout=cgtest.limit(120))
                 self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
                 self.assertNotIn("LeakSanitizer", r.stderr)
 
@@ -553,7 +553,7 @@ class SetUserId(Guest):
         os.chown(exe, 65534, 65534)
         os.chmod(exe, 0o4755)
         r = subprocess.run([LAUNCHER, exe, "query"], cwd=d, env=cgtest.clean_environ(), capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=cgtest.limit(120))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("SIGUSR1: sigaction says SIG_DFL", r.stdout)
         self.assertIn("is set-user-ID (owner uid 65534)", r.stderr)

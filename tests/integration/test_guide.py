@@ -85,7 +85,7 @@ def run_as_user(test, blocks, cwd, home, what):
     script = "set -e -o pipefail\n" + "".join(
         "echo '@@block %d@@'; echo '@@block %d@@' >&2\n%s\n" % (k, k, code) for k, code in enumerate(blocks))
     p = subprocess.run(["bash", "-c", script], cwd=cwd, env=user_env(home), capture_output=True, text=True,
-                       timeout=540)
+                       timeout=cgtest.limit(540))
     test.assertEqual(p.returncode, 0, "%s failed; its output:\n%s\n-- stderr:\n%s"
                      % (what, p.stdout[-4000:], p.stderr[-4000:]))
     return p
@@ -147,7 +147,7 @@ class GuideRuns(unittest.TestCase):
         p = subprocess.Popen(["bash", "-c", script(blocks)], cwd=src, env=env, stdout=outf, stderr=errf,
                              text=True, start_new_session=True)
         try:
-            p.wait(timeout=240)
+            p.wait(timeout=cgtest.limit(240))
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()

@@ -128,7 +128,7 @@ class StackOverflow(ProfileAssertions):
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
         env = cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_CRASH": "1"})
         p = subprocess.run([HAZARDS, "overflow", where, depth_file], cwd=directory, env=env, capture_output=True,
-                           text=True, timeout=120, preexec_fn=stack_8mb)
+                           text=True, timeout=cgtest.limit(120), preexec_fn=stack_8mb)
         self.assertEqual(p.returncode, -signal.SIGSEGV, p.stderr)
         with open(depth_file, "rb") as f:
             depth, = struct.unpack("Q", f.read(8))
@@ -173,12 +173,12 @@ class BlockedSignals(ProfileAssertions):
         run = started(self, [HAZARDS, "sigwait"])
         # cgprof-control -d waits for the dump's files
         c = subprocess.run([CONTROL, "-d", str(run.p.pid)], env=run.env, capture_output=True, text=True,
-                           timeout=60)
+                           timeout=cgtest.limit(60))
         self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
         dumped = run.files()
         self.assertEqual(len(dumped), 2, dumped)   # main and the worker, part 1
         os.kill(run.p.pid, signal.SIGUSR1)          # the signal itself, as a user sends it
-        end = time.monotonic() + 30
+        end = time.monotonic() + cgtest.limit(30)
         while len(run.files()) < 4:
             self.assertLess(time.monotonic(), end, "no dump on SIGUSR1: %s" % run.files())
             time.sleep(0.02)
@@ -230,7 +230,7 @@ class EarlySignal(unittest.TestCase):
                         break
                     sent += 1
                     time.sleep(0.002)
-                p.communicate(timeout=60)
+                p.communicate(timeout=cgtest.limit(60))
                 statuses.append(p.returncode)
                 for f in glob.glob(os.path.join(directory, "callgrind.out.*")):
                     with open(f) as text:
@@ -257,7 +257,7 @@ class EarlySignal(unittest.TestCase):
         directory = tempfile.mkdtemp(prefix="cgprof-early-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
         env = dict(self.env(), _CGPROF_UNBLOCK_SIGNAL=str(int(signal.SIGUSR1)))
-        p = subprocess.run([HAZARDS, "mask"], env=env, capture_output=True, text=True, timeout=60, cwd=directory,
+        p = subprocess.run([HAZARDS, "mask"], env=env, capture_output=True, text=True, timeout=cgtest.limit(60), cwd=directory,
                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1]))
         # and the variable is gone: the program's children start as it is
         self.assertEqual(p.stdout, "hazards: SIGUSR1 blocked 0, _CGPROF_UNBLOCK_SIGNAL absent\n")
@@ -265,7 +265,7 @@ class EarlySignal(unittest.TestCase):
     def test_a_signal_blocked_by_the_parent_stays_blocked(self):
         directory = tempfile.mkdtemp(prefix="cgprof-early-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        p = subprocess.run([HAZARDS, "mask"], env=self.env(), capture_output=True, text=True, timeout=60,
+        p = subprocess.run([HAZARDS, "mask"], env=self.env(), capture_output=True, text=True, timeout=cgtest.limit(60),
                            cwd=directory,
                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1]))
         self.assertEqual(p.stdout, "hazards: SIGUSR1 blocked 1, _CGPROF_UNBLOCK_SIGNAL absent\n")
@@ -275,7 +275,7 @@ class EarlySignal(unittest.TestCase):
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
         env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "-q", "--lib=" + cgtest.LIB, HAZARDS, "mask"], env=env, capture_output=True,
-                           text=True, timeout=60, cwd=directory)
+                           text=True, timeout=cgtest.limit(60), cwd=directory)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout, "hazards: SIGUSR1 blocked 0, _CGPROF_UNBLOCK_SIGNAL absent\n")
         # signals sent to the program from its start, through the launcher
@@ -298,7 +298,7 @@ class EarlySignal(unittest.TestCase):
                     except ProcessLookupError:
                         pass
                 time.sleep(0.001)
-            launcher.communicate(timeout=60)
+            launcher.communicate(timeout=cgtest.limit(60))
             statuses.append(launcher.returncode)
             self.assertIsNotNone(child)
         self.assertEqual(statuses, [0] * len(statuses))

@@ -90,12 +90,12 @@ class Installed(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="cgprof-install-")
         cls.destdir = os.path.join(cls.tmp, "stage")
         p = subprocess.run(["meson", "install", "-C", cgtest.BUILD_DIR, "--no-rebuild", "--destdir", cls.destdir],
-                           capture_output=True, text=True, timeout=300, env=clean_env())
+                           capture_output=True, text=True, timeout=cgtest.limit(300), env=clean_env())
         if p.returncode != 0:
             shutil.rmtree(cls.tmp, ignore_errors=True)
             raise AssertionError("meson install failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
         intro = subprocess.run(["meson", "introspect", "--buildoptions", cgtest.BUILD_DIR], capture_output=True,
-                               text=True, timeout=120, check=True).stdout
+                               text=True, timeout=cgtest.limit(120), check=True).stdout
         import json
         opts = {o["name"]: o["value"] for o in json.loads(intro)}
         stage = lambda *p: os.path.join(cls.destdir + opts["prefix"], *p)  # noqa: E731
@@ -117,7 +117,7 @@ class Installed(unittest.TestCase):
 
     def pkg_config(self, *args):
         p = subprocess.run(["pkg-config"] + list(args) + ["cgprof"], capture_output=True, text=True,
-                           env=self.pc_env, timeout=60)
+                           env=self.pc_env, timeout=cgtest.limit(60))
         self.assertEqual(p.returncode, 0, p.stderr)
         return p.stdout.split()
 
@@ -143,18 +143,18 @@ class Installed(unittest.TestCase):
                     "    std::string t = o.str(); t.insert(0, \"n=\");\n"
                     "    return t == \"n=1\" ? 0 : 1;\n}\n")
         alone = subprocess.run(["clang++", "-std=c++20", "-O2", "-finstrument-functions", src, "-o",
-                                os.path.join(d, "alone")], capture_output=True, text=True, timeout=300)
+                                os.path.join(d, "alone")], capture_output=True, text=True, timeout=cgtest.limit(300))
         flags = self.pkg_config("--cflags") + self.pkg_config("--variable=clang_cflags")
         exe = os.path.join(d, "words")
         b = subprocess.run(["clang++", "-std=c++20", "-O2"] + flags + [src, "-o", exe], capture_output=True,
-                           text=True, timeout=300)
+                           text=True, timeout=cgtest.limit(300))
         self.assertEqual(b.returncode, 0, b.stderr[-2000:])
         if alone.returncode == 0:
             self.skipTest("this clang++ and libstdc++ link -finstrument-functions alone (docs/limitations.md's case "
                           "does not arise here)")
         self.assertIn("undefined reference", alone.stderr)
         r = subprocess.run([exe], cwd=d, env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB), capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=cgtest.limit(120))
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         files = [f for f in os.listdir(d) if f.startswith("callgrind.out.")]
         self.assertEqual(len(files), 1, os.listdir(d))
@@ -170,19 +170,19 @@ class Installed(unittest.TestCase):
             path = os.path.join(self.bindir, cmd)
             self.assertTrue(os.access(path, os.X_OK), path)
         p = subprocess.run([os.path.join(self.bindir, "callgrind_check"), "--help"], capture_output=True,
-                           text=True, timeout=60)
+                           text=True, timeout=cgtest.limit(60))
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_control_man_page(self):
         """`man cgprof-control` reads: the page installed, every option of
         the command's --help in it."""
         page = os.path.join(self.mandir, "man1", "cgprof-control.1")
-        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=60,
+        p = subprocess.run(["man", "-l", "-P", "cat", page], capture_output=True, text=True, timeout=cgtest.limit(60),
                            env=dict(os.environ, MANWIDTH="100"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("cgprof-control - look at and control programs running with the cgprof runtime", p.stdout)
         helptext = subprocess.run([os.path.join(self.bindir, "cgprof-control"), "--help"], capture_output=True,
-                                  text=True, timeout=60).stdout
+                                  text=True, timeout=cgtest.limit(60)).stdout
         for opt in ("-d, --dump [REASON]", "-z, --zero", "-i, --instr on|off", "-b, --back", "-e [EVENTS]",
                     "-s, --stat", "--timeout S"):
             self.assertIn(opt, helptext)
@@ -212,14 +212,14 @@ class Installed(unittest.TestCase):
         bindir = os.path.join(moved, os.path.relpath(self.bindir, self.destdir))
         for cmd in ("cgprof", "cgprof-control", "callgrind_check"):
             p = subprocess.run([os.path.join(bindir, cmd), "--help"], cwd=self.dir, env=env, capture_output=True,
-                               text=True, timeout=60)
+                               text=True, timeout=cgtest.limit(60))
             self.assertEqual(p.returncode, 0, p.stderr)
         p = subprocess.run([os.path.join(bindir, "cgprof"), "--time=sometimes", "true"], cwd=self.dir, env=env,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual((p.returncode, p.stderr),
                          (2, "cgprof: --time=\"sometimes\": it is not one of the accepted values; accepted: exact|sample\n"))
         p = subprocess.run([os.path.join(bindir, "cgprof"), "sh", "-c", 'echo "$LD_PRELOAD"'], cwd=self.dir, env=env,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.strip(), os.path.join(moved, os.path.relpath(self.libdir, self.destdir),
                                                         "libcgprof.so"))
@@ -247,15 +247,15 @@ class Installed(unittest.TestCase):
         parts = [re.search(r"#define CGPROF_VERSION_%s (\d+)" % k, text).group(1) for k in ("MAJOR", "MINOR", "PATCH")]
         self.assertEqual(self.pkg_config("--modversion"), [".".join(parts)])
         p = subprocess.run([os.path.join(self.bindir, "cgprof"), "--version"], capture_output=True, text=True,
-                           timeout=60)
+                           timeout=cgtest.limit(60))
         self.assertIn(".".join(parts), p.stdout + p.stderr)
 
     def check_linked_profile(self, exe):
         """Runs exe (the runtime linked, not preloaded) and checks its profile."""
         self.assertIn("libcgprof.so", subprocess.run(["readelf", "-d", exe], capture_output=True, text=True,
-                                                     timeout=60).stdout)
+                                                     timeout=cgtest.limit(60)).stdout)
         env = clean_env(LD_LIBRARY_PATH=self.libdir)
-        p = subprocess.run([exe], cwd=self.dir, env=env, capture_output=True, text=True, timeout=120)
+        p = subprocess.run([exe], cwd=self.dir, env=env, capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, p.stderr)
         # 0: cgprof_set_thread_name() found the runtime
         self.assertEqual(p.stdout, "%d %d\n" % (sum(3 * i + 1 for i in range(7)), 3 * 2 + 1))
@@ -277,7 +277,7 @@ class Installed(unittest.TestCase):
         exe = os.path.join(self.dir, "linked")
         flags = self.pkg_config("--cflags", "--libs")
         p = subprocess.run(["cc", "-O0", "-fno-inline", src, "-o", exe] + flags, capture_output=True, text=True,
-                           timeout=120)
+                           timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.check_linked_profile(exe)
 
@@ -289,10 +289,10 @@ class Installed(unittest.TestCase):
         with open(os.path.join(proj, "meson.build"), "w") as f:
             f.write(MESON_BUILD)
         b = os.path.join(self.dir, "b")
-        p = subprocess.run(["meson", "setup", b, proj], capture_output=True, text=True, env=self.pc_env, timeout=300)
+        p = subprocess.run(["meson", "setup", b, proj], capture_output=True, text=True, env=self.pc_env, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stdout[-3000:])
         self.assertIn("Run-time dependency cgprof found: YES", p.stdout)
-        p = subprocess.run(["meson", "compile", "-C", b], capture_output=True, text=True, env=self.pc_env, timeout=300)
+        p = subprocess.run(["meson", "compile", "-C", b], capture_output=True, text=True, env=self.pc_env, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stdout[-3000:])
         self.check_linked_profile(os.path.join(b, "linked"))
 
@@ -305,7 +305,7 @@ class Installed(unittest.TestCase):
         extra = ["-Wl,--as-needed"] if as_needed else []
         cmd = [compiler, "-O0", "-fno-inline"] + extra
         cmd += (flags + [src] if flags_first else [src] + flags) + ["-o", exe]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, " ".join(cmd) + "\n" + p.stderr)
         return exe
 
@@ -331,7 +331,7 @@ class Installed(unittest.TestCase):
         with open(os.path.join(self.dir, "Makefile"), "w") as f:
             f.write("CFLAGS = -O0 -fno-inline\n" + block)
         p = subprocess.run(["make", "myprog"], cwd=self.dir, capture_output=True, text=True, env=self.pc_env,
-                           timeout=120)
+                           timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.check_linked_profile(os.path.join(self.dir, "myprog"))
 
@@ -348,13 +348,13 @@ class Installed(unittest.TestCase):
                     "set(CMAKE_C_FLAGS \"-O0 -fno-inline\")\nadd_executable(myprog myprog.c)\n" + block)
         b = os.path.join(self.dir, "b")
         for cmd in (["cmake", "-S", proj, "-B", b], ["cmake", "--build", b]):
-            p = subprocess.run(cmd, capture_output=True, text=True, env=self.pc_env, timeout=300)
+            p = subprocess.run(cmd, capture_output=True, text=True, env=self.pc_env, timeout=cgtest.limit(300))
             self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
         self.check_linked_profile(os.path.join(b, "myprog"))
 
     def launch(self, args):
         return subprocess.run([os.path.join(self.bindir, "cgprof")] + args, cwd=self.dir, env=clean_env(),
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=cgtest.limit(300))
 
     def test_installed_launcher(self):
         p = self.launch([example("basic")])
@@ -365,7 +365,7 @@ class Installed(unittest.TestCase):
         self.assertRegex(p.stderr, r"\ncgprof: +[0-9.]+ +[0-9.]+ +[0-9.]+ +21891  fib  \[basic\.c\]\n")
         # the runtime it preloaded is the installed one, not the build tree's
         p = subprocess.run(["sh", "-c", 'exec "$0" sh -c \'echo "$LD_PRELOAD"\'', os.path.join(self.bindir, "cgprof")],
-                           cwd=self.dir, env=clean_env(), capture_output=True, text=True, timeout=60)
+                           cwd=self.dir, env=clean_env(), capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(os.path.realpath(p.stdout.strip()), os.path.realpath(os.path.join(self.libdir, "libcgprof.so")))
 
     def test_installed_launcher_status_and_options(self):
@@ -513,7 +513,7 @@ class ReadmeInstall(unittest.TestCase):
             d = tempfile.mkdtemp(prefix="cgprof-readme-count-", dir=top)
             r = subprocess.run([os.path.join(src, exe)], cwd=d,
                                env=dict(user_env(home), CGPROF_INLINED="count", **cgtest.PINNED),
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=cgtest.limit(120))
             self.assertEqual(r.returncode, 0, r.stderr)
             (path,) = glob.glob(os.path.join(d, "callgrind.out.*"))
             counts = cgtest.merged_counts([reader.load(path, strict=True)])

@@ -101,7 +101,7 @@ class Latency(cgtest.ProfileAssertions):
         if not shutil.which("callgrind_annotate"):
             return
         p = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True,
-                           timeout=120)
+                           timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("WARNING", p.stderr)
         self.assertNotIn("malformed", p.stderr)
@@ -159,7 +159,7 @@ class Latency(cgtest.ProfileAssertions):
     def test_report(self):
         run, files = self.run_latency([latency_prog("gcc", "0"), "100"])
         p = subprocess.run([LAUNCHER, "report", "--latency", "--top=0", run.directory], capture_output=True,
-                           text=True, timeout=120, env=cgtest.clean_environ())
+                           text=True, timeout=cgtest.limit(120), env=cgtest.clean_environ())
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
         self.assertIn("within 12.5%", lines[1])
@@ -192,7 +192,7 @@ class Latency(cgtest.ProfileAssertions):
         # what report --latency says of files without histograms
         plain = cgtest.run_preloaded(self, [latency_prog("gcc", "0"), "2"])
         p = subprocess.run([LAUNCHER, "report", "--latency", plain.directory], capture_output=True, text=True,
-                           timeout=120, env=cgtest.clean_environ())
+                           timeout=cgtest.limit(120), env=cgtest.clean_environ())
         self.assertEqual(p.returncode, 1)
         self.assertIn("CGPROF_LATENCY=1", p.stderr)
 
@@ -221,7 +221,7 @@ class Latency(cgtest.ProfileAssertions):
         d = cgtest.tempfile.mkdtemp(prefix="cgprof-test-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         p = subprocess.run([LAUNCHER, "--latency", latency_prog("gcc", "0"), "5"], cwd=d, capture_output=True,
-                           text=True, timeout=120, env=cgtest.clean_environ(pinned=False))
+                           text=True, timeout=cgtest.limit(120), env=cgtest.clean_environ(pinned=False))
         self.assertEqual(p.returncode, 0, p.stderr)
         # its summary says where to look
         self.assertRegex(p.stdout + p.stderr, r"cgprof report --latency callgrind\.out\.\d+")

@@ -27,7 +27,7 @@ with open(os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json")) as f:
 
 class OptionTable(unittest.TestCase):
     def test_help_lists_every_option_of_the_table(self):
-        p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(p.returncode, 0, p.stderr)
         for o in OPTIONS:
             self.assertIn("--%s=" % o.name, p.stdout)
@@ -42,7 +42,7 @@ class OptionTable(unittest.TestCase):
             self.assertIn("\\fB\\-\\-%s\\fR=" % o.name.replace("-", "\\-"), man)
             self.assertIn(o.variable, man)
         if shutil.which("man"):
-            p = subprocess.run(["man", "-l", "-P", "cat", MAN], capture_output=True, text=True, timeout=60,
+            p = subprocess.run(["man", "-l", "-P", "cat", MAN], capture_output=True, text=True, timeout=cgtest.limit(60),
                                env=dict(os.environ, MANWIDTH="100"))
             if p.returncode == 0:
                 self.assertIn("--sample-hz=N", p.stdout)
@@ -54,7 +54,7 @@ class Runs(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="cgprof-launch-")
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
 
-    def launch(self, args, env=None, timeout=300):
+    def launch(self, args, env=None, timeout=cgtest.limit(300)):
         return subprocess.run([LAUNCHER] + args, cwd=self.dir, env=env or cgtest.clean_environ(), capture_output=True,
                               text=True, timeout=timeout)
 
@@ -74,7 +74,7 @@ class Runs(unittest.TestCase):
         return rows
 
     def test_basic_report_and_untouched_stdout(self):
-        plain = subprocess.run([example("basic")], capture_output=True, text=True, timeout=60,
+        plain = subprocess.run([example("basic")], capture_output=True, text=True, timeout=cgtest.limit(60),
                                env=cgtest.clean_environ())
         p = self.launch([example("basic")])
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -123,13 +123,13 @@ class Runs(unittest.TestCase):
         # the runtime alone, preloaded: its own line, once, at the end
         r = subprocess.run([repaired], cwd=self.dir,
                            env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, CGPROF_INLINED="count"),
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual([l for l in r.stderr.splitlines() if "warning" in l], [warned[0]])
         r = subprocess.run([repaired], cwd=self.dir,
                            env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB, CGPROF_REPAIR_WARNING="0",
                                                     CGPROF_INLINED="count"),
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertNotIn("warning", r.stderr)
         # folded, the default: nothing to repair
         p = self.launch([repaired])
@@ -184,14 +184,14 @@ class Runs(unittest.TestCase):
         commands = [c.split() for c in line[0][len("open them with: "):].split("   or: ")]
         self.assertEqual([c[:-1] for c in commands], [["kcachegrind"], ["cgprof", "report"], ["callgrind_annotate"]])
         ann = subprocess.run(commands[2] + ["--threshold=100"], cwd=self.dir, capture_output=True, text=True,
-                             timeout=120)
+                             timeout=cgtest.limit(120))
         self.assertEqual(ann.returncode, 0, ann.stderr)
         shares = {m.group(2): float(m.group(1)) for m in
                   re.finditer(r"^\s*[\d,]+ \(\s*([\d.]+)%\)\s+\S*:(\w+) ", ann.stdout, re.M)}
         self.assertIn("fib", shares, ann.stdout)
         self.assertLessEqual(max(shares.values()), 100.0, ann.stdout)
         rep = subprocess.run([LAUNCHER] + commands[1][1:] + ["--top=50"], cwd=self.dir, capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=cgtest.limit(120))
         self.assertEqual(rep.returncode, 0, rep.stderr)
         m = re.search(r"^\s*([0-9.]+)\s+[0-9.]+\s+([0-9.]+)\s+\d+\s+fib\b", rep.stdout, re.M)
         total = re.search(r"; ([0-9.]+) ms in all threads\)", rep.stdout)
@@ -209,7 +209,7 @@ class Runs(unittest.TestCase):
                 cwd = tempfile.mkdtemp(dir=self.dir)
                 os.mkdir(os.path.join(cwd, "sub"))
                 p = subprocess.run([LAUNCHER, "--out=" + prefix, prog("api")], cwd=cwd, env=cgtest.clean_environ(),
-                                   capture_output=True, text=True, timeout=300)
+                                   capture_output=True, text=True, timeout=cgtest.limit(300))
                 self.assertEqual(p.returncode, 0, p.stderr)
                 pid = re.search(r"\(pid (\d+)\)", p.stderr).group(1)
                 written = sorted(os.path.relpath(os.path.join(d, f), cwd) for d, _, fs in os.walk(cwd) for f in fs)
@@ -244,7 +244,7 @@ class Runs(unittest.TestCase):
         self.assertEqual(self.top_table(p.stderr)["crash_at"][2], 5)
         # through a shell, as a user sees it: 128 + the signal
         sh = subprocess.run(["sh", "-c", '"$0" "$1" abort; echo "status $?"', LAUNCHER, prog("crasher")],
-                            cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True, timeout=60)
+                            cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertIn("status %d" % (128 + signal.SIGABRT), sh.stdout)
 
     def test_signals_sent_to_the_launcher_reach_the_program(self):
@@ -254,7 +254,7 @@ class Runs(unittest.TestCase):
         import time
         time.sleep(0.3)   # the launcher sets its handlers right after starting the program
         p.send_signal(signal.SIGTERM)
-        _, err = p.communicate(timeout=20)
+        _, err = p.communicate(timeout=cgtest.limit(20))
         self.assertEqual(p.returncode, -signal.SIGTERM, err)   # the program's death, re-raised
         self.assertIn("was killed by SIGTERM", err)
 
@@ -329,7 +329,7 @@ class Runs(unittest.TestCase):
         d = os.path.join(self.dir, "profiles")
         os.mkdir(d)
         plain = subprocess.run([example("basic")], cwd=self.dir, env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB,
-                               CGPROF_OUT=d + "/"), capture_output=True, text=True, timeout=120)
+                               CGPROF_OUT=d + "/"), capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual((plain.returncode, plain.stderr), (0, ""))
         pid = [f.split(".")[2].split("-")[0] for f in os.listdir(d)][0]
         self.assertEqual(sorted(os.listdir(d)), ["callgrind.out.%s-01" % pid, "callgrind.total.%s" % pid])
@@ -361,7 +361,7 @@ class Runs(unittest.TestCase):
         the report; the program's name too."""
         prefix = os.fsdecode(b"caf\xe9\x7f")
         p = subprocess.run([LAUNCHER, "--out=" + prefix, "--top=0", example("basic")], cwd=self.dir,
-                           env=cgtest.clean_environ(), capture_output=True, timeout=300)
+                           env=cgtest.clean_environ(), capture_output=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stderr, rb'cgprof:   "caf\\xe9\\x7f\.\d+-01"\n')
         self.assertRegex(p.stderr, rb'the total of all threads: "caf\\xe9\\x7f\.total\.\d+"\n')
@@ -373,7 +373,7 @@ class Runs(unittest.TestCase):
             f.write("#include <stdio.h>\nstatic int twice(int x) { return 2 * x; }\n"
                     "int main(void) { printf(\"%d\\n\", twice(21)); return 4; }\n")
         exe = os.path.join(self.dir, "plain")
-        subprocess.run(["cc", "-O0", "-g", "-o", exe, src], check=True, timeout=120)
+        subprocess.run(["cc", "-O0", "-g", "-o", exe, src], check=True, timeout=cgtest.limit(120))
         for argv, status in (([exe], 4), (["true"], 0)):
             p = self.launch(argv)
             self.assertEqual(p.returncode, status, p.stderr)
@@ -392,7 +392,7 @@ class Runs(unittest.TestCase):
             f.write("#include <unistd.h>\nstatic void leave(void) { _exit(5); }\n"
                     "int main(void) { leave(); return 0; }\n")
         exe = os.path.join(self.dir, "quick")
-        subprocess.run(["cc", "-O0", "-g", "-finstrument-functions", "-o", exe, src], check=True, timeout=120)
+        subprocess.run(["cc", "-O0", "-g", "-finstrument-functions", "-o", exe, src], check=True, timeout=cgtest.limit(120))
         p = self.launch([exe])
         self.assertEqual(p.returncode, 5, p.stderr)
         self.assertIn("no profile was written, though %s is instrumented" % exe, p.stderr)

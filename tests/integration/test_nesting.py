@@ -45,7 +45,7 @@ def clean_env(extra):
     return e
 
 
-def run_chained(test, argv, timeout=300):
+def run_chained(test, argv, timeout=cgtest.limit(300)):
     """Runs argv once with the oracle passing each hook on to cgprof
     (CGNEST_CHAIN=1): both see the same run. Returns (oracle, cgprof's
     files read, the run)."""
@@ -62,7 +62,7 @@ def run_chained(test, argv, timeout=300):
     return oracle, cg, r
 
 
-def run_pair(test, argv, timeout=300, env=None):
+def run_pair(test, argv, timeout=cgtest.limit(300), env=None):
     """Runs argv under the oracle, then under cgprof (with env), each in a
     directory of its own; returns (oracle, cgprof's files read, cgprof's
     run)."""
@@ -97,7 +97,7 @@ class Checks(unittest.TestCase):
             return
         for f in cg.files:
             p = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", f], capture_output=True,
-                               text=True, timeout=120)
+                               text=True, timeout=cgtest.limit(120))
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertNotIn("WARNING", p.stderr)
             self.assertNotIn("malformed", p.stderr)

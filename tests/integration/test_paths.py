@@ -516,7 +516,7 @@ class Names(unittest.TestCase):
 
 def cgprof(*argv, cwd=None):
     return subprocess.run([LAUNCHER] + list(argv), capture_output=True, text=True, cwd=cwd, env=cgtest.clean_environ(),
-                          timeout=120)
+                          timeout=cgtest.limit(120))
 
 
 def lines_of(path):

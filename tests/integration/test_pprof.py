@@ -63,7 +63,7 @@ class GoPprof:
 
     def __call__(self, *args):
         p = subprocess.run(["go", "tool", "pprof"] + list(args), env=self.env, capture_output=True, text=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         self.test.assertEqual(p.returncode, 0, "go tool pprof %s: %s" % (" ".join(args), p.stderr))
         return p.stdout
 
@@ -114,7 +114,7 @@ def value(text):
 
 def run_launcher(test, *args, cwd=None):
     p = subprocess.run([LAUNCHER] + list(args), cwd=cwd, env=cgtest.clean_environ(), capture_output=True, text=True,
-                       timeout=300)
+                       timeout=cgtest.limit(300))
     test.assertEqual(p.returncode, 0, p.stderr)
     return p.stdout
 

@@ -109,7 +109,7 @@ def clean_env(**extra):
     return e
 
 
-def sh(argv, cwd=None, timeout=1200, env=None):
+def sh(argv, cwd=None, timeout=cgtest.limit(1200), env=None):
     """Runs a build step; returns (status, output) for the caller to judge."""
     p = subprocess.run(argv, cwd=cwd, env=env or clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, timeout=timeout)
@@ -178,7 +178,7 @@ def apt_download(directory, package="jq"):
         opts += ["-o", "APT::Sandbox::User=root"]
     for step in (["update"], ["source", "--download-only", package]):
         try:
-            status, out = sh(["apt-get", "-q"] + opts + step, cwd=directory, timeout=600)
+            status, out = sh(["apt-get", "-q"] + opts + step, cwd=directory, timeout=cgtest.limit(600))
         except subprocess.TimeoutExpired:
             status, out = -1, "timed out"
         # apt-get update that cannot reach the archive only warns, and
@@ -454,7 +454,7 @@ def run_jq(jq, args, cwd, preload, env=None):
     e = clean_env(**(env or {}))
     e["LD_PRELOAD"] = ":".join(preload)
     t = time.perf_counter()
-    p = subprocess.run([jq] + args, cwd=cwd, env=e, capture_output=True, timeout=900)
+    p = subprocess.run([jq] + args, cwd=cwd, env=e, capture_output=True, timeout=cgtest.limit(900))
     return p.returncode, p.stdout, p.stderr.decode(errors="replace"), time.perf_counter() - t
 
 

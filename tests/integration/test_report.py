@@ -219,7 +219,7 @@ class Base(unittest.TestCase):
 
     def report(self, *args, status=0):
         p = subprocess.run([LAUNCHER, "report"] + list(args), cwd=self.dir, env=cgtest.clean_environ(),
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, status, p.stdout + p.stderr)
         return p
 
@@ -358,7 +358,7 @@ class Synthetic(Base):
                 self.assertEqual("2 calls still running when its part was written" in err, noted, err)
         # and a real run: exits deep calls exit(3) from depth 20
         os.unlink(os.path.join(self.dir, "callgrind.out.100-01"))
-        run = subprocess.run([prog("exits"), "deep"], cwd=self.dir, capture_output=True, text=True, timeout=120,
+        run = subprocess.run([prog("exits"), "deep"], cwd=self.dir, capture_output=True, text=True, timeout=cgtest.limit(120),
                              env=cgtest.clean_environ(LD_PRELOAD=cgtest.LIB))
         self.assertEqual(run.returncode, 3, run.stderr)
         part = [f for f in os.listdir(self.dir) if re.fullmatch(r"callgrind\.out\.\d+-01", f)]
@@ -475,14 +475,14 @@ class FastPath(Base):
     def test_generated_file(self):
         path = os.path.join(self.dir, "big.cg")
         subprocess.run(["python3", os.path.join(cgtest.SOURCE_DIR, "tests", "bench", "gen_profile.py"), path,
-                        "2"], check=True, timeout=300)
+                        "2"], check=True, timeout=cgtest.limit(300))
         d = self.agree(path)
         self.assertGreater(len(d.arcs), 5000)
         self.assertTrue(any(k[0] == k[1] for k in d.arcs))   # recursive arcs are there
 
     def test_real_run(self):
         p = subprocess.run([LAUNCHER, "-q", example("basic")], cwd=self.dir, env=cgtest.clean_environ(),
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         path, = [os.path.join(self.dir, n) for n in os.listdir(self.dir) if n.startswith("callgrind.out.")]
         self.agree(path)
@@ -500,7 +500,7 @@ class FastPath(Base):
 
 class Documented(Base):
     def test_help_and_man(self):
-        p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([LAUNCHER, "--help"], capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertIn("cgprof report [options] WHAT...", p.stdout)
         man = os.environ.get("CGPROF_MAN", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof.1"))
         with open(man) as f:
@@ -516,7 +516,7 @@ class Documented(Base):
 class RealRuns(Base):
     def launch(self, argv):
         p = subprocess.run([LAUNCHER] + argv, cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         m = re.search(r"\(pid ([0-9]+)\)", p.stderr)
         return int(m.group(1)), p.stderr
@@ -621,12 +621,12 @@ class RealRuns(Base):
     def test_valgrind_file_recursion_as_valgrind_splits_it(self):
         vg = os.path.join(self.dir, "callgrind.out.vg")
         p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + vg, example("basic")],
-                           cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True, timeout=600)
+                           cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True, timeout=cgtest.limit(600))
         self.assertEqual(p.returncode, 0, p.stderr)
         # callgrind_annotate --inclusive=yes on Valgrind's own file: fib,
         # the outermost level (fib'2 holds the deeper ones), and fib'2
         ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", vg],
-                             capture_output=True, text=True, timeout=300).stdout
+                             capture_output=True, text=True, timeout=cgtest.limit(300)).stdout
         incl = {}
         for line in ann.splitlines():
             m = re.match(r"\s*([0-9,]+) \(\s*[0-9.]+%\)\s+\S*:(fib(?:'2)?) \[", line)

@@ -481,7 +481,7 @@ class Output(ProfileAssertions):
         d = cgtest.tempfile.mkdtemp(prefix="cgprof-test-")
         self.addCleanup(cgtest.shutil.rmtree, d, ignore_errors=True)
         p = subprocess.run(cgtest.wrapped([cgtest.example("basic")]), cwd=d, env=env, capture_output=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(b"fib(20)=6765", p.stdout)
         lines = [l for l in p.stderr.split(b"\n") if l]
@@ -498,7 +498,7 @@ class Output(ProfileAssertions):
         del env[b"CGPROF_CLOCK"]
         env[b"CGPROF_\x01OUT\nX"] = b"1"
         p = subprocess.run(cgtest.wrapped([cgtest.example("basic")]), cwd=d, env=env, capture_output=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         lines = [l for l in p.stderr.split(b"\n") if l]
         if cgtest.WRAPPER:
             lines = [l for l in dict.fromkeys(lines) if l.startswith(b"cgprof:")]
@@ -592,7 +592,7 @@ class Output(ProfileAssertions):
         target = os.path.join(d, "cg.%d-01" % p.pid)
         os.symlink(victim, target)
         os.symlink(victim, os.path.join(d, ".cg.%d-01.cgprof-tmp.%d.0" % (p.pid, p.pid)))  # its temporary
-        out, err = p.communicate("go\n", timeout=120)
+        out, err = p.communicate("go\n", timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, err)
         with open(victim) as f:
             self.assertEqual(f.read(), "precious\n")
@@ -655,11 +655,11 @@ class Hostile(ProfileAssertions):
         os.chmod(out, 0o777)
         env = cgtest.clean_environ()
         p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe], cwd=out, env=env,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "suid 2\n", ""))
         self.assertEqual(os.listdir(out), [], "a set-user-ID program run by another user writes nothing")
         # the same program run by its owner is not in secure mode: profiled
-        p = subprocess.run([exe], cwd=out, env=env, capture_output=True, text=True, timeout=60)
+        p = subprocess.run([exe], cwd=out, env=env, capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(p.returncode, 0)
         self.assertEqual(len([n for n in os.listdir(out) if n.startswith("callgrind.out.")]), 1)
 

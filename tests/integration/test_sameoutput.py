@@ -157,7 +157,7 @@ def written(lib, argv, env, directory):
     the pid taken out: normalised text}."""
     e = cgtest.clean_environ(env)
     e["LD_PRELOAD"] = lib
-    p = subprocess.run(argv, cwd=directory, env=e, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(argv, cwd=directory, env=e, capture_output=True, text=True, timeout=cgtest.limit(300))
     if p.returncode != 0:
         raise AssertionError("%s failed under %s: %s" % (argv, lib, p.stderr[-1000:]))
     files = {}

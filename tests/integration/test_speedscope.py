@@ -115,7 +115,7 @@ class Speedscope(unittest.TestCase):
         env["LD_BIND_NOW"] = "1"
         p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
                             "--fn-skip=__cyg_profile_func_*", cgtest.prog("flame")],
-                           env=env, cwd=d, capture_output=True, text=True, timeout=600)
+                           env=env, cwd=d, capture_output=True, text=True, timeout=cgtest.limit(600))
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         prof = reader.load(out)
         self.assertEqual([str(v) for v in prof.violations], [])
@@ -159,12 +159,12 @@ class Speedscope(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--quiet", "--positions=line", cgtest.prog("flame")], cwd=d, env=env,
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         (part,) = glob.glob(os.path.join(d, "callgrind.out.*"))
         self.assert_drawn_as_file(part, speedscope.open_profile(part))
         p = subprocess.run([LAUNCHER, "--positions=instr", cgtest.prog("flame")], cwd=d, env=env,
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 2)
         self.assertIn("instr line|line", p.stderr)
 
@@ -237,7 +237,7 @@ class FlameGraphs(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--paths"] + argv, cwd=d, env=env, capture_output=True, text=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         (json_file,) = glob.glob(os.path.join(d, "flame.*.speedscope.json"))
         return d, json_file
@@ -320,7 +320,7 @@ class FlameFromArcs(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         env = cgtest.clean_environ({"CGPROF_PATHS": "1"})
         p = subprocess.run([LAUNCHER, "--quiet"] + argv, cwd=d, env=env, capture_output=True, text=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         arcs = os.path.join(d, "arcs")
         os.mkdir(arcs)
@@ -328,7 +328,7 @@ class FlameFromArcs(unittest.TestCase):
         self.assertTrue(parts)
         for f in parts:
             shutil.copy(f, arcs)
-        p = subprocess.run([LAUNCHER, "flame", arcs], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+        p = subprocess.run([LAUNCHER, "flame", arcs], cwd=d, env=env, capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         written = p.stdout.split()
         self.assertEqual([os.path.dirname(w) for w in written], [arcs] * len(written))
@@ -447,7 +447,7 @@ class PositionsLine(unittest.TestCase):
         if not shutil.which("callgrind_annotate"):
             self.fail("callgrind_annotate is not installed (scripts/deps.sh installs valgrind)")
         p = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True,
-                           timeout=120)
+                           timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
         total = re.search(r"^([0-9,]+) \(100\.0%\)\s+PROGRAM TOTALS$", p.stdout, re.M)

@@ -44,7 +44,7 @@ def pkg_config(*args):
     env.pop("PKG_CONFIG_SYSROOT_DIR", None)
     p = subprocess.run(["pkg-config", "--define-variable=libdir=" + os.path.join(cgtest.BUILD_DIR, "runtime"),
                         "--define-variable=includedir=" + os.path.join(cgtest.SOURCE_DIR, "include")]
-                       + list(args) + ["cgprof"], capture_output=True, text=True, env=env, timeout=60, check=True)
+                       + list(args) + ["cgprof"], capture_output=True, text=True, env=env, timeout=cgtest.limit(60), check=True)
     return p.stdout.split()
 
 
@@ -88,7 +88,7 @@ class Static(ProfileAssertions):
         libs = self.libs if libs is None else libs
         cmd = [compiler] + (["-static"] if static else []) + list(flags) + self.cflags
         cmd += (libs + [source] if libs_first else [source] + libs) + ["-o", exe]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, " ".join(cmd) + "\n" + p.stderr)
         # no warning either: it would be printed at every link of a profiled program
         self.assertEqual(p.stderr, "", " ".join(cmd))
@@ -230,7 +230,7 @@ class Static(ProfileAssertions):
         p = subprocess.Popen([LAUNCHER, exe, "-n", "0"], cwd=d, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: p.poll() is None and p.kill())
-        end = time.monotonic() + 30
+        end = time.monotonic() + cgtest.limit(30)
         status = None
         while time.monotonic() < end and not status:
             status = glob.glob(os.path.join(d, "ctl", "*.status"))
@@ -242,7 +242,7 @@ class Static(ProfileAssertions):
         # hook: a dump asked for then has no thread to write, and nothing
         # is written (seen in CI on a loaded machine), so the signal is
         # sent again until a part comes, as test_dumps does.
-        end = time.monotonic() + 30
+        end = time.monotonic() + cgtest.limit(30)
         while time.monotonic() < end and not glob.glob(os.path.join(d, "callgrind.out.%d.1-*" % pid)):
             os.kill(pid, signal.SIGUSR1)
             time.sleep(0.2)
@@ -257,17 +257,17 @@ class Static(ProfileAssertions):
         control = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
         for target in ([str(pid)], ["server"], []):
             c = subprocess.run([control, "-d", "static"] + target, env=env, capture_output=True, text=True,
-                               timeout=120)
+                               timeout=cgtest.limit(120))
             self.assertEqual(c.returncode, 0, (target, c.stderr))
             self.assertIn("callgrind.out.%d." % pid, c.stdout)
-        c = subprocess.run([control, "-b", str(pid)], env=env, capture_output=True, text=True, timeout=120)
+        c = subprocess.run([control, "-b", str(pid)], env=env, capture_output=True, text=True, timeout=cgtest.limit(120))
         self.assertEqual(c.returncode, 0, c.stderr)
         self.assertIn("main", c.stdout)
-        c = subprocess.run([control], env=env, capture_output=True, text=True, timeout=120)
+        c = subprocess.run([control], env=env, capture_output=True, text=True, timeout=cgtest.limit(120))
         # the listing: the parts of the signals, and 3 of cgprof-control -d
         self.assertRegex(c.stdout, r"\n%d +\d+ +%d " % (pid, signalled + 3))
         os.kill(pid, signal.SIGTERM)
-        p.communicate(timeout=60)
+        p.communicate(timeout=cgtest.limit(60))
 
     # ---- the launcher -------------------------------------------------------------------
 
@@ -278,7 +278,7 @@ class Static(ProfileAssertions):
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         env = cgtest.clean_environ()
         p = subprocess.run([LAUNCHER, "--out=prof", exe], cwd=d, env=env, capture_output=True, text=True,
-                           timeout=300)
+                           timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         files = sorted(glob.glob(os.path.join(d, "prof.*-0[1-5]")))
         self.assertEqual(len(files), 5, p.stderr)
@@ -298,7 +298,7 @@ class Static(ProfileAssertions):
         d = tempfile.mkdtemp(prefix="cgprof-static-dyn-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         env = cgtest.clean_environ()
-        p = subprocess.run([LAUNCHER, "--top=0", exe], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+        p = subprocess.run([LAUNCHER, "--top=0", exe], cwd=d, env=env, capture_output=True, text=True, timeout=cgtest.limit(300))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(p.stderr.startswith("cgprof: %s (pid " % exe), p.stderr)
         self.assertNotIn("action", p.stderr)
@@ -320,9 +320,9 @@ class Static(ProfileAssertions):
         }
         for name, (flags, why, verb) in cases.items():
             exe = os.path.join(d, name)
-            subprocess.run(["gcc", "-static"] + flags + [src, "-o", exe], check=True, timeout=120)
+            subprocess.run(["gcc", "-static"] + flags + [src, "-o", exe], check=True, timeout=cgtest.limit(120))
             p = subprocess.run([LAUNCHER, "./" + name], cwd=d, env=cgtest.clean_environ(), capture_output=True,
-                               text=True, timeout=60)
+                               text=True, timeout=cgtest.limit(60))
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertEqual(p.stdout, "")   # not run
             self.assertEqual(p.stderr, (

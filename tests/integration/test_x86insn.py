@@ -27,6 +27,8 @@ import tempfile
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
+import cgtest
+
 SOURCE_DIR = os.environ.get("CGPROF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD_DIR = os.environ.get("CGPROF_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 LIB = os.environ.get("CGPROF_LIB", os.path.join(BUILD_DIR, "runtime", "libcgprof.so"))
@@ -121,7 +123,7 @@ def disassemble(path):
     """objdump's instructions: their sorted addresses, each one's text, and
     the sorted addresses where objdump finds no instruction."""
     out = subprocess.run(["objdump", "-d", "-z", "--no-show-raw-insn", "-w", path], capture_output=True, text=True,
-                         check=True, timeout=120).stdout
+                         check=True, timeout=cgtest.limit(120)).stdout
     text = {}
     for line in out.split("\n"):
         # "  1234:\tmnemonic operands"
@@ -135,7 +137,7 @@ def disassemble(path):
 def sweep(path):
     """x86sweep's functions: (start, end, name, [(addr, kind, target)], the
     address it stopped at or None)."""
-    out = subprocess.run([SWEEP, path], capture_output=True, text=True, check=True, timeout=120).stdout
+    out = subprocess.run([SWEEP, path], capture_output=True, text=True, check=True, timeout=cgtest.limit(120)).stdout
     lines = out.splitlines()
     funcs = []
     for header, insns in zip(lines[0::2], lines[1::2]):
@@ -156,7 +158,7 @@ def sweep(path):
 def raw_bytes(path, addr):
     """The bytes objdump shows from addr on (the first difference's)."""
     out = subprocess.run(["objdump", "-d", "-z", "-w", "--start-address=%#x" % addr, "--stop-address=%#x" % (addr + 16),
-                          path], capture_output=True, text=True, timeout=60).stdout
+                          path], capture_output=True, text=True, timeout=cgtest.limit(60)).stdout
     m = re.search(r"^ *[0-9a-f]+:\t((?:[0-9a-f]{2} )+)", out, re.M)
     return m.group(1).strip() if m else "?"
 
@@ -265,7 +267,7 @@ class Decoder(unittest.TestCase):
         [(path, label)]."""
         def compile_one(name, compiler, flags):
             out = os.path.join(self.tmp, "lib%s.so" % name)
-            subprocess.run([compiler, "-shared", "-fPIC", "-w"] + flags + ["-o", out, SAMPLE], check=True, timeout=120)
+            subprocess.run([compiler, "-shared", "-fPIC", "-w"] + flags + ["-o", out, SAMPLE], check=True, timeout=cgtest.limit(120))
             return out
         for b in builds:
             if b[0] not in self.builds:

@@ -21,6 +21,10 @@ import unittest
 
 from cgproflib import reader, report
 
+# the tests' one time limit (cgtest.limit: CGPROF_TIMEOUT_MULTIPLIER)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import cgtest  # noqa: E402
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_PROFILE = os.path.join(SOURCE_DIR, "tests", "bench", "gen_profile.py")
 
@@ -223,7 +227,7 @@ class AgainstStrict(Base):
 
     def test_generated_profile(self):
         path = os.path.join(self.dir, "big.cg")
-        subprocess.run([sys.executable, GEN_PROFILE, path, "3"], check=True, timeout=300)
+        subprocess.run([sys.executable, GEN_PROFILE, path, "3"], check=True, timeout=cgtest.limit(300))
         got = self.check(path)
         self.assertGreater(len(got), 8000)
         # read in small blocks: tokens cut anywhere are read line by line
@@ -349,7 +353,7 @@ class TopFunctions(Base):
 
     def test_generated_profile(self):
         path = os.path.join(self.dir, "big.cg")
-        subprocess.run([sys.executable, GEN_PROFILE, path, "1"], check=True, timeout=300)
+        subprocess.run([sys.executable, GEN_PROFILE, path, "1"], check=True, timeout=cgtest.limit(300))
         self.check(path)
 
 
