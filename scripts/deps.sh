@@ -6,8 +6,11 @@ CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-d
 # Only the tests need these (scripts/test adds them): chromium, headless, to
 # open profiles in speedscope (tests/vendor/speedscope, test_speedscope.py);
 # golang-go, whose `go tool pprof` reads cgprof pprof's files back
-# (test_pprof.py).
-CGPROF_TEST_PACKAGES="chromium golang-go"
+# (test_pprof.py); ccache, which the tests' scratch copies of the tree (the
+# README's, the guide's and docs/install.md's commands, each a build from
+# nothing) share, so that the tree is compiled once rather than four times
+# (tests/integration/test_guide.py, SCRATCH_CCACHE).
+CGPROF_TEST_PACKAGES="chromium golang-go ccache"
 
 # cgprof_say MESSAGE: one line on stderr, "cgprof: MESSAGE", as each step
 # starts, so that a slow machine is never taken for a hung one.

@@ -48,10 +48,17 @@ def runnable(blocks):
     return [(n, code) for n, code in blocks if not code.lstrip().startswith(NOT_RUN)]
 
 
+# The guide's `sleep 1`, a pause a user makes while a program gets
+# somewhere (a server starting, a dump written: milliseconds on an idle
+# machine), lasts as long as the tests' other limits do (cgtest.limit).
+SCALED_SLEEP = ("sleep() { command sleep \"$(awk -v s=\"$1\" 'BEGIN { print s * %s }')\"; }"
+                % cgtest.limit(1))
+
+
 def script(blocks):
     """One bash script: every command checked (set -e), each block announced
     on both outputs so that a failure can be placed."""
-    out = ["set -e -o pipefail"]
+    out = ["set -e -o pipefail", SCALED_SLEEP]
     for k, (n, code) in enumerate(blocks, 1):
         out.append("echo '@@guide block %d (docs/guide.md:%d)@@'; echo '@@guide block %d@@' >&2" % (k, n, k))
         out.append(code)
@@ -69,12 +76,23 @@ def copy_tree(dst):
     shutil.copytree(SOURCE_DIR, dst, ignore=ignore, symlinks=True)
 
 
+# The scratch copies' builds (the README's, the guide's, docs/install.md's,
+# each from nothing, as a newcomer's) share one compiler cache: meson puts
+# ccache before the compiler when it finds it (Debian's ccache, which
+# scripts/test installs), and the copies compile the same sources with the
+# same relative paths, so the first build's objects serve the others. The
+# cache ignores the directory compiled in (CCACHE_NOHASHDIR), which only
+# names the copy that compiled an object in its debug information.
+SCRATCH_CCACHE = {"CCACHE_DIR": os.path.join(cgtest.BUILD_DIR, "scratch-ccache"), "CCACHE_NOHASHDIR": "1"}
+
+
 def user_env(home):
     """The environment a user runs the commands in: the runtime's own
-    defaults, nothing pinned, no build's paths inherited."""
+    defaults, nothing pinned, no build's paths inherited; the scratch
+    builds' shared compiler cache."""
     env = {k: v for k, v in cgtest.clean_environ(pinned=False).items()
-           if not k.startswith(("MESON", "PKG_CONFIG")) and k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
-    env.update(HOME=home, LC_ALL="C.UTF-8")
+           if not k.startswith(("MESON", "PKG_CONFIG", "CCACHE")) and k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+    env.update(HOME=home, LC_ALL="C.UTF-8", **SCRATCH_CCACHE)
     return env
 
 
@@ -134,9 +152,7 @@ class GuideRuns(unittest.TestCase):
         copy_tree(src)
         os.makedirs(home)
         # as a user runs them: the runtime's own defaults, nothing pinned
-        env = {k: v for k, v in cgtest.clean_environ(pinned=False).items()
-               if not k.startswith(("MESON", "PKG_CONFIG")) and k != "PYTHONPATH"}
-        env.update(HOME=home, LC_ALL="C.UTF-8")
+        env = user_env(home)
         # Outputs to files, not pipes: a program a block left running (the
         # server, if a later block fails) would hold a pipe open. Its own
         # session, so that whatever is left is stopped with it.
