@@ -187,6 +187,21 @@ class Fake:
             return []
 
 
+def open_files(pid):
+    """The paths of the files pid has open."""
+    found = set()
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except FileNotFoundError:
+        return found
+    for fd in fds:
+        try:
+            found.add(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:
+            pass  # closed meanwhile
+    return found
+
+
 def gone_pid():
     """A pid that was just used and is gone."""
     p = subprocess.Popen(["true"])
@@ -458,8 +473,11 @@ class Requests(ControlTestCase):
                          "the unread command is removed")
 
     def test_timeout_when_not_done(self):
+        # the fake takes the command (it must be scheduled within the
+        # timeout for that, however loaded the machine) and never finishes
+        # it: the control gives up at its timeout whatever its length
         fake = Fake(self, self.cdir, options="map,takeonly")
-        p = self.control("--timeout", "0.5", "-z", fake.pid)
+        p = self.control("--timeout", str(cgtest.limit(3)), "-z", fake.pid)
         self.assertEqual(p.returncode, 1)
         self.assertIn("did not finish", p.stderr)
         self.assertEqual(fake.log(), ["zero"])
@@ -502,7 +520,16 @@ class Requests(ControlTestCase):
             # released while a control waits: it goes on
             proc = subprocess.Popen([SCRIPT, "-d", "late", str(fake.pid)], env=self.env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            time.sleep(0.3)
+            # it waits once it has the lock file open (and tries the lock
+            # until it is free)
+            lock = os.path.realpath(os.path.join(self.cdir, "%d.lock" % fake.pid))
+            deadline = time.monotonic() + cgtest.limit(30)
+            while lock not in open_files(proc.pid):
+                if proc.poll() is not None:
+                    self.fail("the control ended without the lock: %s" % proc.communicate()[1])
+                self.assertLess(time.monotonic(), deadline, "the control never opened " + lock)
+                time.sleep(0.01)
+            time.sleep(0.1)
             self.assertEqual(fake.log(), [])
             fcntl.flock(fd, fcntl.LOCK_UN)
             out, err = proc.communicate(timeout=cgtest.limit(30))
