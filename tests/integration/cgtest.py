@@ -106,13 +106,15 @@ class Run:
 
 def run_preloaded(testcase, argv, env=None, preload=True, timeout=limit(300), out_prefix=None, cwd=None, preexec_fn=None,
                   pinned=True):
-    """Runs argv in a fresh directory (removed after the test) with the
-    runtime preloaded; returns a Run with the profile files it wrote.
-    env: on top of PINNED (pinned=False: on top of nothing, the runtime's
-    own defaults). preexec_fn: run in the child before the program
-    (resource limits)."""
+    """Runs argv in a fresh directory (removed after the test, or after
+    the class when testcase is a class: setUpClass) with the runtime
+    preloaded; returns a Run with the profile files it wrote. env: on top
+    of PINNED (pinned=False: on top of nothing, the runtime's own
+    defaults). preexec_fn: run in the child before the program (resource
+    limits)."""
     directory = tempfile.mkdtemp(prefix="cgprof-test-")
-    testcase.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+    cleanup = testcase.addClassCleanup if isinstance(testcase, type) else testcase.addCleanup
+    cleanup(shutil.rmtree, directory, ignore_errors=True)
     e = clean_environ(pinned=pinned)
     if preload:
         e["LD_PRELOAD"] = LIB

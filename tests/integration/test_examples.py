@@ -25,16 +25,18 @@ class ExampleTest(ProfileAssertions):
     env = None
     valgrind = True
 
+    # One run of the example for all of a class's checks: each checks
+    # another side of the same run (a run per check cost the memcheck step
+    # a minute, examples/server under valgrind five times per variant).
     @classmethod
     def setUpClass(cls):
         if cls.name is None:
             raise unittest.SkipTest("base class")
-
-    def setUp(self):
-        self.expected = EXPECTED[self.name]
-        self.run_ = run_preloaded(self, [example(self.name)], env=self.env)
-        self.assertEqual(self.run_.returncode, 0, self.run_.stderr)
-        self.profiles = self.run_.profiles(strict=True)
+        cls.expected = EXPECTED[cls.name]
+        cls.run_ = run_preloaded(cls, [example(cls.name)], env=cls.env)
+        if cls.run_.returncode != 0:
+            raise AssertionError("%s exited with status %d: %s" % (cls.name, cls.run_.returncode, cls.run_.stderr))
+        cls.profiles = cls.run_.profiles(strict=True)
 
     def test_one_valid_file_per_thread(self):
         run = self.run_
