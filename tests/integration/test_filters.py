@@ -201,10 +201,11 @@ class Throttle(ProfileAssertions):
         # tiny and tinier are throttled at their 1,000th call, or at a later
         # check (a power of two) when their mean so far was above T: the
         # check averages over all the calls so far, and a thread switched
-        # out for 50 us in the first thousand (exact time is wall-clock
-        # time) or under valgrind the translation of their code (seen once
-        # in CI: 4096) holds them above T until enough fast calls dilute
-        # it, as designed for calls slowed at first. tinier no later than
+        # out for a few ms during the first thousand (some 130 us of calls
+        # here; exact time is wall-clock time) or under valgrind the
+        # translation of their code (seen once in CI: 4096) holds them
+        # above T until enough fast calls dilute it, as designed for calls
+        # slowed at first (5 runs in 40 beside stress-ng --cpu 3). tinier no later than
         # tiny: at each count tinier's time so far is within tiny's, and is
         # checked first (its exit comes first). Never throttled, they would
         # be 1,000,000.
