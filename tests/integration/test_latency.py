@@ -13,8 +13,9 @@ What is certain, and checked:
     times to the ns, and the parts of a run (dumps, threads, zeroing) add
     up to its total;
   - p50 is in the short calls' range (90% of the calls are short, and each
-    takes at least 2.2 us), p99 and the max are at least the long calls'
-    time (the 10% longest calls are long ones);
+    takes at least 2.2 us; below a tenth of the long calls' p50 in the same
+    run), p99 and the max are at least the long calls' time (the 10%
+    longest calls are long ones);
   - callgrind_annotate reads every file written with the option without a
     warning, with the file's own self totals;
   - without the option, no '#lat:' line.
@@ -91,9 +92,14 @@ class Latency(cgtest.ProfileAssertions):
         # (a few tens of ns) and the buckets are within 12.5%
         p50 = h_short.percentile(50)
         self.assertGreaterEqual(p50[0], SHORT_NS * 0.8)
-        self.assertLess(p50[0], LONG_NS / 10)
-        self.assertGreaterEqual(h_long.percentile(50)[0], LONG_NS * 0.8)
+        long_p50 = h_long.percentile(50)
+        self.assertGreaterEqual(long_p50[0], LONG_NS * 0.8)
         self.assertGreaterEqual(h_long.max, LONG_NS * 0.95)
+        # the short calls' p50 among the short ones: well below the long
+        # calls' p50 measured in the same run (500x apart as made), not
+        # below a fixed bound (a loaded machine makes calls longer, both
+        # alike)
+        self.assertLess(p50[0], long_p50[0] / 10)
 
     def assert_annotate_totals(self, path):
         """callgrind_annotate reads the file without a warning, and its
@@ -181,7 +187,7 @@ class Latency(cgtest.ProfileAssertions):
         # p50 of the short calls among the short; p99 and max of the long
         # ones at least their time; each column no less than the one before
         self.assertGreaterEqual(ns(short, 1), SHORT_NS * 0.8)
-        self.assertLess(ns(short, 1), LONG_NS / 10)
+        self.assertLess(ns(short, 1), ns(long_, 1) / 10)
         self.assertGreaterEqual(ns(long_, 3), LONG_NS * 0.8)
         self.assertGreaterEqual(ns(long_, 4), LONG_NS * 0.95)
         for row in rows.values():
