@@ -16,14 +16,13 @@ import glob
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 import unittest
 
 import cgtest
 from cgproflib import reader
+from test_dumps import signal_phases
 
 NEST_DIR = os.path.join(cgtest.BUILD_DIR, "tests", "nesting")
 PATHS_SRC = os.path.join(cgtest.SOURCE_DIR, "tests", "nesting", "progs", "paths.c")
@@ -414,11 +413,7 @@ class PartsAndProcesses(Checks):
     def test_dumps_add_up(self):
         """Parts written by dumps on demand: each agrees with its part, and
         the parts' paths sum to what one part of the same run has."""
-        run = cgtest.Started(self, [cgtest.prog("phases")], env={"CGPROF_PATHS": "1"})
-        run.wait_ready()
-        for _ in range(4):
-            time.sleep(0.12)
-            os.kill(run.p.pid, signal.SIGUSR1)
+        run = signal_phases(self, env={"CGPROF_PATHS": "1"}, signals=4)
         rc, _, err = run.finish()
         self.assertEqual(rc, 0, err)
         files = run.files()

@@ -60,6 +60,30 @@ def wait_served(test, run, before, pid=None):
         time.sleep(0.01)
 
 
+def signal_phases(test, env=None, signals=5, every=0.12):
+    """tests/progs/phases started with its argument "wait" (its threads,
+    their work done, wait until its stdin ends), sent the dump signal
+    `signals` times, `every` seconds apart, while it works; then again until
+    a dump by signal has written a part of each of its 3 threads (the
+    status's last: names the files of the last part), so that dumps cut every thread however slow the
+    machine. Returns the Started run, waiting: run.finish() ends it."""
+    run = Started(test, [prog("phases"), "wait"], env=env)
+    run.wait_ready()
+    for _ in range(signals):
+        time.sleep(every)
+        os.kill(run.p.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + cgtest.limit(60)
+    while True:
+        before = status_of(run).done
+        os.kill(run.p.pid, signal.SIGUSR1)
+        last = wait_served(test, run, before).last
+        # the part's files (with CGPROF_PATHS=1, its path files too), by
+        # thread
+        if len({os.path.basename(f).rsplit("-", 1)[-1] for f in last}) == 3:
+            return run
+        test.assertLess(time.monotonic(), deadline, "no dump by signal of the 3 threads: %s" % last)
+
+
 class LineReader:
     """The lines a program writes to a pipe, each waited for with a limit:
     select() on its descriptor, read unbuffered (what is read here is not
@@ -129,18 +153,14 @@ class SignalDumps(ProfileAssertions):
         self.assertEqual(sorted(expected), [1, 2, 3])
 
         start = time.monotonic_ns()
-        run = Started(self, [prog("phases")])
-        run.wait_ready()
-        for _ in range(5):
-            time.sleep(0.12)
-            os.kill(run.p.pid, signal.SIGUSR1)
+        run = signal_phases(self)
         rc, out, err = run.finish()
         wall = time.monotonic_ns() - start
         self.assertEqual(rc, 0, err)
         parts = parts_of(run.files())
         # at least one dump on demand cut the run (signals that arrive
-        # during a dump are served together: on a loaded machine the five
-        # may make fewer parts, which must add up all the same)
+        # during a dump are served together: on a loaded machine the
+        # signals may make fewer parts, which must add up all the same)
         self.assertGreaterEqual(max(p for p, t in parts), 2, sorted(parts))
         for thread, prof in expected.items():
             files = [f for (p, t), f in sorted(parts.items()) if t == thread]

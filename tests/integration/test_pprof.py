@@ -26,17 +26,16 @@ import glob
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cgtest  # noqa: E402
 from cgproflib import paths, reader  # noqa: E402
+from test_dumps import signal_phases  # noqa: E402
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 SEPARATOR = "-----------+-------------------------------------------------------"
@@ -173,19 +172,18 @@ class Base(unittest.TestCase):
     def setUp(self):
         self.go = GoPprof(self)
 
-    def run_paths(self, argv, env=None, dumps=0):
+    def run_paths(self, argv, env=None):
         """argv run with CGPROF_PATHS=1 (and env): its directory."""
         e = {"CGPROF_PATHS": "1"}
         e.update(env or {})
-        if not dumps:
-            run = cgtest.run_preloaded(self, argv, env=e)
-            self.assertEqual(run.returncode, 0, run.stderr)
-            return run.directory, run.stderr
-        run = cgtest.Started(self, argv, env=e)
-        run.wait_ready()
-        for _ in range(dumps):
-            time.sleep(0.12)
-            os.kill(run.p.pid, signal.SIGUSR1)
+        run = cgtest.run_preloaded(self, argv, env=e)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run.directory, run.stderr
+
+    def run_phases_dumped(self, dumps):
+        """tests/progs/phases with CGPROF_PATHS=1, dumped by signal while it
+        runs (test_dumps.signal_phases): its directory."""
+        run = signal_phases(self, env={"CGPROF_PATHS": "1"}, signals=dumps)
         rc, _, err = run.finish()
         self.assertEqual(rc, 0, err)
         return run.dir, err
@@ -456,7 +454,7 @@ class Programs(Base):
     def test_parts(self):
         """tests/progs/phases dumped four times: a sample per part and
         path, each thread's parts apart."""
-        d, _ = self.run_paths([cgtest.prog("phases")], dumps=4)
+        d, _ = self.run_phases_dumped(4)
         f, pfs = self.check_exact(d)
         self.assertGreater(len({(pf.thread, pf.part) for pf in pfs}), 3)
         self.assertGreater(max(pf.part for pf in pfs), 1)

@@ -6,14 +6,12 @@ of what KCachegrind loads together with those files."""
 
 import os
 import re
-import signal
-import time
 import unittest
 
 import cgtest
 from cgproflib import reader
 from cgtest import ProfileAssertions, example, prog, run_preloaded
-from test_dumps import Started
+from test_dumps import signal_phases
 
 TOTAL_RE = re.compile(r"^callgrind\.total\.(\d+)$")
 
@@ -128,11 +126,7 @@ class Total(ProfileAssertions):
     def test_signal_dumps_of_running_threads(self):
         """prog phases: three threads cut by dump signals while they run; the
         total adds up to the parts and counts what a run without dumps does."""
-        run = Started(self, [prog("phases")])
-        run.wait_ready()
-        for _ in range(3):
-            time.sleep(0.15)
-            os.kill(run.p.pid, signal.SIGUSR1)
+        run = signal_phases(self, signals=3, every=0.15)
         rc, out, err = run.finish()
         self.assertEqual(rc, 0, err)
         files = run.files()
