@@ -132,7 +132,13 @@ class SampledTime(cgtest.ProfileAssertions):
         share_on = on.self_cost("fib") / on.total_self()
         share_off = off.self_cost("fib") / off.total_self()
         self.assertLess(share_on, share_off)
-        self.assertGreater(off.self_cost("fib"), on.self_cost("fib") + samples * self.PERIOD / 4)
+        # and by a quarter of the hooks' share at least: each run's times
+        # as shares of its own CPU time (the compensated run's with what it
+        # left out), not two runs' times in ns, which a loaded machine
+        # moves apart (the hooks' samples are two thirds of the run, most
+        # of them in fib's calls: 0.70 against 0.22 here)
+        whole_on = on.total_self() + left
+        self.assertGreater(share_off, (on.self_cost("fib") + left / 4) / whole_on)
 
     FUNCS = {"main", "fib", "parse_config", "parse_line", "tokenize", "trim", "checksum", "sort_scores",
              "compare_ints", "crunch"}
@@ -199,10 +205,12 @@ class OffCpu(cgtest.ProfileAssertions):
         self.assertEqual(waiter.call_counts().get(("waiter", "wait_for_main")), 1)
         # main, which writes the files at its exit, was running: its naps
         # were charged by its hooks; what it may have waited since its last
-        # hook is the writing's (on a loaded machine, some us), not a nap
+        # hook is the writing's (on a loaded machine, some us to some ms),
+        # not a nap: far less than the waiter's wait in the same run (at
+        # least its 3 naps), rather than a fixed bound
         for d in profs[1].desc:
             if d.startswith("Off the CPU at this dump"):
-                self.assertLess(int(d.split()[6]), 100 * 1000 * 1000, d)
+                self.assertLess(int(d.split()[6]), int(m.group(1)) / 3, d)
 
     def test_paused_while_blocked(self):
         # main pauses the collection and resumes it while the waiter is
@@ -219,7 +227,9 @@ class OffCpu(cgtest.ProfileAssertions):
         self.assert_inclusive_covers_self(waiter)
         self.assertGreaterEqual(waiter.inclusive("waiter"), waiter.inclusive("wait_for_main"))
         self.assertGreaterEqual(waiter.inclusive("cgprof_off_cpu"), 2 * 100 * 1000 * 1000)
-        self.assertLess(waiter.self_cost("wait_for_main"), 50 * 1000 * 1000)
+        # wait_for_main's own time is what it did on the CPU: far less than
+        # its wait measured in the same run (not a fixed 50 ms)
+        self.assertLess(waiter.self_cost("wait_for_main"), waiter.inclusive("cgprof_off_cpu") / 10)
         self.assertEqual(waiter.call_counts().get(("waiter", "wait_for_main")), 1)
         self.assertEqual(waiter.call_counts().get(("wait_for_main", "cgprof_off_cpu")), 1)
 
