@@ -24,6 +24,7 @@ import unittest
 
 import cgtest
 from cgproflib import reader
+from cgproflib.control import parse_status
 from cgtest import ProfileAssertions, example, prog, run_preloaded
 
 STATIC_LIB = os.path.join(cgtest.BUILD_DIR, "runtime", "libcgprof.a")
@@ -240,16 +241,26 @@ class Static(ProfileAssertions):
         self.addCleanup(lambda: p.poll() is None and os.kill(pid, signal.SIGKILL))   # the program, not only cgprof
         # The service is up (its status file) before the program's first
         # hook: a dump asked for then has no thread to write, and nothing
-        # is written (seen in CI on a loaded machine), so the signal is
-        # sent again until a part comes, as test_dumps does.
+        # is written (seen in CI on a loaded machine; its part number is
+        # used all the same), so the signal is sent again until a part
+        # comes, each once the one before it was served (the status's
+        # done moved): none is still pending when the parts are counted.
+        def served():
+            with open(status[0]) as f:
+                return parse_status(f.read())
+
         end = time.monotonic() + cgtest.limit(30)
-        while time.monotonic() < end and not glob.glob(os.path.join(d, "callgrind.out.%d.1-*" % pid)):
+        while not glob.glob(os.path.join(d, "callgrind.out.%d.*" % pid)):
+            before = served().done
             os.kill(pid, signal.SIGUSR1)
-            time.sleep(0.2)
-        parts = glob.glob(os.path.join(d, "callgrind.out.%d.1-*" % pid))
-        self.assertTrue(parts, "no part written on SIGUSR1")
-        time.sleep(0.5)  # a signal sent just before may still be writing one
-        signalled = len({os.path.basename(f).split("-")[0] for f in glob.glob(os.path.join(d, "callgrind.out.%d.*" % pid))})
+            while served().done == before:
+                if p.poll() is not None:
+                    self.fail("the program ended: %s" % p.communicate()[1])
+                self.assertLess(time.monotonic(), end, "SIGUSR1 not served")
+                time.sleep(0.01)
+            self.assertLess(time.monotonic(), end, "no part written on SIGUSR1")
+        parts = glob.glob(os.path.join(d, "callgrind.out.%d.*" % pid))
+        signalled = served().parts
         self.assertEqual(reader.load(sorted(parts)[0], strict=True).desc_value("Trigger"), "Signal SIGUSR1")
         # cgprof-control finds the static program (no libcgprof.so in its
         # maps: the note of the runtime linked in), by pid, by name and
