@@ -3,10 +3,11 @@ clock and no throttle, whose figures they check: cgtest.PINNED): sampled
 CPU time, inlined calls folded, tiny hot functions throttled, each said in
 the files and read right by the real readers.
 
-- examples/basic: its functions called a few times counted exactly; fib,
-  called 21,891 times for a few ns each, throttled: its count a lower
-  bound, at least the throttle's N, marked so in `cgprof report` and the
-  launcher's summary; its time its own (sampled by address), not main's;
+- examples/basic 30: its functions called a few times counted exactly;
+  fib, called 2,692,537 times for a few ns each, throttled: its count a
+  lower bound, at least the throttle's N, marked so in `cgprof report` and
+  the launcher's summary; its time its own (sampled by address), not
+  main's;
 - the files read by callgrind_annotate without a warning, their costs
   adding up.
 """
@@ -20,6 +21,7 @@ import unittest
 import cgtest
 from cgproflib import reader
 from cgtest import example
+from test_filters import throttle_checks
 
 LAUNCHER = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")
 REPORT = [LAUNCHER, "report"]
@@ -34,7 +36,22 @@ class Defaults(cgtest.ProfileAssertions):
         return run
 
     def test_basic(self):
-        run = self.run_default([example("basic")])
+        # fib(30), not the default fib(20). The throttle checks an arc (one
+        # for each of fib's two call sites) at its 10,000th call and at
+        # each power of two above (costs.h, cg_throttle_due) against the
+        # mean of its calls' inclusive time so far (costs.c,
+        # cg_throttle_check), and a sample charges its 1 ms period to every
+        # frame on the stack. At fib(20) an arc has 10,945 calls, so one
+        # check: a sample in fib's own code 11 levels deep before it (some
+        # 20,000 calls, a few tenths of a ms of CPU) put the mean above
+        # T's 1 us, and fib stayed unthrottled. At fib(30) an arc has
+        # 1,346,268 calls, checked up to 2^20 = 1,048,576: when an arc has
+        # c calls, fib has run 2c calls of its own code (1-2 ns each; the
+        # samples in the hooks are left out), so at most 2c x 2 ns / 1 ms
+        # + 1 samples were charged, to 29 frames at most: a mean of at most
+        # 29 x (2 x 2 ns + 1 ms / c), 144 ns at 2^20, under T whatever the
+        # load (a slower machine's fib would need 17 ns of its own a call)
+        run = self.run_default([example("basic"), "30"])
         prof = reader.load(run.files[0], strict=True)
         self.assert_valid(prof)
         self.assertIn("sampled", prof.desc_value("Clock"))
@@ -47,10 +64,15 @@ class Defaults(cgtest.ProfileAssertions):
         for fn, n in (("parse_config", 1), ("parse_line", 6), ("tokenize", 6), ("trim", 12), ("checksum", 6),
                       ("sort_scores", 1), ("crunch", 1)):
             self.assertEqual(cgtest.incoming(counts, fn), n, fn)
-        # fib: counted until it was throttled, a lower bound
+        # fib: counted until it was throttled, a lower bound: the arc that
+        # was found under T at a check has that count, and the calls of it
+        # still running then (29 at most) end counted; fib's other arc
+        # stops where it was (its later calls have no hooks)
         fib = cgtest.incoming(counts, "fib")
         self.assertGreaterEqual(fib, 10000)
-        self.assertLess(fib, 21891)
+        self.assertLess(fib, 2692537)
+        arcs = [c.count for c in prof.calls if c.caller.name == "fib" and c.callee.name == "fib"]
+        self.assertTrue(any(c <= n <= c + 29 for n in arcs for c in throttle_checks(10000, 1346268)), arcs)
         rep = subprocess.run(REPORT + ["--sort=calls", run.files[0]], capture_output=True, text=True, timeout=cgtest.limit(60))
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertRegex(rep.stdout, r"\n +[0-9.]+ +[0-9.]+ +[0-9.]+ +>=%d  fib " % fib)
