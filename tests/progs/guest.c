@@ -47,13 +47,15 @@
  *                 waits and prints the child's status.
  *   undumpable    as sleep, after prctl(PR_SET_DUMPABLE, 0) (as sshd and
  *                 some servers do): its /proc files become root's.
- *   sleep         prints "ready", then sleeps 1.5 s in nanosleep() and
- *                 prints its result and errno: a dump asked meanwhile must
- *                 not cut it short. */
+ *   sleep         prints "ready", then sleeps in nanosleep(), 0.25 s at a
+ *                 time, printing each one's result and errno, until its
+ *                 stdin ends (looked at between two sleeps): a dump asked
+ *                 meanwhile must not cut one short. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -418,10 +420,17 @@ int main(int argc, char **argv)
             work();
         printf("ready\n");
         fflush(stdout);
-        struct timespec ts = { 1, 500000000 };
-        int rc = nanosleep(&ts, NULL);
-        printf("nanosleep: %d (%s)\n", rc, rc ? strerror(errno) : "slept");
-        return 0;
+        for (;;) {
+            struct timespec ts = { 0, 250000000 };
+            int rc = nanosleep(&ts, NULL);
+            printf("nanosleep: %d (%s)\n", rc, rc ? strerror(errno) : "slept");
+            fflush(stdout);
+            /* the end of stdin (anything written to it is read past) */
+            struct pollfd in = { 0, POLLIN, 0 };
+            char buf[64];
+            if (poll(&in, 1, 0) > 0 && read(0, buf, sizeof buf) <= 0)
+                return 0;
+        }
     }
     fprintf(stderr, "usage: guest fds|nofile|query|stderr FILE|reuse DIR|sleep\n");
     return 2;
