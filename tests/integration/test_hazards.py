@@ -22,6 +22,7 @@ import cgtest  # noqa: E402
 from cgtest import ProfileAssertions, Started, prog, run_preloaded  # noqa: E402
 
 from cgproflib import reader  # noqa: E402
+from test_dumps import LineReader  # noqa: E402
 
 HAZARDS = prog("hazards")
 CONTROL = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
@@ -159,7 +160,7 @@ def started(test, argv):
     service is up."""
     run = Started(test, argv)
     test.assertEqual(run.p.stdout.readline(), "hazards: ready\n")
-    run.wait_ready(30)
+    run.wait_ready(cgtest.limit(30))
     return run
 
 
@@ -196,10 +197,15 @@ class BlockedSignals(ProfileAssertions):
         self.assertEqual(into(counts, "worker"), 1)
 
     def test_program_that_waits_for_the_signal_gets_it(self):
-        run = started(self, [HAZARDS, "waitusr1"])
-        for _ in range(3):
+        run = Started(self, [HAZARDS, "waitusr1"])
+        lines = LineReader(run.p.stdout)
+        self.assertEqual(lines.line(), "hazards: ready\n")
+        run.wait_ready(cgtest.limit(30))
+        # each signal once the one before was taken (two pending at once
+        # would be one)
+        for n in range(1, 4):
             os.kill(run.p.pid, signal.SIGUSR1)
-            time.sleep(0.05)
+            self.assertEqual(lines.line(), "hazards: got SIGUSR1 %d\n" % n)
         rc, out, err = finish(run)
         self.assertEqual(rc, 0, err)
         self.assertIn("hazards: SIGUSR1 3\n", out)

@@ -26,7 +26,8 @@
  *                 waits for SIGTERM with sigwait(): a worker thread calls
  *                 work() until SIGTERM, then prints how many times.
  *   waitusr1      the program takes SIGUSR1 itself with sigwait(): it
- *                 counts the SIGUSR1s it gets until SIGTERM.
+ *                 says each SIGUSR1 it gets ("hazards: got SIGUSR1 N")
+ *                 and how many until SIGTERM.
  *   mask          prints whether SIGUSR1 is blocked in main and whether
  *                 _CGPROF_UNBLOCK_SIGNAL is in the environment. */
 #define _GNU_SOURCE
@@ -223,8 +224,11 @@ int main(int argc, char **argv)
         printf("hazards: ready\n");
         fflush(stdout);
         int sig = 0, got = 0;
-        while (sigwait(&wanted, &sig) == 0 && sig != SIGTERM)
+        while (sigwait(&wanted, &sig) == 0 && sig != SIGTERM) {
             got++;
+            printf("hazards: got SIGUSR1 %d\n", got);
+            fflush(stdout);
+        }
         __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
         pthread_join(t, NULL);
         if (usr1)
