@@ -821,7 +821,8 @@ static void put_stubs(unsigned char *page, int near)
 
 #define NTHREADS 4
 #define CALLS 20000 /* each thread's calls of each stub before the changes */
-#define FLIPS 5000  /* times each site is taken back and put back */
+#define FLIPS 5000  /* times each site is taken back and put back, at least */
+#define FLIP_LIMIT 30.0 /* seconds (times CGPROF_TIMEOUT_MULTIPLIER) to see every thread call every stub */
 
 static void (*stub_fn[NSTUBS])(void);
 static int stub_on[NSTUBS];
@@ -833,6 +834,9 @@ struct worker {
     unsigned long calls[NSTUBS];  /* calls while the sites changed */
     unsigned long hits[NSTUBS];   /* counted for them */
     int over;                     /* counted more than called, at some moment */
+    /* the calls so far, for the thread that changes the sites: through
+     * the old instruction (counted) and through the new one (not) */
+    atomic_ulong old_seen[NSTUBS], new_seen[NSTUBS];
 };
 
 static void *work(void *arg)
@@ -852,10 +856,13 @@ static void *work(void *arg)
         for (int s = 0; s < NSTUBS; s++) {
             if (!stub_on[s])
                 continue;
+            unsigned long was = my_hits[s];
             stub_fn[s]();
             w->calls[s]++;
             if (my_hits[s] > w->calls[s])
                 w->over = 1;
+            atomic_ulong *seen = my_hits[s] != was ? &w->old_seen[s] : &w->new_seen[s];
+            atomic_store_explicit(seen, atomic_load_explicit(seen, memory_order_relaxed) + 1, memory_order_relaxed);
         }
     }
     memcpy(w->hits, my_hits, sizeof w->hits);
@@ -867,6 +874,34 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* What the threads have not done yet of what the test needs (each thread
+ * a call of each stub, and some call of each stub through the old
+ * instruction and some through the new), said in why; 0 when nothing. */
+static int flips_unseen(struct worker *w, char *why, size_t size)
+{
+    for (int s = 0; s < NSTUBS; s++) {
+        if (!stub_on[s])
+            continue;
+        unsigned long old_calls = 0, new_calls = 0;
+        for (int i = 0; i < NTHREADS; i++) {
+            unsigned long o = atomic_load_explicit(&w[i].old_seen[s], memory_order_relaxed),
+                          n = atomic_load_explicit(&w[i].new_seen[s], memory_order_relaxed);
+            if (o + n == 0) {
+                snprintf(why, size, "thread %d made no call of %s", i, STUBS[s].name);
+                return 1;
+            }
+            old_calls += o;
+            new_calls += n;
+        }
+        if (old_calls == 0 || new_calls == 0) {
+            snprintf(why, size, "%s: %lu calls through the old instruction, %lu through the new", STUBS[s].name,
+                     old_calls, new_calls);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static void test_sites_changed_under_running_threads(void **state)
@@ -905,8 +940,18 @@ static void test_sites_changed_under_running_threads(void **state)
      * the first change */
     while (atomic_load(&workers_ready) < NTHREADS)
         sched_yield();
-    int failed = 0;
-    for (int f = 0; f < 2 * FLIPS; f++) {
+    /* FLIPS times at least, then on until every thread has called every
+     * stub and each stub has run both ways (checked after an undoing):
+     * on a loaded machine the threads may not run at all during the
+     * first FLIPS. Past those, the threads are given the processor after
+     * each change and each undoing: where they share one with this
+     * thread, they would otherwise run only when it yields, with the
+     * sites always in the same state. */
+    const char *mult = getenv("CGPROF_TIMEOUT_MULTIPLIER");
+    double limit = FLIP_LIMIT * (mult && atof(mult) > 0 ? atof(mult) : 1);
+    char unseen[160] = "";
+    int failed = 0, flips = 0, late = 0;
+    for (int f = 0;; f++) {
         for (int s = 0; s < NSTUBS; s++) {
             if (!stub_on[s])
                 continue;
@@ -915,6 +960,20 @@ static void test_sites_changed_under_running_threads(void **state)
             if (cg_site_write((uintptr_t)page + st->site, from, to, prot) != 0)
                 failed++;
         }
+        if (f + 1 < 2 * FLIPS)
+            continue;
+        if (failed)
+            break;
+        if (f % 2) {
+            flips = (f + 1) / 2;
+            if (!flips_unseen(w, unseen, sizeof unseen))
+                break;
+            if (now_s() - t0 > limit) {
+                late = 1;
+                break;
+            }
+        }
+        sched_yield();
     }
     atomic_store(&workers_stop, 1);
     for (int i = 0; i < NTHREADS; i++)
@@ -922,6 +981,8 @@ static void test_sites_changed_under_running_threads(void **state)
     double t1 = now_s();
 
     assert_int_equal(failed, 0);
+    if (late)
+        fail_msg("after %d changes and undoings in %.1f s, still %s", flips, t1 - t0, unseen);
     /* every site its old self again, and nothing else changed */
     assert_memory_equal(page, original, (size_t)ps);
     ASSERT_PERMS(page, "r-xp");
@@ -948,7 +1009,7 @@ static void test_sites_changed_under_running_threads(void **state)
             fail_msg("%s: %lu of %lu calls counted while the site changed", STUBS[s].name, stub_hits, stub_calls);
     }
     print_message("%d sites taken back and put back %d times in %.2f s; %lu calls made meanwhile, %lu counted\n",
-                  near ? NSTUBS : NSTUBS - 2, FLIPS, t1 - t0, calls, hits);
+                  near ? NSTUBS : NSTUBS - 2, flips, t1 - t0, calls, hits);
 
     /* put back for good: every call counted again */
     for (int s = 0; s < NSTUBS; s++) {
