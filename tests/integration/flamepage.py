@@ -27,8 +27,6 @@ import base64
 import json
 import math
 import os
-import shutil
-import tempfile
 import urllib.parse
 from typing import List
 
@@ -44,8 +42,8 @@ class FlamePage:
         self.path = os.path.abspath(path)
         self.url = "file://" + urllib.parse.quote(self.path)
         self.width, self.height = width, height
-        self.workdir = tempfile.mkdtemp(prefix="cgprof-flamepage-")
-        self.chromium = speedscope._Chromium(self.workdir, width, height)
+        self.chromium = speedscope.shared_chromium()
+        self.page = None
         try:
             self.page = speedscope._Page(self.chromium, width, height)
             self.page.send("Network.enable")
@@ -63,10 +61,9 @@ class FlamePage:
         self.close()
 
     def close(self):
-        if self.chromium:
-            self.chromium.close()
-            self.chromium = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.page:
+            self.page.close()
+            self.page = None
 
     # ---- what the page holds
     def eval(self, js, await_promise=False):
@@ -74,7 +71,7 @@ class FlamePage:
 
     @property
     def requests(self) -> List[str]:
-        return [e["params"]["request"]["url"] for e in self.chromium.events
+        return [e["params"]["request"]["url"] for e in self.page.events()
                 if e.get("method") == "Network.requestWillBeSent"]
 
     @property

@@ -42,6 +42,7 @@ skips the tests instead (unittest.SkipTest), saying why.
 
 Standard library only (PNG decoding included)."""
 
+import atexit
 import base64
 import fcntl
 import json
@@ -254,17 +255,56 @@ class _Chromium:
         self.proc.wait()
 
 
+_shared = None
+
+
+def shared_chromium():
+    """The test process's one Chromium, started at its first page and ended
+    at exit: a start costs a second or two of CPU, and a test opens tens of
+    pages; each page is a tab of its own in a browser context of its own
+    (_Page), which shares no storage with the others. Started again if it
+    died."""
+    global _shared
+    if _shared is None or _shared.proc.poll() is not None:
+        workdir = tempfile.mkdtemp(prefix="cgprof-chromium-")
+        _shared = _Chromium(workdir, 1200, 800)
+
+        def stop(c=_shared, d=workdir):
+            c.close()
+            shutil.rmtree(d, ignore_errors=True)
+        atexit.register(stop)
+    return _shared
+
+
 class _Page:
     def __init__(self, chromium: _Chromium, width, height):
         self.c = chromium
-        target = self.c.send("Target.createTarget", {"url": "about:blank"})
-        self.s = self.c.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})["sessionId"]
+        # the page's time: each page has the whole TIMEOUT, the browser being shared
+        self.c.deadline = time.monotonic() + TIMEOUT
+        self.context = self.c.send("Target.createBrowserContext")["browserContextId"]
+        self.target = self.c.send("Target.createTarget", {"url": "about:blank",
+                                                          "browserContextId": self.context})["targetId"]
+        self.s = self.c.send("Target.attachToTarget", {"targetId": self.target, "flatten": True})["sessionId"]
+        self.seen = len(self.c.events)
         self.send("Runtime.enable")
         self.send("Page.enable")
         self.resize(width, height)
         self.console: List[str] = []
         self.dialogs: List[str] = []
-        self.seen = 0
+
+    def close(self):
+        """The tab and its context gone (the browser stays)."""
+        if self.c.proc.poll() is None:
+            try:
+                self.c.send("Target.closeTarget", {"targetId": self.target})
+                self.c.send("Target.disposeBrowserContext", {"browserContextId": self.context})
+            except BrowserError:
+                pass
+        self.c.events = [e for e in self.c.events if e.get("sessionId") != self.s]
+
+    def events(self):
+        """The browser's events of this page, in order."""
+        return [e for e in self.c.events if e.get("sessionId") == self.s]
 
     def send(self, method, params=None):
         return self.c.send(method, params, self.s)
@@ -285,6 +325,8 @@ class _Page:
         """The console lines and dialogs since the last call; a dialog is
         answered (an alert would block the page)."""
         for e in self.c.events[self.seen:]:
+            if e.get("sessionId") != self.s:
+                continue
             method, p = e.get("method"), e.get("params", {})
             if method == "Runtime.consoleAPICalled":
                 self.console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
@@ -508,9 +550,9 @@ def open_profile(path, name=None, view="left-heavy", screenshot=None, width=1200
         with open(loader, "w") as f:
             f.write("speedscope.loadFileFromBase64(%s, %s);\n" % (json.dumps(name or os.path.basename(path)),
                                                                  json.dumps(data)))
-        chromium = _Chromium(workdir, width, height)
+        chromium = shared_chromium()
+        page = _Page(chromium, width, height)
         try:
-            page = _Page(chromium, width, height)
             # speedscope prepends file:/// to the path itself
             page.send("Page.navigate", {"url": "file://%s#localProfilePath=%s"
                                                % (urllib.parse.quote(index), urllib.parse.quote(loader.lstrip("/"),
@@ -546,7 +588,7 @@ def open_profile(path, name=None, view="left-heavy", screenshot=None, width=1200
             sandwich = [SandwichRow(*r) for r in page.eval(_SANDWICH_JS)]
             page.poll_events()
         finally:
-            chromium.close()
+            page.close()
         importer = next((l for l in page.console if l.startswith("Importing as ")), None)
         return Shown(title, importer, profiles, exported, sandwich, list(page.console), png, view, drawn)
     finally:
