@@ -21,8 +21,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
 LIB = os.path.join(BUILD, "runtime", "libcgprof.so")
-sys.path.insert(0, os.path.join(BUILD, "python"))
+# the package as the build has it (its generated modules, _shared.py among
+# them), before the source tree's copy, which lacks them
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(BUILD, "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 
 # Bumped when a build's recipe changes, so that cached builds are redone.
