@@ -197,3 +197,47 @@ def build_sqlite(builds, cc="gcc"):
                                  {"flags": flags, "cc": ccid, "configure": configure},
                                  [(configure, build_env()), (["make", "-j2", "sqlite3"], build_env())], "sqlite3")
     return exes, source_version(src)
+
+
+# ---- Lua ---------------------------------------------------------------------------
+
+# tests/bench/work.lua's rounds: about half a second of the plain build's CPU
+LUA_ROUNDS = 6
+
+
+def upstream_source(package):
+    """package's bookworm orig tarball, unpacked without Debian's patches:
+    (its cache directory, the unpacked source). For a program whose Debian
+    patches replace its own build system (lua5.4's builds a shared library
+    with libtool, and the interpreter is then libtool's wrapper script)."""
+    trp = realprog()
+    cache = os.path.join(trp.CACHE, package)
+    os.makedirs(os.path.join(cache, "download"), exist_ok=True)
+    dsc = apt_source(trp, package, os.path.join(cache, "download"))
+    (orig,) = [n for n in trp.dsc_files(dsc) if ".orig.tar." in n]
+    src = os.path.join(cache, "src", orig.split(".orig.tar.")[0] + "-upstream")
+    if not os.path.exists(os.path.join(src, ".ready")):
+        shutil.rmtree(src, ignore_errors=True)
+        os.makedirs(os.path.dirname(src), exist_ok=True)
+        trp.unpack_tarball(os.path.join(os.path.dirname(dsc), orig), src)
+        open(os.path.join(src, ".ready"), "w").close()
+    return cache, src
+
+
+def build_lua(builds):
+    """The Lua 5.4 interpreter (src/lua, the library linked in statically),
+    built by upstream's own Makefile (`make linux`, its -O2 kept, the extra
+    flags in MYCFLAGS) once per (tag, flags) of builds, in
+    lua5.4/build-<tag>. Returns ({tag: the program}, the source's version)."""
+    cache, src = upstream_source("lua5.4")
+    ensure_tool("make", "make")
+    ccid = realprog().compiler_id("gcc")
+    exes = {}
+    for tag, flags in builds:
+        flags = list(flags)
+        # the Makefile builds in its source tree: a copy per build
+        steps = [(["cp", "-a", src + "/.", "."], build_env()),
+                 (["make", "-j2", "linux", "MYCFLAGS=" + " ".join(flags)], build_env())]
+        exes[tag] = cached_build(cache, tag, {"flags": flags, "cc": ccid, "make": "linux MYCFLAGS"}, steps,
+                                 os.path.join("src", "lua"))
+    return exes, source_version(src.replace("-upstream", ""))

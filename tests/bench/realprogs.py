@@ -95,8 +95,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from realbuild import (LIB, RECIPE, ROOT, SQLITE_ARGS, SQLITE_SQL, build_env, build_sqlite,  # noqa: E402
-                       cached_build, debian_source, loadavg, nice_build, realprog, run)
+from realbuild import (LIB, LUA_ROUNDS, RECIPE, ROOT, SQLITE_ARGS, SQLITE_SQL, build_env, build_lua,  # noqa: E402
+                       build_sqlite, cached_build, debian_source, loadavg, nice_build, realprog, run)
 
 BENCH = os.path.join(ROOT, "tests", "bench")
 
@@ -187,6 +187,13 @@ def prog_sqlite(tmp):
         f.write(SQLITE_SQL)
     return Program("sqlite", "sqlite3 %s (gcc), %d statements on :memory:, from stdin"
                    % (version, SQLITE_SQL.count(";")), exes, SQLITE_ARGS, tmp, stdin=sql)
+
+
+def prog_lua(tmp):
+    exes, version = build_lua([("plain", ["-g"]), ("instr", ["-g", "-finstrument-functions"])])
+    script = os.path.join(BENCH, "work.lua")
+    return Program("lua", "lua %s (gcc -O2, its own Makefile), tests/bench/work.lua %d rounds: calls, tables, "
+                   "strings, closures, sorting" % (version, LUA_ROUNDS), exes, [script, str(LUA_ROUNDS)], tmp)
 
 
 def prog_ninja(tmp):
@@ -308,7 +315,7 @@ def prog_workload(tmp):
                    % WORKLOAD_UNITS, exes, [str(WORKLOAD_UNITS), "1"], tmp, varying=re.compile(rb"^ms "))
 
 
-PROGRAMS = {"sqlite": prog_sqlite, "ninja": prog_ninja, "workload": prog_workload}
+PROGRAMS = {"sqlite": prog_sqlite, "lua": prog_lua, "ninja": prog_ninja, "workload": prog_workload}
 
 
 # ---- the variants and their runs ---------------------------------------------------
