@@ -55,9 +55,13 @@ median moved 25% between two benchmarks; or their median), the spread of the run
 build, and for cgprof the calls the profile counted (the calls= lines of
 its total file, callgrind.out.total.<pid>: hook call pairs that kept a
 frame; folded, throttled or skipped calls are not in it) and the first
-number of its "Hook calls taken back" line (call sites changed). Then the targets, one
-line each, PASS or MISS: the default mode <= 2.0x plain; CGPROF_TIME=sample
-with CGPROF_INLINED=fold and CGPROF_THROTTLE=10000:1000 <= 1.5x plain;
+number of its "Hook calls taken back" line (call sites changed), and what
+a counted call cost: ns/call = (the variant's CPU - the floor's) / those
+calls (so a throttled run's few counted calls look dear: the figure is
+meant for runs that count every call). Then the targets (issue 38), one
+line each, PASS or MISS: the default mode <= 5 ns a counted call, every
+call counted with exact time (TIME=exact INLINED=fold THROTTLE=off) <= 25
+ns; the default mode <= 1.6x plain on sqlite, <= 2.0x on the others;
 CGPROF_COLLECT=off (with fold) <= 1.05x the floor. A MISS does not change
 the exit status; a run that fails or an output that differs does (1).
 
@@ -116,12 +120,17 @@ CGPROF_SETTINGS = [
     {"CGPROF_COLLECT": "off", "CGPROF_INLINED": "fold"},
 ]
 
-# (what, the cgprof settings, against "plain" or "floor", the largest ratio)
+# (what, the cgprof settings, against, the largest figure, the programs it
+# is for or None for all). against: "plain" or "floor" (a ratio of CPU
+# times), or "ns/call": (CPU - the floor's CPU) / the calls the profile
+# counted, what one counted call costs in that program (issue 38).
+EXACT_ALL = {"CGPROF_TIME": "exact", "CGPROF_INLINED": "fold", "CGPROF_THROTTLE": "off"}
 TARGETS = [
-    ("default mode", {}, "plain", 2.0),
-    ("sampled time", {"CGPROF_TIME": "sample", "CGPROF_INLINED": "fold", "CGPROF_THROTTLE": "10000:1000"},
-     "plain", 1.5),
-    ("collection off", {"CGPROF_COLLECT": "off", "CGPROF_INLINED": "fold"}, "floor", 1.05),
+    ("default mode", {}, "ns/call", 5.0, None),
+    ("exact time", EXACT_ALL, "ns/call", 25.0, None),
+    ("default mode", {}, "plain", 1.6, ("sqlite",)),
+    ("default mode", {}, "plain", 2.0, ("lua", "ninja", "workload")),
+    ("collection off", {"CGPROF_COLLECT": "off", "CGPROF_INLINED": "fold"}, "floor", 1.05, None),
 ]
 
 PERF = ["perf", "record", "-F", "1000", "-g"]
@@ -500,8 +509,8 @@ def table(prog, vs, res):
     say("")
     say("%s: %s" % (prog.name, prog.what))
     w = max(len(v.label) for v in vs)
-    head = "  %-*s %8s %7s %8s %8s %13s %10s" % (w, "", "CPU s", "spread", "x plain", "x floor", "calls",
-                                                "taken back")
+    head = "  %-*s %8s %7s %8s %8s %13s %9s %10s" % (w, "", "CPU s", "spread", "x plain", "x floor", "calls",
+                                                     "ns/call", "taken back")
     say(head)
     say("  " + "-" * (len(head) - 2))
     for v in vs:
@@ -511,9 +520,11 @@ def table(prog, vs, res):
         spread = "%6.1f%%" % (100.0 * (max(cpus) - min(cpus)) / m) if len(cpus) > 1 and m else "%7s" % "-"
         floor = "%7.2fx" % (m / med[v.floor]) if v.floor and med.get(v.floor) else "%8s" % "-"
         calls, taken = median(rows, "calls"), median(rows, "taken")
-        say("  %-*s %8.3f %s %7.2fx %s %13s %10s" % (w, v.label, m, spread, m / plain, floor,
-                                                    "{:,}".format(int(calls)) if calls is not None else "-",
-                                                    "{:,}".format(int(taken)) if taken is not None else "-"))
+        pc = per_call(med, v, calls)
+        say("  %-*s %8.3f %s %7.2fx %s %13s %9s %10s" % (w, v.label, m, spread, m / plain, floor,
+                                                        "{:,}".format(int(calls)) if calls is not None else "-",
+                                                        "%.1f" % pc if pc is not None else "-",
+                                                        "{:,}".format(int(taken)) if taken is not None else "-"))
     for v in vs:
         if v.perf:
             say("  %s: the program's CPU time (measured inside perf's run by tests/bench/cputime.c); perf's own "
@@ -521,18 +532,34 @@ def table(prog, vs, res):
     return med
 
 
-def targets(prog, vs, med):
-    """The targets' lines for prog: (what, label, ratio, limit, against, PASS/MISS)."""
+def per_call(med, v, calls):
+    """What a counted call costs in ns: (the variant's CPU - its floor's) /
+    the calls its profile counted; None without a floor or calls."""
+    if not v.floor or not calls or med.get(v.floor) is None:
+        return None
+    return (med[v.label] - med[v.floor]) * 1e9 / calls
+
+
+def targets(prog, vs, med, res):
+    """The targets' lines for prog: (what, label, figure, limit, against, PASS/MISS)."""
     out = []
     by_label = {v.label: v for v in vs}
-    for what, settings, against, limit in TARGETS:
+    for what, settings, against, limit, progs in TARGETS:
+        if progs is not None and prog.name not in progs:
+            continue
         lab = label(settings)
         v = by_label.get(lab)
         if v is None:
             out.append((what, lab, None, limit, against, "not run"))
             continue
-        ratio = med[lab] / med[v.floor if against == "floor" else "plain"]
-        out.append((what, lab, ratio, limit, against, "PASS" if ratio <= limit else "MISS"))
+        if against == "ns/call":
+            fig = per_call(med, v, median(res[lab], "calls"))
+            if fig is None:
+                out.append((what, lab, None, limit, against, "not run"))
+                continue
+        else:
+            fig = med[lab] / med[v.floor if against == "floor" else "plain"]
+        out.append((what, lab, fig, limit, against, "PASS" if fig <= limit else "MISS"))
     return out
 
 
@@ -632,7 +659,7 @@ def main(argv=None):
             vs = variants(prog, lib2, extra, why_no_perf is None)
             res = measure(prog, vs, args.runs, ptmp, cputime)
             med = table(prog, vs, res)
-            tl = targets(prog, vs, med)
+            tl = targets(prog, vs, med, res)
             summary += [(n,) + t for t in tl]
             results[n] = {"what": prog.what, "binaries": prog.exes,
                           "variants": {v.label: {"build": v.build, "lib": v.lib, "settings": v.settings,
@@ -648,6 +675,9 @@ def main(argv=None):
     for n, what, lab, ratio, limit, against, result in summary:
         if ratio is None:
             say("  %-8s %-14s %s: not run" % (n, what, lab))
+        elif against == "ns/call":
+            say("  %-8s %-14s %-4s %5.1f ns a counted call (target <= %.0f ns)  %s"
+                % (n, what, result, ratio, limit, lab))
         else:
             say("  %-8s %-14s %-4s %5.2fx %-5s (target <= %.2fx)  %s"
                 % (n, what, result, ratio, against, limit, lab))
