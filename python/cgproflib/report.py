@@ -694,14 +694,22 @@ def diff_view(a, b, top, say):
          "calls", "calls", "change", "function"))
     say("%12s %12s %12s %8s  %12s %12s %12s  %10s %10s %10s" %
         ("before", "after", "", "", "before", "after", "", "before", "after", ""))
+    bounds = False
     for key, ina, inb, xi, yi, xs, ys, xc, yc, fl in rows:
         only = "" if ina and inb else "  (only before)" if ina else "  (only after)"
         where = where_of(fl, key[1])
+        # a lower bound on either side (a throttled function's calls, a
+        # function without hooks' visits): the count shown ">=N", and the
+        # change not known ("?"): two equal caps are not two equal counts
+        xb, yb = ina and is_lower_bound(a, key[0]), inb and is_lower_bound(b, key[0])
+        bounds |= xb or yb
         say("%12s %12s %12s %8s  %12s %12s %12s  %10s %10s %10s  %s%s%s" %
             (u.fmt(xi) if ina else "-", u.fmt(yi) if inb else "-", signed(u, yi - xi), pct(xi, yi),
              u.fmt(xs) if ina else "-", u.fmt(ys) if inb else "-", signed(u, ys - xs),
-             xc if ina else "-", yc if inb else "-", "%+d" % (yc - xc), key[0],
-             "  [%s]" % where if where else "", only))
+             (">=%d" if xb else "%d") % xc if ina else "-", (">=%d" if yb else "%d") % yc if inb else "-",
+             "?" if xb or yb else "%+d" % (yc - xc), key[0], "  [%s]" % where if where else "", only))
+    if bounds:
+        say(LOWER_BOUND_NOTE + "; the change of a count that is a lower bound on either side is not known (?)")
 
 
 def latency_view(g, top, sort, say):

@@ -326,6 +326,29 @@ class Synthetic(Base):
              "(only", "after)"],
             ["0.500", "0.500", "+0.000", "+0.0%", "0.400", "0.400", "+0.000", "6", "6", "+0", "rec", "[synth.c]"]])
 
+    def test_diff_of_lower_bounds(self):
+        """Issue 38 (4): a throttled function's count is a lower bound in
+        a diff too: ">=N" on the side that throttled it, and its change
+        "?" (the diff printed "10000 10000 +0" for two inputs whose true
+        counts differ); the exact counts beside it keep their change."""
+        a = os.path.join(self.dir, "a")
+        b = os.path.join(self.dir, "b")
+        os.mkdir(a)
+        os.mkdir(b)
+        synth(a, "callgrind.out.100-01", BODY_A, 680000,
+              desc="desc: Throttled: 1 functions (CGPROF_THROTTLE=6:1000, process-wide; calls counted until then "
+                   "are kept): leaf\n")
+        synth(b, "callgrind.out.200-01", BODY_B, 770000, pid=200)
+        out = self.report("--diff", "a", "b").stdout.splitlines()
+        body = {l.split()[-2]: l.split() for l in out[3:] if l.endswith("[synth.c]")}
+        self.assertEqual(body["leaf"][7:10], [">=6", "8", "?"], out)
+        self.assertEqual(body["rec"][7:10], ["6", "6", "+0"], out)
+        self.assertEqual(out[-1], "  >=N: a lower bound: the calls of a throttled function counted until then, or the "
+                                  "visits seen of a function without hooks (libc's: by sampling, or running callbacks); "
+                                  "the change of a count that is a lower bound on either side is not known (?)")
+        # no lower bound: no note
+        self.assertNotIn("lower bound", self.report("--diff", "b", "b").stdout)
+
     def test_desc_warnings_once_summed(self):
         synth(self.dir, "callgrind.out.100-01", BODY_A, 680000, trigger="Signal SIGUSR1",
               desc="desc: Calls in progress: 2 (counted up to the dump)\n"
