@@ -34,7 +34,7 @@ the calls), then among theirs, up to a function nobody called. So:
 import re
 
 from . import naming, paths, reader
-from ._shared import DESC_THREAD_NAME
+from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 
 # A stack's weight below this share of its thread's total time (and of
 # its calls) is not split further on its own: 1/20,000 is below what a
@@ -55,6 +55,7 @@ class Thread:
         self.calls_in = {}       # name -> calls into it (recursive ones too)
         self.callers = {}        # callee -> {caller: [calls, inclusive]} (callee != caller)
         self.total = 0
+        self.lower_bounds = set()  # throttled functions, and those without hooks (visits)
 
     def add(self, d):
         if self.event is None:
@@ -66,6 +67,7 @@ class Thread:
         self.name = d.desc_value(DESC_THREAD_NAME) or self.name
         self.cmd = self.cmd or d.cmd
         self.total += d.total
+        self.lower_bounds |= paths.throttled_names(d.desc_value(DESC_THROTTLED)) | {k[0] for k in d.visits}
         for (name, _obj), v in d.self_cost.items():
             self.self_cost[name] = self.self_cost.get(name, 0) + v
         for (caller, callee, _fl, _line), (n, c) in d.arcs.items():
@@ -161,6 +163,7 @@ def tree_of(t, several_pids=False):
     names = set(t.self_cost) | set(t.calls_in) | set(t.callers) | {c for cs in t.callers.values() for c in cs}
     callers = _drop_back_edges(t.callers, names)
     tree.estimated = {f for f, cs in callers.items() if len(cs) > 1}
+    tree.lower_bounds = set(t.lower_bounds)
     min_t = max(1, sum(t.self_cost.values())) * MIN_SHARE
     min_c = max(1, sum(t.calls_in.values())) * MIN_SHARE
     costs = {}

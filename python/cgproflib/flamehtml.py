@@ -97,7 +97,12 @@ def _profile(tree, names, label, other=None):
         incl.append(c[1] if c else None)
         self_.append(c[2] if c else None)
     out = {"label": _text(label), "parent": parent, "name": name, "calls": calls, "incl": incl, "self": self_}
+    # the names whose calls are a lower bound (throttled; a function
+    # without hooks: its visits), in this tree and in A's: ">=" on hover
+    used = set(name)
+    out["bounds"] = sorted(i for i in (names(n) for n in tree.lower_bounds) if i in used)
     if other is not None:
+        out["a_bounds"] = sorted(i for i in (names(n) for n in other.lower_bounds) if i in used)
         got = [other.costs.get(p) for p in order]
         out["a_calls"] = [c[0] if c else None for c in got]
         out["a_incl"] = [c[1] if c else None for c in got]
@@ -296,11 +301,13 @@ _SCRIPT = r"""
     const root = {id: 0, name: -1, parent: null, children: [], depth: 0, calls: null, incl: null,
                   self: 0, value: 0, label: p.label};
     const nodes = [root];
+    const bounds = new Set(p.bounds || []), aBounds = new Set(p.a_bounds || []);
     for (let i = 0; i < n; i++) {
       const up = nodes[p.parent[i] + 1];
       const nd = {id: i + 1, name: p.name[i], parent: up, children: [], depth: up.depth + 1,
-                  calls: p.calls[i], incl: p.incl[i], self: p.self[i], value: p.self[i] || 0};
-      if (DIFF) nd.a = {calls: p.a_calls[i], incl: p.a_incl[i], self: p.a_self[i]};
+                  calls: p.calls[i], incl: p.incl[i], self: p.self[i], value: p.self[i] || 0,
+                  bound: bounds.has(p.name[i])};
+      if (DIFF) nd.a = {calls: p.a_calls[i], incl: p.a_incl[i], self: p.a_self[i], bound: aBounds.has(p.name[i])};
       up.children.push(nd);
       nodes.push(nd);
     }
@@ -462,7 +469,7 @@ _SCRIPT = r"""
     lines.push(name);
     lines.push("path: " + pathOf(nd).join(" > "));
     if (!DIFF) {
-      lines.push("calls: " + num(nd.calls));
+      lines.push("calls: " + (nd.bound && nd.calls ? ">=" : "") + num(nd.calls));
       lines.push("self: " + amount(nd.self) + " (" + share(nd.self || 0, total) + ")");
       lines.push("inclusive: " + amount(nd.incl) + " (" + share(nd.incl || 0, total) + ")");
       if (nd.incl !== nd.value)
@@ -477,11 +484,18 @@ _SCRIPT = r"""
       };
       lines.push(row("self", a.self, nd.self, true));
       lines.push(row("inclusive", a.incl, nd.incl, true));
-      lines.push(row("calls", a.calls, nd.calls, false));
+      if (a.bound || nd.bound)
+        lines.push("calls:".padEnd(11) + data.a + " " + (a.bound && a.calls ? ">=" : "") + num(a.calls) + "   " +
+                   data.b + " " + (nd.bound && nd.calls ? ">=" : "") + num(nd.calls) + "   change ?");
+      else
+        lines.push(row("calls", a.calls, nd.calls, false));
       if (a.calls === null && a.incl === null) lines.push("only in " + data.b + ": " + data.a + " has no such path");
     }
     if (estimated.has(nd.name))
       lines.push(data.mark.trim() + ": its place under its caller is an estimate (see below the graph)");
+    if (nd.bound || (DIFF && nd.a.bound))
+      lines.push(">=: a lower bound: the calls of a throttled function counted until then, or the visits seen of " +
+                 "a function without hooks");
     return lines.join("\n");
   }
 

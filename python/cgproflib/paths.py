@@ -23,7 +23,7 @@ import os
 import re
 
 from . import naming
-from ._shared import DESC_THREAD_NAME
+from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 
 VERSION_LINE = "paths: 1"
 BEYOND = "[paths beyond the bound]"
@@ -272,6 +272,9 @@ class Tree:
         self.estimated = set()
         self.beyond_calls = 0
         self.beyond_paths = 0
+        # the functions whose calls are a lower bound (throttled, or the
+        # visits of a function without hooks): shown ">=" (issue 38)
+        self.lower_bounds = set()
 
     def add(self, pf):
         """Adds a file (PathFile) or a Tree."""
@@ -281,6 +284,7 @@ class Tree:
             self.pids |= pf.pids
             self.threads |= pf.threads
             self.estimated |= pf.estimated
+            self.lower_bounds |= pf.lower_bounds
         else:
             items = pf.paths
             self.files.append(pf.path)
@@ -341,25 +345,53 @@ def _callgrind_header(path):
                 got[key] = value.strip()
             elif key == "desc":
                 got["desc"].append(value.strip())
-    name = None
+    name, throttled = None, set()
     for d in got["desc"]:
         t, _, v = d.partition(":")
         if t.strip() == DESC_THREAD_NAME:
             name = v.strip()
-    return got.get("pid"), got.get("thread"), got.get("part"), name
+        elif t.strip() == DESC_THROTTLED:
+            throttled = throttled_names(v.strip())
+    return got.get("pid"), got.get("thread"), got.get("part"), name, throttled
 
 
-def thread_name(pf):
-    """The thread's name (pthread_setname_np) as the path file's Callgrind
-    part gives it in its desc: lines, or None: a path file has no name."""
+def throttled_names(value):
+    """The functions a "desc: Throttled: N functions (...): a, b" line
+    lists (an empty set: none); a comma inside a C++ name's brackets or
+    parameters is not a separator."""
+    if not value:
+        return set()
+    _, sep, names = value.partition("): ")
+    if not sep:
+        return set()
+    names = names.split(" (and more:")[0]
+    out, depth, cur = set(), 0, []
+    for ch in names:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]" and depth:
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.add("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.add("".join(cur).strip())
+    return {n for n in out if n}
+
+
+def part_header(pf):
+    """(the thread's name (pthread_setname_np) or None, the throttled
+    functions) as the path file's Callgrind part gives them in its desc:
+    lines: a path file has neither."""
     for cand in naming.callgrind_names_of(pf.path):
         try:
-            pid, thread, part, name = _callgrind_header(cand)
+            pid, thread, part, name, throttled = _callgrind_header(cand)
         except OSError:
             continue
         if (pid, thread, part) == (str(pf.pid), str(pf.thread), str(pf.part)):
-            return name
-    return None
+            return name, throttled
+    return None, set()
 
 
 def threads_of(pfs, names=None, with_pid=False):
@@ -373,9 +405,11 @@ def threads_of(pfs, names=None, with_pid=False):
         if t is None:
             t = per[(pf.pid, pf.thread)] = Tree()
         t.add(pf)
+        name, throttled = part_header(pf)
+        t.lower_bounds |= throttled
         if names is None:
             # the latest part's name: a thread may name itself late
-            t.thread_name = thread_name(pf) or t.thread_name
+            t.thread_name = name or t.thread_name
     several = with_pid or len({pid for pid, _ in per}) > 1
     for (pid, thread), t in per.items():
         if names is not None:

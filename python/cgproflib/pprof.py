@@ -38,7 +38,7 @@ import sys
 import types
 
 from . import elf, estimate, flame, messages, naming, paths, reader, report
-from ._shared import DESC_THREAD_NAME
+from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 
 PROG = "cgprof pprof"
 USAGE = "usage: cgprof pprof [-o FILE] WHAT..."
@@ -130,6 +130,9 @@ class Part:
         self.estimated = set()     # estimated parts: the functions with several callers
         self.name = None           # the thread's name
         self.latency = {}          # function -> latency.Histogram (CGPROF_LATENCY's '#lat:' lines)
+        # the functions whose calls are a lower bound (throttled; visits
+        # of a function without hooks): their samples labelled calls=lower_bound
+        self.lower_bounds = set()
 
 
 class Symbols:
@@ -227,6 +230,7 @@ def gather(whats):
         if key in parts:
             parts[key].files.append(prof.path)
             parts[key].latency = prof.latency
+            parts[key].lower_bounds = paths.throttled_names(prof.desc_value(DESC_THROTTLED))
             continue
         # no path file: the part's stacks estimated from its arcs
         ts, bad = estimate.threads_of_files([prof.path])
@@ -237,6 +241,7 @@ def gather(whats):
             tree = estimate.tree_of(t)
             p = parts[key] = Part(pid, thread, part, tree.costs, False, tree.event, tree.cmd, [prof.path])
             p.estimated = tree.estimated
+            p.lower_bounds = tree.lower_bounds
             p.latency = prof.latency
     out = sorted(parts.values(), key=lambda p: (p.pid, p.thread, p.part, p.files[0]))
     for p in out:
@@ -341,7 +346,9 @@ def build(parts, symbols, mtimes=None):
         if obj:
             mapping_id(obj)
             break
-    key_thread, key_tid, key_pid, key_part, key_stack = (s(k) for k in ("thread", "tid", "pid", "part", "stack"))
+    key_thread, key_tid, key_pid, key_part, key_stack, key_calls = (
+        s(k) for k in ("thread", "tid", "pid", "part", "stack", "calls"))
+    bounds = set()
     unit_id = s("id")
     key_latency, unit_ns = s("latency"), s("nanoseconds")
     nsamples = 0
@@ -358,6 +365,7 @@ def build(parts, symbols, mtimes=None):
         # function on them with several callers: estimate.py)
         stack_label = {v: field_bytes(3, message(field_int(1, key_stack), field_int(2, s(v))))
                        for v in ("exact", "estimated")}
+        bound_label = field_bytes(3, message(field_int(1, key_calls), field_int(2, s("lower_bound"))))
         for names, (calls, incl, self_) in p.costs.items():
             values = [calls, self_, incl]
             if off_cpu:
@@ -368,8 +376,10 @@ def build(parts, symbols, mtimes=None):
                 continue
             locs = frames(p.pid, names)
             est = not p.exact and any(n in p.estimated for n in names)
+            bound = bound_label if calls and names[-1] in p.lower_bounds else b""
+            bounds |= {names[-1]} if bound else set()
             out.append(field_bytes(2, message(field_packed(1, locs), field_packed(2, values), labels,
-                                              stack_label["estimated" if est else "exact"])))
+                                              stack_label["estimated" if est else "exact"], bound)))
             nsamples += 1
         for fn, h in sorted(p.latency.items()):
             for lo, n in sorted(h.buckets.items()):
@@ -429,6 +439,12 @@ def build(parts, symbols, mtimes=None):
                                             "its calls' inclusive times, labelled latency = the bucket's middle, "
                                             "within 12.5%; -tags -sample_index=latency_calls -focus=FN)"
                                             if latency else ""))
+    if bounds:
+        b = sorted(bounds)
+        comments.append("calls that are a lower bound (a throttled function's, counted until it was throttled; the "
+                        "visits of a function without hooks): %d functions, their samples labelled "
+                        "calls=lower_bound (-tags; -tagignore=calls=lower_bound leaves them out): %s%s"
+                        % (len(b), ", ".join(b[:20]), ", ..." if len(b) > 20 else ""))
     if mtimes:
         out.append(field_int(9, max(mtimes) - duration))
     out.append(field_int(10, duration))

@@ -31,6 +31,7 @@ from itertools import compress, count, filterfalse, repeat
 from operator import add, ge, itemgetter
 
 from . import latency, messages, naming, paths, reader
+from .paths import throttled_names  # noqa: F401 (report.throttled_names: the tests use it)
 from ._shared import (DESC_CALLS_IN_PROGRESS, DESC_COLLECTION, DESC_FRAMES_LEFT, DESC_LOST, DESC_PAUSED,
                       DESC_THREAD_NAME, DESC_THROTTLED, DESC_TOTAL_OF, DESC_TRIGGER, DESC_UNMATCHED_EXITS,
                       TRIGGER_EXEC, TRIGGER_EXIT, TRIGGER_THREAD_EXIT)
@@ -266,31 +267,6 @@ def summarize(paths, event=None):
     files, the total, and the files that cannot be read (path, reason)."""
     g, bad = load_group(paths, event)
     return g.flat(), g.total, bad
-
-
-def throttled_names(value):
-    """The functions a "desc: Throttled: N functions (...): a, b" line
-    lists (None: none); a comma inside a C++ name's brackets or parameters
-    is not a separator."""
-    if not value:
-        return set()
-    _, sep, names = value.partition("): ")
-    if not sep:
-        return set()
-    names = names.split(" (and more:")[0]
-    out, depth, cur = set(), 0, []
-    for ch in names:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]" and depth:
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.add("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    out.add("".join(cur).strip())
-    return {n for n in out if n}
 
 
 def count_text(g, name, n):

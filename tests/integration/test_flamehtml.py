@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cgtest  # noqa: E402
 import flamepage  # noqa: E402
 import speedscope  # noqa: E402
-from cgproflib import flame, flamehtml, paths  # noqa: E402
+from cgproflib import flame, flamehtml, paths, reader  # noqa: E402
 
 LAUNCHER = os.environ.get("CGPROF_LAUNCHER", os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof"))
 MATCH = "rgb(224,0,224)"
@@ -346,6 +346,46 @@ class EstimatedPage(Base):
         for p, c in exact.costs.items():
             want[p[-1]] = want.get(p[-1], 0) + c[2]
         self.assertEqual({k: v for k, v in per.items() if v}, want)
+
+
+class ThrottledPage(Base):
+    """Issue 38 (4): the flame page's hover said "calls: 10,000" for a
+    function throttled at its 10,000th call, where this page promises
+    exact calls: a count that is a lower bound is shown ">=N", with a line
+    that says why, and the exact ones stay plain."""
+
+    def test_lower_bounds_marked(self):
+        d = self.tmp()
+        env = cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_OUT": os.path.join(d, "callgrind.out"),
+                                    # tiny and tinier throttled at their 500,000th call (their mean
+                                    # below 1 ms), half of their calls timed: frames wide enough to
+                                    # hover; mid and slow never called that often
+                                    "CGPROF_THROTTLE": "500000:1000000", "CGPROF_TIME": "exact"})
+        p = subprocess.run([cgtest.prog("throttle")], cwd=d, env=env, capture_output=True, text=True,
+                           timeout=cgtest.limit(120))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # the functions the part says it throttled
+        throttled = set()
+        for f in glob.glob(os.path.join(d, "callgrind.out.*")):
+            throttled |= paths.throttled_names(reader.load(f).desc_value("Throttled"))
+        self.assertEqual({"tiny", "tinier"}, throttled)
+        written = cgprof_flame(self, d)
+        page = self.open(written[0])
+        self.assert_offline(page)
+        frames = {tuple(f["path"]): f for f in page.drawn()}
+        seen = set()
+        for path, f in frames.items():
+            if not path or path[-1] not in ("tiny", "tinier", "mid", "slow", "main"):
+                continue
+            text = page.hover(page.frame(*path))
+            bound = path[-1] in throttled
+            self.assertEqual(bool(re.search(r"^calls: >=%s$" % format(f["calls"], ","), text, re.M)), bound, text)
+            self.assertEqual(bool(re.search(r"^calls: %s$" % format(f["calls"], ","), text, re.M)), not bound, text)
+            self.assertEqual("a lower bound" in text, bound, text)
+            if bound:   # at the 500,000th call or at a later check: a lower bound indeed
+                self.assertTrue(500000 <= f["calls"] < 1000000, text)
+            seen.add(path[-1])
+        self.assertEqual(seen, {"tiny", "tinier", "mid", "slow", "main"})
 
 
 class DiffPage(Base):

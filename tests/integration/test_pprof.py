@@ -400,6 +400,30 @@ class Programs(Base):
                                ("main", "render", "spin"), ("main", "layout"), ("main", "layout", "spin")})
         self.check_estimated(d, {"exact", "estimated"})
 
+    def test_lower_bounds_labelled(self):
+        """Issue 38 (4): -sample_index=calls ranked throttled functions by
+        the count at which they were throttled, unmarked: their samples
+        are labelled calls=lower_bound (seen by -tags and -traces, left
+        out by -tagignore), the exact ones not."""
+        run = cgtest.run_preloaded(self, [cgtest.prog("throttle")],
+                                   env={"CGPROF_THROTTLE": "500000:1000000", "CGPROF_TIME": "exact"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        f = self.pprof(run.directory)
+        (prof,) = run.profiles()
+        throttled = paths.throttled_names(prof.desc_value("Throttled"))
+        self.assertEqual(throttled, {"tiny", "tinier"})
+        traces = self.go.traces(f, "-sample_index=calls")
+        leaves = {}
+        for labels, v, stack in traces:
+            if v:
+                leaves.setdefault(stack[-1], set()).add(labels.get("calls"))
+        for fn in ("tiny", "tinier", "main", "mid", "slow"):
+            self.assertEqual(leaves.get(fn), {"lower_bound"} if fn in throttled else {None}, (fn, leaves))
+        kept = self.go.top(f, "-sample_index=calls", "-tagignore=calls=lower_bound")
+        self.assertEqual({fn for fn, (flat, _) in kept.items() if flat} & {"tiny", "tinier", "mid", "slow"},
+                         {"mid", "slow"})
+        self.assertIn("calls=lower_bound", self.go("-comments", f))
+
     def test_threads(self):
         """examples/threads: five threads, their labels; recursion (fib)."""
         d, _ = self.run_paths([cgtest.example("threads")])
