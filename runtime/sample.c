@@ -54,6 +54,7 @@
 #include "unwinder.h"
 #include "thread.h"
 #include "util.h"
+#include "x86insn.h"
 
 
 static uint64_t period_ns;
@@ -186,10 +187,9 @@ static int peek(uintptr_t addr, void *buf, size_t len)
     return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
 }
 
-/* Whether pc, in a function just under the top frame, is in a PLT entry
- * that jumps to a hook (the program's calls of the hooks go through one in
- * its own object): the hooks' time. */
-static int at_hook_stub(uintptr_t pc)
+/* The GOT slot that a PLT entry at pc jumps through ([endbr64] [bnd] jmp
+ * *disp32(%rip)), or 0 when pc is not one. */
+static uintptr_t plt_slot(uintptr_t pc)
 {
     unsigned char b[11];
     if (peek(pc, b, sizeof b) != 0)
@@ -203,10 +203,67 @@ static int at_hook_stub(uintptr_t pc)
         return 0;
     int32_t disp;
     memcpy(&disp, b + i + 2, sizeof disp);
+    return pc + i + 6 + (uintptr_t)(intptr_t)disp;
+}
+
+/* The function whose address the pointer at slot holds, or 0. */
+static uintptr_t slot_value(uintptr_t slot)
+{
     uintptr_t to;
-    if (peek(pc + i + 6 + (uintptr_t)(intptr_t)disp, &to, sizeof to) != 0)
-        return 0;
-    return to == hook_enter || to == hook_exit;
+    return slot && peek(slot, &to, sizeof to) == 0 ? to : 0;
+}
+
+/* Whether pc, in a function just under the top frame, is in a PLT entry
+ * that jumps to a hook (the program's calls of the hooks go through one in
+ * its own object): the hooks' time. */
+static int at_hook_stub(uintptr_t pc)
+{
+    uintptr_t to = slot_value(plt_slot(pc));
+    return to && (to == hook_enter || to == hook_exit);
+}
+
+/* Where fn, a function the walk found between the top frame and the
+ * interrupted pc, calls the enter hook, or 0. An instrumented function's
+ * enter hook call is its first call instruction, in its entry, before any
+ * jump or return (the unwind tables' rule, docs/takeback.md): decoded from
+ * fn on to its first call, which reaches the hook directly (a static
+ * runtime), through a PLT entry of the program's or through a GOT slot
+ * (-fno-plt). A hook call taken back (its first byte changed, fold.h) is
+ * no call: the hooks no longer see that function's calls. Kept per thread
+ * (t->sampler.hooked): the decoding once per function, then one byte read
+ * to see that the call is still there. */
+static uintptr_t enter_call_of(struct cg_thread *t, uintptr_t fn)
+{
+    __typeof__(t->sampler.hooked[0]) *m = &t->sampler.hooked[((fn >> 4) ^ (fn >> 11)) & (CG_HOOKED_MEMO - 1)];
+    if (m->fn != fn) {
+        unsigned char code[192];
+        size_t avail = sizeof code;
+        /* fn may lie near the end of its mapping */
+        while (avail >= 32 && peek(fn, code, avail) != 0)
+            avail /= 2;
+        uintptr_t enter = 0;
+        for (size_t off = 0, k = 0; avail >= 32 && off < avail && k < 48; k++) {
+            struct cg_insn in;
+            unsigned len = cg_insn_decode(code + off, avail - off, fn + off, &in);
+            if (len == 0)
+                break;
+            if (in.kind == CG_INSN_CALL_REL || in.kind == CG_INSN_CALL_RIP) {
+                uintptr_t to = in.kind == CG_INSN_CALL_RIP ? slot_value(in.mem) : in.target;
+                if (to != hook_enter)
+                    to = slot_value(plt_slot(to));
+                if (to == hook_enter)
+                    enter = fn + off;
+                break;
+            }
+            if (in.kind != CG_INSN_OTHER && in.kind != CG_INSN_JCC)
+                break;
+            off += len;
+        }
+        m->fn = fn;
+        m->enter = enter;
+    }
+    unsigned char b;
+    return m->enter && peek(m->enter, &b, 1) == 0 && (b == 0xe8 || b == 0xff) ? m->enter : 0;
 }
 
 /* A sample in the hooks (CGPROF_COMPENSATE): cgprof's own time, left out.
@@ -256,7 +313,19 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
     uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
     int own = 0, hook = 0;
     unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own, &hook);
-    if (cg_opts.compensate && (hook || (n == 1 && !own && at_hook_stub(pc)))) {
+    /* The outermost function of the walk that is instrumented (k < n):
+     * outside its hooks, not framed. In its prologue before its first call
+     * from here (no arc yet), or called from code that is not instrumented
+     * (qsort's comparator, zlib's free callback, a signal handler run in a
+     * system call), or in the PLT entry of a hook it calls (then the hooks'
+     * time). Its hooks count its calls: a visit counted on its arc was one
+     * call too many (issue 38). Its time stays the top frame's (k == 0) or
+     * is that of the code that called it, at its call. */
+    unsigned k = n;
+    for (unsigned i = 0; i < n && k == n; i++)
+        if (enter_call_of(t, fns[i]))
+            k = i;
+    if (cg_opts.compensate && (hook || (!own && (n == 1 || k + 2 == n) && at_hook_stub(pc)))) {
         left_out(t, p);
         cg_guard_release(t);
         errno = saved;
@@ -269,8 +338,12 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
         ; /* an instrumented call's prologue or epilogue: its own time */
     else if (n == 1 && t->costs.filter && cg_addrset_has(t->costs.filter->skip, fns[0]))
         cg_costs_sample_at(&t->costs, pc, p); /* a function left out: its code is its caller's */
-    else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sampler.sample_hooks,
-                                  t->sampler.sample_last, &t->sampler.sample_nlast) == 0)
+    else if (k < n) {
+        if (k > 0 && cg_costs_sample(&t->costs, fns, sites, k, sites[k], p, t->nhooks != t->sampler.sample_hooks,
+                                     t->sampler.sample_last, &t->sampler.sample_nlast) == 0)
+            top->t_last += p; /* not the top frame's self time */
+    } else if (n && cg_costs_sample(&t->costs, fns, sites, n, pc, p, t->nhooks != t->sampler.sample_hooks,
+                                    t->sampler.sample_last, &t->sampler.sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
     t->sampler.sample_hooks = t->nhooks;
     cg_guard_release(t);

@@ -27,6 +27,9 @@ struct cg_deferred {
 #define CG_MAX_DEFERRED 8192
 /* fold.c's answers kept per thread (a power of two) */
 #define CG_OWN_MEMO 64
+/* sample.c's answers kept per thread: where a function calls the enter
+ * hook in its entry (a power of two) */
+#define CG_HOOKED_MEMO 32
 
 /* Where a jmp_buf was set (nonlocal.c): the shadow stack's depth then, and its
  * top frame, to end the right frames when a longjmp comes back to it. One
@@ -52,6 +55,11 @@ struct cg_thread_sampler {
     uint32_t sample_last[CG_SAMPLE_DEPTH];
     unsigned sample_nlast;
     uint64_t samples, samples_unnamed;
+    /* a function met under the top frame (fn, never 0 once filled) and
+     * the address of its call of the enter hook, 0 when it has none */
+    struct {
+        uintptr_t fn, enter;
+    } hooked[CG_HOOKED_MEMO];
 };
 
 /* Time off the CPU, per thread (offcpu.c, CGPROF_OFF_CPU): the perf_event

@@ -49,7 +49,7 @@ from cgtest import LIB, example, prog
 from test_nesting import NEST_LIB, clean_env, nesting_prog
 
 MATRIX = (("repro", []), ("shapes2", ["5000"]), ("deferpop", []), ("recurse", ["18"]), ("templates", []),
-          ("loadfile", []), ("splitpart", []))
+          ("loadfile", []), ("splitpart", []), ("callbacks", []))
 # Built by clang, templates' hooks do not nest (11 throws leave check
 # without its exit hook, test_nesting): its calls per function only.
 CALLS_ONLY = {("templates", "clang")}
