@@ -118,6 +118,9 @@ struct cg_thread {
         int own;
     } own_memo[CG_OWN_MEMO];
 
+    /* counting.h's exit hook call sites met (CGPROF_STACKS=unwind) */
+    uintptr_t count_exits[64]; /* CG_COUNT_EXITS */
+
     /* A scratch state the runtime drives its own hooks on (calibrate.c):
      * its calls are never folded nor taken back. */
     int own_calls;
