@@ -17,6 +17,7 @@
 #include "ehframe.h"
 #include "fold.h"
 #include "guard.h"
+#include "proc.h"
 #include "takeback.h"
 #include "unwinder.h"
 
@@ -126,15 +127,22 @@ static int entered(struct cg_costs *c, uintptr_t fn, uintptr_t ret)
 /* Whether site is glibc's sigreturn trampoline on x86-64 (__restore_rt:
  * mov $15, %rax; syscall): the return address the kernel gives a signal
  * handler. Read without faulting. */
+static uintptr_t sigreturn_site; /* the one found: libc's, for every thread */
+
 static int at_sigreturn(uintptr_t site)
 {
+    if (site == __atomic_load_n(&sigreturn_site, __ATOMIC_RELAXED))
+        return 1;
 #if defined(__x86_64__)
     static const unsigned char restore_rt[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     unsigned char b[sizeof restore_rt];
     struct iovec local = {b, sizeof b}, remote = {(void *)site, sizeof b};
     if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != (long)sizeof b)
         return 0;
-    return memcmp(b, restore_rt, sizeof b) == 0;
+    if (memcmp(b, restore_rt, sizeof b) != 0)
+        return 0;
+    __atomic_store_n(&sigreturn_site, site, __ATOMIC_RELAXED);
+    return 1;
 #else
     (void)site;
     return 0;
@@ -370,12 +378,77 @@ static void fill(struct cg_count_table *tab, struct cg_count_slot *s, uintptr_t 
     tab->used++;
 }
 
+/* Reads len bytes at addr without faulting (a signal's alternate stack
+ * ends somewhere): 0 when all were read. */
+static int peek(uintptr_t addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    return syscall(SYS_process_vm_readv, cg_proc_pid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
+}
+
+/* The function the signal interrupted, from the signal frame itself: the
+ * handler's return address (site, the trampoline) is the first word of the
+ * kernel's frame, the ucontext right after it (x86-64's rt_sigframe),
+ * found as the first word equal to site above the hook's call frame
+ * address sp (the handler's frame is between). Its saved pc, or, when
+ * that was in a hook (its counter), the hook's return address at the saved
+ * stack pointer: in a function entered, that function; else 0 (the caller
+ * is then unwound for). One system call instead of an unwinding, which
+ * took longer than a 20 us signal period (tests/progs/sigstorm). */
+static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t site, uintptr_t sp)
+{
+#if defined(__x86_64__)
+    uintptr_t from = sp;
+    /* a handler that interrupted cgprof's own code (its sampler's handler,
+     * a hook): the signal frame above that one, up to a few */
+    for (int nested = 0; nested < 4; nested++) {
+        /* page by page up to the trampoline's word (a read that crosses
+         * the stack's end fails whole): one read, most times */
+        uintptr_t w[512], at = 0;
+        for (int pages = 0; pages < 4 && !at; pages++) {
+            size_t len = 4096 - (from & 4095);
+            if (peek(from, w, len) != 0)
+                return 0;
+            for (size_t i = 0; i < len / sizeof w[0]; i++)
+                if (w[i] == site) {
+                    at = from + i * sizeof w[0];
+                    break;
+                }
+            if (!at)
+                from += len;
+        }
+        if (!at)
+            return 0;
+        ucontext_t uc;
+        if (peek(at + sizeof(uintptr_t), &uc, sizeof uc) != 0)
+            return 0;
+        uintptr_t f = map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP]));
+        if (f)
+            return f;
+        /* in a hook (or code without hooks it was called from, its own
+         * prologue): the return address it will go back to, among the
+         * first words at its stack pointer */
+        uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], top[8];
+        if (peek(usp, top, sizeof top) == 0)
+            for (unsigned k = 0; k < 8; k++)
+                if ((f = map_get(e, function_of(top[k]))) != 0)
+                    return f;
+        from = usp;
+    }
+#else
+    (void)e, (void)site, (void)sp;
+#endif
+    return 0;
+}
+
 /* A signal handler's call: its arc from the interrupted function, counted
  * on the arc itself (the readings add the slots' counts to the arcs'). */
-static void count_handler(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret)
+static void count_handler(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp)
 {
     struct cg_costs *c = &t->costs;
-    uintptr_t caller = interrupted_caller(c->count_entries);
+    uintptr_t caller = handler_caller_fast(c->count_entries, site, sp);
+    if (!caller)
+        caller = interrupted_caller(c->count_entries);
     uint32_t arc = cg_arc_find(c, caller, site, fn, 0, ret);
     if (arc == CG_SINK) {
         CG_COUNT(c->lost);
@@ -386,18 +459,53 @@ static void count_handler(struct cg_thread *t, uintptr_t fn, uintptr_t site, uin
         CG_COUNT(c->lost);
 }
 
+static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp);
+
 void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp)
 {
-    struct cg_costs *c = &t->costs;
     if (t->guard) {
-        /* a hook in a signal handler while this thread makes a slot (or
-         * the runtime works on it): the tables are not to be touched */
-        CG_COUNT(c->lost);
+        /* a hook in a signal handler while this thread is in a slow path
+         * (or the runtime works on it): the tables are not to be touched
+         * now; the call is counted when the guard is given back */
+        uint32_t n = t->count_ndeferred;
+        if (n < CG_COUNT_DEFERRED) {
+            t->count_deferred[n].fn = fn;
+            t->count_deferred[n].site = site;
+            t->count_deferred[n].ret = ret;
+            t->count_deferred[n].sp = sp;
+            cg_signal_fence();
+            t->count_ndeferred = n + 1;
+        } else {
+            CG_COUNT(t->costs.lost);
+        }
         return;
     }
-    t->guard = CG_GUARD_HOOK;
-    cg_signal_fence();
     int saved = errno;
+    for (;;) {
+        t->guard = CG_GUARD_HOOK;
+        cg_signal_fence();
+        if (fn)
+            count_one(t, fn, site, ret, sp);
+        fn = 0;
+        /* the calls of handlers that came meanwhile, oldest first */
+        for (uint32_t i = 0; i < t->count_ndeferred; i++)
+            count_one(t, t->count_deferred[i].fn, t->count_deferred[i].site, t->count_deferred[i].ret,
+                      t->count_deferred[i].sp);
+        t->count_ndeferred = 0;
+        cg_signal_fence();
+        t->guard = 0;
+        cg_signal_fence();
+        /* one that came between the last look and the guard's release */
+        if (!t->count_ndeferred)
+            break;
+    }
+    errno = saved;
+}
+
+/* One call counted, t's guard held. */
+static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp)
+{
+    struct cg_costs *c = &t->costs;
     struct cg_count_table *tab = c->count;
     if (!tab || (tab->used + 1) * 2 > tab->mask + 1) {
         if (grow(c) != 0) {
@@ -429,7 +537,7 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
         }
     }
     if (at_sigreturn(site)) {
-        count_handler(t, fn, site, ret);
+        count_handler(t, fn, site, ret, sp);
         goto out;
     }
     /* an inlined copy's enter hook (not its function's own): folded into
@@ -455,8 +563,7 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
     }
     fill(tab, s, ret, site, arc);
 out:
-    errno = saved;
-    cg_guard_release(t);
+    return;
 }
 
 void cg_count_exit_slow(struct cg_thread *t, uintptr_t fn, uintptr_t ret)
@@ -469,5 +576,5 @@ void cg_count_exit_slow(struct cg_thread *t, uintptr_t fn, uintptr_t ret)
     cg_takeback_exit(fn, ret, CG_TB_COUNTING, 0);
     t->count_exits[(ret >> 4 ^ ret >> 10) & (CG_COUNT_EXITS - 1)] = ret;
     errno = saved;
-    cg_guard_release(t);
+    cg_count_release(t);
 }

@@ -30,6 +30,7 @@
 
 #include "compiler.h"
 #include "costs.h"
+#include "guard.h"
 #include "thread.h"
 
 /* A new key, the thread's first hook, a slot beyond the first few probes,
@@ -43,6 +44,18 @@ CG_COLD void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, ui
  * machine function that starts at start runs (itself, or the function of
  * a clone or part of it), or 0. From that thread (its sampler too). */
 uintptr_t cg_count_function(const struct cg_costs *c, uintptr_t start);
+
+/* Calls of signal handlers kept while the thread is in the slow path. */
+#define CG_COUNT_DEFERRED 16
+
+/* The guard given back by a slow path that is not cg_count_slow's (the
+ * exit's, the sampler's): the calls of handlers kept meanwhile counted. */
+static CG_INLINE void cg_count_release(struct cg_thread *t)
+{
+    cg_guard_release(t);
+    if (cg_unlikely(t->count_ndeferred))
+        cg_count_slow(t, 0, 0, 0, 0);
+}
 
 /* Probes the fast path makes before it gives up (the table is at most half
  * full: most keys are in their first slot). */

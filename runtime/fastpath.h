@@ -355,11 +355,18 @@ static CG_INLINE void cg_hook_exit_body(struct cg_thread *t, uintptr_t fn, uintp
  * (hence the zeros): the call frame address needs no frame pointer, unlike
  * __builtin_frame_address. */
 #define CG_HOOK_PAIR(enter, exit, slow)                                                                       \
+    /* the counting hook apart, reached by a tail jump before the general     \
+     * hook's prologue (5 registers saved): the hook's return address and     \
+     * call frame address are its own */                                     \
+    static CG_HOT __attribute__((noinline)) void enter##_counting(void *fn, void *site)                     \
+    {                                                                                                         \
+        cg_count_enter(cg_self, (uintptr_t)fn, (uintptr_t)site, CG_FAST_RET(0), slow##_count);                \
+    }                                                                                                         \
     CG_HOT void enter(void *fn, void *site)                                                                   \
     {                                                                                                         \
         int mode_ = cg_fast_mode;                                                                             \
         if (mode_ == CG_FAST_COUNT) {                                                                         \
-            cg_count_enter(cg_self, (uintptr_t)fn, (uintptr_t)site, CG_FAST_RET(0), slow##_count);            \
+            enter##_counting(fn, site);                                                                       \
             return;                                                                                           \
         }                                                                                                     \
         cg_hook_enter_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, mode_, slow);                       \

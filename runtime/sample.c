@@ -416,7 +416,7 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
             t->guard = CG_GUARD_HOOK;
             cg_signal_fence();
             charge_unwound(t, uc, p);
-            cg_guard_release(t);
+            cg_count_release(t);
         }
         errno = saved;
         return;
