@@ -182,9 +182,70 @@ void cg_costs_destroy(struct cg_costs *c)
         munmap(c->nodes, sizeof(struct cg_node) * c->node_cap);
     if (c->node_index)
         munmap(c->node_index, sizeof(struct cg_node_slot) * (c->node_mask + 1));
+    if (c->count)
+        munmap(c->count, cg_costs_count_bytes(c->count->mask + 1));
+    for (unsigned i = 0; i < c->nkept; i++)
+        munmap(c->kept[i].p, c->kept[i].len);
+    if (c->count_walk)
+        munmap(c->count_walk, CG_COUNT_WALK_BYTES);
+    if (c->count_callbacks)
+        munmap(c->count_callbacks, c->count_callbacks_len);
     for (unsigned i = 0; i < c->nretired; i++)
         munmap(c->retired[i].p, c->retired[i].len);
     memset(c, 0, sizeof *c);
+}
+
+size_t cg_costs_count_bytes(uint64_t slots)
+{
+    return sizeof(struct cg_count_table) + (size_t)slots * sizeof(struct cg_count_slot);
+}
+
+void cg_costs_count_retire(struct cg_costs *c, void *p, size_t len)
+{
+    /* a kept mapping no longer in use */
+    for (unsigned i = 0; i < c->nkept; i++)
+        if (c->kept[i].p == p) {
+            c->kept[i] = c->kept[--c->nkept];
+            break;
+        }
+    retire(c, p, len);
+}
+
+void cg_costs_count_keep(struct cg_costs *c, void *p, size_t len)
+{
+    if (c->nkept < sizeof c->kept / sizeof c->kept[0]) {
+        c->kept[c->nkept].p = p;
+        c->kept[c->nkept].len = len;
+        c->nkept++;
+    }
+}
+
+int cg_costs_count_grow(struct cg_costs *c)
+{
+    struct cg_count_table *old = c->count;
+    uint64_t n = old ? (old->mask + 1) * 2 : CG_COUNT_INITIAL;
+    if (n > ((uint64_t)1 << 28))
+        return -1;
+    struct cg_count_table *t = map(cg_costs_count_bytes(n));
+    if (!t)
+        return -1;
+    t->mask = n - 1;
+    for (uint64_t i = 0; old && i <= old->mask; i++) {
+        const struct cg_count_slot *o = &old->slot[i];
+        if (!o->ret)
+            continue;
+        uint64_t k = cg_count_hash(o->ret, o->site);
+        while (t->slot[k & t->mask].ret)
+            k++;
+        t->slot[k & t->mask] = *o;
+        t->used++;
+    }
+    if (!old && !c->count_walk)
+        c->count_walk = map(CG_COUNT_WALK_BYTES); /* NULL: the samples are not placed */
+    __atomic_store_n(&c->count, t, __ATOMIC_SEQ_CST);
+    if (old)
+        retire(c, old, cg_costs_count_bytes(old->mask + 1));
+    return 0;
 }
 
 void cg_costs_zero(struct cg_costs *c, uint64_t now)
@@ -194,6 +255,9 @@ void cg_costs_zero(struct cg_costs *c, uint64_t now)
     }
     for (uint32_t i = 0; i < c->nselfs; i++)
         c->selfs[i].cost = 0;
+    if (c->count)
+        for (uint64_t i = 0; i <= c->count->mask; i++)
+            c->count->slot[i].count = 0;
     if (c->lat)
         memset(c->lat, 0, sizeof(uint64_t) * CG_LAT_ROW * c->narcs);
     for (uint32_t i = 0; i < c->nnodes; i++)
@@ -661,6 +725,77 @@ static uint32_t self_lookup(const struct cg_costs *c, uintptr_t fn, uintptr_t ad
         if (slot == 0 || (c->selfs[slot].addr == addr && c->selfs[slot].fn == fn))
             return slot;
     }
+}
+
+/* ---- CGPROF_STACKS=unwind: samples charged by unwinding, no frames ------ */
+
+uint32_t cg_costs_arc_of(const struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
+{
+    for (uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);; i++) {
+        uint32_t slot = c->arc_index[i & c->arc_mask];
+        if (slot == 0)
+            return CG_SINK;
+        const struct cg_arc *a = &c->arcs[slot];
+        if (a->site == site && a->callee == callee && !a->inlined && !a->sampled && (!caller || a->caller == caller))
+            return slot;
+    }
+}
+
+int cg_costs_charge_self(struct cg_costs *c, uintptr_t fn, uintptr_t pc, uint64_t period)
+{
+    uint32_t e = self_lookup(c, fn, pc);
+    if (e == CG_SINK) {
+        /* bounded as cg_costs_sample_at's */
+        if (c->sample_pcs >= CG_SAMPLE_PCS) {
+            CG_COUNT(c->unplaced);
+            return -1;
+        }
+        int saved = errno;
+        e = self_find(c, fn, pc, 0);
+        errno = saved;
+        if (e == CG_SINK) {
+            CG_COUNT(c->unplaced);
+            return -1;
+        }
+        c->sample_pcs++;
+    }
+    __atomic_store_n(&c->selfs[e].cost, c->selfs[e].cost + period, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int cg_costs_sample_from(struct cg_costs *c, uintptr_t caller, const uintptr_t *fns, const uintptr_t *sites,
+                         unsigned n, uintptr_t pc, uint64_t period, int new_visit, uint32_t *last, unsigned *nlast)
+{
+    if (n == 0 || n > CG_SAMPLE_DEPTH)
+        return -1;
+    int saved = errno;
+    uint32_t arcs[CG_SAMPLE_DEPTH];
+    for (unsigned i = 0; i < n; i++) {
+        uintptr_t from = i ? fns[i - 1] : caller;
+        uint32_t a = arc_lookup(c, from, sites[i], fns[i]);
+        if (a == CG_SINK) {
+            a = arc_insert(c, from, sites[i], fns[i], 0, 0, 0, 0);
+            if (a != CG_SINK)
+                c->arcs[a].sampled = 1;
+        }
+        arcs[i] = a;
+    }
+    uint32_t self = self_find(c, fns[n - 1], pc, 0);
+    errno = saved;
+    for (unsigned i = 0; i < n; i++) {
+        struct cg_arc *a = &c->arcs[arcs[i]];
+        int seen = 0;
+        for (unsigned k = 0; k < *nlast && !seen; k++)
+            seen = last[k] == arcs[i];
+        if ((new_visit || !seen) && a->sampled)
+            __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&a->incl, a->incl + period, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&c->selfs[self].cost, c->selfs[self].cost + period, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < n; i++)
+        last[i] = arcs[i];
+    *nlast = n;
+    return 0;
 }
 
 int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)

@@ -186,6 +186,32 @@ struct cg_node_slot {
 
 #define CG_MAX_RETIRED 96
 
+/* The counting hooks' table (CGPROF_STACKS=unwind, counting.h): one slot
+ * per (enter hook's return address, call site), that is per arc, found by
+ * one probe: the count lives in the slot, 32 bytes, two to a cache line,
+ * apart from the 64-byte arc the writer needs (a real program's thousands
+ * of arcs did not stay in the cache: issue 38). A slot is written whole
+ * before its key (ret last), so that a hook that matches it sees it
+ * filled. arc: its arc (CG_SINK: an inlined call's, folded, not counted).
+ * The owner thread alone writes; a dump reads the counts (whole words). */
+struct cg_count_slot {
+    uintptr_t ret, site;
+    uint64_t count;
+    uint32_t arc;
+    uint32_t pad;
+};
+struct cg_count_map;
+struct cg_count_callbacks;
+struct cg_count_table {
+    uint64_t mask;  /* slots - 1, a power of two less one */
+    uint64_t used;
+    struct cg_count_slot slot[];
+};
+static CG_INLINE uint64_t cg_count_hash(uintptr_t ret, uintptr_t site)
+{
+    return ((uint64_t)ret * 0x9e3779b97f4a7c15ull ^ (uint64_t)site * 0xff51afd7ed558ccdull) >> 32;
+}
+
 struct cg_costs {
     /* shadow stack */
     struct cg_frame *frames;
@@ -267,6 +293,20 @@ struct cg_costs {
     /* The thread's virtual clock in sampled mode (advanced by its timer's
      * signal), NULL when time is read from the clock. */
     const volatile uint64_t *vclock;
+    /* The counting hooks' table (CGPROF_STACKS=unwind), NULL otherwise:
+     * its counts are the arcs' (reading.c adds them) */
+    struct cg_count_table *count;
+    /* and its set of the functions entered (counting.c's), its size */
+    struct cg_count_map *count_entries, *count_sites;
+    /* the sampler's buffers for a walk of CG_UNWIND_DEPTH frames: return
+     * addresses, functions, signal-frame flags (made with the table) */
+    uintptr_t *count_walk;
+    /* counting.c's cache of callers of calls from code without hooks */
+    struct cg_count_callbacks *count_callbacks;
+    size_t count_callbacks_len;
+    /* counting.c's maps in use, unmapped at the thread's end */
+    struct { void *p; size_t len; } kept[4];
+    unsigned nkept;
     /* Arrays outgrown but possibly still read by a dump. */
     struct { void *p; size_t len; } retired[CG_MAX_RETIRED];
     unsigned nretired;
@@ -346,6 +386,41 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period);
  * neither (no real arc from this site, a call left out, its code not
  * known): nothing is charged. The caller holds the thread's guard. */
 int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t pc, uint64_t period);
+
+/* The counting table's size in bytes for a number of slots, and its
+ * growth: made (CG_COUNT_INITIAL slots) or doubled, the slots copied, the
+ * new one published before the old one is retired (a dump may read it).
+ * 0, or -1 without memory. The caller blocks signals meanwhile (a hook
+ * in a handler would count into the old table). */
+#define CG_COUNT_INITIAL 1024
+#define CG_UNWIND_DEPTH 512
+#define CG_COUNT_WALK_BYTES (CG_UNWIND_DEPTH * (2 * sizeof(uintptr_t) + 1))
+size_t cg_costs_count_bytes(uint64_t slots);
+int cg_costs_count_grow(struct cg_costs *c);
+/* A mapping of the counting hooks' (counting.c's maps) outgrown: unmapped
+ * once no dump reads (as the tables' arrays), and at the thread's end. */
+void cg_costs_count_retire(struct cg_costs *c, void *p, size_t len);
+/* The same for one still in use, at the thread's end: its size. */
+void cg_costs_count_keep(struct cg_costs *c, void *p, size_t len);
+
+/* CGPROF_STACKS=unwind: period ns of self time at (fn, pc), where a sample
+ * found the innermost function with hooks on the stack (no frame: the
+ * counting hooks keep none); -1 when no entry can be made (no memory, or
+ * CG_SAMPLE_PCS entries made). The caller holds the thread's guard. */
+int cg_costs_charge_self(struct cg_costs *c, uintptr_t fn, uintptr_t pc, uint64_t period);
+
+/* CGPROF_STACKS=unwind: cg_costs_sample's work for a sample in code that is
+ * not instrumented, fns[0] called from the function with hooks caller
+ * (found by unwinding: no frame) at sites[0]. Visits counted as there. */
+int cg_costs_sample_from(struct cg_costs *c, uintptr_t caller, const uintptr_t *fns, const uintptr_t *sites,
+                         unsigned n, uintptr_t pc, uint64_t period, int new_visit, uint32_t *last, unsigned *nlast);
+
+/* The arc (site, callee) of a real call, whatever its caller, or CG_SINK:
+ * the arc a sample charges a frame's inclusive time to (CGPROF_STACKS=
+ * unwind: the site decides the caller, except for a signal handler's,
+ * whose caller is the function the signal interrupted: given, or 0 for
+ * any). */
+uint32_t cg_costs_arc_of(const struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);
 
 /* One more on a counter of c that a dump reads meanwhile (inlined_calls,
  * frameless_exits): stored whole. */

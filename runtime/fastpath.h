@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "compiler.h"
 #include "costs.h"
+#include "counting.h"
 #include "guard.h"
 #include "proc.h"
 #include "thread.h"
@@ -329,7 +330,19 @@ static CG_INLINE void cg_hook_exit_body(struct cg_thread *t, uintptr_t fn, uintp
     {                                                                                                         \
         if (!t && (!ready(arg) || !(t = cg_thread_attach())))                                                 \
             return;                                                                                           \
+        if (cg_fast_mode == CG_FAST_COUNT) { /* the counting hooks: the exit does nothing */                   \
+            if (enter)                                                                                        \
+                cg_count_slow(t, fn, site, code, sp);                                                         \
+            return;                                                                                           \
+        }                                                                                                     \
         cg_guard_hook(t, fn, site, sp, code, enter);                                                          \
+    }                                                                                                         \
+    static CG_COLD void name##_count(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t code,     \
+                                     uintptr_t sp)                                                            \
+    {                                                                                                         \
+        if (!t && (!ready(arg) || !(t = cg_thread_attach())))                                                 \
+            return;                                                                                           \
+        cg_count_slow(t, fn, site, code, sp);                                                                 \
     }
 
 /* A pair of hooks, enter and exit, whose general path is slow:
@@ -342,13 +355,30 @@ static CG_INLINE void cg_hook_exit_body(struct cg_thread *t, uintptr_t fn, uintp
  * (hence the zeros): the call frame address needs no frame pointer, unlike
  * __builtin_frame_address. */
 #define CG_HOOK_PAIR(enter, exit, slow)                                                                       \
+    /* the counting hook apart, reached by a tail jump before the general     \
+     * hook's prologue (5 registers saved): the hook's return address and     \
+     * call frame address are its own */                                     \
+    static CG_HOT __attribute__((noinline)) void enter##_counting(void *fn, void *site)                     \
+    {                                                                                                         \
+        cg_count_enter(cg_self, (uintptr_t)fn, (uintptr_t)site, CG_FAST_RET(0), slow##_count);                \
+    }                                                                                                         \
     CG_HOT void enter(void *fn, void *site)                                                                   \
     {                                                                                                         \
-        cg_hook_enter_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, cg_fast_mode, slow);                \
+        int mode_ = cg_fast_mode;                                                                             \
+        if (mode_ == CG_FAST_COUNT) {                                                                         \
+            enter##_counting(fn, site);                                                                       \
+            return;                                                                                           \
+        }                                                                                                     \
+        cg_hook_enter_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, mode_, slow);                       \
     }                                                                                                         \
     CG_HOT void exit(void *fn, void *site)                                                                    \
     {                                                                                                         \
-        cg_hook_exit_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, cg_fast_mode, slow);                 \
+        int mode_ = cg_fast_mode;                                                                             \
+        if (mode_ == CG_FAST_COUNT) {                                                                         \
+            cg_count_exit(cg_self, (uintptr_t)fn, CG_FAST_RET(0));                                            \
+            return;                                                                                           \
+        }                                                                                                     \
+        cg_hook_exit_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, mode_, slow);                        \
     }
 
 #endif

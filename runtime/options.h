@@ -52,6 +52,9 @@ enum cg_positions { CG_POSITIONS_INSTR_LINE, CG_POSITIONS_LINE };
 enum cg_inlined_mode { CG_INLINED_FOLD, CG_INLINED_COUNT };
 enum cg_collect_start { CG_COLLECT_ON, CG_COLLECT_OFF };
 
+/* In the order of CGPROF_STACKS's accepted values. */
+enum cg_stacks { CG_STACKS_HOOKS, CG_STACKS_UNWIND };
+
 /* In the order of CGPROF_THREAD_EXIT's accepted values. */
 enum cg_thread_exit { CG_THREAD_EXIT_FILE, CG_THREAD_EXIT_MERGE };
 
@@ -83,6 +86,7 @@ struct cg_options {
     int collect;               /* ENUM: enum cg_collect_start */
     int trace_children;        /* BOOL */
     int takeback;              /* BOOL */
+    int stacks;                /* ENUM: enum cg_stacks */
     /* A PATH or DIR value refused is not replaced by the default, which
      * would write elsewhere than where the user said: out_refused, no
      * profile is written at all (the runtime stays off); control_dir_refused,

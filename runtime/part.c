@@ -31,6 +31,7 @@
 #define CG_VERSION "unknown"
 #endif
 
+
 static struct cg_buf last_files; /* files of the latest dump, for the status */
 
 /* Files that could not be written: said once, when it first happens. The
@@ -151,12 +152,20 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
     struct cg_takeback_stats tb;
     cg_takeback_stats(&tb);
     unsigned long taken = tb.sites[CG_TB_INLINED] + tb.sites[CG_TB_FILTERED] + tb.sites[CG_TB_PAUSED];
-    if (taken || tb.refused)
+    /* the exits the counting hooks took back (CGPROF_STACKS=unwind), said
+     * after the other reasons */
+    char counting_exits[96] = "";
+    if (tb.sites[CG_TB_COUNTING])
+        snprintf(counting_exits, sizeof counting_exits,
+                 "; and %lu exit hook calls the counting hooks do not need (%lu tail jumps)",
+                 tb.sites[CG_TB_COUNTING], tb.tails[CG_TB_COUNTING]);
+    if (taken || tb.refused || tb.sites[CG_TB_COUNTING])
         snprintf(extra[nd++], sizeof extra[0],
                  "Hook calls taken back: %lu sites in the process (%lu of inlined calls, %lu of functions left "
-                 "out, %lu while collection was off; %lu tail jumps), %lu refused",
+                 "out, %lu while collection was off; %lu tail jumps), %lu refused%s",
                  taken, tb.sites[CG_TB_INLINED], tb.sites[CG_TB_FILTERED], tb.sites[CG_TB_PAUSED],
-                 tb.tails[CG_TB_INLINED] + tb.tails[CG_TB_FILTERED] + tb.tails[CG_TB_PAUSED], tb.refused);
+                 tb.tails[CG_TB_INLINED] + tb.tails[CG_TB_FILTERED] + tb.tails[CG_TB_PAUSED], tb.refused,
+                 counting_exits);
     if (s->off_pending)
         snprintf(extra[nd++], sizeof extra[0],
                  "Off the CPU at this dump: %llu ns since the thread's last hook, left out of this part (charged "

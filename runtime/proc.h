@@ -39,9 +39,10 @@ extern uint32_t cg_comp_gin, cg_comp_gout;
 
 /* How the hooks' fast paths read the time, set once collection starts:
  * CG_FAST_NONE (not collecting, or CLOCK_MONOTONIC: a call; every hook
- * takes the general path), CG_FAST_TSC, or CG_FAST_SAMPLE (the thread's
- * sampled clock). One load for what would be three flags. */
-enum { CG_FAST_NONE, CG_FAST_TSC, CG_FAST_SAMPLE };
+ * takes the general path), CG_FAST_TSC, CG_FAST_SAMPLE (the thread's
+ * sampled clock), or CG_FAST_COUNT (CGPROF_STACKS=unwind: the counting
+ * hooks, counting.h). One load for what would be three flags. */
+enum { CG_FAST_NONE, CG_FAST_TSC, CG_FAST_SAMPLE, CG_FAST_COUNT };
 extern int cg_fast_mode;
 
 /* Reads the command line (before the program can rewrite its argv), the

@@ -193,6 +193,18 @@ static int take_once(const struct cg_costs *c, uint64_t now, struct cg_reading *
         t->incl[i] = __atomic_load_n(&arcs[i].incl, __ATOMIC_ACQUIRE);
         t->count[i] = __atomic_load_n(&arcs[i].count, __ATOMIC_ACQUIRE);
     }
+    /* The counting hooks' counts (CGPROF_STACKS=unwind) are in their
+     * table: a slot's key is stored last, so one whose key is read has
+     * its arc and count written. */
+    const struct cg_count_table *ct = __atomic_load_n(&c->count, __ATOMIC_SEQ_CST);
+    for (uint64_t i = 0; ct && i <= ct->mask; i++) {
+        const struct cg_count_slot *s = &ct->slot[i];
+        if (!__atomic_load_n(&s->ret, __ATOMIC_ACQUIRE))
+            continue;
+        uint32_t a = s->arc;
+        if (a != CG_SINK && a < narcs)
+            t->count[a] += __atomic_load_n(&s->count, __ATOMIC_RELAXED);
+    }
     /* the histograms hold the calls that ended: none of the frames'; their
      * sum is the arc's time before the frames' is added */
     for (size_t i = 0; lat && i < (size_t)narcs * CG_LAT_ROW; i++)

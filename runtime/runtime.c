@@ -163,6 +163,29 @@ static int initialise(const struct cg_hook_addrs *hooks)
     if (why)
         cg_warn("CGPROF_CLOCK=tsc is not possible (%s); using monotonic", why);
     cg_paths_bound = cg_opts.paths ? cg_opts.paths_max : 0;
+    /* The counting hooks (CGPROF_STACKS=unwind) keep no stack: what needs
+     * one, or the exact clock, keeps the hooks' (one message). They count
+     * every call at the cost of a counter: the throttle is not used. */
+    int counting = cg_opts.stacks == CG_STACKS_UNWIND;
+    if (counting) {
+        const char *not_with = cg_opts.time != CG_TIME_SAMPLE ? "CGPROF_TIME=exact"
+                          : cg_opts.inlined != CG_INLINED_FOLD ? "CGPROF_INLINED=count"
+                          : cg_opts.paths ? "CGPROF_PATHS=1"
+                          : cg_opts.latency ? "CGPROF_LATENCY=1"
+                          : cg_opts.off_cpu ? "CGPROF_OFF_CPU=1"
+                          : cg_opts.skip[0] || cg_opts.skip_object[0] || cg_opts.skip_file[0] ? "CGPROF_SKIP*"
+                          : NULL;
+#if !CG_HAVE_LIBUNWIND
+        not_with = not_with ? not_with : "a runtime built without libunwind";
+#endif
+        if (not_with) {
+            cg_warn("CGPROF_STACKS=unwind counts calls with sampled time and folded inlined calls only, not with %s: "
+                    "the hooks keep the stack (CGPROF_STACKS=hooks)", not_with);
+            counting = 0;
+        } else {
+            cg_opts.throttle.n = 0;
+        }
+    }
     cg_filter_init();
     /* A call's latency is its two clock readings, which sampled time does
      * not make: the histograms make the time exact (their cost over exact
@@ -184,7 +207,14 @@ static int initialise(const struct cg_hook_addrs *hooks)
     }
     cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback);
     cg_collecting = 1;
-    cg_fast_mode = cg_sampling ? CG_FAST_SAMPLE : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
+    if (counting && !cg_sampling) {
+        cg_warn("CGPROF_STACKS=unwind needs sampled time, which is not possible here (said above): the hooks keep "
+                "the stack (CGPROF_STACKS=hooks)");
+        counting = 0;
+    }
+    cg_fast_mode = counting      ? CG_FAST_COUNT
+                   : cg_sampling ? CG_FAST_SAMPLE
+                   : cg_clock_use_tsc ? CG_FAST_TSC : CG_FAST_NONE;
     if (cg_opts.collect == CG_COLLECT_OFF)
         cg_dump_start_off();
     return 0;

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "counting.h"
 #include "guard.h"
 #include "options.h"
 #include "proc.h"
@@ -283,6 +284,114 @@ static void advance(struct cg_thread *t, uint64_t p)
     __atomic_store_n(&t->vclock, t->vclock + p, __ATOMIC_RELAXED);
 }
 
+#if CG_HAVE_LIBUNWIND
+/* CGPROF_STACKS=unwind: a sample charged by unwinding the whole stack
+ * (counting.h: the hooks keep no frame). Each frame of a function with
+ * hooks whose call has an arc (its return address, the function) gets the
+ * period as inclusive time, as the frames of a shadow stack would; the
+ * innermost such frame gets it as self time at the interrupted pc, or,
+ * when the pc is in code without hooks that it called, those functions get
+ * it (cg_costs_sample_from, visits as the hooks' sampler counts them). A
+ * frame of a signal handler is called from the function the signal
+ * interrupted (the trampoline's caller with hooks). Frames beyond
+ * CG_UNWIND_DEPTH are not charged (counted in unplaced). */
+static CG_NOINSTR void charge_unwound(struct cg_thread *t, void *uc, uint64_t p)
+{
+    struct cg_costs *c = &t->costs;
+    const struct cg_unwinder *u = __atomic_load_n(&unwinder, __ATOMIC_ACQUIRE);
+    unw_cursor_t cur;
+    if (!u || u->init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+        CG_COUNT(c->unplaced);
+        return;
+    }
+    /* the thread's own buffers (made by counting.c with its table): a
+     * handler's stack may be a small alternate one */
+    if (!c->count_walk) {
+        CG_COUNT(c->unplaced);
+        return;
+    }
+    uintptr_t *ips = c->count_walk, *fns = c->count_walk + CG_UNWIND_DEPTH;
+    unsigned char *sig = (unsigned char *)(c->count_walk + 2 * CG_UNWIND_DEPTH);
+    unsigned n = 0;
+    int deeper = 0;
+    for (;;) {
+        unw_proc_info_t pi;
+        unw_word_t ip;
+        if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0)
+            break;
+        ips[n] = (uintptr_t)ip;
+        fns[n] = u->get_proc_info(&cur, &pi) == 0 ? (uintptr_t)pi.start_ip : 0;
+        sig[n] = u->is_signal_frame && u->is_signal_frame(&cur) > 0;
+        if (n == 0 && (fns[0] == hook_enter || fns[0] == hook_exit ||
+                       (fns[0] >= own_text_lo && fns[0] < own_text_hi) || at_hook_stub(ips[0]))) {
+            /* in a hook (its counter, or its slow path before the guard) */
+            if (cg_opts.compensate)
+                left_out(t, p);
+            return;
+        }
+        if (++n == CG_UNWIND_DEPTH) {
+            deeper = 1;
+            break;
+        }
+        if (u->step(&cur) <= 0)
+            break;
+    }
+    advance(t, p);
+    if (deeper)
+        CG_COUNT(c->unplaced);
+    /* frame k's function fns[k] was called from ips[k + 1]; a clone's or a
+     * part's frame is its function's (the one its hooks name) */
+    for (unsigned k = 0; k < n; k++) {
+        uintptr_t f = fns[k] ? cg_count_function(c, fns[k]) : 0;
+        if (f)
+            fns[k] = f;
+    }
+    int inner = -1;
+    for (unsigned k = 0; k + 1 < n; k++) {
+        if (!fns[k])
+            continue;
+        /* its caller: the function whose code the call site is in, when
+         * it has hooks; else (a signal handler's trampoline, a callback
+         * from code without hooks) the next one up that has */
+        uintptr_t caller = 0;
+        for (unsigned j = k + 1; j < n && !caller; j++)
+            if (fns[j] && cg_count_function(c, fns[j]) == fns[j])
+                caller = fns[j];
+        uint32_t a = cg_costs_arc_of(c, caller, ips[k + 1], fns[k]);
+        if (a == CG_SINK)
+            continue;
+        __atomic_store_n(&c->arcs[a].incl, c->arcs[a].incl + p, __ATOMIC_RELEASE);
+        if (inner < 0)
+            inner = (int)k;
+    }
+    if (inner < 0)
+        return; /* nothing with hooks on the stack: outside the program's instrumented code */
+    uintptr_t f = fns[inner];
+    if (inner == 0) {
+        cg_costs_charge_self(c, f, ips[0], p);
+        return;
+    }
+    /* In code without hooks called from f (or in a function with hooks
+     * before its first call from there is counted: its prologue, its
+     * time the caller's, at its call) */
+    unsigned m = (unsigned)inner;
+    int hooked = 0;
+    for (unsigned k = 0; k < m && !hooked; k++)
+        hooked = fns[k] == 0 || sig[k] || enter_call_of(t, fns[k]) != 0;
+    if (hooked || m > CG_SAMPLE_DEPTH) {
+        cg_costs_charge_self(c, f, ips[inner], p);
+        return;
+    }
+    uintptr_t vf[CG_SAMPLE_DEPTH], vs[CG_SAMPLE_DEPTH];
+    for (unsigned i = 0; i < m; i++) {
+        vf[i] = fns[m - 1 - i];
+        vs[i] = ips[m - i];
+    }
+    if (cg_costs_sample_from(c, f, vf, vs, m, ips[0], p, 0, t->sampler.sample_last, &t->sampler.sample_nlast) != 0)
+        cg_costs_charge_self(c, f, ips[inner], p);
+}
+#endif
+
 static CG_NOINSTR void charge(siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -295,6 +404,24 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
     if (si && si->si_code == SI_TIMER && si->si_overrun > 0)
         p *= 1 + (uint64_t)si->si_overrun;
     t->sampler.samples++;
+#if CG_HAVE_LIBUNWIND
+    if (cg_fast_mode == CG_FAST_COUNT) {
+        if (t->guard || t->ndeferred) {
+            /* in a counting hook's slow path, or the runtime's work */
+            if (t->guard == CG_GUARD_HOOK && cg_opts.compensate)
+                left_out(t, p);
+            else
+                advance(t, p);
+        } else {
+            t->guard = CG_GUARD_HOOK;
+            cg_signal_fence();
+            charge_unwound(t, uc, p);
+            cg_count_release(t);
+        }
+        errno = saved;
+        return;
+    }
+#endif
     /* In a hook: cgprof's own time, left out with CGPROF_COMPENSATE. Else
      * (or nothing instrumented running) the clock moves on and the hooks
      * charge the time where it belongs. */

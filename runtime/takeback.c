@@ -680,7 +680,7 @@ static int waiting(uintptr_t fn, uintptr_t code, int reason)
         if (x && x->hook == CG_HOOK_EXIT && (x->form == CG_SITE_CALL) == (len == 5))
             return x->taken || x->refused || (reason != CG_TB_INLINED && now < x->next_check);
     }
-    if (reason == CG_TB_INLINED)
+    if (reason == CG_TB_INLINED || reason == CG_TB_COUNTING)
         return 0;
     const struct tb_range *r = range_find(fn);
     const struct tb_site *own = r && r->own_enter ? site_find(r->own_enter) : NULL;
@@ -702,8 +702,9 @@ void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since)
     if (x) {
         if (x->hook == CG_HOOK_EXIT && !x->taken) {
             x->fn = fn;
-            if (reason == CG_TB_INLINED ? r && r->ok && folded_in(r, fn) && !own_code_of(r, fn)
-                                        : quiescent(x, fn, r, since))
+            if (reason == CG_TB_COUNTING ||
+                (reason == CG_TB_INLINED ? r && r->ok && folded_in(r, fn) && !own_code_of(r, fn)
+                                         : quiescent(x, fn, r, since)))
                 take(x, &s, reason);
         }
     } else if (reason != CG_TB_INLINED && segment_of(fn, &s) == 0) {
@@ -715,7 +716,7 @@ void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since)
         refresh(r);
         if (r && r->ok && r->begin == fn && r->own_enter) {
             struct tb_site *own = site_find(r->own_enter);
-            if (own && quiescent(own, fn, r, since))
+            if (own && (reason == CG_TB_COUNTING || quiescent(own, fn, r, since)))
                 for (uint32_t i = 0; i < r->n; i++) {
                     struct tb_site *t = &sites[r->first + i];
                     if ((t->form == CG_SITE_TAIL || t->form == CG_SITE_TAIL_GOT) && !t->taken) {

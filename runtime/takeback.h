@@ -17,7 +17,9 @@
 #include "thread.h"
 
 /* Why a site was taken back (each part's header counts them). */
-enum cg_tb_reason { CG_TB_INLINED, CG_TB_FILTERED, CG_TB_PAUSED, CG_TB_NREASONS };
+/* CG_TB_COUNTING: an exit hook call, which the counting hooks never need
+ * (CGPROF_STACKS=unwind, counting.h): taken back at its first call. */
+enum cg_tb_reason { CG_TB_INLINED, CG_TB_FILTERED, CG_TB_PAUSED, CG_TB_COUNTING, CG_TB_NREASONS };
 
 /* The hooks' own entry points (the targets a site must reach), set once
  * before any hook is taken back; with enabled 0 (CGPROF_TAKEBACK=0) no code
@@ -56,7 +58,9 @@ int cg_takeback_call(uintptr_t fn, uintptr_t code, int enter, int reason);
  *  - CG_TB_FILTERED, CG_TB_PAUSED: no thread has a frame of fn entered
  *    from the site's range, and fn was taken back (at `since`, the
  *    runtime's clock) at least CG_TB_SETTLE_NS ago when other threads
- *    run (one may be inside an enter hook of fn begun before).
+ *    run (one may be inside an enter hook of fn begun before);
+ *  - CG_TB_COUNTING: at once (no frame ever needs an exit then), the
+ *    site's or, for a tail-called exit hook, fn's tail jumps.
  * Checks are spaced out per site (they walk every thread's stack). */
 #define CG_TB_SETTLE_NS 2000000u
 void cg_takeback_exit(uintptr_t fn, uintptr_t code, int reason, uint64_t since);

@@ -118,6 +118,15 @@ struct cg_thread {
         int own;
     } own_memo[CG_OWN_MEMO];
 
+    /* counting.c's calls made by signal handlers while the thread was in
+     * its slow path (counted when it ends) */
+    struct {
+        uintptr_t fn, site, ret, sp;
+    } count_deferred[16]; /* CG_COUNT_DEFERRED */
+    volatile uint32_t count_ndeferred;
+    /* counting.h's exit hook call sites met (CGPROF_STACKS=unwind) */
+    uintptr_t count_exits[64]; /* CG_COUNT_EXITS */
+
     /* A scratch state the runtime drives its own hooks on (calibrate.c):
      * its calls are never folded nor taken back. */
     int own_calls;

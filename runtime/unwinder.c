@@ -23,10 +23,16 @@ int cg_unwinder_calls_from(uintptr_t pc)
     return __atomic_load_n(&code_known, __ATOMIC_ACQUIRE) && pc - code_lo < code_hi - code_lo;
 }
 
+static struct cg_unwinder u;
+static int state; /* 0: not tried, 1: loaded, 2: not there */
+
+const struct cg_unwinder *cg_unwinder_loaded(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 1 ? &u : NULL;
+}
+
 const struct cg_unwinder *cg_unwinder(void)
 {
-    static struct cg_unwinder u;
-    static int state; /* 0: not tried, 1: loaded, 2: not there */
     int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
     if (s == 0) {
         void *(*open)(const char *, int) = cg_real_dlopen();

@@ -27,6 +27,9 @@ struct cg_unwinder {
  * handler); NULL when it cannot be loaded. Each may still be NULL in an
  * older libunwind. */
 const struct cg_unwinder *cg_unwinder(void);
+/* The same if it was loaded already, else NULL: never loads it (a hook's
+ * slow path may ask, inside the program's malloc). */
+const struct cg_unwinder *cg_unwinder_loaded(void);
 /* Whether pc is in libunwind's code (once loaded): a descriptor it opens
  * (its pipe for checking addresses) is moved out of the program's way. */
 int cg_unwinder_calls_from(uintptr_t pc);

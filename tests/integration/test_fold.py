@@ -60,7 +60,11 @@ EXISTING = ((example("basic"), [], True), (example("threads"), [], True), (examp
             (prog("errno_keep"), [], True), (prog("skips"), [], True), (prog("inlined"), [], False),
             (prog("inlined"), ["nest"], False), (prog("inlined-clang"), [], False),
             (prog("inlined-clang"), ["nest"], False), (prog("throws"), [], True))
-FOLD_ENV = ({"CGPROF_INLINED": "fold"}, {"CGPROF_INLINED": "fold", "CGPROF_TAKEBACK": "0"})
+# and the counting hooks (CGPROF_STACKS=unwind, sampled time: issue 38),
+# which must count the same calls, keeping no stack
+FOLD_ENV = ({"CGPROF_INLINED": "fold"}, {"CGPROF_INLINED": "fold", "CGPROF_TAKEBACK": "0"},
+            {"CGPROF_INLINED": "fold", "CGPROF_STACKS": "unwind", "CGPROF_TIME": "sample"})
+FOLD_KEYS = ("fold", "fold-notakeback", "fold-unwind")
 TIMEOUT = cgtest.limit(120)
 SHOW = 15   # differences shown per comparison
 
@@ -183,7 +187,7 @@ def evaluate(v):
 
 
 def _evaluate(v, d):
-    dirs = {k: os.path.join(d, k) for k in ("sites", "folded", "fold", "fold-notakeback")}
+    dirs = {k: os.path.join(d, k) for k in ("sites", "folded") + FOLD_KEYS}
     for x in dirs.values():
         os.mkdir(x)
     def preload(lib):
@@ -258,7 +262,7 @@ def _evaluate(v, d):
 
     # 4. cgprof folding, with and without taking hook calls back
     results = []
-    for env, key in zip(FOLD_ENV, ("fold", "fold-notakeback")):
+    for env, key in zip(FOLD_ENV, FOLD_KEYS):
         env = dict(env, LD_PRELOAD=preload(LIB))
         if v.cwd:
             env["CGPROF_OUT"] = os.path.join(dirs[key], "callgrind.out")
@@ -292,11 +296,13 @@ def _evaluate(v, d):
         results.append((what, cg))
         if key == "fold":
             v.summary = nesting.summary(folded, cg)
-    if len(results) == 2 and sets(results[0][1]) != sets(results[1][1]):
-        a, b = sets(results[0][1]), sets(results[1][1])
+    for other in results[1:]:
+        a, b = sets(results[0][1]), sets(other[1])
+        if a == b:
+            continue
         n = sum(1 for k in set(a[0]) | set(b[0]) if a[0].get(k) != b[0].get(k)) + \
             sum(1 for k in set(a[1]) | set(b[1]) if a[1].get(k) != b[1].get(k))
-        v.problems.append("%s and %s differ: %d functions or arcs" % (results[0][0], results[1][0], n))
+        v.problems.append("%s and %s differ: %d functions or arcs" % (results[0][0], other[0], n))
 
 
 _results = None

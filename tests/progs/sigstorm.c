@@ -41,7 +41,9 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGALRM, &sa, NULL);
-    struct itimerval it = { { 0, 20 }, { 0, 20 } };
+    /* the timer's period in us (default 20) */
+    long us = argc > 3 ? strtol(argv[3], NULL, 10) : 20;
+    struct itimerval it = { { 0, us }, { 0, us } };
     setitimer(ITIMER_REAL, &it, NULL);
     unsigned long acc = 0, calls = 0;
     while (calls < n || delivered < want) {
