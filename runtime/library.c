@@ -8,8 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counting.h"
 #include "dump.h"
 #include "filter.h"
+#include "guard.h"
 #include "hooks.h"
 #include "options.h"
 #include "proc.h"
@@ -110,6 +112,21 @@ static void final_dump(const char *trigger)
         return;
     int saved = errno;
     if (getpid() == cg_proc_pid()) {
+        /* exit() from a signal handler that interrupted a hook (a child
+         * forked in a handler, a handler that ends the program): that hook
+         * never ends, and the calls the handler made, kept until it would,
+         * are counted now (issue 39: children forked from a SIGALRM handler
+         * wrote every count 0). In a child forked there, the interrupted
+         * hook's event was its parent's: no call lost. */
+        struct cg_thread *t = cg_self;
+        if (t && t->costs.frames && t->guard == CG_GUARD_HOOK) {
+            uint64_t lost = t->costs.lost;
+            cg_guard_abandon(t);
+            if (t->forked_in_hook)
+                __atomic_store_n(&t->costs.lost, lost, __ATOMIC_RELAXED);
+            if (t->count_ndeferred)
+                cg_count_slow(t, 0, 0, 0, 0);
+        }
         cg_dump_final(trigger);
         cg_filter_report_exit();
         /* the system refused to let the program's code change (a W^X

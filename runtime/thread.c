@@ -188,6 +188,9 @@ void cg_thread_forked(void)
 {
     struct cg_thread *t = cg_self;
     int real = t && t->costs.frames != NULL;
+    if (real)
+        t->forked_in_hook = t->guard == CG_GUARD_HOOK ||
+                            (t->guard == CG_GUARD_RUNTIME && t->runtime_depth && t->guard_before_runtime == CG_GUARD_HOOK);
     if (real) {
         uint64_t now = cg_sampling ? t->vclock : cg_costs_time_of(&t->costs, cg_clock_now());
         cg_costs_zero(&t->costs, now);
@@ -256,9 +259,11 @@ struct cg_thread *cg_thread_attach(void)
 struct cg_thread *cg_thread_enter_runtime(void)
 {
     struct cg_thread *saved = cg_self;
-    if (saved && saved != &busy_sentinel && saved != &off_sentinel)
+    if (saved && saved != &busy_sentinel && saved != &off_sentinel) {
+        if (saved->runtime_depth++ == 0)
+            saved->guard_before_runtime = saved->guard;
         saved->guard = CG_GUARD_RUNTIME;
-    else
+    } else
         cg_self = &busy_sentinel;
     cg_signal_fence();
     return saved;
@@ -267,8 +272,14 @@ struct cg_thread *cg_thread_enter_runtime(void)
 void cg_thread_leave_runtime(struct cg_thread *saved)
 {
     cg_signal_fence();
+    /* the guard as it was: 0, or a hook's that a signal handler interrupted
+     * before it called the runtime (a fork in the handler: set to 0, the
+     * handler's later hooks ran into the interrupted hook's half-made
+     * change, and in the child its calls were kept for good, never
+     * counted: issue 39) */
     if (saved && saved != &busy_sentinel && saved != &off_sentinel)
-        saved->guard = 0;
+        saved->guard = !saved->runtime_depth ? 0 /* a leave without its enter (a forked child's) */
+                       : --saved->runtime_depth ? CG_GUARD_RUNTIME : saved->guard_before_runtime;
     else
         cg_self = saved;
 }

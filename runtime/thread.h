@@ -99,6 +99,14 @@ struct cg_thread {
      * signal handler must not touch tables that are half updated. Sentinel
      * threads keep it set. */
     volatile int guard;
+    /* cg_thread_enter_runtime's: how deep, and the guard it found (a hook's
+     * that a signal handler interrupted, which the handler's call of the
+     * runtime (a fork) must give back as it was) */
+    uint32_t runtime_depth;
+    int guard_before_runtime;
+    /* this process is a child forked by a signal handler that interrupted
+     * a hook: that hook's event is its parent's, not a call lost here */
+    int forked_in_hook;
     volatile uint32_t ndeferred; /* events in deferred[] */
     /* CGPROF_TIME=sample: the thread's clock, advanced by its timer's
      * signal (ns of CPU time), and the hooks made (new visits, sample.c). */

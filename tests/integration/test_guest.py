@@ -314,6 +314,29 @@ class SignalFork(Guest):
                 self.assertEqual(counts, [0] + [1000] * 200)
 
 
+    def test_children_that_end_in_the_handler_keep_their_calls(self):
+        """Issue 39: 200 children forked from a SIGALRM handler that often
+        interrupts a hook, each calling child_work 3 times and exiting in
+        the handler: the interrupted hook never resumes in the child, and
+        the calls the handler made, kept until it would, were never counted
+        (every child's count 0). Each child's part: exactly its 3 calls, no
+        call said lost (the interrupted hook's event was its parent's), no
+        message; the program's output as without cgprof."""
+        plain = run_preloaded(self, [GUEST, "sigforkexit"], preload=False, timeout=cgtest.limit(120))
+        self.assertEqual((plain.returncode, plain.stdout), (0, "forked 200\n"), plain.stderr)
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [GUEST, "sigforkexit"], env=extra, pinned=pinned, timeout=cgtest.limit(120))
+                self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+                self.assertEqual(cgtest.stderr_lines(r.stderr), [])
+                mains = [p for p in r.profiles() if p.path.endswith("-01")]
+                self.assertEqual(len(mains), 201, r.files)
+                counts = sorted(sum(v for (a, b), v in p.call_counts().items() if b == "child_work")
+                                for p in mains)
+                self.assertEqual(counts, [0] + [3] * 200)
+                self.assertEqual([p.path for p in mains if p.desc_value("Lost")], [])
+
+
 class RawFork(Guest):
     def test_a_child_of_a_raw_fork_is_said(self):
         # syscall(SYS_fork) runs no atfork handler: the child's tables are

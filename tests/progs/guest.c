@@ -42,6 +42,9 @@
  *                 returns from the handler into what it interrupted (often
  *                 a hook), then calls child_work() 1,000 times from main
  *                 and exits: every child's profile must hold them.
+ *   sigforkexit   as sigfork, but each child calls child_work() 3 times
+ *                 inside the handler and exits there: the hook the signal
+ *                 interrupted never resumes in it (issue 39: every count 0).
  *   rawfork       a child made by syscall(SYS_fork) (no atfork handler
  *                 runs) calls child_work() 10 times and exits; the parent
  *                 waits and prints the child's status.
@@ -155,6 +158,25 @@ static void on_alarm_fork(int sig)
         in_child = 1;
         errno = saved;
         return;
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    errno = saved;
+}
+
+/* sigforkexit's handler: the child works and exits here */
+static void on_alarm_fork_exit(int sig)
+{
+    (void)sig;
+    if (forks_left <= 0)
+        return;
+    forks_left--;
+    int saved = errno;
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++)
+            child_work();
+        exit(0);
     }
     if (pid > 0)
         waitpid(pid, NULL, 0);
@@ -390,6 +412,23 @@ int main(int argc, char **argv)
                 child_work();
             exit(0);
         }
+        struct itimerval off;
+        memset(&off, 0, sizeof off);
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("forked 200\n");
+        return 0;
+    }
+    if (strcmp(mode, "sigforkexit") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm_fork_exit;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = { { 0, 200 }, { 0, 200 } };
+        setitimer(ITIMER_REAL, &it, NULL);
+        while (forks_left > 0)
+            counted();
         struct itimerval off;
         memset(&off, 0, sizeof off);
         setitimer(ITIMER_REAL, &off, NULL);
