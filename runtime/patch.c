@@ -49,14 +49,14 @@ int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *
         if ((ret >= lo + 6 && p[-6] == 0x66) || (ret >= lo + 7 && p[-7] == 0x66))
             return 0;
         int hook = hook_of(ctx, ret + (uintptr_t)(intptr_t)rel, 0);
-        if (hook == CG_HOOK_NOT)
+        if (hook < 0)
             return 0;
         fill(out, ret - 5, p - 5, CG_SITE_CALL, hook);
         return 1;
     }
     if (ret >= lo + 6 && p[-6] == 0xff && p[-5] == 0x15) {
         int hook = hook_of(ctx, ret + (uintptr_t)(intptr_t)rel, 1);
-        if (hook == CG_HOOK_NOT)
+        if (hook < 0)
             return 0;
         fill(out, ret - 6, p - 6, CG_SITE_CALL_GOT, hook);
         return 1;
@@ -108,6 +108,11 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
         if ((form == CG_SITE_TAIL || form == CG_SITE_TAIL_GOT) && hook == CG_HOOK_ENTER)
             hook = CG_HOOK_NOT;
         int is_call = in.kind == CG_INSN_CALL_REL || in.kind == CG_INSN_CALL_RIP || in.kind == CG_INSN_CALL_IND;
+        if (hook == CG_HOOK_PROLOGUE) {
+            /* another tool's entry call: not the first call, not a site */
+            hook = CG_HOOK_NOT;
+            is_call = 0;
+        }
         if (is_call && first_call) {
             first_call = 0;
             if (!stopped && hook == CG_HOOK_ENTER)

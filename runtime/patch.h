@@ -20,7 +20,12 @@ enum cg_site_form {
     CG_SITE_TAIL_GOT, /* ff 25 disp32 -> c3 (ret) */
 };
 
-enum { CG_HOOK_EXIT = 0, CG_HOOK_ENTER = 1, CG_HOOK_NOT = -1 };
+/* CG_HOOK_PROLOGUE: not a hook, a function that other instrumentation
+ * calls in a function's entry before its enter hook (ThreadSanitizer's
+ * __tsan_func_entry, -pg's mcount, __fentry__): the enter hook that comes
+ * after it is still the function's own first call (issue 39: with TSan
+ * every function's enter was taken for an inlined copy's and folded). */
+enum { CG_HOOK_EXIT = 0, CG_HOOK_ENTER = 1, CG_HOOK_NOT = -1, CG_HOOK_PROLOGUE = -2 };
 
 /* What is a hook: the hook (enter or exit) that a direct call or jump to
  * `to` reaches (got 0: `to` is the target, the hook itself or a PLT entry

@@ -53,6 +53,7 @@
 #include "proc.h"
 #include "real.h"
 #include "unwinder.h"
+#include "takeback.h"
 #include "thread.h"
 #include "util.h"
 #include "x86insn.h"
@@ -250,10 +251,16 @@ static uintptr_t enter_call_of(struct cg_thread *t, uintptr_t fn)
                 break;
             if (in.kind == CG_INSN_CALL_REL || in.kind == CG_INSN_CALL_RIP) {
                 uintptr_t to = in.kind == CG_INSN_CALL_RIP ? slot_value(in.mem) : in.target;
-                if (to != hook_enter)
+                if (to != hook_enter && !cg_takeback_prologue_fn(to))
                     to = slot_value(plt_slot(to));
                 if (to == hook_enter)
                     enter = fn + off;
+                /* another tool's entry call (ThreadSanitizer's) comes
+                 * before the enter hook: on to the next call */
+                if (cg_takeback_prologue_fn(to)) {
+                    off += len;
+                    continue;
+                }
                 break;
             }
             if (in.kind != CG_INSN_OTHER && in.kind != CG_INSN_JCC)

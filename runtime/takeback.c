@@ -106,8 +106,27 @@ static void unlock(void)
     __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 }
 
+/* The functions other instrumentation calls before the enter hook, in
+ * the process (looked up at start-up: a sanitizer's runtime is loaded
+ * before the program's code runs). */
+static uintptr_t prologue_fns[4];
+
+int cg_takeback_prologue_fn(uintptr_t to)
+{
+    for (unsigned i = 0; i < sizeof prologue_fns / sizeof prologue_fns[0]; i++)
+        if (to && prologue_fns[i] == to)
+            return 1;
+    return 0;
+}
+
 void cg_takeback_init(uintptr_t enter, uintptr_t exit, int on)
 {
+#if !CG_STATIC
+    static const char *const names[] = {"__tsan_func_entry", "mcount", "__fentry__", "_mcount"};
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        prologue_fns[i] = (uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
+    dlerror(); /* leave no error for the program's dlerror() to find */
+#endif
     hook_enter = enter;
     hook_exit = exit;
     enabled = on;
@@ -295,6 +314,8 @@ static int hook_of(void *ctx, uintptr_t to, int got)
     struct scan_ctx *sc = ctx;
     if (!got && (to == hook_enter || to == hook_exit))
         return to == hook_enter ? CG_HOOK_ENTER : CG_HOOK_EXIT;
+    if (!got && cg_takeback_prologue_fn(to))
+        return CG_HOOK_PROLOGUE;
     for (unsigned i = 0; i < nknown; i++)
         if (known[i].to == to && known[i].got == got)
             return known[i].hook;
@@ -323,6 +344,8 @@ static int hook_of(void *ctx, uintptr_t to, int got)
             hook = CG_HOOK_ENTER;
         else if (v == hook_exit)
             hook = CG_HOOK_EXIT;
+        else if (cg_takeback_prologue_fn(v))
+            hook = CG_HOOK_PROLOGUE;
         else if (readable(v, 9)) {
             /* lazy binding's first target: the entry's own push of its
              * relocation index ([endbr64] push imm32) */

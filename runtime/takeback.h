@@ -27,6 +27,10 @@ enum cg_tb_reason { CG_TB_INLINED, CG_TB_FILTERED, CG_TB_PAUSED, CG_TB_COUNTING,
  * failed. */
 void cg_takeback_init(uintptr_t hook_enter, uintptr_t hook_exit, int enabled);
 
+/* Whether `to` is a function that other instrumentation calls in a
+ * function's entry before its enter hook (patch.h, CG_HOOK_PROLOGUE). */
+int cg_takeback_prologue_fn(uintptr_t to);
+
 /* Whether the enter hook that returns to code, for fn, is the function's
  * own (1: the first call of its machine function), is in code fn was
  * inlined into (0), or cannot be told (-1: no unwind tables, a range the

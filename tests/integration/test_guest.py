@@ -257,6 +257,16 @@ class Threads(Guest):
                 r = run_preloaded(self, [exe, "tsanfork"], env=extra, pinned=pinned)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(r.stdout, plain.stdout, r.stderr)
+                # issue 39: ThreadSanitizer calls __tsan_func_entry before
+                # the enter hook, and every enter was taken for an inlined
+                # copy's (not its function's first call) and folded: every
+                # count 0. The two workers (parent's, child's): 1,000 calls
+                # of work each.
+                workers = [p.call_counts() for p in r.profiles()
+                           if any(b == "worker" for (_, b) in p.call_counts())]
+                self.assertEqual(len(workers), 2, r.files)
+                for c in workers:
+                    self.assertEqual(c.get(("worker", "work")), 1000, c)
 
 
 class SignalJumps(Guest):
