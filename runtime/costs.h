@@ -652,7 +652,7 @@ int cg_real_call_below(const struct cg_costs *c, uintptr_t site, uintptr_t sp);
  * too): the return address site on the stack between sp and top, or the
  * call too far below to be an inlined one. Words of the stack that were
  * never written (padding) are read too: valgrind's memcheck says so
- * (tests/valgrind.supp), harmlessly. */
+ * (runtime/cgprof.supp), harmlessly. */
 static CG_INLINE int cg_return_address_above(uintptr_t site, uintptr_t sp, uintptr_t top)
 {
     if (top - sp > CG_INLINED_REACH)

@@ -103,6 +103,7 @@ class Installed(unittest.TestCase):
         cls.libdir = stage(opts["libdir"])
         cls.includedir = stage(opts["includedir"])
         cls.mandir = stage(opts["mandir"])
+        cls.datadir = stage(opts["datadir"])
         cls.pcdir = os.path.join(cls.libdir, "pkgconfig")
         # The .pc names the final prefix; the sysroot maps it into the stage.
         cls.pc_env = clean_env(PKG_CONFIG_PATH=cls.pcdir, PKG_CONFIG_SYSROOT_DIR=cls.destdir)
@@ -164,7 +165,8 @@ class Installed(unittest.TestCase):
     def test_files_installed(self):
         for path in (os.path.join(self.libdir, "libcgprof.so"), os.path.join(self.includedir, "cgprof.h"),
                      os.path.join(self.pcdir, "cgprof.pc"), os.path.join(self.mandir, "man1", "cgprof.1"),
-                     os.path.join(self.mandir, "man1", "cgprof-control.1")):
+                     os.path.join(self.mandir, "man1", "cgprof-control.1"),
+                     os.path.join(self.datadir, "cgprof", "cgprof.supp")):
             self.assertTrue(os.path.isfile(path), path)
         for cmd in ("cgprof", "cgprof-control", "callgrind_check"):
             path = os.path.join(self.bindir, cmd)
