@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,6 +116,34 @@ unsigned cg_out_clean(const char *dir, const char *const *stems, unsigned nstems
     return count;
 }
 
+/* open(2) of a profile file; where the program's own descriptors fill its
+ * RLIMIT_NOFILE (EMFILE), once more with the soft limit raised by one for
+ * the call, when the hard limit allows: the descriptor stays valid once
+ * the limit is back, and the program's limit is as it was (issue 39: a
+ * program holding all its descriptors at exit lost its profile). */
+static int open_file(const char *name, int flags, mode_t mode)
+{
+    int fd = open(name, flags, mode);
+    if (fd >= 0 || errno != EMFILE)
+        return fd;
+    struct rlimit lim, more;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= lim.rlim_max) {
+        errno = EMFILE;
+        return -1;
+    }
+    more = lim;
+    more.rlim_cur = lim.rlim_cur + 1;
+    if (setrlimit(RLIMIT_NOFILE, &more) != 0) {
+        errno = EMFILE;
+        return -1;
+    }
+    fd = open(name, flags, mode);
+    int saved = errno;
+    setrlimit(RLIMIT_NOFILE, &lim);
+    errno = saved;
+    return fd;
+}
+
 int cg_out_open(struct cg_out_file *o, const char *path)
 {
     static unsigned counter;
@@ -131,7 +160,7 @@ int cg_out_open(struct cg_out_file *o, const char *path)
         if (cg_out_tmp_name(path, pid, __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), o->tmp,
                             sizeof o->tmp) != 0)
             return o->err = ENAMETOOLONG;
-        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        o->fd = open_file(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (o->fd < 0 && errno != EEXIST)
             return o->err = errno;
     }

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -575,9 +576,26 @@ static int perf_timer_start(struct cg_thread *t)
 }
 
 /* Whether this process may use the perf_event timer, and how (at start-up). */
+/* Under a tight RLIMIT_NOFILE (a soft limit below CG_FEW_FDS), sampling
+ * holds no descriptor: POSIX timers (none), not the perf_event timer (one
+ * per thread), and no libunwind (its address probes hold a pipe: two),
+ * so that time in code without hooks stays with the function that called
+ * it. A program opening three files under a limit of 6 got "Too many open
+ * files" for all three (issue 39). Said in each part's header. */
+#define CG_FEW_FDS 256
+static int few_fds;
+
+int cg_sample_few_fds(void)
+{
+    return few_fds;
+}
+
 static void perf_timer_probe(void)
 {
-    if (cg_opts.sample_timer == CG_SAMPLE_TIMER_POSIX)
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < CG_FEW_FDS)
+        few_fds = (int)lim.rlim_cur;
+    if (cg_opts.sample_timer == CG_SAMPLE_TIMER_POSIX || few_fds)
         return;
     for (int excl = 1; excl >= 0; excl--) { /* user time first: see above */
         int fd = perf_timer_open(excl);
@@ -635,7 +653,7 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
 
 void cg_sample_set_up(void)
 {
-    if (cg_sampling)
+    if (cg_sampling && !few_fds)
         load_unwinder();
 }
 
@@ -646,6 +664,9 @@ uint64_t cg_sample_period_ns(void)
 
 const char *cg_sample_timer_desc(void)
 {
+    if (few_fds)
+        return "CLOCK_THREAD_CPUTIME_ID timer, and no descriptor held: RLIMIT_NOFILE below 256, so no perf_event "
+               "timer and no walk of code without hooks, whose time stays with the function that called it";
     if (!use_perf)
         return "CLOCK_THREAD_CPUTIME_ID timer";
     return perf_exclude_kernel ? "perf_event task clock, user time only" : "perf_event task clock";

@@ -43,4 +43,8 @@ void cg_sample_exec(struct cg_thread *t, int going);
  * lock. */
 void cg_sample_collect(int on);
 
+/* The soft RLIMIT_NOFILE at start-up when below 256, else 0: sampling
+ * then holds no descriptor (POSIX timers, no libunwind). */
+int cg_sample_few_fds(void);
+
 #endif

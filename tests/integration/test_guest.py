@@ -7,6 +7,7 @@ file at fd 2, a sleep), and that the profile was still written."""
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -132,6 +133,36 @@ class Descriptors(Guest):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, plain.stdout)
         self.assert_profiled(r)
+
+
+    def test_descriptor_limit_set_before_start(self):
+        """Issue 39: under RLIMIT_NOFILE 6 set before the program starts (ulimit
+        -n 6), a program that opens three files got "Too many open files"
+        for all three in sampled time: the perf_event timer and libunwind's
+        pipe took the three free numbers. Sampling holds no descriptor under
+        such a limit (said in the header's Clock line), exact time none
+        between dumps; the profile is written at exit, the soft limit raised
+        by one for its open when the program's files fill it (a hard limit
+        above). Every mode: the program's output as without cgprof, its
+        calls counted."""
+        def limit(soft, hard):
+            return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        plain = run_preloaded(self, [GUEST, "open3"], preload=False, preexec_fn=limit(6, 6))
+        self.assertEqual(plain.stdout, "open 1: ok\nopen 2: ok\nopen 3: ok\n")
+        for name, env in (("sampled", {"CGPROF_TIME": "sample"}), ("exact", {}),
+                          ("off-CPU", {"CGPROF_OFF_CPU": "1"})):
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [GUEST, "open3"], env=env, preexec_fn=limit(6, 64))
+                self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
+                self.assertEqual(cgtest.stderr_lines(r.stderr), [])
+                self.assert_profiled(r)
+                counts = {}
+                for p in r.profiles():
+                    counts.update(p.call_counts())
+                self.assertEqual(counts.get(("worker", "work")), 1000, counts)
+                if name == "sampled":
+                    main = [p for p in r.profiles() if p.path.endswith("-01")][0]
+                    self.assertIn("no descriptor held", main.desc_value("Clock"))
 
 
 class NotInstrumented(Guest):

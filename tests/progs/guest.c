@@ -10,6 +10,8 @@
  *   nofile        RLIMIT_NOFILE 6; a thread runs work() and ends; the
  *                 program then opens /dev/null three times (fds 3, 4, 5)
  *                 and prints what each open gave.
+ *   open3         as nofile, under the limit its starter set (issue 39:
+ *                 RLIMIT_NOFILE 6 set before it starts, as ulimit -n does).
  *   title         rewrites its title as setproctitle() does ("guest-title:
  *                 busy" in argv[0]), runs work() 100 times, prints
  *                 "ready" and waits for a line on stdin.
@@ -283,9 +285,9 @@ int main(int argc, char **argv)
         perror("exec");
         return 2;
     }
-    if (strcmp(mode, "nofile") == 0) {
+    if (strcmp(mode, "nofile") == 0 || strcmp(mode, "open3") == 0) {
         struct rlimit rl = { 6, 6 };
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        if (strcmp(mode, "nofile") == 0 && setrlimit(RLIMIT_NOFILE, &rl) != 0) {
             perror("setrlimit");
             return 2;
         }
