@@ -4,11 +4,42 @@
 #include "takeback.h"
 
 #include <errno.h>
+#include <sys/mman.h>
+
+/* t's deferred events' array, mapped at the first (in a signal handler:
+ * mmap is a system call, safe there); two handlers nested that both map
+ * one keep the first published. NULL without memory. */
+static struct cg_deferred *deferred_of(struct cg_thread *t)
+{
+    struct cg_deferred *d = __atomic_load_n(&t->deferred, __ATOMIC_ACQUIRE);
+    if (d)
+        return d;
+    int saved = errno;
+    size_t len = sizeof *d * CG_MAX_DEFERRED;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    struct cg_deferred *none = NULL;
+    if (!__atomic_compare_exchange_n(&t->deferred, &none, (struct cg_deferred *)p, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        munmap(p, len);
+        p = none;
+    }
+    errno = saved;
+    return p;
+}
 
 void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
 {
     if (t->guard == CG_GUARD_RUNTIME || !t->costs.frames)
         return; /* the runtime's own work, or a sentinel: not the program's */
+    struct cg_deferred *all = deferred_of(t);
+    if (!all) {
+        CG_COUNT(t->costs.lost);
+        return;
+    }
     /* slots reserved atomically: handlers nest */
     uint32_t i = __atomic_fetch_add(&t->ndeferred, 1, __ATOMIC_RELAXED);
     if (i >= CG_MAX_DEFERRED) {
@@ -16,7 +47,7 @@ void cg_guard_defer(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
         CG_COUNT(t->costs.lost); /* reported with the part: desc: Lost */
         return;
     }
-    struct cg_deferred *d = &t->deferred[i];
+    struct cg_deferred *d = &all[i];
     d->fn = fn;
     d->site = site;
     d->sp = sp;

@@ -168,6 +168,8 @@ void cg_thread_release(struct cg_thread *t)
     cg_reading_free(&t->dumper.base);
     cg_reading_free(&t->dumper.paused);
     lsan_root(t, 0);
+    if (t->deferred)
+        munmap(t->deferred, sizeof *t->deferred * CG_MAX_DEFERRED);
     munmap(t, sizeof *t);
 }
 

@@ -113,7 +113,10 @@ struct cg_thread {
     volatile uint64_t vclock;
     uint64_t nhooks;
     struct cg_costs costs;
-    struct cg_deferred deferred[CG_MAX_DEFERRED];
+    /* CG_MAX_DEFERRED events, mapped at the first one (384 KB: inline,
+     * every thread's state and the runtime's two sentinels took that much
+     * address space, 0.8 MB of the library's data; issue 39, RLIMIT_AS) */
+    struct cg_deferred *deferred;
 
     /* fold.c's answers of cg_takeback_own by the enter hook's return
      * address: whether a call is its machine function's own first call
