@@ -136,7 +136,9 @@ int cg_thread_any_frame(uintptr_t fn, uintptr_t lo, uintptr_t hi, unsigned *runn
     __atomic_fetch_add(&walkers, 1, __ATOMIC_SEQ_CST);
     /* no frames array freed meanwhile either (struct cg_costs, retired) */
     __atomic_fetch_add(&cg_readers, 1, __ATOMIC_SEQ_CST);
-    for (struct cg_thread *t = cg_thread_list(); t && !found; t = t->next)
+    /* the links read whole: a thread's unlinking (cg_thread_release) may
+     * change one meanwhile (ThreadSanitizer saw the two race) */
+    for (struct cg_thread *t = cg_thread_list(); t && !found; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
         if (!__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE)) {
             n++;
             found = has_frame(t, fn, lo, hi);
@@ -159,7 +161,7 @@ void cg_thread_release(struct cg_thread *t)
             p = p->next;
         if (!p)
             return; /* not registered: leave it alone */
-        p->next = t->next;
+        __atomic_store_n(&p->next, t->next, __ATOMIC_RELEASE);
     }
     /* a walker that found t before it was unlinked may still read it */
     while (__atomic_load_n(&walkers, __ATOMIC_SEQ_CST))
