@@ -9,8 +9,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -136,8 +134,7 @@ static int at_sigreturn(uintptr_t site)
 #if defined(__x86_64__)
     static const unsigned char restore_rt[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     unsigned char b[sizeof restore_rt];
-    struct iovec local = {b, sizeof b}, remote = {(void *)site, sizeof b};
-    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != (long)sizeof b)
+    if (cg_proc_peek(site, b, sizeof b) != 0)
         return 0;
     if (memcmp(b, restore_rt, sizeof b) != 0)
         return 0;
@@ -378,13 +375,6 @@ static void fill(struct cg_count_table *tab, struct cg_count_slot *s, uintptr_t 
     tab->used++;
 }
 
-/* Reads len bytes at addr without faulting (a signal's alternate stack
- * ends somewhere): 0 when all were read. */
-static int peek(uintptr_t addr, void *buf, size_t len)
-{
-    struct iovec local = {buf, len}, remote = {(void *)addr, len};
-    return syscall(SYS_process_vm_readv, cg_proc_pid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
-}
 
 /* The function the signal interrupted, from the signal frame itself: the
  * handler's return address (site, the trampoline) is the first word of the
@@ -407,7 +397,7 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
         uintptr_t w[512], at = 0;
         for (int pages = 0; pages < 4 && !at; pages++) {
             size_t len = 4096 - (from & 4095);
-            if (peek(from, w, len) != 0)
+            if (cg_proc_peek(from, w, len) != 0)
                 return 0;
             for (size_t i = 0; i < len / sizeof w[0]; i++)
                 if (w[i] == site) {
@@ -420,7 +410,7 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
         if (!at)
             return 0;
         ucontext_t uc;
-        if (peek(at + sizeof(uintptr_t), &uc, sizeof uc) != 0)
+        if (cg_proc_peek(at + sizeof(uintptr_t), &uc, sizeof uc) != 0)
             return 0;
         uintptr_t f = map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP]));
         if (f)
@@ -429,7 +419,7 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
          * prologue): the return address it will go back to, among the
          * first words at its stack pointer */
         uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], top[8];
-        if (peek(usp, top, sizeof top) == 0)
+        if (cg_proc_peek(usp, top, sizeof top) == 0)
             for (unsigned k = 0; k < 8; k++)
                 if ((f = map_get(e, function_of(top[k]))) != 0)
                     return f;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 struct cg_options cg_opts;
@@ -80,6 +82,12 @@ const char *cg_proc_cmdline(void)
 const char *cg_proc_cwd(void)
 {
     return cwd;
+}
+
+int cg_proc_peek(uintptr_t addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
 }
 
 pid_t cg_proc_pid(void)

@@ -87,4 +87,9 @@ int cg_proc_instrumented(const void *own);
  * itself (not a shared library), or 0 when none holds it. */
 int cg_proc_code_segment(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *main_program);
 
+/* Reads len bytes at addr of this process without faulting (code mapped
+ * execute-only, the end of a signal's alternate stack): 0 when all were
+ * read (process_vm_readv; async-signal-safe). */
+int cg_proc_peek(uintptr_t addr, void *buf, size_t len);
+
 #endif

@@ -42,7 +42,6 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -182,20 +181,13 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
 }
 #endif
 
-/* Reads len bytes at addr of this process without faulting (code may be
- * mapped execute-only): 0 when all were read. */
-static int peek(uintptr_t addr, void *buf, size_t len)
-{
-    struct iovec local = {buf, len}, remote = {(void *)addr, len};
-    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
-}
 
 /* The GOT slot that a PLT entry at pc jumps through ([endbr64] [bnd] jmp
  * *disp32(%rip)), or 0 when pc is not one. */
 static uintptr_t plt_slot(uintptr_t pc)
 {
     unsigned char b[11];
-    if (peek(pc, b, sizeof b) != 0)
+    if (cg_proc_peek(pc, b, sizeof b) != 0)
         return 0;
     unsigned i = 0;
     if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) /* endbr64 */
@@ -213,7 +205,7 @@ static uintptr_t plt_slot(uintptr_t pc)
 static uintptr_t slot_value(uintptr_t slot)
 {
     uintptr_t to;
-    return slot && peek(slot, &to, sizeof to) == 0 ? to : 0;
+    return slot && cg_proc_peek(slot, &to, sizeof to) == 0 ? to : 0;
 }
 
 /* Whether pc, in a function just under the top frame, is in a PLT entry
@@ -242,7 +234,7 @@ static uintptr_t enter_call_of(struct cg_thread *t, uintptr_t fn)
         unsigned char code[192];
         size_t avail = sizeof code;
         /* fn may lie near the end of its mapping */
-        while (avail >= 32 && peek(fn, code, avail) != 0)
+        while (avail >= 32 && cg_proc_peek(fn, code, avail) != 0)
             avail /= 2;
         uintptr_t enter = 0;
         for (size_t off = 0, k = 0; avail >= 32 && off < avail && k < 48; k++) {
@@ -272,7 +264,7 @@ static uintptr_t enter_call_of(struct cg_thread *t, uintptr_t fn)
         m->enter = enter;
     }
     unsigned char b;
-    return m->enter && peek(m->enter, &b, 1) == 0 && (b == 0xe8 || b == 0xff) ? m->enter : 0;
+    return m->enter && cg_proc_peek(m->enter, &b, 1) == 0 && (b == 0xe8 || b == 0xff) ? m->enter : 0;
 }
 
 /* A sample in the hooks (CGPROF_COMPENSATE): cgprof's own time, left out.
