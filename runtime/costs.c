@@ -641,23 +641,16 @@ static uint32_t arc_lookup(const struct cg_costs *c, uintptr_t caller, uintptr_t
     }
 }
 
-int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *sites, unsigned n, uintptr_t pc,
-                    uint64_t period, int new_visit, uint32_t *last, unsigned *nlast)
+/* cg_costs_sample's work once its caller is known: the arcs from caller
+ * (at site0) through fns, their visits and inclusive time, the self time
+ * at (fns[n-1], pc). first_inlined: the first call is made from the code
+ * of a frame inlined into its host; parent_node: the caller's node (call
+ * paths). visits_only: only arcs made by sampling are counted (the
+ * counting hooks count the others themselves). */
+static int sample_chain(struct cg_costs *c, uintptr_t caller, uintptr_t site0, int first_inlined,
+                        uint32_t parent_node, int visits_only, const uintptr_t *fns, const uintptr_t *sites,
+                        unsigned n, uintptr_t pc, uint64_t period, int new_visit, uint32_t *last, unsigned *nlast)
 {
-    if (n == 0 || n > CG_SAMPLE_DEPTH || c->depth == 0)
-        return -1;
-    /* From a call left out, as its other calls: made by the caller it runs for */
-    const struct cg_frame *top = &c->frames[c->depth - 1];
-    uintptr_t caller = top->skip ? c->arcs[top->arc].caller : top->fn;
-    uintptr_t site0 = top->skip ? c->arcs[top->arc].site : sites[0];
-    /* A real call of an instrumented function, sampled around its hooks,
-     * is left to cg_costs_sample_call; one whose hook calls were taken back
-     * (throttled: it keeps no frame) is sampled as code that is not
-     * instrumented, by address, on the arc it has */
-    uint32_t first = arc_lookup(c, caller, site0, fns[0]);
-    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].skip == CG_ARC_COUNTED &&
-        skip_of(c, fns[0]) == CG_ARC_COUNTED)
-        return -1;
     int saved = errno;
     uint32_t arcs[CG_SAMPLE_DEPTH];
     for (unsigned i = 0; i < n; i++) {
@@ -667,7 +660,7 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         if (a == CG_SINK) {
             /* the first call is made from the top frame's code: its
              * host's, when the top frame is inlined */
-            a = arc_insert(c, from, from_site, fns[i], 0, 0, i == 0 && top_inlined(c), 0);
+            a = arc_insert(c, from, from_site, fns[i], 0, 0, i == 0 && first_inlined, 0);
             if (a != CG_SINK)
                 c->arcs[a].sampled = 1;
         }
@@ -680,7 +673,7 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
     uint32_t nodes[CG_SAMPLE_DEPTH];
     if (c->nodes)
         for (unsigned i = 0; i < n; i++)
-            nodes[i] = cg_node_find(c, i ? nodes[i - 1] : top->node, fns[i]);
+            nodes[i] = cg_node_find(c, i ? nodes[i - 1] : parent_node, fns[i]);
     errno = saved;
     for (unsigned i = 0; i < n; i++) {
         struct cg_arc *a = &c->arcs[arcs[i]];
@@ -691,8 +684,8 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
          * was throttled, a lower bound since): a visit is not a call */
         /* counts and times stored whole: a dump reads them meanwhile, as
          * the hooks store theirs (cg_costs_pop) */
-        if ((new_visit || !seen) &&
-            (a->sampled || (a->skip == CG_ARC_COUNTED && skip_of(c, a->callee) == CG_ARC_COUNTED))) {
+        if ((new_visit || !seen) && (a->sampled || (!visits_only && a->skip == CG_ARC_COUNTED &&
+                                                     skip_of(c, a->callee) == CG_ARC_COUNTED))) {
             __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
             if (c->nodes)
                 __atomic_store_n(&c->nodes[nodes[i]].calls, c->nodes[nodes[i]].calls + 1, __ATOMIC_RELEASE);
@@ -716,6 +709,27 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         last[i] = arcs[i];
     *nlast = n;
     return 0;
+}
+
+int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *sites, unsigned n, uintptr_t pc,
+                    uint64_t period, int new_visit, uint32_t *last, unsigned *nlast)
+{
+    if (n == 0 || n > CG_SAMPLE_DEPTH || c->depth == 0)
+        return -1;
+    /* From a call left out, as its other calls: made by the caller it runs for */
+    const struct cg_frame *top = &c->frames[c->depth - 1];
+    uintptr_t caller = top->skip ? c->arcs[top->arc].caller : top->fn;
+    uintptr_t site0 = top->skip ? c->arcs[top->arc].site : sites[0];
+    /* A real call of an instrumented function, sampled around its hooks,
+     * is left to cg_costs_sample_call; one whose hook calls were taken back
+     * (throttled: it keeps no frame) is sampled as code that is not
+     * instrumented, by address, on the arc it has */
+    uint32_t first = arc_lookup(c, caller, site0, fns[0]);
+    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].skip == CG_ARC_COUNTED &&
+        skip_of(c, fns[0]) == CG_ARC_COUNTED)
+        return -1;
+    return sample_chain(c, caller, site0, top_inlined(c), top->node, 0, fns, sites, n, pc, period, new_visit, last,
+                        nlast);
 }
 
 static uint32_t self_lookup(const struct cg_costs *c, uintptr_t fn, uintptr_t addr)
@@ -768,34 +782,7 @@ int cg_costs_sample_from(struct cg_costs *c, uintptr_t caller, const uintptr_t *
 {
     if (n == 0 || n > CG_SAMPLE_DEPTH)
         return -1;
-    int saved = errno;
-    uint32_t arcs[CG_SAMPLE_DEPTH];
-    for (unsigned i = 0; i < n; i++) {
-        uintptr_t from = i ? fns[i - 1] : caller;
-        uint32_t a = arc_lookup(c, from, sites[i], fns[i]);
-        if (a == CG_SINK) {
-            a = arc_insert(c, from, sites[i], fns[i], 0, 0, 0, 0);
-            if (a != CG_SINK)
-                c->arcs[a].sampled = 1;
-        }
-        arcs[i] = a;
-    }
-    uint32_t self = self_find(c, fns[n - 1], pc, 0);
-    errno = saved;
-    for (unsigned i = 0; i < n; i++) {
-        struct cg_arc *a = &c->arcs[arcs[i]];
-        int seen = 0;
-        for (unsigned k = 0; k < *nlast && !seen; k++)
-            seen = last[k] == arcs[i];
-        if ((new_visit || !seen) && a->sampled)
-            __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
-        __atomic_store_n(&a->incl, a->incl + period, __ATOMIC_RELEASE);
-    }
-    __atomic_store_n(&c->selfs[self].cost, c->selfs[self].cost + period, __ATOMIC_RELEASE);
-    for (unsigned i = 0; i < n; i++)
-        last[i] = arcs[i];
-    *nlast = n;
-    return 0;
+    return sample_chain(c, caller, sites[0], 0, 0, 1, fns, sites, n, pc, period, new_visit, last, nlast);
 }
 
 int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
