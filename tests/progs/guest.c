@@ -146,6 +146,9 @@ static __attribute__((noinline)) void child_work(void)
         sink += (unsigned long)i;
 }
 
+/* sigforkexit: the child works and exits in the handler */
+static int exit_in_handler;
+
 static void on_alarm_fork(int sig)
 {
     (void)sig;
@@ -154,31 +157,17 @@ static void on_alarm_fork(int sig)
     forks_left--;
     int saved = errno;
     pid_t pid = fork();
+    if (pid == 0 && exit_in_handler) {
+        for (int i = 0; i < 3; i++)
+            child_work();
+        exit(0);
+    }
     if (pid == 0) {
         /* the child returns into what the signal interrupted (a hook,
          * often), then works and ends in main */
         in_child = 1;
         errno = saved;
         return;
-    }
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-    errno = saved;
-}
-
-/* sigforkexit's handler: the child works and exits here */
-static void on_alarm_fork_exit(int sig)
-{
-    (void)sig;
-    if (forks_left <= 0)
-        return;
-    forks_left--;
-    int saved = errno;
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (int i = 0; i < 3; i++)
-            child_work();
-        exit(0);
     }
     if (pid > 0)
         waitpid(pid, NULL, 0);
@@ -398,7 +387,8 @@ int main(int argc, char **argv)
                counted_calls);
         return 0;
     }
-    if (strcmp(mode, "sigfork") == 0) {
+    if (strcmp(mode, "sigfork") == 0 || strcmp(mode, "sigforkexit") == 0) {
+        exit_in_handler = strcmp(mode, "sigforkexit") == 0;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_alarm_fork;
@@ -414,23 +404,6 @@ int main(int argc, char **argv)
                 child_work();
             exit(0);
         }
-        struct itimerval off;
-        memset(&off, 0, sizeof off);
-        setitimer(ITIMER_REAL, &off, NULL);
-        printf("forked 200\n");
-        return 0;
-    }
-    if (strcmp(mode, "sigforkexit") == 0) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm_fork_exit;
-        sa.sa_flags = SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = { { 0, 200 }, { 0, 200 } };
-        setitimer(ITIMER_REAL, &it, NULL);
-        while (forks_left > 0)
-            counted();
         struct itimerval off;
         memset(&off, 0, sizeof off);
         setitimer(ITIMER_REAL, &off, NULL);
