@@ -116,8 +116,10 @@ static int entered(struct cg_costs *c, uintptr_t fn, uintptr_t ret)
 {
     if (map_get(c->count_entries, fn) != fn && map_put(c, &c->count_entries, fn, fn) != 0)
         return -1;
-    uintptr_t own = function_of(ret);
-    if (own && own != fn && map_get(c->count_entries, own) != fn && map_put(c, &c->count_entries, own, fn) != 0)
+    /* never over a function's own start: that is a function entered
+     * itself, whatever else its code holds */
+    uintptr_t own = function_of(ret), was = map_get(c->count_entries, own);
+    if (own && own != fn && was != fn && was != own && map_put(c, &c->count_entries, own, fn) != 0)
         return -1;
     return 0;
 }
@@ -533,7 +535,7 @@ static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr
     /* an inlined copy's enter hook (not its function's own): folded into
      * the host, its hook call taken back; a slot all the same, for the
      * calls that still come (a site that could not be changed) */
-    if (cg_takeback_own(fn, ret) == 0) {
+    if (cg_takeback_own_in(fn, ret, 1) == 0) {
         cg_costs_count(&c->inlined_calls, 1);
         cg_fold_take(t, fn, ret, 1, CG_TB_INLINED);
         fill(tab, s, ret, site, CG_SINK);

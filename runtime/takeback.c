@@ -553,9 +553,29 @@ static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_r
     return x;
 }
 
+/* The lock tried a while (a thousand yields), not waited for: 1 got. A
+ * caller that must not guess (the counting hooks) waits out another
+ * thread's short work under the lock this way; the lock is never held
+ * across a blocking call, and a handler that interrupted its holder on
+ * this thread gives up. */
+static int trylock_a_while(void)
+{
+    for (int tries = 0; !trylock(); tries++) {
+        if (tries >= 1000)
+            return 0;
+        sched_yield();
+    }
+    return 1;
+}
+
 int cg_takeback_own(uintptr_t fn, uintptr_t code)
 {
-    if (untrusted_child || !trylock())
+    return cg_takeback_own_in(fn, code, 0);
+}
+
+int cg_takeback_own_in(uintptr_t fn, uintptr_t code, int wait)
+{
+    if (untrusted_child || !(wait ? trylock_a_while() : trylock()))
         return -1;
     int saved = errno, own = -1;
     struct seg s;
@@ -574,14 +594,9 @@ int cg_takeback_own(uintptr_t fn, uintptr_t code)
 int cg_takeback_part_code(uintptr_t addr)
 {
     /* not from a hook, but maybe from a handler that interrupted one on
-     * this thread (a crash's dump): the lock is tried a while, not waited
-     * for */
-    int tries = 0;
-    while (!trylock()) {
-        if (++tries > 1000)
-            return 0;
-        sched_yield();
-    }
+     * this thread (a crash's dump): the lock is tried a while */
+    if (!trylock_a_while())
+        return 0;
     int saved = errno, part = 0;
     struct seg s;
     if (!untrusted_child && segment_of(addr, &s) == 0 && !s.own) {

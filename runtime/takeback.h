@@ -36,6 +36,11 @@ int cg_takeback_prologue_fn(uintptr_t to);
  * inlined into (0), or cannot be told (-1: no unwind tables, a range the
  * decoder does not trust). */
 int cg_takeback_own(uintptr_t fn, uintptr_t code);
+/* The same, and with wait set, when another thread holds the registry's
+ * lock (taking another site back), its answer after that thread's work
+ * rather than -1: the counting hooks cache the answer in a slot, and a
+ * guess taken for a real call there invents arcs for every later call. */
+int cg_takeback_own_in(uintptr_t fn, uintptr_t code, int wait);
 
 /* Whether the machine function that begins at addr (its unwind tables'
  * range) calls the hooks but has no enter hook of its own: a part of a
