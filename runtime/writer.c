@@ -890,6 +890,34 @@ static int has_lines_of(const struct ctx *c, const struct rec *r, int continued)
     return 0;
 }
 
+/* A zero self cost on a line of the function's own file, for a block
+ * that has none there (a function that only calls, or a thread without a
+ * sample: every line 0). callgrind_annotate annotates the source of a file
+ * whose functions it lists (with --inclusive=yes, or in a part whose total
+ * is 0) from the self costs it read for that file's lines, and with none
+ * it reads past an empty list: "Use of uninitialized value $line_nums[0]"
+ * at its lines 1183, 1199, 1210. Placed at the first line of the block in
+ * its own file (a call's), else at the function's entry; a line 0 (no
+ * line known) would be dropped by that reader, so none is written then. */
+static void put_anchor(const struct ctx *c, struct cg_buf *b, struct pos *pos, int line_only, const struct rec *r)
+{
+    const struct line *at = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct line *l = &c->lines[r->lines[i]];
+        if (is_continued(l) || !same(l->file, r->file) || l->lineno == 0)
+            continue;
+        if (!l->is_call)
+            return; /* a self cost of its own there */
+        if (!at)
+            at = l;
+    }
+    uint64_t addr = at ? at->addr : r->entry, line = at ? at->lineno : r->entry_line;
+    if (line == 0)
+        return;
+    put_position(b, pos, line_only, addr, line);
+    cg_buf_puts(b, " 0\n");
+}
+
 struct body_state {
     const char *cur_ob, *cur_fl;
     struct pos pos;
@@ -921,6 +949,8 @@ static int write_pass(struct ctx *c, struct cg_buf *b, const size_t *order, int 
             cur_fl = r->file;
         }
         put_fn(c, b, "fn=", r);
+        if (!continued)
+            put_anchor(c, b, &pos, line_only, r);
         const char *cur_sub = r->file;
         for (size_t i = 0; i < r->n; i++) {
             const struct line *l = &c->lines[r->lines[i]];

@@ -83,6 +83,28 @@ class Defaults(cgtest.ProfileAssertions):
             self.assertEqual(a.returncode, 0, a.stderr)
             self.assertNotIn("WARNING", a.stderr)
 
+    def test_parts_without_a_sample_read_without_a_warning(self):
+        """Issue 40 (5): a thread that got no sample writes a part whose
+        total is 0 (manythreads' threads each make 10 tiny calls);
+        callgrind_annotate annotated its source from an empty list of
+        lines ("Use of uninitialized value $line_nums[0] ... line 1183",
+        1199, 1210), and so it did with --inclusive=yes for any file whose
+        functions only call. Every part, both ways, reads with nothing on
+        standard error."""
+        if not shutil.which("callgrind_annotate"):
+            self.skipTest("callgrind_annotate is not installed")
+        run = self.run_default([cgtest.prog("manythreads"), "3"])
+        profs = [reader.load(f, strict=True) for f in run.files]
+        zero = [p for p in profs if p.summary is not None and not any(p.summary)]
+        self.assertTrue(zero, "no part without a sample: the case is not tested")
+        for f in run.files:
+            for extra in ([], ["--inclusive=yes"]):
+                a = subprocess.run(["callgrind_annotate", "--threshold=100"] + extra + [f], capture_output=True,
+                                   text=True, timeout=cgtest.limit(60))
+                self.assertEqual(a.returncode, 0, a.stderr)
+                self.assertEqual(a.stderr, "", "%s %s" % (os.path.basename(f), extra))
+                self.assertIn("manythreads.c", a.stdout)
+
     def test_throttled_time_is_its_own(self):
         """A throttled function keeps the time spent in its code: a
         sampled profile charges it by address, as perf does
