@@ -292,6 +292,26 @@ class Matrix(Checks):
                 self.assert_jumps([p], arcs, repaired=["Frames left without exit: 50"])
         self.each("throws", check)
 
+    def test_exception_out_of_qsort(self):
+        # issue 39: a C++ comparator throwing out of glibc's qsort to the
+        # function that called qsort (the report: cmp 50,689 for 50,687).
+        # The comparator counts its own calls and the program prints them:
+        # cgprof's count of cmp is that number, and every other count the
+        # oracle's (gcc: the hooks nest, arcs too; clang calls no exit hook
+        # while unwinding: calls per function)
+        def check(p, cc, level):
+            if cc == "gcc":
+                oracle, cg, run = None, self.assert_nests_and_matches([p]), None
+            else:
+                oracle, cg, run = run_pair(self, [p])
+                self.assertEqual(nesting.compare(oracle, cg, arcs=False)[:30], [])
+            made = int(re.search(r"compared (\d+)", subprocess.run([p], capture_output=True, text=True,
+                                                                    timeout=cgtest.limit(60)).stdout).group(1))
+            self.assertGreater(made, 0)
+            cmp = sum(n for (a, b), n in cg.arcs.items() if b.name == "cmp(void const*, void const*)")
+            self.assertEqual(cmp, made)
+        self.each("sortthrow", check)
+
 
 class Chained(Checks):
     """Threads whose calls depend on timing: one run, the oracle passing
