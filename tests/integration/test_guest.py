@@ -562,6 +562,68 @@ class SamePid(Guest):
             self.assertEqual(p.call_counts()[("main", "fib")], 1, name)
 
 
+class FileNames(Guest):
+    """Issue 39 (5): sources whose names a compiler accepts but that are
+    awkward in a text format: spaces and parentheses (`sp ace (1).c`, which
+    looks like a compressed name's "(1)" after the space) and bytes that
+    are not UTF-8 (0xff 0xfe). Every reader names the file of each
+    function: the part's fl=/cfi= lines hold the name byte for byte,
+    callgrind_annotate lists file:function, cgprof report shows the file,
+    and cgproflib's reader gives the function that file."""
+
+    SPACED = "sp ace (1).c"
+    ODD = b"odd\xff\xfe.c"
+
+    def build(self, d):
+        with open(os.path.join(d, self.SPACED), "w") as f:
+            f.write("__attribute__((noinline)) int spaced(int x) { return x * 3; }\n")
+        with open(os.path.join(os.fsencode(d), self.ODD), "w") as f:
+            f.write("__attribute__((noinline)) int oddbytes(int x) { return x + 7; }\n")
+        with open(os.path.join(d, "main.c"), "w") as f:
+            f.write("#include <stdio.h>\nint spaced(int);\nint oddbytes(int);\n"
+                    "int main(void) { long s = 0; for (int i = 0; i < 1000; i++) s += spaced(i) + oddbytes(i);"
+                    " printf(\"%ld\\n\", s); return 0; }\n")
+        exe = os.path.join(d, "names")
+        b = subprocess.run([b"gcc", b"-O1", b"-g", b"-finstrument-functions", b"main.c", self.SPACED.encode(),
+                            self.ODD, b"-o", exe.encode()], cwd=d, capture_output=True, timeout=cgtest.limit(120))
+        self.assertEqual(b.returncode, 0, b.stderr)
+        return exe
+
+    def test_every_reader_names_the_files(self):
+        d = self.tmp()
+        exe = self.build(d)
+        plain = run_preloaded(self, [exe], preload=False)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        spaced, odd = os.path.join(d, self.SPACED).encode(), os.path.join(os.fsencode(d), self.ODD)
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [exe], env=dict(extra, CGPROF_THROTTLE="off"), pinned=pinned)
+                self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+                self.assertEqual(len(r.files), 1, r.stderr)
+                with open(r.files[0], "rb") as f:
+                    names = {m.group(1) for m in re.finditer(rb"(?m)^c?f[lie]=\(\d+\) (.*)$", f.read())}
+                self.assertIn(spaced, names)
+                self.assertIn(odd, names)
+                prof = r.profiles()[0]
+                files = {k.name: os.fsencode(k.file) for c in prof.calls for k in (c.caller, c.callee)}
+                self.assertEqual(files.get("spaced"), spaced)
+                self.assertEqual(files.get("oddbytes"), odd)
+                counts = prof.call_counts()
+                self.assertEqual(counts.get(("main", "spaced")), 1000, counts)
+                self.assertEqual(counts.get(("main", "oddbytes")), 1000, counts)
+                if shutil.which("callgrind_annotate"):
+                    a = subprocess.run(["callgrind_annotate", "--inclusive=yes", r.files[0]], capture_output=True,
+                                       timeout=cgtest.limit(60))
+                    self.assertEqual((a.returncode, a.stderr), (0, b""))
+                    self.assertIn(spaced + b":spaced", a.stdout)
+                    self.assertIn(odd + b":oddbytes", a.stdout)
+                rep = subprocess.run([LAUNCHER, "report", r.files[0]], capture_output=True, timeout=cgtest.limit(60))
+                self.assertEqual(rep.returncode, 0, rep.stderr)
+                lines = rep.stdout.splitlines()
+                self.assertTrue(any(b" spaced " in x and self.SPACED.encode() in x for x in lines), rep.stdout)
+                self.assertTrue(any(b" oddbytes " in x and self.ODD in x for x in lines), rep.stdout)
+
+
 class Sanitizers(Guest):
     def test_addresssanitizer_program_through_the_launcher(self):
         # ASan's runtime must be the first library: the launcher puts it
