@@ -298,6 +298,20 @@ class Threads(Guest):
                 self.assertEqual(len(workers), 2, r.files)
                 for c in workers:
                     self.assertEqual(c.get(("worker", "work")), 1000, c)
+        # and through the launcher, which orders the preloads itself
+        for time_mode in ("exact", "sample"):
+            with self.subTest(launcher=time_mode):
+                ld = self.tmp("cgprof-tsan-launcher-")
+                r = subprocess.run([LAUNCHER, "--time=" + time_mode, exe, "tsanfork"], cwd=ld,
+                                   env=dict(cgtest.clean_environ(), CGPROF_THROTTLE="off"), capture_output=True,
+                                   text=True, timeout=cgtest.limit(120))
+                self.assertEqual((r.returncode, r.stdout), (0, plain.stdout), r.stderr)
+                counts = [reader.load(os.path.join(ld, f)).call_counts() for f in sorted(os.listdir(ld))
+                          if f.startswith("callgrind.out.")]
+                workers = [c for c in counts if any(b == "worker" for (_, b) in c)]
+                self.assertEqual(len(workers), 2, os.listdir(ld))
+                for c in workers:
+                    self.assertEqual(c.get(("worker", "work")), 1000, c)
 
 
 class SignalJumps(Guest):
