@@ -108,7 +108,7 @@ static void load_unwinder(void)
  * position, as does a sample in a frame the stack pointers alone would
  * call the top frame's (a frame left by a longjmp not seen yet). */
 static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
-                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook)
+                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook, uintptr_t *other)
 {
     const struct cg_unwinder *u = __atomic_load_n(&unwinder, __ATOMIC_ACQUIRE);
     if (!u)
@@ -137,10 +137,18 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
         if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
             return 0;
         if (cfa > top_sp) {
-            if (n == 0 && (pi.start_ip == top_fn || (top_code > pi.start_ip && top_code <= pi.end_ip))) {
+            int top_code_here = pi.start_ip == top_fn || (top_code > pi.start_ip && top_code <= pi.end_ip);
+            if (n == 0 && top_code_here) {
                 *own = 1;
                 *pc = ip;
             }
+            /* the frame the calls below come from is not the top frame's
+             * code: maybe a function whose hooks already ended its call
+             * (gcc's cleanup calls the exit hook, then _Unwind_Resume from
+             * that frame) or have not begun it (a sanitizer's entry call
+             * before the enter hook); the caller decides (charge) */
+            if (!top_code_here)
+                *other = (uintptr_t)pi.start_ip;
             top_ip = ip;
             break;
         }
@@ -174,9 +182,10 @@ static void load_unwinder(void)
 }
 
 static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
-                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook)
+                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook, uintptr_t *other)
 {
-    (void)uc, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own, (void)hook;
+    (void)uc, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own, (void)hook,
+        (void)other;
     return 0;
 }
 #endif
@@ -439,7 +448,17 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
     struct cg_frame *top = &t->costs.frames[t->costs.depth - 1];
     uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
     int own = 0, hook = 0;
-    unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own, &hook);
+    uintptr_t other = 0;
+    unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own, &hook, &other);
+    /* Calls into code without hooks made from the frame of a function
+     * with hooks that is not the top frame's (its exit hook already ran,
+     * its enter hook not yet): their visits would be counted on arcs
+     * from the top frame at a site in that function's code, which the
+     * writer shows as one more call of that function (tests/progs/throws,
+     * sampled: main -> level 1001 for 1000). The hooks count its calls;
+     * the time stays the top frame's, as for its own code. */
+    if (n && other && enter_call_of(t, other))
+        n = 0;
     /* The outermost function of the walk that is instrumented (k < n):
      * outside its hooks, not framed. In its prologue before its first call
      * from here (no arc yet), or called from code that is not instrumented
