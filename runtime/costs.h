@@ -280,6 +280,9 @@ struct cg_costs {
      * position. */
     uint32_t sample_pcs;
     uint64_t unplaced;
+    /* CGPROF_SAMPLE_TIMER=ring: records the kernel dropped, its buffer full
+     * (samplering.c); their time is the top frame's */
+    uint64_t ring_lost;
     /* call paths: NULL when off (CGPROF_PATHS=0). Nodes, dense, published
      * by nnodes (release) as the arcs; the index is private. node_bound:
      * the most nodes; folded: aliases made (re-entries of a function on

@@ -97,9 +97,19 @@ void cg_guard_abandon(struct cg_thread *t)
     cg_guard_replay_late(t);
 }
 
+/* Set by samplering.c (after this module in the layer: it charges with
+ * sample.c, which takes the guard) when threads sample into ring buffers. */
+int (*cg_guard_drain_samples)(struct cg_thread *t);
+
 void cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
                         int enter)
 {
+    /* the samples of the ring since the last hook (CGPROF_SAMPLE_TIMER=
+     * ring: sampled time, which the off-CPU records below never share),
+     * charged to the stack as it was then, and still is */
+    int (*drain)(struct cg_thread *) = __atomic_load_n(&cg_guard_drain_samples, __ATOMIC_ACQUIRE);
+    if (drain && cg_costs_switched(&t->costs))
+        drain(t);
     uint64_t now = cg_guard_now(t, enter);
     /* the time the thread spent switched out since the last hook, as a
      * callee of the function running then (CGPROF_OFF_CPU) */

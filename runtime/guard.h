@@ -123,4 +123,9 @@ CG_COLD void cg_guard_throttle(struct cg_thread *t, uint32_t arc);
  * from a signal handler that interrupted it) or when nothing is collected. */
 void cg_hook_nonlocal(uint32_t depth, uintptr_t sp);
 
+/* CGPROF_SAMPLE_TIMER=ring: drains the calling thread's samples (its
+ * guard held) before the general path's event; NULL when no thread
+ * samples so. */
+extern int (*cg_guard_drain_samples)(struct cg_thread *t);
+
 #endif

@@ -43,7 +43,7 @@ struct cg_threshold {
 enum cg_time_mode { CG_TIME_EXACT, CG_TIME_SAMPLE };
 
 /* In the order of CGPROF_SAMPLE_TIMER's accepted values. */
-enum cg_sample_timer { CG_SAMPLE_TIMER_AUTO, CG_SAMPLE_TIMER_PERF, CG_SAMPLE_TIMER_POSIX };
+enum cg_sample_timer { CG_SAMPLE_TIMER_AUTO, CG_SAMPLE_TIMER_PERF, CG_SAMPLE_TIMER_POSIX, CG_SAMPLE_TIMER_RING };
 
 /* In the order of CGPROF_POSITIONS's accepted values. */
 enum cg_positions { CG_POSITIONS_INSTR_LINE, CG_POSITIONS_LINE };

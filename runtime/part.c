@@ -142,11 +142,17 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  CG_DESC_LOST ": %llu calls not recorded (out of memory, signal handlers nested too deep, or hooks "
                  "left by a signal handler's siglongjmp)",
                  (unsigned long long)s->lost);
+    /* one line for both (the dumps' stack: test_runtime StackUse) */
     if (s->unplaced)
         snprintf(extra[nd++], sizeof extra[0],
                  "Samples not at their line: %llu (the table of sampled addresses, %u a thread, was full: "
                  "charged at the frame's entry or last call site)",
-                 (unsigned long long)s->unplaced, (unsigned)CG_SAMPLE_PCS);
+                 (unsigned long long)(s->unplaced + s->ring_lost), (unsigned)CG_SAMPLE_PCS);
+    else if (s->ring_lost)
+        snprintf(extra[nd++], sizeof extra[0],
+                 "Samples not at their line: %llu (CGPROF_SAMPLE_TIMER=ring: dropped by the kernel, the thread ran "
+                 "longer without a hook than its buffer holds: charged at the frame's entry or last call site)",
+                 (unsigned long long)s->ring_lost);
     if (d->paused)
         snprintf(extra[nd++], sizeof extra[0], CG_DESC_COLLECTION ": " CG_DESC_PAUSED " since a cgprof_collect(false)");
     struct cg_takeback_stats tb;

@@ -273,6 +273,7 @@ static int take_once(const struct cg_costs *c, uint64_t now, struct cg_reading *
     t->frameless_exits = __atomic_load_n(&c->frameless_exits, __ATOMIC_RELAXED);
     t->takeback_ns = __atomic_load_n(&c->takeback_ns, __ATOMIC_RELAXED);
     t->unplaced = __atomic_load_n(&c->unplaced, __ATOMIC_RELAXED);
+    t->ring_lost = __atomic_load_n(&c->ring_lost, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -440,6 +441,7 @@ int cg_reading_part(const struct cg_costs *c, const struct cg_reading *cur, cons
                            (base && base->frameless_exits <= cur->frameless_exits ? base->frameless_exits : 0);
     out->takeback_ns = cur->takeback_ns - (base && base->takeback_ns <= cur->takeback_ns ? base->takeback_ns : 0);
     out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
+    out->ring_lost = cur->ring_lost - (base && base->ring_lost <= cur->ring_lost ? base->ring_lost : 0);
     out->compensated = cur->comp - (base && base->comp <= cur->comp ? base->comp : 0);
     out->off_pending = cur->off_pending;
     return 0;
@@ -469,6 +471,7 @@ int cg_reading_copy(struct cg_reading *dst, const struct cg_reading *src)
     dst->frameless_exits = src->frameless_exits;
     dst->takeback_ns = src->takeback_ns;
     dst->unplaced = src->unplaced;
+    dst->ring_lost = src->ring_lost;
     dst->comp = src->comp;
     dst->off_pending = src->off_pending;
     return 0;
@@ -553,6 +556,7 @@ int cg_reading_skip(struct cg_reading *base, const struct cg_reading *now, const
                                                          ? since->frameless_exits
                                                          : now->frameless_exits);
     base->unplaced += now->unplaced - (since->unplaced <= now->unplaced ? since->unplaced : now->unplaced);
+    base->ring_lost += now->ring_lost - (since->ring_lost <= now->ring_lost ? since->ring_lost : now->ring_lost);
     base->comp += now->comp - (since->comp <= now->comp ? since->comp : now->comp);
     return 0;
 }

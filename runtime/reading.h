@@ -32,7 +32,7 @@ struct cg_reading {
     uint32_t nnodes;
     uint64_t folded, beyond_paths;
     uint32_t depth;                /* calls in progress at the reading */
-    uint64_t lost, unmatched_exits, left, jumped, unplaced;
+    uint64_t lost, unmatched_exits, left, jumped, unplaced, ring_lost;
     uint64_t inlined_calls, frameless_exits, takeback_ns;
     uint64_t comp;                 /* struct cg_costs's comp */
     uint64_t off_pending;          /* time off the CPU left out of the reading (dump.c) */

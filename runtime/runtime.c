@@ -22,6 +22,7 @@
 #include "part.h"
 #include "proc.h"
 #include "sample.h"
+#include "samplering.h"
 #include "service.h"
 #include "takeback.h"
 #include "thread.h"
@@ -68,6 +69,7 @@ static void calibrate_once(void)
 static void thread_attached(struct cg_thread *t)
 {
     cg_filter_attach(&t->costs);
+    cg_ring_thread_start(t); /* then no timer (CGPROF_SAMPLE_TIMER=ring) */
     cg_sample_thread_start(t);
     calibrate_once();
     cg_calibrate_apply(&t->costs, cg_comp_in, cg_comp_out, cg_comp_gin, cg_comp_gout);
@@ -93,6 +95,7 @@ static void thread_gone(void)
 /* A thread that ends: its timer and its switch records go. */
 static void thread_stopping(struct cg_thread *t)
 {
+    cg_ring_thread_stop(t);
     cg_sample_thread_stop(t);
     cg_offcpu_thread_stop(t);
 }
@@ -138,6 +141,7 @@ static void fork_child(void)
     cg_proc_forked();
     cg_takeback_forked();
     cg_thread_forked();
+    cg_ring_forked(cg_thread_list());
     cg_sample_forked(cg_thread_list());
     cg_offcpu_forked(cg_thread_list());
     cg_dump_forked();
@@ -205,6 +209,7 @@ static int initialise(const struct cg_hook_addrs *hooks)
         cg_warn("cannot set up thread and fork handling; not profiling");
         return -1;
     }
+    cg_ring_init();
     cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback);
     cg_collecting = 1;
     if (counting && !cg_sampling) {
@@ -257,6 +262,7 @@ static void set_up_services(void)
      * not filtered. */
     cg_filter_scan();
     cg_sample_set_up();
+    cg_ring_set_up();
     cg_crash_install();
     cg_crash_thread_start();
     cg_service_start();

@@ -107,14 +107,12 @@ static void load_unwinder(void)
  * part (fn.cold holds no enter hook): its time stays at the frame's
  * position, as does a sample in a frame the stack pointers alone would
  * call the top frame's (a frame left by a longjmp not seen yet). */
-static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
-                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook, uintptr_t *other)
+static unsigned walk(cg_sample_cursor_fn init, void *arg, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code,
+                     uintptr_t *fns, uintptr_t *sites, uintptr_t *pc, int *own, int *hook, uintptr_t *other)
 {
-    const struct cg_unwinder *u = __atomic_load_n(&unwinder, __ATOMIC_ACQUIRE);
-    if (!u)
-        return 0;
     unw_cursor_t cur;
-    if (u->init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+    const struct cg_unwinder *u = init ? init(&cur, arg) : NULL;
+    if (!u)
         return 0;
     uintptr_t inner_fn[CG_SAMPLE_DEPTH + 1], inner_ip[CG_SAMPLE_DEPTH + 1];
     unw_word_t top_ip;
@@ -133,11 +131,17 @@ static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top
          * and the code it interrupted is no call of the program's: the
          * hooks see the handler called from the interrupted function. */
         int trampoline = u->is_signal_frame && u->is_signal_frame(&cur) > 0;
-        /* the caller's stack pointer is this frame's call frame address */
-        if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0)
-            return 0;
+        int top_code_here = pi.start_ip == top_fn || (top_code > pi.start_ip && top_code <= pi.end_ip);
+        /* the caller's stack pointer is this frame's call frame address;
+         * where the step cannot be made (a ring's copy of the stack ends
+         * before this frame's return address: a frame with a large array),
+         * a frame in the top frame's code is taken for the top frame's */
+        if (u->step(&cur) <= 0 || u->get_reg(&cur, UNW_REG_SP, &cfa) < 0) {
+            if (!top_code_here)
+                return 0;
+            cfa = top_sp + 1;
+        }
         if (cfa > top_sp) {
-            int top_code_here = pi.start_ip == top_fn || (top_code > pi.start_ip && top_code <= pi.end_ip);
             if (n == 0 && top_code_here) {
                 *own = 1;
                 *pc = ip;
@@ -181,10 +185,10 @@ static void load_unwinder(void)
 {
 }
 
-static unsigned walk(void *uc, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code, uintptr_t *fns,
-                     uintptr_t *sites, uintptr_t *pc, int *own, int *hook, uintptr_t *other)
+static unsigned walk(cg_sample_cursor_fn init, void *arg, uintptr_t top_sp, uintptr_t top_fn, uintptr_t top_code,
+                     uintptr_t *fns, uintptr_t *sites, uintptr_t *pc, int *own, int *hook, uintptr_t *other)
 {
-    (void)uc, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own, (void)hook,
+    (void)init, (void)arg, (void)top_sp, (void)top_fn, (void)top_code, (void)fns, (void)sites, (void)pc, (void)own, (void)hook,
         (void)other;
     return 0;
 }
@@ -401,6 +405,21 @@ static CG_NOINSTR void charge_unwound(struct cg_thread *t, void *uc, uint64_t p)
 }
 #endif
 
+static void charge_walked(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg);
+
+/* The walk of a sample sent as a signal: from the context the kernel
+ * saved, the stack itself. */
+static const struct cg_unwinder *init_from_signal(void *cursor, void *uc)
+{
+#if CG_HAVE_LIBUNWIND
+    const struct cg_unwinder *u = __atomic_load_n(&unwinder, __ATOMIC_ACQUIRE);
+    return u && u->init_local2((unw_cursor_t *)cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) >= 0 ? u : NULL;
+#else
+    (void)cursor, (void)uc;
+    return NULL;
+#endif
+}
+
 static CG_NOINSTR void charge(siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -445,11 +464,29 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
 
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
+    charge_walked(t, p, init_from_signal, uc);
+    cg_guard_release(t);
+    errno = saved;
+}
+
+void cg_sample_charge_held(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg)
+{
+    if (!t->costs.frames || t->costs.depth == 0)
+        advance(t, p);
+    else
+        charge_walked(t, p, init, arg);
+}
+
+/* One sample of period p on thread t, its guard held, with something on
+ * its stack: walked from the cursor init makes (the signal's context, or a
+ * ring buffer's sample) up to the top frame, and charged. */
+static CG_NOINSTR void charge_walked(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg)
+{
     struct cg_frame *top = &t->costs.frames[t->costs.depth - 1];
     uintptr_t fns[CG_SAMPLE_DEPTH], sites[CG_SAMPLE_DEPTH], pc = 0;
     int own = 0, hook = 0;
     uintptr_t other = 0;
-    unsigned n = walk(uc, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own, &hook, &other);
+    unsigned n = walk(init, arg, top->sp, top->fn, cg_frame_code(top), fns, sites, &pc, &own, &hook, &other);
     /* Calls into code without hooks made from the frame of a function
      * with hooks that is not the top frame's (its exit hook already ran,
      * its enter hook not yet): their visits would be counted on arcs
@@ -473,8 +510,6 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
             k = i;
     if (cg_opts.compensate && (hook || (!own && (n == 1 || k + 2 == n) && at_hook_stub(pc)))) {
         left_out(t, p);
-        cg_guard_release(t);
-        errno = saved;
         return;
     }
     advance(t, p);
@@ -492,13 +527,17 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
                                     t->sampler.sample_last, &t->sampler.sample_nlast) == 0)
         top->t_last += p; /* not the top frame's self time */
     t->sampler.sample_hooks = t->nhooks;
-    cg_guard_release(t);
-    errno = saved;
 }
 
 /* Collection off (cg_sample_collect): the timers stopped, and a signal
- * already sent does nothing (its time is not recorded: no walk). */
+ * already sent does nothing (its time is not recorded: no walk); a ring's
+ * records are counted, not charged. */
 static int sampling_paused;
+
+int cg_sample_paused(void)
+{
+    return __atomic_load_n(&sampling_paused, __ATOMIC_RELAXED);
+}
 static void timer_switch(struct cg_thread *t, int on);
 
 static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
@@ -538,6 +577,14 @@ static CG_NOINSTR void on_sample(int sig, siginfo_t *si, void *uc)
  * there. */
 static int use_perf;
 static int perf_exclude_kernel;
+/* CGPROF_SAMPLE_TIMER=ring: samplering.c's buffers serve the threads that
+ * have one (t->sampler.ring), and the header says so */
+static const char *ring_desc;
+
+void cg_sample_ring_chosen(const char *desc)
+{
+    ring_desc = desc;
+}
 
 static int perf_timer_open(int exclude_kernel)
 {
@@ -628,6 +675,7 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
     hook_exit = exit_hook;
     if (cg_opts.time != CG_TIME_SAMPLE)
         return 0;
+
     if (cg_opts.sample_signal == 0) {
         cg_warn("CGPROF_TIME=sample needs a signal (CGPROF_SAMPLE_SIGNAL=none); timing every call instead");
         return 0;
@@ -666,6 +714,7 @@ void cg_sample_set_up(void)
 {
     if (cg_sampling && !few_fds)
         load_unwinder();
+
 }
 
 uint64_t cg_sample_period_ns(void)
@@ -678,6 +727,8 @@ const char *cg_sample_timer_desc(void)
     if (few_fds)
         return "CLOCK_THREAD_CPUTIME_ID timer, and no descriptor held: RLIMIT_NOFILE below 256, so no perf_event "
                "timer and no walk of code without hooks, whose time stays with the function that called it";
+    if (ring_desc)
+        return ring_desc;
     if (!use_perf)
         return "CLOCK_THREAD_CPUTIME_ID timer";
     return perf_exclude_kernel ? "perf_event task clock, user time only" : "perf_event task clock";
@@ -740,7 +791,7 @@ static int ensure_handler(void)
 
 void cg_sample_thread_start(struct cg_thread *t)
 {
-    if (!cg_sampling || stepped_aside || t->sampler.has_timer)
+    if (!cg_sampling || stepped_aside || t->sampler.has_timer || t->sampler.ring)
         return;
     int saved = errno;
     if (!ensure_handler()) {

@@ -43,6 +43,22 @@ void cg_sample_exec(struct cg_thread *t, int going);
  * lock. */
 void cg_sample_collect(int on);
 
+/* A walk's start: fills cursor (libunwind's unw_cursor_t) from arg and
+ * returns the functions that step it (unwinder.h), NULL when it cannot. */
+struct cg_unwinder;
+typedef const struct cg_unwinder *(*cg_sample_cursor_fn)(void *cursor, void *arg);
+/* One sample of p ns on thread t (the calling thread), its guard held:
+ * walked from the cursor init makes up to the top frame and charged as a
+ * sampling signal's is (samplering.c: samples read from a ring buffer at
+ * the thread's next hook). */
+void cg_sample_charge_held(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg);
+
+/* CGPROF_SAMPLE_TIMER=ring (samplering.c): the threads with a ring take
+ * no timer here, and the header's clock line is desc. */
+void cg_sample_ring_chosen(const char *desc);
+/* Whether collection is off (cg_sample_collect): samples not charged. */
+int cg_sample_paused(void);
+
 /* The soft RLIMIT_NOFILE at start-up when below 256, else 0: sampling
  * then holds no descriptor (POSIX timers, no libunwind). */
 int cg_sample_few_fds(void);

@@ -55,6 +55,12 @@ struct cg_thread_sampler {
     uint32_t sample_last[CG_SAMPLE_DEPTH];
     unsigned sample_nlast;
     uint64_t samples, samples_unnamed;
+    /* CGPROF_SAMPLE_TIMER=ring (samplering.c): the mapped buffer, the
+     * thread's CPU clock when it was made, the periods accounted for since
+     * (records, and those dropped), and those charged by the clock before
+     * the kernel said they were dropped */
+    void *ring;
+    uint64_t ring_cpu0, ring_taken, ring_ahead;
     /* a function met under the top frame (fn, never 0 once filled) and
      * the address of its call of the enter hook, 0 when it has none */
     struct {

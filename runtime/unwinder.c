@@ -46,6 +46,7 @@ const struct cg_unwinder *cg_unwinder(void)
             CG_DLSYM_FN(u.set_caching_policy, h, CG_STR(unw_set_caching_policy));
             CG_DLSYM_FN(u.is_signal_frame, h, CG_STR(unw_is_signal_frame));
             u.local_addr_space = dlsym(h, CG_STR(unw_local_addr_space));
+
             int main_program;
             if (u.step && cg_proc_code_segment((uintptr_t)u.step, &code_lo, &code_hi, &main_program))
                 __atomic_store_n(&code_known, 1, __ATOMIC_RELEASE);
@@ -56,6 +57,56 @@ const struct cg_unwinder *cg_unwinder(void)
     }
     return s == 1 ? &u : NULL;
 }
+
+/* libunwind's generic library (the same Debian package, libunwind8): the
+ * local one cannot make an address space of accessors of one's own
+ * (unw_create_addr_space returns NULL when built UNW_LOCAL_ONLY), which a
+ * walk over a copy of a stack needs (samplering.c). Its cursors are
+ * stepped by its own functions, never the local library's. */
+#if defined(__x86_64__)
+#define CG_UNW_GENERIC "libunwind-x86_64.so.8"
+#define CG_UNW_PREFIX "_Ux86_64_"
+#elif defined(__aarch64__)
+#define CG_UNW_GENERIC "libunwind-aarch64.so.8"
+#define CG_UNW_PREFIX "_Uaarch64_"
+#endif
+
+#ifdef CG_UNW_GENERIC
+static struct cg_unwinder g;
+static int g_state;
+
+const struct cg_unwinder *cg_unwinder_generic(void)
+{
+    int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    if (s == 0) {
+        void *(*open)(const char *, int) = cg_real_dlopen();
+        void *h = open ? open(CG_UNW_GENERIC, RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (h) {
+            CG_DLSYM_FN(g.step, h, CG_UNW_PREFIX "step");
+            CG_DLSYM_FN(g.get_reg, h, CG_UNW_PREFIX "get_reg");
+            CG_DLSYM_FN(g.get_proc_info, h, CG_UNW_PREFIX "get_proc_info");
+            CG_DLSYM_FN(g.set_caching_policy, h, CG_UNW_PREFIX "set_caching_policy");
+            CG_DLSYM_FN(g.is_signal_frame, h, CG_UNW_PREFIX "is_signal_frame");
+            CG_DLSYM_FN(g.create_addr_space, h, CG_UNW_PREFIX "create_addr_space");
+            CG_DLSYM_FN(g.init_remote, h, CG_UNW_PREFIX "init_remote");
+            CG_DLSYM_FN(g.get_accessors, h, CG_UNW_PREFIX "get_accessors");
+            g.local_addr_space = dlsym(h, CG_UNW_PREFIX "local_addr_space");
+        }
+        dlerror();
+        s = h && g.step && g.get_reg && g.get_proc_info && g.create_addr_space && g.init_remote &&
+                    g.get_accessors && g.local_addr_space
+                ? 1
+                : 2;
+        __atomic_store_n(&g_state, s, __ATOMIC_RELEASE);
+    }
+    return s == 1 ? &g : NULL;
+}
+#else
+const struct cg_unwinder *cg_unwinder_generic(void)
+{
+    return NULL;
+}
+#endif
 #else
 /* Without libunwind (-Dlibunwind=disabled, or the static runtime): nothing,
  * but ISO C wants a translation unit to declare something. */

@@ -21,6 +21,11 @@ struct cg_unwinder {
     int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
     int (*is_signal_frame)(unw_cursor_t *);
     unw_addr_space_t *local_addr_space;
+    /* walks of a copy of a stack (samplering.c): an address space of
+     * cgprof's own accessors */
+    unw_addr_space_t (*create_addr_space)(unw_accessors_t *, int);
+    int (*init_remote)(unw_cursor_t *, unw_addr_space_t, void *);
+    unw_accessors_t *(*get_accessors)(unw_addr_space_t);
 };
 
 /* libunwind's functions, loaded at the first call (never from a signal
@@ -30,6 +35,11 @@ const struct cg_unwinder *cg_unwinder(void);
 /* The same if it was loaded already, else NULL: never loads it (a hook's
  * slow path may ask, inside the program's malloc). */
 const struct cg_unwinder *cg_unwinder_loaded(void);
+/* libunwind's generic library, whose address spaces may have accessors
+ * of one's own (create_addr_space, init_remote, get_accessors filled):
+ * loaded at the first call (never from a signal handler), NULL when it
+ * cannot be. */
+const struct cg_unwinder *cg_unwinder_generic(void);
 /* Whether pc is in libunwind's code (once loaded): a descriptor it opens
  * (its pipe for checking addresses) is moved out of the program's way. */
 int cg_unwinder_calls_from(uintptr_t pc);

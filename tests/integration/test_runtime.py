@@ -963,6 +963,67 @@ class Sampled(ProfileAssertions):
                 self.assertEqual(p.call_counts()[("main", "small")], 100000)
 
 
+class SampledRing(ProfileAssertions):
+    """CGPROF_SAMPLE_TIMER=ring (issue 40): each thread's perf_event task
+    clock writes its samples into a ring buffer that the thread reads at
+    its next hook; no signal is sent, so the clock can count the kernel's
+    time on the thread's behalf. The same counts and times as the signals'
+    where the program computes, and system time where it asks the kernel
+    to work, charged to the libc function that made the system call, under
+    its caller, as perf charges it to the program's frames."""
+
+    RING = {"CGPROF_TIME": "sample", "CGPROF_SAMPLE_TIMER": "ring"}
+    measured = staticmethod(Sampled.measured)
+    assert_time_near = Sampled.assert_time_near
+
+    def ring_run(self, argv, env=None):
+        run = run_preloaded(self, argv, env=dict(self.RING, **(env or {})))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(cgtest.stderr_lines(run.stderr), [])
+        profs = run.profiles()
+        clock = profs[0].desc_value("Clock")
+        if "ring buffer" not in clock:
+            self.skipTest("no sampling perf_event here: " + clock)
+        return profs, run
+
+    def test_counts_exact_and_time_with_system_time(self):
+        if cgtest.WRAPPER:
+            self.skipTest("CPU time under valgrind says nothing of ours")
+        # 300 ms without a hook in each burn: longer than the buffer holds
+        # at 1000 Hz (its records dropped, their time charged by the clock)
+        (p,), run = self.ring_run([prog("sampled"), "300", "sys"])
+        self.assert_valid(p)
+        counts = p.call_counts()
+        self.assertEqual(counts[("main", "small")], 100000)
+        for f in ("burn_self", "burn_outside", "burn_sys"):
+            self.assertEqual(counts[("main", f)], 1)
+            self.assert_time_near(p, run, f)
+        user, system = self.measured(run)["burn_sys"]
+        if "system time counted" not in p.desc_value("Clock"):
+            self.skipTest("the kernel counts user time only here: " + p.desc_value("Clock"))
+        self.assertGreater(system, 5 * user, "burn_sys spent its time in the kernel")
+        # its time under the libc function that made the system calls, a
+        # visit of its caller (perf: the innermost frame of the program)
+        sys_fn = [c for c in p.calls if c.caller.name == "burn_sys" and "pwrite" in c.callee.name]
+        self.assertTrue(sys_fn, [(c.caller.name, c.callee.name) for c in p.calls])
+        self.assertGreater(sum(c.costs[0] for c in sys_fn), 0.8 * p.inclusive("burn_sys"))
+
+    def test_signals_timers_and_waits_untouched(self):
+        # no signal: a program's short waits never fail with EINTR, even
+        # with the kernel's time counted (the signals' perf timer counts
+        # user time only for this: Sampled.test_short_waits_are_not_interrupted)
+        rounds = 2000 if cgtest.WRAPPER else 20000
+        (p,), run = self.ring_run([prog("shortwaits"), str(rounds)])
+        self.assertEqual(run.stdout, "shortwaits: 0 EINTR in %d rounds\n" % rounds)
+        self.assertEqual(p.desc_value("Clock").count("no signal"), 1)
+
+    def test_program_that_execs_a_shell(self):
+        for i in range(1 if cgtest.WRAPPER else 10):
+            run = run_preloaded(self, [prog("execshell")], env=dict(self.RING, CGPROF_SAMPLE_HZ="10000"))
+            self.assertEqual((run.returncode, run.stdout), (0, "execshell: the shell ran\n"), "run %d: %s"
+                             % (i, run.stderr))
+
+
 class SampledExceptions(ProfileAssertions):
     def test_no_call_invented_while_an_exception_unwinds(self):
         """Issue 38 (1): gcc's cleanup of each frame an exception leaves

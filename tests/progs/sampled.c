@@ -16,7 +16,11 @@
  *                 signals then go to the main thread)
  *   sampled MS fds
  *                 the same, then prints how many perf_event fds the
- *                 process has open (CGPROF_SAMPLE_TIMER=perf: its thread's) */
+ *                 process has open (CGPROF_SAMPLE_TIMER=perf: its thread's)
+ *   sampled MS sys
+ *                 the same, then burn_sys: about MS ms of CPU time mostly
+ *                 in the kernel (64 KB writes into a memfd, through libc's
+ *                 pwrite), its user and system time printed as above */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <dirent.h>
 #include <pthread.h>
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -53,6 +58,20 @@ __attribute__((noinline)) static void burn_self(double ms)
 __attribute__((noinline)) static void burn_outside(double ms)
 {
     spin_outside(ms);
+}
+
+__attribute__((noinline)) static void burn_sys(double ms)
+{
+    static char buf[65536];
+    int fd = memfd_create("burn_sys", 0);
+    if (fd < 0)
+        return;
+    double end = cpu_ms() + ms;
+    while (cpu_ms() < end)
+        for (int i = 0; i < 16; i++)
+            if (pwrite(fd, buf, sizeof buf, 0) < 0)
+                break;
+    close(fd);
 }
 
 __attribute__((noinline)) static void small(int i)
@@ -124,5 +143,7 @@ int main(int argc, char **argv)
         small(i);
     if (argc > 2 && strcmp(argv[2], "fds") == 0)
         printf("perf_event fds: %d\n", perf_event_fds());
+    if (argc > 2 && strcmp(argv[2], "sys") == 0)
+        MEASURED(burn_sys, ms);
     return 0;
 }

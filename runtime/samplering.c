@@ -1,0 +1,449 @@
+/* Sampled time without signals (CGPROF_SAMPLE_TIMER=ring): see
+ * samplering.h.
+ *
+ * Why a ring buffer read by the thread itself, at its next hook: each
+ * thread's perf_event task clock writes a record per period (the user
+ * registers and a copy of the top of the user stack, as `perf record
+ * --call-graph=dwarf` asks) into a buffer mapped here; no signal is sent,
+ * so none lands in a system call (no EINTR, nothing pending across exec)
+ * and the clock may count the kernel's time on the thread's behalf. The
+ * shadow stack a sample is charged to is the one of the moment it was
+ * taken: the hooks change it, and between two hooks it does not change, so
+ * the records that came since the last hook are charged, in order, by the
+ * next one, before its own event, to the stack as it still is. The hooks
+ * see them by the same test as time off the CPU (costs.h,
+ * cg_costs_switched: the ring's head against the last drained), which that
+ * mode (exact time only) does not use in sampled time: no test more on the
+ * hot path. Code between hooks that runs longer than the buffer holds
+ * (RING_PAGES of records) loses records; the kernel says how many
+ * (PERF_RECORD_LOST), and their time is the top frame's, as a sample's that
+ * cannot be walked.
+ *
+ * A record in code without hooks is walked with libunwind over the copy
+ * of the stack taken with it (an address space of our own accessors: the
+ * stack from the copy, code and unwind tables from memory, where they
+ * still are), up to the top frame, as a signal's context is walked
+ * (sample.c). */
+#define _GNU_SOURCE
+#include "samplering.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "costs.h"
+#include "guard.h"
+#include "options.h"
+#include "sample.h"
+#include "thread.h"
+#include "unwinder.h"
+#include "util.h"
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define RING_REGS ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#define RING_HAVE_ARCH 1
+#else
+#define RING_HAVE_ARCH 0
+#endif
+
+/* 2 KB of stack a record (a walk stops where the copy ends: a recursion
+ * without hooks 30 deep took 1.4 KB; perf's --call-graph=dwarf copies
+ * 8 KB), 64 pages of records (256 KB with 4 KB pages: about 120 records,
+ * 120 ms of code without a hook at 1000 Hz before the kernel drops them;
+ * see ring_overflow for those). */
+enum { RING_PAGES = 64, STACK_BYTES = 2048, RECORD_MAX = 64 + STACK_BYTES + 64 };
+
+static int enabled, exclude_kernel;
+static long page;
+static uint64_t period;
+
+/* One record, as the walk reads it. */
+struct ring_sample {
+    uint64_t bp, sp, ip;
+    const unsigned char *stack; /* the copy of [sp, sp + len) */
+    uint64_t len;
+};
+
+static int open_event(int excl)
+{
+#if RING_HAVE_ARCH
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = period;
+    a.sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    a.sample_regs_user = RING_REGS;
+    a.sample_stack_user = STACK_BYTES;
+    a.exclude_kernel = (unsigned)excl;
+    a.exclude_hv = 1;
+    a.exclude_callchain_kernel = 1;
+    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+#else
+    (void)excl;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static int drain_hook(struct cg_thread *t)
+{
+    return cg_ring_drain(t, cg_sample_paused());
+}
+
+void cg_ring_init(void)
+{
+    if (!cg_sampling || cg_opts.sample_timer != CG_SAMPLE_TIMER_RING)
+        return;
+    if (cg_opts.stacks == CG_STACKS_UNWIND) {
+        cg_warn("CGPROF_SAMPLE_TIMER=ring is not for CGPROF_STACKS=unwind; sampling with signals");
+        return;
+    }
+    period = cg_sample_period_ns();
+    page = sysconf(_SC_PAGESIZE);
+    /* the kernel's time counted first: no signal can land in it here */
+    int err = 0;
+    for (int excl = 0; excl <= 1 && !enabled; excl++) {
+        int fd = open_event(excl);
+        if (fd >= 0) {
+            close(fd);
+            exclude_kernel = excl;
+            enabled = 1;
+        } else {
+            err = errno;
+        }
+    }
+    if (!enabled) {
+        cg_warn("CGPROF_SAMPLE_TIMER=ring: the kernel refuses a sampling perf_event here (%s); sampling with "
+                "signals", strerror(err));
+        return;
+    }
+    cg_sample_ring_chosen(exclude_kernel
+                              ? "perf_event task clock read from a ring buffer, no signal, user time only"
+                              : "perf_event task clock read from a ring buffer, no signal, system time counted");
+    __atomic_store_n(&cg_guard_drain_samples, drain_hook, __ATOMIC_RELEASE);
+}
+
+/* The calling thread's CPU time, ns (a system call: only where records
+ * were dropped, and at the start). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int cg_ring_thread_start(struct cg_thread *t)
+{
+    if (!enabled || t->sampler.ring)
+        return t->sampler.ring ? 0 : -1;
+    int saved = errno;
+    t->sampler.ring_cpu0 = thread_cpu_ns();
+    t->sampler.ring_taken = t->sampler.ring_ahead = 0;
+    int fd = open_event(exclude_kernel);
+    size_t len = (size_t)page * (1 + RING_PAGES);
+    void *ring = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    /* The mapping holds the event (as offcpu.c's): no descriptor stays
+     * for the program to see, close or reuse under us. */
+    if (fd >= 0)
+        close(fd);
+    if (ring == MAP_FAILED) {
+        errno = saved;
+        return -1;
+    }
+    t->sampler.ring = ring;
+    t->costs.switch_seen = 0;
+    __atomic_store_n(&t->costs.switch_head, &((struct perf_event_mmap_page *)ring)->data_head, __ATOMIC_RELEASE);
+    errno = saved;
+    return 0;
+}
+
+void cg_ring_thread_stop(struct cg_thread *t)
+{
+    if (!t->sampler.ring)
+        return;
+    /* what came since the thread's last hook, into its last part */
+    int guard = t->guard;
+    t->guard = CG_GUARD_RUNTIME;
+    cg_signal_fence();
+    cg_ring_drain(t, cg_sample_paused());
+    cg_signal_fence();
+    t->guard = guard;
+    int saved = errno;
+    __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+    munmap(t->sampler.ring, (size_t)page * (1 + RING_PAGES));
+    t->sampler.ring = NULL;
+    errno = saved;
+}
+
+void cg_ring_forked(struct cg_thread *t)
+{
+    if (!t || !t->sampler.ring)
+        return;
+    /* The kernel does not copy a perf_event mapping into a child
+     * (VM_DONTCOPY): the address holds nothing now. Forgotten, and the
+     * thread sampled by an event of its own. */
+    __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+    t->sampler.ring = NULL;
+    cg_ring_thread_start(t);
+}
+
+/* ---- the walk over a copy of the stack ---------------------------------------- */
+
+#if CG_HAVE_LIBUNWIND && RING_HAVE_ARCH
+static unw_addr_space_t space;
+static unw_accessors_t *local;
+static const struct cg_unwinder *unw;
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
+{
+    (void)as, (void)arg;
+    return local->find_proc_info(*unw->local_addr_space, ip, pi, need, NULL);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+    (void)as, (void)arg;
+    local->put_unwind_info(*unw->local_addr_space, pi, NULL);
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+    (void)as, (void)arg;
+    return local->get_dyn_info_list_addr(*unw->local_addr_space, addr, NULL);
+}
+
+/* The stack from the copy; code and unwind tables from memory, only in an
+ * object's mapping (_dl_find_object: no lock, no system call); anything
+ * else (the stack beyond the copy, which the thread has used since) is
+ * refused and the walk ends there. */
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+    (void)as;
+    const struct ring_sample *s = arg;
+    if (write)
+        return -UNW_EREADONLYREG;
+    if (addr >= s->sp && addr - s->sp + sizeof *val <= s->len) {
+        memcpy(val, s->stack + (addr - s->sp), sizeof *val);
+        return 0;
+    }
+    struct dl_find_object o;
+    if (_dl_find_object((void *)addr, &o) == 0 && addr >= (uintptr_t)o.dlfo_map_start &&
+        addr + sizeof *val <= (uintptr_t)o.dlfo_map_end) {
+        memcpy(val, (const void *)addr, sizeof *val);
+        return 0;
+    }
+    return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
+{
+    (void)as;
+    const struct ring_sample *s = arg;
+    if (write)
+        return -UNW_EREADONLYREG;
+    switch (reg) {
+    case UNW_X86_64_RIP:
+        *val = s->ip;
+        return 0;
+    case UNW_X86_64_RSP:
+        *val = s->sp;
+        return 0;
+    case UNW_X86_64_RBP:
+        *val = s->bp;
+        return 0;
+    default:
+        return -UNW_EBADREG;
+    }
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
+{
+    (void)as, (void)reg, (void)val, (void)write, (void)arg;
+    return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+    (void)as, (void)c, (void)arg;
+    return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off, void *arg)
+{
+    (void)as, (void)addr, (void)buf, (void)len, (void)off, (void)arg;
+    return -UNW_ENOINFO;
+}
+
+static unw_accessors_t accessors = {find_proc_info, put_unwind_info, get_dyn_info_list_addr, access_mem,
+                                    access_reg,     access_fpreg,    resume,                 get_proc_name};
+
+void cg_ring_set_up(void)
+{
+    const struct cg_unwinder *u = cg_unwinder_generic();
+    if (!enabled || !u || !u->create_addr_space || !u->init_remote || !u->get_accessors || !u->local_addr_space)
+        return;
+    local = u->get_accessors(*u->local_addr_space);
+    if (!local)
+        return;
+    unw_addr_space_t as = u->create_addr_space(&accessors, 0);
+    if (!as)
+        return;
+    /* no cache: one address space for every thread, and no lock */
+    if (u->set_caching_policy)
+        u->set_caching_policy(as, UNW_CACHE_NONE);
+    unw = u;
+    __atomic_store_n(&space, as, __ATOMIC_RELEASE);
+}
+
+static const struct cg_unwinder *init_from_ring(void *cursor, void *arg)
+{
+    unw_addr_space_t as = __atomic_load_n(&space, __ATOMIC_ACQUIRE);
+    return as && unw->init_remote((unw_cursor_t *)cursor, as, arg) >= 0 ? unw : NULL;
+}
+#else
+void cg_ring_set_up(void)
+{
+}
+
+static const struct cg_unwinder *init_from_ring(void *cursor, void *arg)
+{
+    (void)cursor, (void)arg;
+    return NULL;
+}
+#endif
+
+/* ---- draining ------------------------------------------------------------------ */
+
+static void copy_out(const unsigned char *data, uint64_t size, uint64_t at, void *dst, size_t n)
+{
+    uint64_t off = at % size;
+    size_t first = n < size - off ? n : (size_t)(size - off);
+    memcpy(dst, data + off, first);
+    if (first < n)
+        memcpy((unsigned char *)dst + first, data, n - first);
+}
+
+/* The fields of a sample record (PERF_SAMPLE_REGS_USER, then
+ * PERF_SAMPLE_STACK_USER) in rec[0, len): 0, or -1 when it is not one. */
+static int parse(const unsigned char *rec, size_t len, struct ring_sample *s)
+{
+    size_t at = sizeof(struct perf_event_header);
+    uint64_t abi, size;
+    memset(s, 0, sizeof *s);
+    if (at + 8 > len)
+        return -1;
+    memcpy(&abi, rec + at, 8);
+    at += 8;
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        uint64_t r[3]; /* ascending register numbers: bp, sp, ip */
+        if (at + sizeof r > len)
+            return -1;
+        memcpy(r, rec + at, sizeof r);
+        at += sizeof r;
+        s->bp = r[0];
+        s->sp = r[1];
+        s->ip = r[2];
+    }
+    if (at + 8 > len)
+        return -1;
+    memcpy(&size, rec + at, 8);
+    at += 8;
+    if (size) {
+        uint64_t dyn;
+        if (at + size + 8 > len)
+            return -1;
+        memcpy(&dyn, rec + at + size, 8);
+        s->stack = rec + at;
+        s->len = dyn < size ? dyn : size;
+    }
+    return abi == PERF_SAMPLE_REGS_ABI_NONE ? -1 : 0;
+}
+
+/* Records dropped while the thread ran without a hook for longer than
+ * its buffer holds (a loop that calls nothing): the kernel says how many
+ * only once there is room again, so at the hook after the next one, when
+ * the stack may have changed. Where the event counts all of the thread's
+ * CPU time (system time counted), the thread's CPU clock says it at once:
+ * at a drain that found the buffer full, the periods elapsed since the
+ * thread's start that no record accounts for are charged now, to the stack
+ * that was running (and still is), and the kernel's count, when it comes,
+ * is taken against them (ring_ahead). */
+static void ring_overflow(struct cg_thread *t, int discard)
+{
+    if (exclude_kernel)
+        return;
+    uint64_t now = thread_cpu_ns();
+    if (!now || now < t->sampler.ring_cpu0)
+        return;
+    uint64_t expected = (now - t->sampler.ring_cpu0) / period;
+    /* one period of slack: the record of the period under way */
+    if (expected <= t->sampler.ring_taken + 1)
+        return;
+    uint64_t missing = expected - t->sampler.ring_taken - 1;
+    t->sampler.ring_taken += missing;
+    t->sampler.ring_ahead += missing;
+    if (!discard)
+        cg_sample_charge_held(t, missing * period, NULL, NULL);
+}
+
+int cg_ring_drain(struct cg_thread *t, int discard)
+{
+    struct perf_event_mmap_page *m = t->sampler.ring;
+    if (!m)
+        return 0;
+    const unsigned char *data = (const unsigned char *)m + page;
+    uint64_t size = (uint64_t)page * RING_PAGES;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = m->data_tail;
+    int full = head - tail + RECORD_MAX > size;
+    int saved = errno;
+    while (tail < head) {
+        struct perf_event_header h;
+        copy_out(data, size, tail, &h, sizeof h);
+        if (h.size < sizeof h || tail + h.size > head)
+            break;
+        if (h.type == PERF_RECORD_SAMPLE && h.size <= RECORD_MAX) {
+            unsigned char rec[RECORD_MAX];
+            struct ring_sample s;
+            copy_out(data, size, tail, rec, h.size);
+            t->sampler.samples++;
+            t->sampler.ring_taken++;
+            if (!discard) {
+                if (parse(rec, h.size, &s) == 0)
+                    cg_sample_charge_held(t, period, init_from_ring, &s);
+                else
+                    cg_sample_charge_held(t, period, NULL, NULL);
+            }
+        } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
+            uint64_t lost;
+            copy_out(data, size, tail + sizeof h + 8, &lost, sizeof lost);
+            t->sampler.samples += lost;
+            __atomic_store_n(&t->costs.ring_lost, t->costs.ring_lost + lost, __ATOMIC_RELAXED);
+            /* those charged already by the clock (ring_overflow) */
+            uint64_t known = lost < t->sampler.ring_ahead ? lost : t->sampler.ring_ahead;
+            t->sampler.ring_ahead -= known;
+            lost -= known;
+            t->sampler.ring_taken += lost;
+            if (!discard && lost)
+                cg_sample_charge_held(t, lost * period, NULL, NULL);
+        }
+        tail += h.size;
+    }
+    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    t->costs.switch_seen = head;
+    if (full)
+        ring_overflow(t, discard);
+    errno = saved;
+    return 1;
+}
