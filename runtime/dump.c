@@ -114,7 +114,7 @@ static void write_part(struct cg_dump *d, struct cg_thread *t, struct cg_reading
 {
     struct cg_snapshot snap;
     if (cg_reading_part(&t->costs, cur, &t->dumper.base, &snap) != 0) {
-        d->failed++;
+        cg_part_lost(d, t->number);
         return;
     }
     char comm[64];
@@ -147,8 +147,8 @@ static void write_threads(struct cg_dump *d, int all)
             continue; /* being written by its own exit */
         if (current_reading(t, &cur) == 0)
             write_part(d, t, &cur);
-        else if (!all)
-            d->failed++;
+        else
+            cg_part_lost(d, t->number);
     }
     cg_reading_free(&cur);
 }
@@ -306,6 +306,8 @@ void cg_dump_thread_exit(struct cg_thread *t)
                     cg_warn("out of memory: the profile of thread %u is lost", t->number);
                 cg_total_add(&snap, finished(t));
                 cg_snapshot_free(&snap);
+            } else {
+                cg_warn("out of memory: the profile of thread %u is lost", t->number);
             }
         } else {
             scan_earlier_parts();
@@ -314,6 +316,8 @@ void cg_dump_thread_exit(struct cg_thread *t)
             if (current_reading(t, &cur) == 0) {
                 cg_inspect_thread_ended(&cur);
                 write_part(&d, t, &cur);
+            } else {
+                cg_part_lost(&d, t->number);
             }
             cg_part_end(&d);
         }

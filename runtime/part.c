@@ -77,7 +77,16 @@ int cg_part_end(struct cg_dump *d)
 {
     if (d->failed && !failure_said && startup_errno && first_errno == startup_errno)
         failure_said = 1; /* said at start-up, before the run */
-    if (d->failed && !failure_said) {
+    if (d->failed && !failure_said && first_errno == ENOMEM) {
+        /* memory, not the place: CGPROF_OUT is no help */
+        failure_said = 1;
+        char shown_path[400];
+        cg_warn("out of memory: could not write %s%s (%u file%s of this dump not written; no more such messages)",
+                first_failure[0] == '/' || first_failure[0] == '.' ? "profile file " : "",
+                first_failure[0] == '/' || first_failure[0] == '.' ? CG_QUOTE(shown_path, first_failure)
+                                                                    : first_failure,
+                d->failed, d->failed == 1 ? "" : "s");
+    } else if (d->failed && !failure_said) {
         failure_said = 1;
         /* EFBIG: the file passed the file-size limit, which is then said
          * (the program goes on: cg_write_all). Both values are cut to fit
@@ -102,6 +111,13 @@ void cg_part_failed(struct cg_dump *d, const char *what, int err)
         snprintf(first_failure, sizeof first_failure, "%s", what);
         first_errno = err;
     }
+}
+
+void cg_part_lost(struct cg_dump *d, unsigned number)
+{
+    char what[64];
+    snprintf(what, sizeof what, "the profile of thread %u", number);
+    cg_part_failed(d, what, ENOMEM);
 }
 
 /* The desc: lines a part adds to the writer's: the thread's name, how it
@@ -294,7 +310,10 @@ static void note_file(const char *path)
 static void file_done(struct cg_dump *d, unsigned number, int err)
 {
     if (err) {
-        cg_part_failed(d, part_path[0] ? part_path : "(out of memory)", err);
+        if (part_path[0])
+            cg_part_failed(d, part_path, err);
+        else
+            cg_part_lost(d, number); /* before it was named: its symbols */
         return;
     }
     note_file(part_path);

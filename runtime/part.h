@@ -36,6 +36,10 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
 /* A file of the dump that could not even be named or made: counted, and
  * said if it is the first failure. */
 void cg_part_failed(struct cg_dump *d, const char *what, int err);
+/* The part of thread `number` not written for want of memory (its reading
+ * or its snapshot could not be made): counted and said as a file that
+ * failed, with ENOMEM. */
+void cg_part_lost(struct cg_dump *d, unsigned number);
 
 /* At the process's first hook: says once (naming the directory, why, and
  * CGPROF_OUT) when the files' directory does not exist or cannot be

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <errno.h>
 #include <link.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -73,6 +74,9 @@ struct modsyms {
 
 struct cg_syms {
     Dwfl *dwfl;
+    /* memory ran out inside libdw or libelf: no more calls into them (see
+     * "Memory running out inside libdw") */
+    int nomem;
     int holds_fds; /* libdwfl holds descriptors of this session's */
     Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
     struct cg_gone *gone_list; /* which they are (NULL: none looked for) */
@@ -269,13 +273,90 @@ static int report_loaded(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* ---- memory running out inside libdw ----------------------------------------
+ * The error paths of libdw and libelf after a failed allocation are not all
+ * sound (elfutils 0.188, found by failing each allocation of a run in turn:
+ * tests/progs/failshim.c): dwfl_addrsegment frees its segment table when
+ * realloc() has already moved it, and the next call, or dwfl_end(), frees
+ * it again; a module's tree of units keeps a null entry that the next
+ * search reads through; dwarf_getaranges leaves its ranges half made. And
+ * libdw's pool allocator calls its out-of-memory handler, which by default
+ * ends the process (exit(1), "libdw: Cannot allocate memory"), here in the
+ * middle of a dump that holds the dump lock. So:
+ *  - a session that saw an allocation fail in there (errno ENOMEM after a
+ *    call) makes no further call into them: the addresses it has not
+ *    resolved yet are unknown (the part names them by address), and its
+ *    libdw state is left as it is, never ended (leaked: it may hold a block
+ *    freed twice). The symbol cache opens a new session for the next dump.
+ *  - every Dwarf the session reads gets a handler of ours, which jumps back
+ *    to the lookup under way (dw_jump): the session is then in that state.
+ * Said once per process. A separate debug file's supplementary (dwz) file
+ * has libdw's handler. The jump is __builtin_setjmp's, not sigsetjmp's:
+ * the library's own setjmp and longjmp are the wrappers of the program's
+ * (nonlocal.c), and nothing here changes the signal mask. */
+typedef void *dw_jmp_buf[5];
+static __thread dw_jmp_buf *dw_jump;
+
+static __attribute__((noreturn)) void dw_oom(void)
+{
+    if (dw_jump)
+        __builtin_longjmp(*dw_jump, 1);
+    /* not reached: every call that reads DWARF is made under a jump */
+    cg_warn("out of memory in libdw outside a symbol lookup");
+    abort();
+}
+
+static int nomem_said;
+
+static void session_lost(struct cg_syms *s)
+{
+    if (s->nomem)
+        return;
+    s->nomem = 1;
+    if (!__atomic_exchange_n(&nomem_said, 1, __ATOMIC_RELAXED))
+        cg_warn("out of memory reading symbols and debug information: the functions not named by then are "
+                "named by their addresses, without source lines, in the files of this dump");
+}
+
+/* Whether memory ran out in the calls since errno was last cleared: the
+ * session is lost then. */
+static int lost(struct cg_syms *s)
+{
+    if (!s->nomem && errno == ENOMEM)
+        session_lost(s);
+    return s->nomem;
+}
+
+/* Before the first reading of mod's DWARF: our handler on its Dwarf. 0 if
+ * the session can go on. */
+static int dwarf_guarded(struct cg_syms *s, Dwfl_Module *mod)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    if (dw)
+        dwarf_new_oom_handler(dw, dw_oom);
+    return lost(s) ? -1 : 0;
+}
+
+int cg_syms_lost(const struct cg_syms *s)
+{
+    return s && s->nomem;
+}
+
 struct cg_syms *cg_syms_open(struct cg_gone *gone)
 {
     struct cg_syms *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        if (!__atomic_exchange_n(&nomem_said, 1, __ATOMIC_RELAXED))
+            cg_warn("out of memory reading symbols: the functions of this dump are named by their addresses");
         return NULL;
+    }
     s->gone_list = gone;
+    int saved = errno;
+    errno = 0;
     s->dwfl = dwfl_begin(&callbacks);
+    if (!s->dwfl && errno == ENOMEM)
+        session_lost(s);
     if (s->dwfl) {
         /* The calling thread's view of the mappings: /proc/<pid>/maps reads
          * empty once the main thread has called pthread_exit(), and the dump
@@ -294,10 +375,15 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
             s->holds_fds = 1;
         }
         if (rc != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
-            dwfl_end(s->dwfl);
+            /* out of memory: left as it is, and said (see above) */
+            if (errno != ENOMEM)
+                dwfl_end(s->dwfl);
+            else
+                session_lost(s);
             s->dwfl = NULL;
         }
     }
+    errno = saved;
     return s;
 }
 
@@ -306,9 +392,10 @@ void cg_syms_close(struct cg_syms *s)
     if (!s)
         return;
     __atomic_store_n(&debug_fds_given, 0, __ATOMIC_RELAXED);
-    if (s->dwfl)
+    /* libdw's state after memory ran out in it: left as it is */
+    if (s->dwfl && !s->nomem)
         dwfl_end(s->dwfl);
-    if (s->gone)
+    if (s->gone && !s->nomem)
         dwfl_end(s->gone);
     for (size_t i = 0; i < s->nowned; i++)
         free(s->owned[i]);
@@ -424,14 +511,16 @@ static int cmp_cu_range(const void *a, const void *b)
 static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, Dwarf_Addr *bias)
 {
     struct modsyms *m = modsyms_of(s, mod);
-    if (!m)
+    if (!m || lost(s))
         return NULL;
     if (!m->cus_made) {
         m->cus_made = 1;
         size_t cap = 0;
         Dwarf_Die *cu = NULL;
         Dwarf_Addr b = 0;
-        while ((cu = dwfl_module_nextcu(mod, cu, &b)) != NULL) {
+        if (dwarf_guarded(s, mod) != 0)
+            return NULL;
+        while ((cu = dwfl_module_nextcu(mod, cu, &b)) != NULL && !lost(s)) {
             m->cu_bias = b;
             Dwarf_Addr base, start, end;
             for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &start, &end)) > 0;) {
@@ -442,6 +531,8 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
                 m->cus[m->ncus++] = (struct cu_range){ start + b, end + b, cu };
             }
         }
+        if (lost(s))
+            return NULL;
         qsort(m->cus, m->ncus, sizeof *m->cus, cmp_cu_range);
     }
     size_t lo = 0, hi = m->ncus; /* the last range starting at or below addr */
@@ -485,9 +576,11 @@ static int row_in(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr
                   const char **src, int *lineno)
 {
     const struct cg_line_table *t = lines_of(s, cu);
+    if (lost(s))
+        return 0;
     if (!t) {
         Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
-        if (!l)
+        if (!l || lost(s))
             return 0;
         s->last_line.table = NULL;
         *src = dwarf_linesrc(l, NULL, NULL);
@@ -529,12 +622,23 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
         lineno = r->line;
     } else {
         Dwarf_Addr bias;
-        if (!((cu = dwfl_module_addrdie(mod, addr, &bias)) && row_in(s, mod, cu, addr, bias, &src, &lineno)) &&
-            !((cu = unit_of(s, mod, addr, &bias)) && row_in(s, mod, cu, addr, bias, &src, &lineno)))
+        if (s->nomem || dwarf_guarded(s, mod) != 0)
+            return;
+        /* memory running out at any step ends it (see above) */
+        cu = dwfl_module_addrdie(mod, addr, &bias);
+        int found = !lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
+        if (!found && !lost(s)) {
+            cu = unit_of(s, mod, addr, &bias);
+            found = !lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
+        }
+        if (!found || lost(s))
             return;
     }
     if (src && *src) {
-        *file = absolute_path(s, cu, src);
+        const char *path = absolute_path(s, cu, src);
+        if (lost(s))
+            return;
+        *file = path;
         *line = lineno > 0 ? (unsigned)lineno : 0;
     }
 }
@@ -577,7 +681,7 @@ static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr
     Dwarf_Addr bias = 0;
     dwfl_module_getelf(mod, &bias);
     char *name = NULL;
-    if (asprintf(&name, "0x%016llx", (unsigned long long)(start - bias)) < 0)
+    if (lost(s) || asprintf(&name, "0x%016llx", (unsigned long long)(start - bias)) < 0)
         return;
     const char *kept = keep(s, name);
     if (!kept)
@@ -769,8 +873,14 @@ static int wants_lines(const struct cg_syms *s, Dwfl_Module *mod)
 
 void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr)
 {
-    Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
-    if (!mod || mod == s->last_lined || wants_lines(s, mod))
+    if (!s->dwfl || s->nomem)
+        return;
+    int saved = errno;
+    errno = 0;
+    Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+    int gone = lost(s);
+    errno = saved;
+    if (!mod || gone || mod == s->last_lined || wants_lines(s, mod))
         return;
     if (CG_GROW(s->lined, s->lined_cap, s->nlined + 1, 16) != 0)
         return;
@@ -786,13 +896,18 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
     out->object = unknown;
     out->obj_addr = addr;
     out->fn_file = out->file = unknown;
+    *lines = 1;
+    if (s->nomem)
+        return;
+    errno = 0;
     Dwfl_Module *mod;
     if (s->last_mod.mod && addr >= s->last_mod.lo && addr < s->last_mod.hi && s->last_mod.nlined == s->nlined)
         mod = s->last_mod.mod;
     else
         mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
-    Dwfl_Module *gone = gone_module(s, addr, mod != NULL);
-    *lines = 1;
+    Dwfl_Module *gone = lost(s) ? NULL : gone_module(s, addr, mod != NULL);
+    if (lost(s))
+        return;
     if (gone) {
         mod = gone;
         const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -801,6 +916,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
         Dwarf_Addr bias = 0;
         if (dwfl_module_getelf(mod, &bias))
             out->obj_addr = addr - bias;
+        if (lost(s))
+            return;
     } else if (mod) {
         if (mod != s->last_mod.mod || s->last_mod.nlined != s->nlined) {
             s->last_mod.mod = mod;
@@ -809,6 +926,10 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
             s->last_mod.bias = 0;
             s->last_mod.has_elf = dwfl_module_getelf(mod, &s->last_mod.bias) != NULL;
             s->last_mod.lines = wants_lines(s, mod);
+            if (lost(s)) {
+                s->last_mod.mod = NULL;
+                return;
+            }
         }
         *lines = s->last_mod.lines;
         if (s->last_mod.path && *s->last_mod.path)
@@ -821,6 +942,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
 
     uintptr_t start = 0;
     const char *name = function_at(s, mod, addr, &start);
+    if (lost(s))
+        return;
     if (name) {
         uintptr_t off = addr - start;
         out->fn_start = addr - off;
@@ -834,6 +957,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
             s->last_fn.line = 0;
             if (*lines)
                 source_of(s, mod, start, &s->last_fn.file, &s->last_fn.line);
+            if (s->nomem)
+                s->last_fn.mod = NULL;
         }
         out->function = s->last_fn.name;
         out->fn_file = s->last_fn.file;
@@ -841,8 +966,24 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
     } else {
         unnamed_function(s, mod, addr, out);
     }
-    if (*lines)
+    if (*lines && !s->nomem)
         source_of(s, mod, addr, &out->file, &out->line);
+}
+
+/* resolve() under a jump point for libdw's out-of-memory handler: a lookup
+ * it ends is made again without libdw (the session is lost). */
+static void resolve_guarded(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, int *lines)
+{
+    dw_jmp_buf here;
+    dw_jmp_buf *volatile outer = dw_jump;
+    if (__builtin_setjmp(here) == 0) {
+        dw_jump = &here;
+        resolve(s, addr, out, lines);
+    } else {
+        session_lost(s);
+        resolve(s, addr, out, lines);
+    }
+    dw_jump = outer;
 }
 
 /* ---- inlined calls' own positions -------------------------------------------
@@ -874,14 +1015,23 @@ struct callee_id {
  * its object's lines are not wanted. */
 static Dwarf_Die *unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp, Dwarf_Addr *bias)
 {
+    *modp = NULL;
+    if (s->nomem)
+        return NULL;
     Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
-    Dwfl_Module *gone = gone_module(s, addr, mod != NULL);
+    Dwfl_Module *gone = lost(s) ? NULL : gone_module(s, addr, mod != NULL);
+    if (lost(s))
+        return NULL;
     *modp = gone ? gone : mod;
     if (gone)
         mod = gone;
     else if (!mod || !wants_lines(s, mod))
         return NULL;
+    if (dwarf_guarded(s, mod) != 0)
+        return NULL;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (lost(s))
+        return NULL;
     return cu ? cu : unit_of(s, mod, addr, bias);
 }
 
@@ -999,11 +1149,17 @@ static const struct callee_id *callee_id_of(struct cg_syms *s, uintptr_t callee)
     Dwarf_Addr bias;
     Dwarf_Die *cu = unit_at(s, callee, &mod, &bias);
     uintptr_t start = 0;
-    const char *name = mod ? function_at(s, mod, callee, &start) : NULL;
+    const char *name = mod && !lost(s) ? function_at(s, mod, callee, &start) : NULL;
+    if (lost(s)) {
+        free(id);
+        return NULL;
+    }
     if (name && start == callee)
         id->name = name; /* the symbol table's: lives with the session */
     Dwarf_Die *scopes = NULL;
     int n = cu ? scopes_of(cu, callee - bias, &scopes) : 0;
+    if (lost(s))
+        n = 0;
     for (int i = 0; i < n; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
             continue;
@@ -1036,11 +1192,13 @@ static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_
     Dwfl_Module *mod;
     Dwarf_Addr bias;
     Dwarf_Die *cu = unit_at(s, addr, &mod, &bias);
-    const struct callee_id *id = cu ? callee_id_of(s, out->callee) : NULL;
-    if (!id || (!id->die && !id->name))
+    const struct callee_id *id = cu && !lost(s) ? callee_id_of(s, out->callee) : NULL;
+    if (!id || (!id->die && !id->name) || lost(s))
         return;
     Dwarf_Die *scopes = NULL;
     int n = scopes_of(cu, addr - bias, &scopes);
+    if (lost(s))
+        n = 0;
     /* innermost first: for a function inlined into itself (recursion),
      * the copy whose code holds the hook call */
     for (int i = 0; i < n; i++) {
@@ -1055,18 +1213,43 @@ static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_
         if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line) != 0 || line == 0 ||
             line > UINT32_MAX || dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &idx) != 0 ||
             !dwarf_diecu(&scopes[i], &unit, NULL, NULL) || dwarf_getsrcfiles(&unit, &files, &nfiles) != 0 ||
-            idx >= nfiles || !(raw = dwarf_filesrc(files, idx, NULL, NULL)) || !*raw)
+            idx >= nfiles || !(raw = dwarf_filesrc(files, idx, NULL, NULL)) || !*raw || lost(s))
             break;
-        out->file = absolute_path(s, &unit, raw);
+        const char *path = absolute_path(s, &unit, raw);
+        if (lost(s))
+            break;
+        out->file = path;
         out->line = (unsigned)line;
         break;
     }
     free(scopes);
 }
 
+/* find_inlined_call() under a jump point for libdw's out-of-memory handler
+ * (see resolve_guarded), errno kept. */
+static void find_inlined_call_guarded(struct cg_syms *s, uintptr_t addr, struct inlined_call *out)
+{
+    int saved = errno;
+    dw_jmp_buf here;
+    dw_jmp_buf *volatile outer = dw_jump;
+    if (__builtin_setjmp(here) == 0) {
+        dw_jump = &here;
+        errno = 0;
+        find_inlined_call(s, addr, out);
+    } else {
+        session_lost(s);
+    }
+    if (s->nomem) {
+        out->file = NULL;
+        out->line = 0;
+    }
+    dw_jump = outer;
+    errno = saved;
+}
+
 int cg_syms_inlined_call(struct cg_syms *s, uintptr_t addr, uintptr_t callee, const char **file, unsigned *line)
 {
-    if (!s || !addr || !callee)
+    if (!s || !addr || !callee || s->nomem)
         return 0;
     struct ptr_entry *e = ptr_slot(&s->inlined, (const void *)addr, 64);
     if (!e)
@@ -1076,7 +1259,7 @@ int cg_syms_inlined_call(struct cg_syms *s, uintptr_t addr, uintptr_t callee, co
         if (!(c = calloc(1, sizeof *c)))
             return 0;
         c->callee = callee;
-        find_inlined_call(s, addr, c);
+        find_inlined_call_guarded(s, addr, c);
         e->key = (const void *)addr;
         e->value = c;
         s->inlined.n++;
@@ -1087,7 +1270,7 @@ int cg_syms_inlined_call(struct cg_syms *s, uintptr_t addr, uintptr_t callee, co
         c->callee = callee;
         c->file = NULL;
         c->line = 0;
-        find_inlined_call(s, addr, c);
+        find_inlined_call_guarded(s, addr, c);
     }
     if (!c->file)
         return 0;
@@ -1103,6 +1286,7 @@ int cg_syms_holds_fds(const struct cg_syms *s)
 
 int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, const struct cg_symbol **out)
 {
+    int saved = errno;
     /* The entries not cached yet, resolved in ascending order (what makes
      * function_at's hint and the last_fn cache work). */
     size_t misses = 0;
@@ -1120,6 +1304,7 @@ int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, c
         if (!fresh || !all || !blocks) {
             free(fresh);
             free(all);
+            errno = saved;
             return -1;
         }
         s->blocks[s->nblocks++] = fresh;
@@ -1130,7 +1315,7 @@ int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, c
             if (k < s->nents && s->sorted[k]->addr == addrs[i])
                 continue;
             fresh[m].addr = addrs[i];
-            resolve(s, addrs[i], &fresh[m].sym, &fresh[m].lines);
+            resolve_guarded(s, addrs[i], &fresh[m].sym, &fresh[m].lines);
             m++;
         }
         size_t a = 0, b = 0, o = 0;
@@ -1146,12 +1331,22 @@ int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, c
         struct entry *e = s->sorted[k];
         /* resolved without lines, before its object was known to hold
          * instrumented code */
-        if (!e->lines && s->nlined) {
+        if (!e->lines && s->nlined && !s->nomem) {
+            errno = 0;
             Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addrs[i]);
-            if (mod && wants_lines(s, mod))
-                resolve(s, addrs[i], &e->sym, &e->lines);
+            if (!lost(s) && mod && wants_lines(s, mod)) {
+                /* what it had stays if the session is lost meanwhile */
+                struct cg_symbol sym;
+                int lines;
+                resolve_guarded(s, addrs[i], &sym, &lines);
+                if (!s->nomem) {
+                    e->sym = sym;
+                    e->lines = lines;
+                }
+            }
         }
         out[i] = &e->sym;
     }
+    errno = saved;
     return 0;
 }

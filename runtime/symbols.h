@@ -42,6 +42,9 @@ void cg_syms_close(struct cg_syms *s);
  * file, an unloaded object's file): the program would see them, so the
  * session is closed when the dump that used it ends. */
 int cg_syms_holds_fds(const struct cg_syms *s);
+/* Whether memory ran out inside libdw during the session: it makes no more
+ * calls into libdw, and is not to be used for another dump. */
+int cg_syms_lost(const struct cg_syms *s);
 
 /* Resolves addrs[0..n) (ascending, each once; cached across calls) into
  * out[0..n). Unknown parts are marked as such. The results stay valid until

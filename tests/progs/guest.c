@@ -52,6 +52,10 @@
  *                 waits and prints the child's status.
  *   undumpable    as sleep, after prctl(PR_SET_DUMPABLE, 0) (as sshd and
  *                 some servers do): its /proc files become root's.
+ *   threads       two threads each sum 1..2000 through add() (2,000 calls)
+ *                 and squares(), the main thread one more through add(); prints
+ *                 the sums, which depend on the computation only (the run the
+ *                 failed allocations are injected into: issue 39, a few ms).
  *   sleep         prints "ready", then sleeps in nanosleep(), 0.25 s at a
  *                 time, printing each one's result and errno, until its
  *                 stdin ends (looked at between two sleeps): a dump asked
@@ -172,6 +176,30 @@ static void on_alarm_fork(int sig)
     if (pid > 0)
         waitpid(pid, NULL, 0);
     errno = saved;
+}
+
+/* threads: what each thread sums, through instrumented calls */
+static __attribute__((noinline)) unsigned long add(unsigned long a, unsigned long b)
+{
+    return a + b;
+}
+
+static __attribute__((noinline)) unsigned long squares(unsigned long n)
+{
+    unsigned long s = 0;
+    for (unsigned long i = 1; i <= n; i++)
+        s = add(s, i * i);
+    return s;
+}
+
+static void *summer(void *arg)
+{
+    unsigned long *out = arg, s = 0;
+    for (unsigned long i = 1; i <= 2000; i++)
+        s = add(s, i);
+    out[0] = s;
+    out[1] = squares(100);
+    return NULL;
 }
 
 static void thread_ends(void)
@@ -423,6 +451,21 @@ int main(int argc, char **argv)
         int st = 0;
         waitpid((pid_t)pid, &st, 0);
         printf("child: exit status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        return 0;
+    }
+    if (strcmp(mode, "threads") == 0) {
+        pthread_t t[2];
+        unsigned long sums[2][2] = { { 0, 0 }, { 0, 0 } }, own = 0;
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&t[i], NULL, summer, sums[i]) != 0) {
+                fprintf(stderr, "guest: thread failed\n");
+                return 2;
+            }
+        for (unsigned long i = 1; i <= 2000; i++)
+            own = add(own, i);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        printf("sums: %lu %lu %lu, squares: %lu %lu\n", sums[0][0], sums[1][0], own, sums[0][1], sums[1][1]);
         return 0;
     }
     if (strcmp(mode, "undumpable") == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
