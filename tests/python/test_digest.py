@@ -19,7 +19,7 @@ import sys
 import tempfile
 import unittest
 
-from cgproflib import reader, report
+from cgproflib import digests, reader, report
 
 # the tests' one time limit (cgtest.limit: CGPROF_TIMEOUT_MULTIPLIER)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -188,8 +188,8 @@ class Base(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="cgprof-digest-")
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.dir]))
-        self.block = reader._FAST_BLOCK
-        self.addCleanup(setattr, reader, "_FAST_BLOCK", self.block)
+        self.block = digests._FAST_BLOCK
+        self.addCleanup(setattr, digests, "_FAST_BLOCK", self.block)
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)
@@ -200,12 +200,12 @@ class Base(unittest.TestCase):
     def same_as_line_reader(self, path, event=None):
         """digest(flat=True) and digest(sites=False), whichever way they
         read, against the line reader: every table, the same order."""
-        lines = reader._digest_lines(path, event, False, True, False)
+        lines = digests._digest_lines(path, event, False, True, False)
         fast = reader.digest(path, event, flat=True)
         self.assertEqual(fast.total, lines.total)
         self.assertEqual(list(fast.self_cost.items()), list(lines.self_cost.items()))
         self.assertEqual(list(fast.files.items()), list(lines.files.items()))
-        want = reader._flat_of_arcs(lines.arcs)
+        want = digests._flat_of_arcs(lines.arcs)
         self.assertEqual(list(fast.flat.items()), list(want.items()))
         self.assertEqual((fast.events, fast.event, fast.desc, fast.pid, fast.thread, fast.part, fast.cmd),
                          (lines.events, lines.event, lines.desc, lines.pid, lines.thread, lines.part, lines.cmd))
@@ -232,7 +232,7 @@ class AgainstStrict(Base):
         self.assertGreater(len(got), 8000)
         # read in small blocks: tokens cut anywhere are read line by line
         for block in (4096, 65536):
-            reader._FAST_BLOCK = block
+            digests._FAST_BLOCK = block
             self.check(path)
 
     def test_cgprof_file(self):
@@ -247,7 +247,7 @@ class AgainstStrict(Base):
     def test_every_block_boundary(self):
         path = self.write("cg", CGPROF)
         for block in range(1, len(CGPROF) + 2):
-            reader._FAST_BLOCK = block
+            digests._FAST_BLOCK = block
             self.check(path)
 
 
@@ -256,9 +256,9 @@ class AgainstLineReader(Base):
         path = self.write("corners", CORNERS)
         for event in (None, "Ir", "Dr"):
             for block in (1, 7, 64, 1 << 20):
-                reader._FAST_BLOCK = block
+                digests._FAST_BLOCK = block
                 d = self.same_as_line_reader(path, event)
-        reader._FAST_BLOCK = self.block
+        digests._FAST_BLOCK = self.block
         got = flat_numbers(reader.digest(path, "Ir", flat=True))
         # fib'2 folded into fib (its own fn= too); fib -> fib'2 and fib ->
         # fib are recursive; 0x10 is 16; the lines after jump= and jcnd= are
@@ -279,7 +279,7 @@ class AgainstLineReader(Base):
         with self.assertRaises(reader.CallgrindFormatError) as fast:
             reader.digest(path, flat=True)
         with self.assertRaises(reader.CallgrindFormatError) as lines:
-            reader._digest_lines(path, None, False, True, False)
+            digests._digest_lines(path, None, False, True, False)
         self.assertEqual(str(fast.exception), str(lines.exception))
         self.assertIn(":20: id (9) is not defined", str(fast.exception))
 
@@ -333,7 +333,7 @@ class TopFunctions(Base):
 
     def check(self, path):
         old = report.Group()
-        old.add(reader._digest_lines(path, None, False, True, False))
+        old.add(digests._digest_lines(path, None, False, True, False))
         new = report.Group()
         new.add(reader.digest(path, flat=True))
         self.assertFalse(new.arcs)
