@@ -15,17 +15,29 @@ class ControlError(Exception):
     """A failure to tell the user in one line (exit status 1)."""
 
 
-def process_alive(pid: int) -> bool:
-    """True while pid exists and is not a zombie."""
+def process_state(pid: int) -> bytes:
+    """The state letter of /proc/<pid>/stat (R, S, D, T stopped, t traced,
+    Z zombie...): b"" for a process that is gone, b"?" for one we may not
+    look at."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
             data = f.read()
     except (FileNotFoundError, ProcessLookupError):
-        return False
+        return b""
     except OSError:
-        return True  # exists, but we may not look
-    state = data[data.rfind(b")") + 2:][:1]
-    return state not in (b"Z", b"X", b"x", b"")
+        return b"?"  # exists, but we may not look
+    return data[data.rfind(b")") + 2:][:1]
+
+
+def process_alive(pid: int) -> bool:
+    """True while pid exists and is not a zombie."""
+    return process_state(pid) not in (b"Z", b"X", b"x", b"")
+
+
+def process_stopped(pid: int) -> bool:
+    """True while pid is stopped (SIGSTOP, SIGTSTP: state T) or held by a
+    debugger (t): a signal sent to it stays pending until it runs again."""
+    return process_state(pid) in (b"T", b"t")
 
 
 def maps_mention_runtime(maps_text: str) -> bool:

@@ -14,7 +14,7 @@ import time
 
 from ._shared import (CONTROL_CMD, CONTROL_DEFAULT_DIR, CONTROL_DIR_UNSAFE, CONTROL_FILE_MODE,
                       CONTROL_REPLY, CONTROL_STATUS)
-from .processes import RUNTIME_NAME, ControlError, Undumpable, has_runtime, process_alive
+from .processes import RUNTIME_NAME, ControlError, Undumpable, has_runtime, process_alive, process_stopped
 
 POLL_INTERVAL = 0.02      # seconds: the longest wait between two looks at the status file
 POLL_FIRST = 0.001        # and the first: a small program's dump takes a few ms
@@ -23,6 +23,10 @@ DEFAULT_REASON = "cgprof-control"
 # the lock cgprof-control takes per process (the runtime never reads it)
 LOCK = "lock"
 MAX_REASON = 200          # bytes; the runtime reads one line of up to 511 bytes
+
+
+STOPPED = ("process %d is stopped (SIGSTOP or ^Z; or a debugger holds it): it takes no request until it "
+           "runs again (kill -CONT %d)")
 
 
 class NoControlDir(ControlError):
@@ -575,6 +579,12 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
     # The request's id: the runtime echoes the id of the last command it
     # handled as "handled:", which tells our request from a plain signal
     # served meanwhile (done alone cannot).
+    # A stopped process (SIGSTOP, ^Z, a debugger) takes no signal until it
+    # runs again: the signal would stay pending, and the part it then wrote
+    # would be a plain signal's ("Trigger: Signal SIGUSR1") once the
+    # command file, unread at the timeout, were removed. Nothing is sent.
+    if process_stopped(pid):
+        raise ControlError(STOPPED % (pid, pid) + ": nothing sent")
     token = "%d-%s" % (os.getpid(), os.urandom(6).hex())
     cdir.write_file_atomically(cmd_name, line + "\nid: " + token + "\n")
     taken = False
@@ -598,6 +608,14 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
             if not process_alive(pid):
                 raise ControlError("process %d exited before handling the request" % pid)
             if time.monotonic() >= deadline:
+                if cdir.exists(cmd_name) and process_stopped(pid):
+                    # stopped since the signal was sent: the signal is
+                    # pending, and the command file stays for it, so that
+                    # the part it makes when the process runs again
+                    # carries this request's reason
+                    taken = True
+                    raise ControlError("timed out: " + STOPPED % (pid, pid) + "; the request stays in %s and "
+                                       "is handled then" % cdir.file(cmd_name))
                 if cdir.exists(cmd_name):
                     raise ControlError("timed out: process %d did not take the request (%s stays "
                                        "unread; is its signal handled?)" % (pid, cdir.file(cmd_name)))
