@@ -17,8 +17,9 @@ from typing import Dict, List, Optional, Tuple
 from . import latency as _latency
 from .latency import LATENCY_PREFIX, SCHEME_PREFIX
 from .model import CallgrindFormatError, Violation
-from .tokens import (CONTINUED_PREFIX, VISITS_PREFIX, _COST_CHARS, _RECURSION_SUFFIX_RE,
-                     _T_ASSOC, _T_BLANK, _T_COMMENT, _T_SPEC, _split_name, _token)
+from .tokens import (CONTINUED_PREFIX, VISITS_PREFIX, _COST_CHARS, _DECIMAL_RE, _NUMBER_RE,
+                     _RECURSION_SUFFIX_RE, _SUBPOS_RE, _T_ASSOC, _T_BLANK, _T_COMMENT, _T_SPEC,
+                     _split_name, _token)
 
 
 class Digest:
@@ -590,6 +591,44 @@ def _flat_of_arcs(arcs) -> Dict[Tuple[str, str], List[int]]:
     return out
 
 
+_POSITION_WORD = {"line": "line number", "instr": "instruction address"}
+
+
+def unreadable(raw: str, positions: List[str], events: List[str]) -> str:
+    """Why a line the digest could not read is wrong, in the format's words:
+    the word that is not what it should be, and what the line should hold
+    (never Python's message about int())."""
+    line = raw.rstrip("\r\n")
+    pos = " ".join(positions) or "line"
+    where = ("a cost line holds its position (%s: each a number, decimal or 0x hex, or +N, -N or * "
+             "relative to the line before) then its costs (%s: numbers, decimal or 0x hex)"
+             % (pos, " ".join(events) or "the events'"))
+    if line[:1] in _COST_CHARS and line[:1]:
+        for k, t in enumerate(line.split()):
+            if k < len(positions):
+                if not _SUBPOS_RE.match(t):
+                    return "%r is not a %s: %s" % (t, _POSITION_WORD.get(positions[k], positions[k]), where)
+            elif not _NUMBER_RE.match(t):
+                name = events[k - len(positions)] if k - len(positions) < len(events) else "cost"
+                return "%r is not a number (%s): %s" % (t, name, where)
+        return "cannot read the cost line %r: %s" % (line, where)
+    key, eq, value = line.partition("=")
+    if eq and key in ("calls", "jump", "jcnd"):
+        words = value.split()
+        counts = 2 if key == "jcnd" else 1
+        what = ("%s= holds the number of %s (decimal)%s, then the target's position (%s)"
+                % (key, "calls" if key == "calls" else "jumps", ", the times it was taken" if key == "jcnd"
+                   else "", pos))
+        for k, t in enumerate(words):
+            if k < counts and not _DECIMAL_RE.match(t):
+                return "%r is not a count: %s" % (t, what)
+            if k >= counts and not _SUBPOS_RE.match(t):
+                word = positions[k - counts] if k - counts < len(positions) else "position"
+                return "%r is not a %s: %s" % (t, _POSITION_WORD.get(word, word), what)
+        return "cannot read the line %r: %s" % (line, what)
+    return "cannot read the line %r" % line
+
+
 def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, sites: bool) -> Digest:
     """digest() line by line: every view (the lines, the call sites), and
     the files the fast path leaves to it.
@@ -672,6 +711,7 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
         return i
 
     lineno = 0
+    raw = ""
     # The tables hold no cycle: the cyclic collector, run again and again
     # as they grow, would only walk them (half the time on a 100 MB file).
     collecting = gc.isenabled()
@@ -838,8 +878,8 @@ def _digest_lines(path: str, event: Optional[str], lines: bool, fold: bool, site
                 bad(lineno, "cost line before any fn=")
             self_cost[fn] = self_cost.get(fn, 0) + acc
             total += acc
-      except (ValueError, IndexError, KeyError) as e:
-        bad(lineno, "cannot read the line (%s)" % e)
+      except (ValueError, IndexError, KeyError):
+        bad(lineno, unreadable(raw, d.positions, d.events))
       finally:
         if collecting:
             gc.enable()

@@ -283,6 +283,37 @@ class AgainstLineReader(Base):
         self.assertEqual(str(fast.exception), str(lines.exception))
         self.assertIn(":20: id (9) is not defined", str(fast.exception))
 
+    def test_garbled_words_named_in_the_format_s_words(self):
+        """Issue 41: a garbled word was reported in Python's words, "cannot
+        read the line (invalid literal for int() with base 10: '200D000')";
+        the message names the word and what the line should hold."""
+        head = "version: 1\npositions: line\nevents: ns calls\nfl=a.c\nfn=main\n"
+        cases = [
+            ("200D000 5\n", "'200D000' is not a line number: a cost line holds its position (line: each a "
+             "number, decimal or 0x hex, or +N, -N or * relative to the line before) then its costs (ns calls: "
+             "numbers, decimal or 0x hex)"),
+            ("3 1y 5\n", "'1y' is not a number (ns): a cost line holds its position"),
+            ("3 5\ncfn=f\ncalls=1x 3\n3 4\n", "'1x' is not a count: calls= holds the number of calls "
+             "(decimal), then the target's position (line)"),
+        ]
+        for body, want in cases:
+            path = self.write("garbled", head + body)
+            # the line views read every word; the flat profile and the arcs
+            # only the positions and the event they need: a word they skip
+            # is no error to them, one they read is named alike
+            for read, must in ((lambda: reader.digest(path, lines=True), True),
+                               (lambda: reader.digest(path, flat=True), False),
+                               (lambda: digests._digest_lines(path, None, False, True, False), False)):
+                try:
+                    read()
+                except reader.CallgrindFormatError as e:
+                    self.assertIn(want, str(e))
+                    self.assertNotIn("invalid literal", str(e))
+                    line = 6 if body.count("\n") == 1 else 8
+                    self.assertTrue(str(e).startswith("%s:%d: " % (path, line)), str(e))
+                else:
+                    self.assertFalse(must, body)
+
     def test_header_after_the_body(self):
         late = CGPROF.replace("totals: 0\n", "positions: line\n0x1 1 5\ntotals: 0\n")
         self.same_as_line_reader(self.write("late", late))
