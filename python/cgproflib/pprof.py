@@ -352,6 +352,7 @@ def build(parts, symbols, mtimes=None):
     unit_id = s("id")
     key_latency, unit_ns = s("latency"), s("nanoseconds")
     nsamples = 0
+    no_self = 0      # samples of a path with calls or time but no self time
     for p in parts:
         labels = []
         if p.name:
@@ -374,6 +375,7 @@ def build(parts, symbols, mtimes=None):
                 values.append(0)
             if not any(values):
                 continue
+            no_self += 0 if self_ else 1
             locs = frames(p.pid, names)
             est = not p.exact and any(n in p.estimated for n in names)
             bound = bound_label if calls and names[-1] in p.lower_bounds else b""
@@ -439,6 +441,14 @@ def build(parts, symbols, mtimes=None):
                                             "its calls' inclusive times, labelled latency = the bucket's middle, "
                                             "within 12.5%; -tags -sample_index=latency_calls -focus=FN)"
                                             if latency else ""))
+    if no_self:
+        # what -traces shows, by the default type: a path whose time is all
+        # its callees' is a sample of self time 0, kept for its calls and
+        # inclusive time (leaving it out would lose them)
+        comments.append("samples of %s 0 (%d of %d here, in -traces): call paths whose time is all their callees' "
+                        "(a caller's frame with no time of its own), kept for their calls and inclusive time: "
+                        "-sample_index=calls or -sample_index=%s shows them"
+                        % (tname("self"), no_self, nsamples, tname("inclusive")))
     if bounds:
         b = sorted(bounds)
         comments.append("calls that are a lower bound (a throttled function's, counted until it was throttled; the "
