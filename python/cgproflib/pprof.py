@@ -37,7 +37,7 @@ import re
 import sys
 import types
 
-from . import elf, estimate, flame, messages, naming, paths, reader, report
+from . import cmdline, elf, estimate, flame, messages, naming, paths, reader, report
 from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 
 PROG = "cgprof pprof"
@@ -534,34 +534,18 @@ def help_text():
 
 
 def parse_args(argv):
-    out, whats, i = None, [], 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--":
-            whats += argv[i:]
-            break
-        if arg in ("-h", "--help"):
-            return None, None
-        if not arg.startswith("-") or arg == "-":
-            whats.append(arg)
-            continue
-        if arg in ("-o", "--out"):
-            if i >= len(argv):
-                raise UsageError("option %s needs a file name" % arg)
-            out = argv[i]
-            i += 1
-        elif arg.startswith("--out="):
-            out = arg[len("--out="):]
-        elif arg.startswith("-o") and len(arg) > 2:
-            out = arg[2:]
-        else:
-            raise UsageError("unknown option %r (cgprof pprof --help lists them)" % arg)
-        if not out:
-            raise UsageError("-o needs a file name")
-    if not whats:
+    """(out, whats), or (None, None) for --help; UsageError."""
+    ap = cmdline.Parser("cgprof pprof", UsageError)
+    ap.add_argument("-o", "--out")
+    ap.add_argument("whats", nargs="*")
+    a = ap.parse(argv)
+    if a.help:
+        return None, None
+    if a.out is not None and not a.out:
+        raise UsageError("-o needs a file name")
+    if not a.whats:
         raise UsageError("nothing to read: give a run's prefix, files or a directory\n" + USAGE)
-    return out, whats
+    return a.out, a.whats
 
 
 def main(argv=None):
