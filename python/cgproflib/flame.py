@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from . import estimate, flamehtml, messages, naming, report
+from . import cmdline, estimate, flamehtml, messages, naming, report
 from .paths import (ESTIMATE_MARK, collect, escape_frame, default_run_name, load, looked_for, read, shown,
                     sum_trees, threads_of, Tree)
 
@@ -342,52 +342,25 @@ def flame_help():
     ]) + "\n"
 
 
-class FlameArgs:
-    def __init__(self):
-        self.out = None
-        self.threads = "each"
-        self.threads_given = False
-        self.diff = False
-        self.whats = []
-        self.help = False
-
-
 def parse_flame_args(argv):
-    a = FlameArgs()
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--":
-            a.whats += argv[i:]
-            break
-        if arg in ("-h", "--help"):
-            a.help = True
-            return a
-        if not arg.startswith("-") or arg == "-":
-            a.whats.append(arg)
-            continue
-        if arg == "--diff":
-            # a flag: the two runs are the WHATs (--diff A B, A --diff B)
-            a.diff = True
-            continue
-        name, eq, value = arg.partition("=")
-        if name not in ("--out", "--threads"):
-            raise UsageError("unknown option %r (cgprof flame --help lists them)" % arg)
-        if not eq:
-            if i >= len(argv):
-                raise UsageError("option %s needs a value" % name)
-            value = argv[i]
-            i += 1
-        if name == "--out":
-            if not value:
-                raise UsageError("--out needs a prefix to name the files with")
-            a.out = value
-        elif value not in ("sum", "each"):
-            raise UsageError("--threads=%r: accepted: sum|each" % value)
-        else:
-            a.threads = value
-            a.threads_given = True
+    """The namespace of cgprof flame's command line: out, threads,
+    threads_given, diff, whats, help; UsageError."""
+    ap = cmdline.Parser("cgprof flame", UsageError)
+    ap.add_argument("--out")
+    ap.add_argument("--threads")
+    # a flag: the two runs are the WHATs (--diff A B, A --diff B)
+    ap.add_argument("--diff", action="store_true")
+    ap.add_argument("whats", nargs="*")
+    a = ap.parse(argv)
+    if a.help:
+        return a
+    if a.out is not None and not a.out:
+        raise UsageError("--out needs a prefix to name the files with")
+    a.threads_given = a.threads is not None
+    if a.threads is None:
+        a.threads = "each"
+    elif a.threads not in ("sum", "each"):
+        raise UsageError("--threads=%r: accepted: sum|each" % a.threads)
     if a.diff:
         if len(a.whats) != 2:
             raise UsageError("--diff A B reads two runs, no more, no less: %s" %

@@ -37,7 +37,7 @@ import re
 import sys
 import types
 
-from . import elf, estimate, flame, messages, naming, paths, reader, report
+from . import cmdline, elf, estimate, flame, messages, naming, paths, reader, report
 from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 
 PROG = "cgprof pprof"
@@ -352,6 +352,7 @@ def build(parts, symbols, mtimes=None):
     unit_id = s("id")
     key_latency, unit_ns = s("latency"), s("nanoseconds")
     nsamples = 0
+    no_self = 0      # samples of a path with calls or time but no self time
     for p in parts:
         labels = []
         if p.name:
@@ -374,6 +375,7 @@ def build(parts, symbols, mtimes=None):
                 values.append(0)
             if not any(values):
                 continue
+            no_self += 0 if self_ else 1
             locs = frames(p.pid, names)
             est = not p.exact and any(n in p.estimated for n in names)
             bound = bound_label if calls and names[-1] in p.lower_bounds else b""
@@ -439,6 +441,14 @@ def build(parts, symbols, mtimes=None):
                                             "its calls' inclusive times, labelled latency = the bucket's middle, "
                                             "within 12.5%; -tags -sample_index=latency_calls -focus=FN)"
                                             if latency else ""))
+    if no_self:
+        # what -traces shows, by the default type: a path whose time is all
+        # its callees' is a sample of self time 0, kept for its calls and
+        # inclusive time (leaving it out would lose them)
+        comments.append("samples of %s 0 (%d of %d here, in -traces): call paths whose time is all their callees' "
+                        "(a caller's frame with no time of its own), kept for their calls and inclusive time: "
+                        "-sample_index=calls or -sample_index=%s shows them"
+                        % (tname("self"), no_self, nsamples, tname("inclusive")))
     if bounds:
         b = sorted(bounds)
         comments.append("calls that are a lower bound (a throttled function's, counted until it was throttled; the "
@@ -524,34 +534,18 @@ def help_text():
 
 
 def parse_args(argv):
-    out, whats, i = None, [], 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--":
-            whats += argv[i:]
-            break
-        if arg in ("-h", "--help"):
-            return None, None
-        if not arg.startswith("-") or arg == "-":
-            whats.append(arg)
-            continue
-        if arg in ("-o", "--out"):
-            if i >= len(argv):
-                raise UsageError("option %s needs a file name" % arg)
-            out = argv[i]
-            i += 1
-        elif arg.startswith("--out="):
-            out = arg[len("--out="):]
-        elif arg.startswith("-o") and len(arg) > 2:
-            out = arg[2:]
-        else:
-            raise UsageError("unknown option %r (cgprof pprof --help lists them)" % arg)
-        if not out:
-            raise UsageError("-o needs a file name")
-    if not whats:
+    """(out, whats), or (None, None) for --help; UsageError."""
+    ap = cmdline.Parser("cgprof pprof", UsageError)
+    ap.add_argument("-o", "--out")
+    ap.add_argument("whats", nargs="*")
+    a = ap.parse(argv)
+    if a.help:
+        return None, None
+    if a.out is not None and not a.out:
+        raise UsageError("-o needs a file name")
+    if not a.whats:
         raise UsageError("nothing to read: give a run's prefix, files or a directory\n" + USAGE)
-    return out, whats
+    return a.out, a.whats
 
 
 def main(argv=None):

@@ -44,6 +44,8 @@ SCRIPT = os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof-control")
 #   stray      on the first signal, first move done as a plain signal handled
 #              just then would, then take the command 0.3 s later
 #   exit       exit at the first signal, without handling it
+#   stopself   at the first signal, stop itself (SIGSTOP) before it takes
+#              the command file; it takes it once continued
 # It prints "ready" once its handler and status file are in place, appends
 # each command it handles to <output dir>/fake.log, and on "dump" writes
 # two files callgrind.out.<pid>.<part>-01/-02 into <output dir>/out dir
@@ -97,6 +99,8 @@ def handle(first):
         os._exit(0)
     if "ignore" in options:
         return
+    if "stopself" in options and first:
+        os.kill(pid, signal.SIGSTOP)
     if "stray" in options and first:
         state["done"] += 1
         write_status()
@@ -185,6 +189,18 @@ class Fake:
                 return f.read().splitlines()
         except FileNotFoundError:
             return []
+
+
+def wait_stopped(test, pid):
+    """Until /proc says pid is stopped (state T)."""
+    deadline = time.monotonic() + cgtest.limit(10)
+    while True:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+        if data[data.rfind(b")") + 2:][:1] == b"T":
+            return
+        test.assertLess(time.monotonic(), deadline, "process %d never stopped" % pid)
+        time.sleep(0.01)
 
 
 def open_files(pid):
@@ -481,6 +497,49 @@ class Requests(ControlTestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("did not finish", p.stderr)
         self.assertEqual(fake.log(), ["zero"])
+
+    def test_stopped_process_refused_at_once(self):
+        """Issue 41: -d on a stopped process (SIGSTOP) waited out its
+        timeout, and the signal it had sent, pending, made a plain dump
+        ("Trigger: Signal SIGUSR1") once the process ran again, its command
+        file removed. Now it is refused at once, saying why, with nothing
+        written or sent: continued, the process makes no part of its own,
+        and the next request is served with its reason."""
+        fake = Fake(self, self.cdir)
+        os.kill(fake.pid, signal.SIGSTOP)
+        self.addCleanup(os.kill, fake.pid, signal.SIGCONT)
+        wait_stopped(self, fake.pid)
+        p = self.control("--timeout", "2", "-d", "while-stopped", fake.pid)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("process %d is stopped" % fake.pid, p.stderr)
+        self.assertIn("kill -CONT %d" % fake.pid, p.stderr)
+        self.assertIn("nothing sent", p.stderr)
+        self.assertNotIn("timed out", p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.cdir, "%d.cmd" % fake.pid)))
+        os.kill(fake.pid, signal.SIGCONT)
+        p = self.control("-d", "after", fake.pid)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(fake.log(), ["dump after"], "no plain signal's dump in between")
+
+    def test_stopped_while_waiting_keeps_the_request(self):
+        """Stopped after the signal was sent and before it took the command
+        file: at the timeout the control says so and leaves the command
+        file, so that the dump the pending signal makes when the process
+        runs again carries the reason given, not a plain signal's."""
+        fake = Fake(self, self.cdir, options="map,stopself")
+        self.addCleanup(os.kill, fake.pid, signal.SIGCONT)
+        p = self.control("--timeout", str(cgtest.limit(3)), "-d", "kept reason", fake.pid)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("timed out: process %d is stopped" % fake.pid, p.stderr)
+        self.assertIn("the request stays in", p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.cdir, "%d.cmd" % fake.pid)))
+        os.kill(fake.pid, signal.SIGCONT)
+        deadline = time.monotonic() + cgtest.limit(10)
+        while not fake.log():
+            self.assertLess(time.monotonic(), deadline, "the continued fake handled nothing")
+            time.sleep(0.02)
+        self.assertEqual(fake.log(), ["dump kept reason"])
 
     def test_exit_while_waiting(self):
         fake = Fake(self, self.cdir, options="map,exit")
@@ -867,6 +926,24 @@ class RealRuntime(ControlTestCase):
         self.assertIsNone(proc.poll())
         self.finish(proc)
         self.assertEqual(sorted(self.parts(proc.pid)), [1, 2])
+
+    def test_stopped_server_refused(self):
+        """Issue 41 with the real runtime: -d REASON on a stopped server is
+        refused at once, and once it runs again it writes no part of a
+        plain signal ("Trigger: Signal SIGUSR1"): the next dump is part 1,
+        with its reason."""
+        proc = self.start_server("-n", "0")
+        os.kill(proc.pid, signal.SIGSTOP)
+        self.addCleanup(lambda: proc.poll() is None and os.kill(proc.pid, signal.SIGCONT))
+        wait_stopped(self, proc.pid)
+        p = self.control("--timeout", "2", "-d", "while-stopped", proc.pid)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("is stopped", p.stderr)
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.5)     # what a pending signal would have done by now
+        self.assertEqual(self.status(proc.pid).parts, 0)
+        self.dump(proc.pid, "after", 1)
+        self.finish(proc)
 
     def test_blocked_threads_dump_promptly(self):
         """-s: the workers sit in pthread_cond_wait; a dump still has a file

@@ -400,6 +400,30 @@ class Programs(Base):
                                ("main", "render", "spin"), ("main", "layout"), ("main", "layout", "spin")})
         self.check_estimated(d, {"exact", "estimated"})
 
+    def test_samples_of_no_self_time_said(self):
+        """Issue 41: -traces listed samples of value 0 unexplained: the call
+        paths whose time is all their callees' (main's, in sampled time,
+        which no sample finds in main itself), kept for their calls and
+        inclusive time. The profile's comments, which -traces prints
+        first, say what they are and how many."""
+        d, _ = self.run_paths([cgtest.prog("flame")], env={"CGPROF_TIME": "sample"})
+        f = self.pprof(d)
+        traces = self.go.traces(f)
+        zero = [stack for _, v, stack in traces if not v]
+        self.assertIn(("main",), zero, "main, which only calls, has no sample of its own")
+        out = self.go("-traces", f)
+        self.assertIn("samples of self_time 0 (%d of %d here, in -traces): call paths whose time is all their "
+                      "callees'" % (len(zero), len(traces)), out)
+        # each of them has calls: what it is kept for
+        calls = {s for _, v, s in self.go.traces(f, "-sample_index=calls") if v}
+        for stack in zero:
+            self.assertIn(stack, calls)
+        # a profile with none says nothing of them
+        d, _ = self.run_paths([cgtest.prog("flame")], env={"CGPROF_TIME": "exact"})
+        f = self.pprof(d)
+        if all(v for _, v, _ in self.go.traces(f)):
+            self.assertNotIn("samples of self_time 0", self.go("-traces", f))
+
     def test_lower_bounds_labelled(self):
         """Issue 38 (4): -sample_index=calls ranked throttled functions by
         the count at which they were throttled, unmarked: their samples

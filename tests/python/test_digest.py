@@ -19,7 +19,7 @@ import sys
 import tempfile
 import unittest
 
-from cgproflib import reader, report
+from cgproflib import digests, reader, report
 
 # the tests' one time limit (cgtest.limit: CGPROF_TIMEOUT_MULTIPLIER)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -188,8 +188,8 @@ class Base(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="cgprof-digest-")
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.dir]))
-        self.block = reader._FAST_BLOCK
-        self.addCleanup(setattr, reader, "_FAST_BLOCK", self.block)
+        self.block = digests._FAST_BLOCK
+        self.addCleanup(setattr, digests, "_FAST_BLOCK", self.block)
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)
@@ -200,12 +200,12 @@ class Base(unittest.TestCase):
     def same_as_line_reader(self, path, event=None):
         """digest(flat=True) and digest(sites=False), whichever way they
         read, against the line reader: every table, the same order."""
-        lines = reader._digest_lines(path, event, False, True, False)
+        lines = digests._digest_lines(path, event, False, True, False)
         fast = reader.digest(path, event, flat=True)
         self.assertEqual(fast.total, lines.total)
         self.assertEqual(list(fast.self_cost.items()), list(lines.self_cost.items()))
         self.assertEqual(list(fast.files.items()), list(lines.files.items()))
-        want = reader._flat_of_arcs(lines.arcs)
+        want = digests._flat_of_arcs(lines.arcs)
         self.assertEqual(list(fast.flat.items()), list(want.items()))
         self.assertEqual((fast.events, fast.event, fast.desc, fast.pid, fast.thread, fast.part, fast.cmd),
                          (lines.events, lines.event, lines.desc, lines.pid, lines.thread, lines.part, lines.cmd))
@@ -232,7 +232,7 @@ class AgainstStrict(Base):
         self.assertGreater(len(got), 8000)
         # read in small blocks: tokens cut anywhere are read line by line
         for block in (4096, 65536):
-            reader._FAST_BLOCK = block
+            digests._FAST_BLOCK = block
             self.check(path)
 
     def test_cgprof_file(self):
@@ -247,7 +247,7 @@ class AgainstStrict(Base):
     def test_every_block_boundary(self):
         path = self.write("cg", CGPROF)
         for block in range(1, len(CGPROF) + 2):
-            reader._FAST_BLOCK = block
+            digests._FAST_BLOCK = block
             self.check(path)
 
 
@@ -256,9 +256,9 @@ class AgainstLineReader(Base):
         path = self.write("corners", CORNERS)
         for event in (None, "Ir", "Dr"):
             for block in (1, 7, 64, 1 << 20):
-                reader._FAST_BLOCK = block
+                digests._FAST_BLOCK = block
                 d = self.same_as_line_reader(path, event)
-        reader._FAST_BLOCK = self.block
+        digests._FAST_BLOCK = self.block
         got = flat_numbers(reader.digest(path, "Ir", flat=True))
         # fib'2 folded into fib (its own fn= too); fib -> fib'2 and fib ->
         # fib are recursive; 0x10 is 16; the lines after jump= and jcnd= are
@@ -279,9 +279,40 @@ class AgainstLineReader(Base):
         with self.assertRaises(reader.CallgrindFormatError) as fast:
             reader.digest(path, flat=True)
         with self.assertRaises(reader.CallgrindFormatError) as lines:
-            reader._digest_lines(path, None, False, True, False)
+            digests._digest_lines(path, None, False, True, False)
         self.assertEqual(str(fast.exception), str(lines.exception))
         self.assertIn(":20: id (9) is not defined", str(fast.exception))
+
+    def test_garbled_words_named_in_the_format_s_words(self):
+        """Issue 41: a garbled word was reported in Python's words, "cannot
+        read the line (invalid literal for int() with base 10: '200D000')";
+        the message names the word and what the line should hold."""
+        head = "version: 1\npositions: line\nevents: ns calls\nfl=a.c\nfn=main\n"
+        cases = [
+            ("200D000 5\n", "'200D000' is not a line number: a cost line holds its position (line: each a "
+             "number, decimal or 0x hex, or +N, -N or * relative to the line before) then its costs (ns calls: "
+             "numbers, decimal or 0x hex)"),
+            ("3 1y 5\n", "'1y' is not a number (ns): a cost line holds its position"),
+            ("3 5\ncfn=f\ncalls=1x 3\n3 4\n", "'1x' is not a count: calls= holds the number of calls "
+             "(decimal), then the target's position (line)"),
+        ]
+        for body, want in cases:
+            path = self.write("garbled", head + body)
+            # the line views read every word; the flat profile and the arcs
+            # only the positions and the event they need: a word they skip
+            # is no error to them, one they read is named alike
+            for read, must in ((lambda: reader.digest(path, lines=True), True),
+                               (lambda: reader.digest(path, flat=True), False),
+                               (lambda: digests._digest_lines(path, None, False, True, False), False)):
+                try:
+                    read()
+                except reader.CallgrindFormatError as e:
+                    self.assertIn(want, str(e))
+                    self.assertNotIn("invalid literal", str(e))
+                    line = 6 if body.count("\n") == 1 else 8
+                    self.assertTrue(str(e).startswith("%s:%d: " % (path, line)), str(e))
+                else:
+                    self.assertFalse(must, body)
 
     def test_header_after_the_body(self):
         late = CGPROF.replace("totals: 0\n", "positions: line\n0x1 1 5\ntotals: 0\n")
@@ -333,7 +364,7 @@ class TopFunctions(Base):
 
     def check(self, path):
         old = report.Group()
-        old.add(reader._digest_lines(path, None, False, True, False))
+        old.add(digests._digest_lines(path, None, False, True, False))
         new = report.Group()
         new.add(reader.digest(path, flat=True))
         self.assertFalse(new.arcs)
