@@ -299,9 +299,10 @@ void cg_ring_set_up(void)
     unw_addr_space_t as = u->create_addr_space(&accessors, 0);
     if (!as)
         return;
-    /* no cache: one address space for every thread, and no lock */
+    /* a cache per thread, as the signals' walks have: no lock (a hook
+     * may run in a signal handler that interrupted this very thread) */
     if (u->set_caching_policy)
-        u->set_caching_policy(as, UNW_CACHE_NONE);
+        u->set_caching_policy(as, UNW_CACHE_PER_THREAD);
     unw = u;
     __atomic_store_n(&space, as, __ATOMIC_RELEASE);
 }
