@@ -387,7 +387,18 @@ static void fill(struct cg_count_table *tab, struct cg_count_slot *s, uintptr_t 
  * stack pointer: in a function entered, that function; else 0 (the caller
  * is then unwound for). One system call instead of an unwinding, which
  * took longer than a 20 us signal period (tests/progs/sigstorm). */
-static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t site, uintptr_t sp)
+/* Whether pc is in libcgprof.so's code (not when the runtime is linked
+ * into the program: the program's code is there too). No lock, no
+ * system call (_dl_find_object). */
+static int in_runtime(uintptr_t pc)
+{
+    struct dl_find_object o, own;
+    if (_dl_find_object((void *)pc, &o) != 0 || _dl_find_object((void *)(uintptr_t)cg_count_slow, &own) != 0)
+        return 0;
+    return o.dlfo_link_map == own.dlfo_link_map && own.dlfo_link_map->l_name && own.dlfo_link_map->l_name[0];
+}
+
+static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t site, uintptr_t sp, uintptr_t self)
 {
 #if defined(__x86_64__)
     uintptr_t from = sp;
@@ -397,50 +408,83 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
         /* page by page up to the trampoline's word (a read that crosses
          * the stack's end fails whole): one read, most times */
         uintptr_t w[512], at = 0;
-        for (int pages = 0; pages < 4 && !at; pages++) {
+        ucontext_t uc;
+        /* above cgprof's own handler (libunwind's walks take tens of kB of
+         * stack), further */
+        for (int pages = 0; pages < (nested ? 32 : 4) && !at; pages++) {
             size_t len = 4096 - (from & 4095);
             if (cg_proc_peek(from, w, len) != 0)
                 return 0;
-            for (size_t i = 0; i < len / sizeof w[0]; i++)
-                if (w[i] == site) {
-                    at = from + i * sizeof w[0];
-                    break;
-                }
+            for (size_t i = 0; i < len / sizeof w[0] && !at; i++) {
+                if (w[i] != site)
+                    continue;
+                /* the kernel's frame: its ucontext's saved stack pointer is
+                 * above it and its FPU state pointer inside it, a little
+                 * above. Not a stale one in the handler's own frame, below
+                 * its return address (its locals, not yet written): the
+                 * frame of a signal (cgprof's sampling one) that
+                 * interrupted this same handler at this same depth before,
+                 * whole and well formed, but interrupting the handler
+                 * itself, which the signal it runs for blocks
+                 * (test_counting: on_signal -> on_signal, 2 runs in 16) */
+                uintptr_t cand = from + i * sizeof w[0];
+                if (cg_proc_peek(cand + sizeof(uintptr_t), &uc, sizeof uc) != 0)
+                    continue;
+                uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], fp = (uintptr_t)uc.uc_mcontext.fpregs;
+                if (usp > cand && fp > cand && fp - cand < 16384 &&
+                    (nested || !self || map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP])) != self))
+                    at = cand;
+            }
             if (!at)
                 from += len;
         }
         if (!at)
             return 0;
-        ucontext_t uc;
-        if (cg_proc_peek(at + sizeof(uintptr_t), &uc, sizeof uc) != 0)
-            return 0;
-        uintptr_t f = map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP]));
+        uintptr_t rip = (uintptr_t)uc.uc_mcontext.gregs[REG_RIP];
+        uintptr_t f = map_get(e, function_of(rip));
         if (f)
             return f;
-        /* in a hook (or code without hooks it was called from, its own
-         * prologue): the return address it will go back to, among the
-         * first words at its stack pointer */
         uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], top[8];
-        if (cg_proc_peek(usp, top, sizeof top) == 0)
+        /* in cgprof's own code (its sampler's handler): the frame above
+         * that one says what was interrupted; the words at its stack
+         * pointer are cgprof's, and may still hold a return address into
+         * a handler that ran at that depth before (on_signal ->
+         * on_signal, 1 run of test_counting in 7) */
+        if (!in_runtime(rip) && cg_proc_peek(usp, top, sizeof top) == 0)
+            /* in code without hooks (the program's PLT entry of a hook,
+             * a libc function): the return address it will go back to,
+             * among the first words at its stack pointer */
             for (unsigned k = 0; k < 8; k++)
                 if ((f = map_get(e, function_of(top[k]))) != 0)
                     return f;
         from = usp;
     }
 #else
-    (void)e, (void)site, (void)sp;
+    (void)e, (void)site, (void)sp, (void)self;
 #endif
     return 0;
 }
 
-/* A signal handler's call: its arc from the interrupted function, counted
- * on the arc itself (the readings add the slots' counts to the arcs'). */
-static void count_handler(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp)
+/* The caller of signal handler fn whose enter hook returns to ret from the
+ * trampoline site, its call frame address sp: read while its signal frame
+ * is on the stack. */
+static uintptr_t handler_caller(const struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp)
+{
+    const struct cg_count_map *e = __atomic_load_n(&c->count_entries, __ATOMIC_ACQUIRE);
+    uintptr_t caller = handler_caller_fast(e, site, sp, fn);
+    /* the handler itself is no answer (the signal it runs for is blocked
+     * in it): stale words were read; libunwind follows the frames */
+    return caller && caller != fn ? caller : interrupted_caller(e);
+}
+
+/* A signal handler's call: its arc from the interrupted function (known,
+ * or found now), counted on the arc itself (the readings add the slots'
+ * counts to the arcs'). */
+static void count_handler(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp,
+                          const uintptr_t *known)
 {
     struct cg_costs *c = &t->costs;
-    uintptr_t caller = handler_caller_fast(c->count_entries, site, sp);
-    if (!caller)
-        caller = interrupted_caller(c->count_entries);
+    uintptr_t caller = known ? *known : handler_caller(c, fn, site, sp);
     uint32_t arc = cg_arc_find(c, caller, site, fn, 0, ret);
     if (arc == CG_SINK) {
         CG_COUNT(c->lost);
@@ -451,7 +495,8 @@ static void count_handler(struct cg_thread *t, uintptr_t fn, uintptr_t site, uin
         CG_COUNT(c->lost);
 }
 
-static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp);
+static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp,
+                      const uintptr_t *known);
 
 void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp)
 {
@@ -465,6 +510,24 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
             t->count_deferred[n].site = site;
             t->count_deferred[n].ret = ret;
             t->count_deferred[n].sp = sp;
+            /* a handler's caller is read from its signal frame, which is
+             * gone when the call is counted (the words there by then are
+             * anything: on_signal -> on_signal, 1 run of test_counting in
+             * 7): found now, the maps read as the sampler reads them; not
+             * by libunwind, which the slow path interrupted may be in (0,
+             * the caller unknown, when the frame alone does not say) */
+            /* In a counting hook's slow path: the function it counts the
+             * call or exit of, as the hooks' stack would have it */
+            uintptr_t caller = 0;
+            if (at_sigreturn(site)) {
+                caller = t->count_current;
+                if (!caller)
+                    caller = handler_caller_fast(__atomic_load_n(&t->costs.count_entries, __ATOMIC_ACQUIRE), site, sp,
+                                                 fn);
+                if (caller == fn)
+                    caller = 0;
+            }
+            t->count_deferred[n].caller = caller;
             cg_signal_fence();
             t->count_ndeferred = n + 1;
         } else {
@@ -476,13 +539,17 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
     for (;;) {
         t->guard = CG_GUARD_HOOK;
         cg_signal_fence();
-        if (fn)
-            count_one(t, fn, site, ret, sp);
+        if (fn) {
+            t->count_current = fn;
+            cg_signal_fence();
+            count_one(t, fn, site, ret, sp, NULL);
+            t->count_current = 0;
+        }
         fn = 0;
         /* the calls of handlers that came meanwhile, oldest first */
         for (uint32_t i = 0; i < t->count_ndeferred; i++)
             count_one(t, t->count_deferred[i].fn, t->count_deferred[i].site, t->count_deferred[i].ret,
-                      t->count_deferred[i].sp);
+                      t->count_deferred[i].sp, &t->count_deferred[i].caller);
         t->count_ndeferred = 0;
         cg_signal_fence();
         t->guard = 0;
@@ -494,8 +561,10 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
     errno = saved;
 }
 
-/* One call counted, t's guard held. */
-static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp)
+/* One call counted, t's guard held; known: a deferred handler call's
+ * caller, found when it came. */
+static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t ret, uintptr_t sp,
+                      const uintptr_t *known)
 {
     struct cg_costs *c = &t->costs;
     struct cg_count_table *tab = c->count;
@@ -529,7 +598,7 @@ static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr
         }
     }
     if (at_sigreturn(site)) {
-        count_handler(t, fn, site, ret, sp);
+        count_handler(t, fn, site, ret, sp, known);
         goto out;
     }
     /* an inlined copy's enter hook (not its function's own): folded into
@@ -565,7 +634,10 @@ void cg_count_exit_slow(struct cg_thread *t, uintptr_t fn, uintptr_t ret)
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
     int saved = errno;
+    t->count_current = fn;
+    cg_signal_fence();
     cg_takeback_exit(fn, ret, CG_TB_COUNTING, 0);
+    t->count_current = 0;
     t->count_exits[(ret >> 4 ^ ret >> 10) & (CG_COUNT_EXITS - 1)] = ret;
     errno = saved;
     cg_count_release(t);

@@ -746,7 +746,15 @@ static int install_on(int sig)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sample;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
+    /* every signal blocked while it runs: no handler of the program's
+     * runs on top of it (the counting hooks' deferred calls of a handler
+     * that interrupted the sampler could not tell their caller: its
+     * signal frame is gone when they are counted); but a fault's, which
+     * the kernel would turn into the process's end when blocked */
+    sigfillset(&sa.sa_mask);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+    for (unsigned i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&sa.sa_mask, faults[i]);
     if (cg_real_sigaction()(sig, &sa, NULL) != 0)
         return 0;
     program_view = old;

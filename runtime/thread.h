@@ -139,8 +139,12 @@ struct cg_thread {
      * its slow path (counted when it ends) */
     struct {
         uintptr_t fn, site, ret, sp;
+        uintptr_t caller; /* a handler's caller, found as it was deferred */
     } count_deferred[16]; /* CG_COUNT_DEFERRED */
     volatile uint32_t count_ndeferred;
+    /* the function whose call (or exit) a counting hook's slow path is
+     * counting: a handler deferred meanwhile was called from it */
+    volatile uintptr_t count_current;
     /* counting.h's exit hook call sites met (CGPROF_STACKS=unwind) */
     uintptr_t count_exits[64]; /* CG_COUNT_EXITS */
 
