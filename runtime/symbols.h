@@ -38,6 +38,11 @@ int cg_syms_object_of(const void *dlopen_handle, char **path, uintptr_t *bias, u
  * failure (the dump then writes raw addresses). */
 struct cg_syms *cg_syms_open(struct cg_gone *gone);
 void cg_syms_close(struct cg_syms *s);
+/* Why session s (NULL: none could be opened) names no source lines and
+ * only exported functions (libdw could not be loaded, or read no object;
+ * the addresses are then named from the loader's tables), or NULL when
+ * it has libdw's names and lines. */
+const char *cg_syms_without_libdw(const struct cg_syms *s);
 /* Whether libdwfl holds descriptors for the session (a separate debug
  * file, an unloaded object's file): the program would see them, so the
  * session is closed when the dump that used it ends. */
