@@ -796,6 +796,52 @@ class Memcheck(Guest):
         self.assertEqual(bare.returncode, 99, "memcheck found nothing of cgprof's: is cgprof.supp still needed?")
 
 
+class SmallStack(Guest):
+    # A thread with a 64 kB stack whose last part names a C++ function of a
+    # 1,000-character mangled name, written as it ends, on that stack:
+    # __cxa_demangle's arrays sized by the name (72 kB) overflowed it
+    # (SIGSEGV; the program runs without cgprof). Long names are demangled
+    # on a stack of their own (runtime/demangle.c).
+    SOURCE = """#include <pthread.h>
+#include <cstdio>
+template<int N> struct T {};
+template<class... A> struct L {};
+template<class X> __attribute__((noinline)) int f(int i) { return i * 2 + (int)sizeof(X); }
+static void *run(void *) { volatile int s = 0; for (int i = 0; i < 10; i++) s += f<L<%s> >(i); return nullptr; }
+int main() {
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    pthread_t t;
+    if (pthread_create(&t, &a, run, nullptr) != 0)
+        return 2;
+    pthread_join(t, nullptr);
+    std::printf("joined\\n");
+    return 0;
+}
+""" % ", ".join("T<%d>" % i for i in range(100))
+
+    def test_a_long_cpp_name_written_on_a_small_thread_stack(self):
+        d = self.tmp()
+        src, exe = os.path.join(d, "smallstack.cpp"), os.path.join(d, "smallstack")
+        with open(src, "w") as f:
+            f.write(self.SOURCE)
+        b = subprocess.run(["g++", "-O1", "-g", "-finstrument-functions", "-pthread", src, "-o", exe],
+                           capture_output=True, text=True, timeout=cgtest.limit(120))
+        if b.returncode != 0:
+            self.skipTest("no C++ compiler here: %s" % b.stderr.strip()[-200:])
+        plain = run_preloaded(self, [exe], preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "joined\n"), plain.stderr)
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [exe], env=extra, pinned=pinned)
+                self.assertEqual((r.returncode, r.stdout), (0, "joined\n"), r.stderr)
+                self.assertEqual(cgtest.stderr_lines(r.stderr), [])
+                (thread,) = [p for p in r.profiles() if p.path.endswith("-02")]
+                name = "int f<L<%s > >(int)" % ", ".join("T<%d>" % i for i in range(100))
+                self.assertEqual(thread.call_counts().get(("run(void*)", name)), 10, thread.call_counts())
+
+
 class Sanitizers(Guest):
     def test_addresssanitizer_program_through_the_launcher(self):
         # ASan's runtime must be the first library: the launcher puts it
