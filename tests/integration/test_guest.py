@@ -895,6 +895,86 @@ class AnotherProfiler(Guest):
                 self.assertGreater(p.total_self(), 0)
 
 
+class MemoryLimit(Guest):
+    """Issue 39 (1): under any RLIMIT_AS where the program itself runs, its
+    status and output are the same with cgprof; what cgprof could not
+    record is said (one line on stderr, and the part's desc: Names: where
+    libdw could not be loaded). guest memory maps its working set, mallocs
+    4 MB blocks until one fails, then starts a thread (memory short) whose
+    part is written as it ends, memory still short; it frees the blocks and
+    ends (its own part written with memory to spare).
+
+    The limits are tried every 4 MB from the program's own minimum (the
+    first that a plain run passes) to 64 MB. What cgprof may take is what
+    the program leaves below the limit; each step of the program being 4
+    MB, that is the same at every limit. The working set is chosen so that
+    it is BUDGET_KB, the middle of a step (without it, it would be what the
+    size of libc leaves: anything from 0 to 4 MB): cgprof's start-up, its
+    tables for two threads and its dumps must fit in it, or the program's
+    output changes."""
+
+    BUDGET_KB = 2048
+    TOP_MB = 64
+
+    @staticmethod
+    def limited(mb):
+        return lambda: resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+
+    def need_kb(self):
+        """The working set that leaves BUDGET_KB below every multiple of 4
+        MB, from the program's address space at main."""
+        r = run_preloaded(self, [GUEST, "vmsize"], preload=False)
+        base = int(re.search(r"^vmsize (\d+) kB$", r.stdout, re.M).group(1))
+        return (-self.BUDGET_KB - base) % 4096
+
+    def assert_said(self, r, where):
+        """What the run could not record is said: on stderr (cgprof's lines
+        only, one for each thing), and a part without libdw's names says
+        so in its header."""
+        lines = cgtest.stderr_lines(r.stderr)
+        self.assertTrue(all(l.startswith("cgprof: ") for l in lines), r.stderr)
+        self.assertEqual(len(lines), len(set(lines)), r.stderr)
+        parts = {os.path.basename(f).rsplit("-", 1)[1]: p for f, p in zip(r.files, r.profiles(strict=False))}
+        for n, p in parts.items():
+            self.assertEqual(p.violations, [], (where, n))
+        unnamed = [n for n, p in parts.items() if p.desc_value("Names")]
+        said = [l for l in lines if "libdw could not be loaded" in l]
+        self.assertEqual(len(said), 1 if unnamed else 0, (where, unnamed, r.stderr))
+        # main's part (01), the thread's (02): written, or said why not
+        if "01" in parts:
+            self.assertIn(1, parts["01"].call_counts().values(), where)
+        else:
+            self.assertTrue([l for l in lines if l not in said], (where, r.files, r.stderr))
+        if "02" in parts:
+            # work() 1,000 times: by name, or by address without libdw
+            self.assertIn(1000, parts["02"].call_counts().values(), where)
+        else:
+            self.assertTrue([l for l in lines if l not in said], (where, r.files, r.stderr))
+
+    @unittest.skipIf(cgtest.WRAPPER, "valgrind's own address space is not the program's")
+    def test_every_limit_from_the_programs_own(self):
+        need = str(self.need_kb())
+        plain = {}
+        for mb in range(4, self.TOP_MB + 4, 4):
+            p = run_preloaded(self, [GUEST, "memory", need], preload=False, preexec_fn=self.limited(mb))
+            if plain or p.returncode == 0:
+                plain[mb] = p
+        self.assertTrue(plain, "the program runs under no limit up to %d MB" % self.TOP_MB)
+        lowest = min(plain)
+        for mb, p in sorted(plain.items()):
+            # above its own minimum the program always runs; memory is short
+            # at each limit (a block fails, then the thread starts)
+            self.assertEqual(p.returncode, 0, (mb, p.stdout, p.stderr))
+            self.assertIn("block %d: failed" % ((mb - lowest) // 4 + 1), p.stdout, mb)
+            self.assertIn("thread: 1000 calls", p.stdout, mb)
+            for name, (extra, pinned) in SETTINGS.items():
+                with self.subTest(limit_mb=mb, setting=name):
+                    r = run_preloaded(self, [GUEST, "memory", need], env=extra, pinned=pinned,
+                                      preexec_fn=self.limited(mb))
+                    self.assertEqual((r.returncode, r.stdout), (p.returncode, p.stdout), r.stderr)
+                    self.assert_said(r, (mb, name))
+
+
 class SetUserId(Guest):
     def test_launcher_says_why_no_profile(self):
         # a copy of guest owned by another user, set-user-ID: the loader
