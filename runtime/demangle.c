@@ -8,6 +8,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "real.h"
 #include "util.h"
 
@@ -34,16 +35,20 @@ static demangle_fn find_demangler(void)
     static int tried;
     if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
         CG_DLSYM_FN(fn, RTLD_DEFAULT, "__cxa_demangle");
+        int room = 1;
         if (!fn) {
             void *(*open)(const char *, int) = cg_real_dlopen();
             void *h = open ? open("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
-            if (!h && open)
+            /* not without room for it (2.3 MB; a load that runs out ends
+             * the process: cg_proc_room), tried again at the next name */
+            if (!h && open && (room = cg_proc_room(4 << 20)))
                 h = open("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
             if (h)
                 CG_DLSYM_FN(fn, h, "__cxa_demangle");
         }
         dlerror(); /* leave no error for the program's dlerror() to find */
-        __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
+        if (room)
+            __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
     }
     return fn;
 }

@@ -6,8 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proc.h"
 #include "real.h"
 #include "util.h"
+
+/* The address space a load needs free: libdw, libelf and their compression
+ * libraries map 1.2 MB; the rest is for the files a dump reads. */
+enum { ROOM = 4 << 20 };
 
 static char why[256]; /* why the last load failed (under load_lock) */
 
@@ -65,10 +70,14 @@ const struct cg_elfutils *cg_elfutils(void)
     pthread_mutex_lock(&load_lock);
     if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 0) {
         void *(*open)(const char *, int) = cg_real_dlopen();
-        /* libdw brings libelf (its dependency): dlsym on its handle finds
-         * both */
-        void *h = open ? open("libdw.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
-        if (h) {
+        /* Not loaded without room for them and for what a dump reads
+         * (cg_proc_room: a load that runs out ends the process). libdw
+         * brings libelf (its dependency): dlsym on its handle finds both. */
+        int room = cg_proc_room(ROOM);
+        void *h = open && room ? open("libdw.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (!room) {
+            snprintf(why, sizeof why, "less than %d MB of address space free under RLIMIT_AS", ROOM >> 20);
+        } else if (h) {
             struct cg_elfutils t;
             int missing = 0;
 #define CG_ELFUTILS_LOAD(name)                                                                                 \
