@@ -353,6 +353,15 @@ static int dwarf_guarded(struct cg_syms *s, Dwfl_Module *mod)
     return lost(s) ? -1 : 0;
 }
 
+void cg_syms_assert_failed(const void *caller)
+{
+    Dl_info info;
+    if (!dw_jump || !dladdr(caller, &info) || !info.dli_fname ||
+        !(strstr(info.dli_fname, "/libdw") || strstr(info.dli_fname, "/libelf")))
+        return;
+    __builtin_longjmp(*dw_jump, 1);
+}
+
 int cg_syms_lost(const struct cg_syms *s)
 {
     return s && s->nomem;
