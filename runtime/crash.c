@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "elfutils.h"
 #include "proc.h"
 #include "real.h"
 #include "util.h"
@@ -134,6 +135,7 @@ static struct {
 
 static void copy_main(void)
 {
+    cg_elfutils_no_loading(); /* loaded at start-up (cg_crash_install), or never */
     write_profile(copy_args.crashed, copy_args.sig, copy_args.has_info ? &copy_args.info : NULL);
     _exit(0);
 }
@@ -216,6 +218,10 @@ void cg_crash_install(void)
             __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
         }
     }
+    /* The copy names the addresses with libdw, which it cannot load
+     * (copy_main): loaded now, where crashes are asked for. */
+    if (__atomic_load_n(&installed, __ATOMIC_ACQUIRE))
+        cg_elfutils();
 }
 
 int cg_crash_signal_view(int sig, struct sigaction *view)

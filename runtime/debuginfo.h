@@ -1,9 +1,10 @@
 /* libdw helpers shared by the symbol sessions (symbols.c) and the filters'
- * scan (filter.c). */
+ * scan (filter.c). libdw's functions are called through CG_DW (elfutils.h),
+ * once cg_elfutils() has loaded them. */
 #ifndef CG_DEBUGINFO_H
 #define CG_DEBUGINFO_H
 
-#include <elfutils/libdwfl.h>
+#include "elfutils.h"
 
 /* libdwfl's find_debuginfo callback for cgprof's sessions: separate debug
  * files by build-id (/usr/lib/debug/.build-id/..), and .gnu_debuglink only
@@ -12,6 +13,11 @@
 int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                            const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                            char **debuginfo_file_name);
+
+/* libdwfl's find_elf callback for objects reported offline: its
+ * dwfl_build_id_find_elf, called through the loaded table. */
+int cg_syms_find_elf_by_build_id(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                                 char **file_name, Elf **elfp);
 
 /* A line table's file name made absolute (relative ones are relative to
  * their unit's DW_AT_comp_dir) and normalised; malloc'd, NULL if out of

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfutils.h"
 #include "proc.h"
 #include "symbols.h"
 #include "util.h"
@@ -148,17 +149,17 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
 static int instrumented(Elf *elf)
 {
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+    while ((scn = CG_DW(elf_nextscn)(elf, scn)) != NULL) {
         GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
+        if (!CG_DW(gelf_getshdr)(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
             continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
+        Elf_Data *d = CG_DW(elf_getdata)(scn, NULL);
         size_t n = sh.sh_size / sh.sh_entsize;
         for (size_t i = 1; d && i < n; i++) {
             GElf_Sym sym;
-            if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+            if (!CG_DW(gelf_getsym)(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
                 continue;
-            const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+            const char *name = CG_DW(elf_strptr)(elf, sh.sh_link, sym.st_name);
             if (name && strcmp(name, "__cyg_profile_func_enter") == 0)
                 return 1;
         }
@@ -169,7 +170,7 @@ static int instrumented(Elf *elf)
 /* ---- symbols and source files ---------------------------------------------- */
 
 static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
+    .find_elf = cg_syms_find_elf_by_build_id,
     .find_debuginfo = cg_syms_find_debuginfo,
 };
 
@@ -177,9 +178,9 @@ static const Dwfl_Callbacks callbacks = {
  * NULL. */
 static char *source_file(Dwfl_Module *mod, uintptr_t addr)
 {
-    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
-    const char *src = l ? dwfl_lineinfo(l, NULL, NULL, NULL, NULL, NULL) : NULL;
-    return src && *src ? cg_source_path(dwfl_linecu(l), src) : NULL;
+    Dwfl_Line *l = CG_DW(dwfl_module_getsrc)(mod, addr);
+    const char *src = l ? CG_DW(dwfl_lineinfo)(l, NULL, NULL, NULL, NULL, NULL) : NULL;
+    return src && *src ? cg_source_path(CG_DW(dwfl_linecu)(l), src) : NULL;
 }
 
 struct addrs {
@@ -202,13 +203,13 @@ struct scan {
 static void scan_module(struct scan *sc, Dwfl_Module *mod, const char *path)
 {
     Dwarf_Addr bias;
-    Elf *elf = dwfl_module_getelf(mod, &bias);
+    Elf *elf = CG_DW(dwfl_module_getelf)(mod, &bias);
     if (!elf || !instrumented(elf))
         return;
     int whole = matches(&sc->ob, path);
     if (!whole && sc->fn.n == 0 && sc->fl.n == 0)
         return;
-    int count = dwfl_module_getsymtab(mod);
+    int count = CG_DW(dwfl_module_getsymtab)(mod);
     for (int i = 1; i < count; i++) {
         GElf_Sym sym;
         GElf_Addr addr;
@@ -256,14 +257,26 @@ void cg_filter_scan(void)
     if (cg_globs_each(cg_opts.skip, add_pattern, &sc.fn) || cg_globs_each(cg_opts.skip_object, add_pattern, &sc.ob) ||
         cg_globs_each(cg_opts.skip_file, add_pattern, &sc.fl))
         goto out;
-    dwfl = dwfl_begin(&callbacks);
+    if (!cg_elfutils()) {
+        /* the objects stay unscanned: the next scan (the program's next
+         * dlopen) tries again */
+        static int said;
+        char why[160];
+        cg_elfutils_error(why, sizeof why);
+        if (!said++)
+            cg_warn("CGPROF_SKIP*: libdw could not be loaded (%s): the functions of the objects loaded so far are "
+                    "not skipped", why);
+        goto out;
+    }
+    dwfl = CG_DW(dwfl_begin)(&callbacks);
     if (!dwfl)
         goto out;
-    dwfl_report_begin(dwfl);
+    CG_DW(dwfl_report_begin)(dwfl);
     Dwfl_Module **mods = calloc(col->fresh.n, sizeof *mods);
     for (size_t i = 0; mods && i < col->fresh.n; i++)
-        mods[i] = dwfl_report_elf(dwfl, col->fresh.v[i].path, col->fresh.v[i].path, -1, col->fresh.v[i].base, false);
-    dwfl_report_end(dwfl, NULL, NULL);
+        mods[i] = CG_DW(dwfl_report_elf)(dwfl, col->fresh.v[i].path, col->fresh.v[i].path, -1, col->fresh.v[i].base,
+                                         false);
+    CG_DW(dwfl_report_end)(dwfl, NULL, NULL);
     for (size_t i = 0; mods && i < col->fresh.n; i++) {
         if (mods[i])
             scan_module(&sc, mods[i], col->fresh.v[i].path);
@@ -291,7 +304,7 @@ void cg_filter_scan(void)
     }
 out:
     if (dwfl)
-        dwfl_end(dwfl);
+        CG_DW(dwfl_end)(dwfl);
     free_patterns(&sc.fn);
     free_patterns(&sc.ob);
     free_patterns(&sc.fl);

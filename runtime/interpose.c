@@ -14,6 +14,7 @@
  * each is __wrap_NAME, for the linker's --wrap=NAME, and dlopen and
  * dlclose are not wrapped. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include "runtime.h"
 #include "sample.h"
 #include "service.h"
+#include "symbols.h"
 #include "thread.h"
 #include "unload.h"
 #include "unwinder.h"
@@ -538,3 +540,21 @@ CG_EXPORT int CG_WRAP(execle)(const char *path, const char *arg, ...)
     before_exec(path);
     return exec_failed(real_(path, argv, envp));
 }
+
+#if !CG_STATIC
+/* glibc's report of a failed assertion. libdw and libelf assert where an
+ * allocation failed (the resize of a hash table of theirs: "Assertion
+ * `htab->table' failed"), which ended the process in the middle of a
+ * dump under memory short (issue 39). In a symbol lookup the lookup is
+ * given up instead (cg_syms_assert_failed does not return); anywhere else
+ * the assertion is the program's, and ends it as without cgprof. */
+CG_EXPORT __attribute__((noreturn)) void __assert_fail(const char *assertion, const char *file, unsigned int line,
+                                                      const char *function)
+{
+    cg_syms_assert_failed(__builtin_return_address(0));
+    void (*real)(const char *, const char *, unsigned int, const char *) = cg_real___assert_fail();
+    if (real)
+        real(assertion, file, line, function);
+    abort();
+}
+#endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "elfutils.h"
 #include "util.h"
 
 /* libdw's name for file 0 before DWARF 5 (and in a DWARF 5 table without
@@ -678,8 +679,8 @@ static int sections_of(Elf *elf, struct cg_line_sections *sec)
     memset(sec, 0, sizeof *sec);
     GElf_Ehdr eh;
     size_t shstrndx;
-    if (!elf || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != HOST_ELFDATA || eh.e_type == ET_REL ||
-        elf_getshdrstrndx(elf, &shstrndx) != 0)
+    if (!elf || !CG_DW(gelf_getehdr)(elf, &eh) || eh.e_ident[EI_DATA] != HOST_ELFDATA || eh.e_type == ET_REL ||
+        CG_DW(elf_getshdrstrndx)(elf, &shstrndx) != 0)
         return -1;
     struct {
         const char *name;
@@ -691,17 +692,17 @@ static int sections_of(Elf *elf, struct cg_line_sections *sec)
         { ".debug_line_str", &sec->line_str, &sec->line_str_size, false },
         { ".debug_str", &sec->str, &sec->str_size, false },
     };
-    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+    for (Elf_Scn *scn = NULL; (scn = CG_DW(elf_nextscn)(elf, scn)) != NULL;) {
         GElf_Shdr sh;
         const char *name;
-        if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+        if (!CG_DW(gelf_getshdr)(scn, &sh) || !(name = CG_DW(elf_strptr)(elf, shstrndx, sh.sh_name)))
             continue;
         for (size_t i = 0; i < CG_ARRAY_SIZE(want); i++) {
             if (want[i].seen || strcmp(name, want[i].name) != 0)
                 continue;
             want[i].seen = true;
             Elf_Data *data;
-            if (sh.sh_type != SHT_NOBITS && !(sh.sh_flags & SHF_COMPRESSED) && (data = elf_getdata(scn, NULL)) &&
+            if (sh.sh_type != SHT_NOBITS && !(sh.sh_flags & SHF_COMPRESSED) && (data = CG_DW(elf_getdata)(scn, NULL)) &&
                 data->d_buf) {
                 *want[i].data = data->d_buf;
                 *want[i].size = data->d_size;
@@ -715,19 +716,20 @@ int cg_lines_decode(Dwarf_Die *cudie, struct cg_line_table *t)
 {
     memset(t, 0, sizeof *t);
     uint8_t unit_type, address_size;
-    if (!cudie || dwarf_cu_info(cudie->cu, NULL, &unit_type, NULL, NULL, NULL, &address_size, NULL) != 0)
+    if (!cudie || !cg_elfutils() ||
+        CG_DW(dwarf_cu_info)(cudie->cu, NULL, &unit_type, NULL, NULL, NULL, &address_size, NULL) != 0)
         return -1;
     /* a split unit's lines are its skeleton's, found by libdw */
     if (unit_type != DW_UT_compile && unit_type != DW_UT_partial && unit_type != DW_UT_skeleton)
         return -1;
     Dwarf_Attribute attr;
     Dwarf_Word offset;
-    if (dwarf_formudata(dwarf_attr(cudie, DW_AT_stmt_list, &attr), &offset) != 0)
+    if (CG_DW(dwarf_formudata)(CG_DW(dwarf_attr)(cudie, DW_AT_stmt_list, &attr), &offset) != 0)
         return -1;
     /* what libdw joins with directory 0 before DWARF 5 */
-    const char *comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+    const char *comp_dir = CG_DW(dwarf_formstring)(CG_DW(dwarf_attr)(cudie, DW_AT_comp_dir, &attr));
     struct cg_line_sections sec;
-    if (sections_of(dwarf_getelf(dwarf_cu_getdwarf(cudie->cu)), &sec) != 0)
+    if (sections_of(CG_DW(dwarf_getelf)(CG_DW(dwarf_cu_getdwarf)(cudie->cu)), &sec) != 0)
         return -1;
     return cg_lines_parse(&sec, offset, address_size, comp_dir, t);
 }

@@ -353,6 +353,25 @@ static void write_paths(struct cg_dump *d, unsigned number, const struct cg_snap
     file_done(d, number, err);
 }
 
+/* The Names: line of a part whose symbol session has no libdw (it could
+ * not be loaded: not installed, or no room for it under RLIMIT_AS), or
+ * NULL; said once on stderr too, unless memory ran out (symbols.c says
+ * that). Static: under the dump lock. */
+static const char *names_desc(const struct cg_syms *session)
+{
+    static char line[320];
+    static int said;
+    const char *why = cg_syms_without_libdw(session);
+    if (!why)
+        return NULL;
+    if (session && !cg_syms_lost(session) && !said++)
+        cg_warn("%s: profiles written without it name functions by their exported symbols or by address, "
+                "with no source lines", why);
+    snprintf(line, sizeof line,
+             CG_DESC_NAMES ": exported symbols and addresses only, no source files or lines: %s", why);
+    return line;
+}
+
 void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct cg_snapshot *s,
                    const char *own_path)
 {
@@ -379,10 +398,13 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
     int nfilter = cg_filter_desc(session, filter_desc, 2);
     if (cg_symtab_build(session, &snap, &symtab, &storage) == 0) {
         char extra[16][240];
-        const char *desc[18];
+        const char *desc[19];
         int nd = desc_lines(d, name, &snap, extra);
         for (int i = 0; i < nd; i++)
             desc[i] = extra[i];
+        const char *unnamed = names_desc(session);
+        if (unnamed)
+            desc[nd++] = unnamed;
         for (int i = 0; i < nfilter; i++)
             desc[nd++] = filter_desc[i];
         desc[nd] = NULL;

@@ -84,6 +84,16 @@ const char *cg_proc_cwd(void)
     return cwd;
 }
 
+int cg_proc_room(size_t bytes)
+{
+    int saved = errno;
+    void *m = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m != MAP_FAILED)
+        munmap(m, bytes);
+    errno = saved;
+    return m != MAP_FAILED;
+}
+
 int cg_proc_peek(uintptr_t addr, void *buf, size_t len)
 {
     struct iovec local = {buf, len}, remote = {(void *)addr, len};

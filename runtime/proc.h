@@ -91,5 +91,12 @@ int cg_proc_code_segment(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *main
  * execute-only, the end of a signal's alternate stack): 0 when all were
  * read (process_vm_readv; async-signal-safe). */
 int cg_proc_peek(uintptr_t addr, void *buf, size_t len);
+/* Whether `bytes` of address space can be had now (RLIMIT_AS): a mapping
+ * of them made and unmapped at once. Asked before each dlopen of the
+ * runtime's: glibc ends the process (status 127, "cannot allocate memory
+ * for thread-local data: ABORT") when a library with thread-local
+ * variables (libdw, libelf, libunwind) is loaded with no memory left for
+ * its tables, where the program would have gone on. */
+int cg_proc_room(size_t bytes);
 
 #endif

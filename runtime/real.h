@@ -78,6 +78,7 @@ void __lsan_unregister_root_region(const void *p, size_t size);
     X(__lsan_unregister_root_region, RTLD_DEFAULT, WEAK, void, (const void *, size_t))                         \
     X(vfork, RTLD_NEXT, WRAP, pid_t, (void))                                                                   \
     X(sigwait, RTLD_NEXT, WRAP, int, (const sigset_t *, int *))                                                \
+    X(__assert_fail, RTLD_NEXT, NONE, void, (const char *, const char *, unsigned int, const char *))         \
     X(sigwaitinfo, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *))                                      \
     X(sigtimedwait, RTLD_NEXT, WRAP, int, (const sigset_t *, siginfo_t *, const struct timespec *))            \
     X(signalfd, RTLD_NEXT, WRAP, int, (int, const sigset_t *, int))                                           \

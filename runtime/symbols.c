@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "elfutils.h"
 #include "lines.h"
 #include "proc.h"
 #include "util.h"
@@ -74,6 +75,14 @@ struct modsyms {
 
 struct cg_syms {
     Dwfl *dwfl;
+    /* No libdw session (libdw could not be loaded, or read no object):
+     * why, and the addresses are named from the loader's own tables
+     * (resolve_loaded); the object of the last one named so. */
+    char why[200];
+    const void *last_map;
+    const char *last_map_path;
+    uintptr_t last_sym; /* and the function of the last one, and its name */
+    const char *last_sym_name;
     /* memory ran out inside libdw or libelf: no more calls into them (see
      * "Memory running out inside libdw") */
     int nomem;
@@ -137,7 +146,7 @@ struct cg_syms {
 const char *cg_module_function(Dwfl_Module *mod, int i, GElf_Sym *sym, GElf_Addr *addr)
 {
     GElf_Word shndx;
-    const char *name = dwfl_module_getsym_info(mod, i, sym, addr, &shndx, NULL, NULL);
+    const char *name = CG_DW(dwfl_module_getsym_info)(mod, i, sym, addr, &shndx, NULL, NULL);
     int type = GELF_ST_TYPE(sym->st_info);
     if (!name || !*name || shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
         return NULL;
@@ -149,7 +158,7 @@ char *cg_source_path(Dwarf_Die *cu, const char *raw)
     const char *dir = NULL;
     if (raw[0] != '/') {
         Dwarf_Attribute attr;
-        dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
+        dir = cu ? CG_DW(dwarf_formstring)(CG_DW(dwarf_attr)(cu, DW_AT_comp_dir, &attr)) : NULL;
     }
     char *p = NULL;
     if (dir ? asprintf(&p, "%s/%s", dir, raw) < 0 : !(p = strdup(raw)))
@@ -186,16 +195,16 @@ static int kept_fd(int fd)
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
                     Elf **elfp)
 {
-    int fd = dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+    int fd = CG_DW(dwfl_linux_proc_find_elf)(mod, userdata, modname, base, file_name, elfp);
     if (fd < 0 || *elfp)
         return fd;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *elf = CG_DW(elf_begin)(fd, ELF_C_READ_MMAP, NULL);
     /* FDREAD: the whole file in memory (already so when mapped), and the
      * descriptor never read again (it does what FDDONE does, after which
      * a second elf_cntl fails) */
-    if (!elf || elf_cntl(elf, ELF_C_FDREAD) != 0) {
+    if (!elf || CG_DW(elf_cntl)(elf, ELF_C_FDREAD) != 0) {
         if (elf)
-            elf_end(elf);
+            CG_DW(elf_end)(elf);
         return kept_fd(fd); /* libdwfl's way: the descriptor stays open */
     }
     close(fd);
@@ -218,15 +227,21 @@ int cg_syms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
                            const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                            char **debuginfo_file_name)
 {
-    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                          debuglink_crc, debuginfo_file_name);
+    int fd = CG_DW(dwfl_build_id_find_debuginfo)(mod, userdata, modname, base, file_name, debuglink_file,
+                                                 debuglink_crc, debuginfo_file_name);
     if (fd >= 0)
         return fd;
     const char *urls = getenv("DEBUGINFOD_URLS");
     if (urls && *urls)
         return -1;
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
+    return CG_DW(dwfl_standard_find_debuginfo)(mod, userdata, modname, base, file_name, debuglink_file,
+                                               debuglink_crc, debuginfo_file_name);
+}
+
+int cg_syms_find_elf_by_build_id(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                                 char **file_name, Elf **elfp)
+{
+    return CG_DW(dwfl_build_id_find_elf)(mod, userdata, modname, base, file_name, elfp);
 }
 
 static const Dwfl_Callbacks callbacks = {
@@ -266,7 +281,7 @@ static int report_loaded(struct dl_phdr_info *info, size_t size, void *data)
     int fd = open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    if (dwfl_report_elf(r->dwfl, name, name, fd, info->dlpi_addr, false))
+    if (CG_DW(dwfl_report_elf)(r->dwfl, name, name, fd, info->dlpi_addr, false))
         r->reported++;
     else
         close(fd);
@@ -332,10 +347,19 @@ static int lost(struct cg_syms *s)
 static int dwarf_guarded(struct cg_syms *s, Dwfl_Module *mod)
 {
     Dwarf_Addr bias;
-    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    Dwarf *dw = CG_DW(dwfl_module_getdwarf)(mod, &bias);
     if (dw)
-        dwarf_new_oom_handler(dw, dw_oom);
+        CG_DW(dwarf_new_oom_handler)(dw, dw_oom);
     return lost(s) ? -1 : 0;
+}
+
+void cg_syms_assert_failed(const void *caller)
+{
+    Dl_info info;
+    if (!dw_jump || !dladdr(caller, &info) || !info.dli_fname ||
+        !(strstr(info.dli_fname, "/libdw") || strstr(info.dli_fname, "/libelf")))
+        return;
+    __builtin_longjmp(*dw_jump, 1);
 }
 
 int cg_syms_lost(const struct cg_syms *s)
@@ -352,9 +376,15 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
         return NULL;
     }
     s->gone_list = gone;
+    if (!cg_elfutils()) {
+        char e[160];
+        cg_elfutils_error(e, sizeof e);
+        snprintf(s->why, sizeof s->why, "libdw could not be loaded (%s)", e);
+        return s;
+    }
     int saved = errno;
     errno = 0;
-    s->dwfl = dwfl_begin(&callbacks);
+    s->dwfl = CG_DW(dwfl_begin)(&callbacks);
     if (!s->dwfl && errno == ENOMEM)
         session_lost(s);
     if (s->dwfl) {
@@ -364,8 +394,8 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
         FILE *maps = fopen("/proc/thread-self/maps", "re");
         if (!maps)
             maps = fopen("/proc/self/maps", "re");
-        dwfl_report_begin(s->dwfl);
-        int rc = maps ? dwfl_linux_proc_maps_report(s->dwfl, maps) : -1;
+        CG_DW(dwfl_report_begin)(s->dwfl);
+        int rc = maps ? CG_DW(dwfl_linux_proc_maps_report)(s->dwfl, maps) : -1;
         if (maps)
             fclose(maps);
         if (!maps) {
@@ -374,17 +404,25 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
             rc = r.reported ? 0 : -1;
             s->holds_fds = 1;
         }
-        if (rc != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+        if (rc != 0 || CG_DW(dwfl_report_end)(s->dwfl, NULL, NULL) != 0) {
             /* out of memory: left as it is, and said (see above) */
             if (errno != ENOMEM)
-                dwfl_end(s->dwfl);
+                CG_DW(dwfl_end)(s->dwfl);
             else
                 session_lost(s);
             s->dwfl = NULL;
         }
     }
+    if (!s->dwfl)
+        snprintf(s->why, sizeof s->why, "libdw could not read the process's objects%s",
+                 s->nomem ? " (out of memory)" : "");
     errno = saved;
     return s;
+}
+
+const char *cg_syms_without_libdw(const struct cg_syms *s)
+{
+    return !s ? "no memory for a symbol session" : s->dwfl ? NULL : s->why;
 }
 
 void cg_syms_close(struct cg_syms *s)
@@ -394,9 +432,9 @@ void cg_syms_close(struct cg_syms *s)
     __atomic_store_n(&debug_fds_given, 0, __ATOMIC_RELAXED);
     /* libdw's state after memory ran out in it: left as it is */
     if (s->dwfl && !s->nomem)
-        dwfl_end(s->dwfl);
+        CG_DW(dwfl_end)(s->dwfl);
     if (s->gone && !s->nomem)
-        dwfl_end(s->gone);
+        CG_DW(dwfl_end)(s->gone);
     for (size_t i = 0; i < s->nowned; i++)
         free(s->owned[i]);
     free(s->owned);
@@ -520,10 +558,10 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
         Dwarf_Addr b = 0;
         if (dwarf_guarded(s, mod) != 0)
             return NULL;
-        while ((cu = dwfl_module_nextcu(mod, cu, &b)) != NULL && !lost(s)) {
+        while ((cu = CG_DW(dwfl_module_nextcu)(mod, cu, &b)) != NULL && !lost(s)) {
             m->cu_bias = b;
             Dwarf_Addr base, start, end;
-            for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &start, &end)) > 0;) {
+            for (ptrdiff_t off = 0; (off = CG_DW(dwarf_ranges)(cu, off, &base, &start, &end)) > 0;) {
                 if (start >= end)
                     continue;
                 if (CG_GROW(m->cus, cap, m->ncus + 1, 16) != 0)
@@ -579,12 +617,12 @@ static int row_in(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr
     if (lost(s))
         return 0;
     if (!t) {
-        Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
+        Dwarf_Line *l = CG_DW(dwarf_getsrc_die)(cu, addr - bias);
         if (!l || lost(s))
             return 0;
         s->last_line.table = NULL;
-        *src = dwarf_linesrc(l, NULL, NULL);
-        if (dwarf_lineno(l, lineno) != 0)
+        *src = CG_DW(dwarf_linesrc)(l, NULL, NULL);
+        if (CG_DW(dwarf_lineno)(l, lineno) != 0)
             *lineno = 0;
         return 1;
     }
@@ -625,7 +663,7 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
         if (s->nomem || dwarf_guarded(s, mod) != 0)
             return;
         /* memory running out at any step ends it (see above) */
-        cu = dwfl_module_addrdie(mod, addr, &bias);
+        cu = CG_DW(dwfl_module_addrdie)(mod, addr, &bias);
         int found = !lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
         if (!found && !lost(s)) {
             cu = unit_of(s, mod, addr, &bias);
@@ -679,7 +717,7 @@ static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr
     if (proc_range(addr, &start) != 0)
         return;
     Dwarf_Addr bias = 0;
-    dwfl_module_getelf(mod, &bias);
+    CG_DW(dwfl_module_getelf)(mod, &bias);
     char *name = NULL;
     if (lost(s) || asprintf(&name, "0x%016llx", (unsigned long long)(start - bias)) < 0)
         return;
@@ -740,7 +778,7 @@ int cg_syms_object_of(const void *handle, char **path, uintptr_t *bias, uintptr_
 }
 
 static const Dwfl_Callbacks offline_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
+    .find_elf = cg_syms_find_elf_by_build_id,
     .find_debuginfo = find_debuginfo,
 };
 
@@ -751,19 +789,19 @@ static Dwfl_Module *gone_module(struct cg_syms *s, uintptr_t addr, int current)
 {
     const char *path;
     uintptr_t base;
-    if (!s->gone_list || !cg_gone_find(s->gone_list, addr, current, &path, &base))
+    if (!s->gone_list || !cg_elfutils_loaded() || !cg_gone_find(s->gone_list, addr, current, &path, &base))
         return NULL;
     if (!s->gone)
-        s->gone = dwfl_begin(&offline_callbacks);
+        s->gone = CG_DW(dwfl_begin)(&offline_callbacks);
     if (!s->gone)
         return NULL;
     s->holds_fds = 1; /* dwfl_report_elf() keeps the file it opens */
-    Dwfl_Module *mod = dwfl_addrmodule(s->gone, addr);
+    Dwfl_Module *mod = CG_DW(dwfl_addrmodule)(s->gone, addr);
     if (!mod) {
-        dwfl_report_begin_add(s->gone);
-        mod = dwfl_report_elf(s->gone, path, path, -1, base, false);
-        dwfl_report_end(s->gone, NULL, NULL);
-        if (mod && dwfl_addrmodule(s->gone, addr) != mod)
+        CG_DW(dwfl_report_begin_add)(s->gone);
+        mod = CG_DW(dwfl_report_elf)(s->gone, path, path, -1, base, false);
+        CG_DW(dwfl_report_end)(s->gone, NULL, NULL);
+        if (mod && CG_DW(dwfl_addrmodule)(s->gone, addr) != mod)
             mod = NULL;
     }
     return mod;
@@ -795,7 +833,7 @@ static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
     m->cus = NULL;
     m->ncus = 0;
     m->cus_made = 0;
-    int count = dwfl_module_getsymtab(mod);
+    int count = CG_DW(dwfl_module_getsymtab)(mod);
     if (count > 0 && (m->v = malloc((size_t)count * sizeof *m->v))) {
         for (int i = 1; i < count; i++) {
             GElf_Sym sym;
@@ -877,7 +915,7 @@ void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr)
         return;
     int saved = errno;
     errno = 0;
-    Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+    Dwfl_Module *mod = CG_DW(dwfl_addrmodule)(s->dwfl, addr);
     int gone = lost(s);
     errno = saved;
     if (!mod || gone || mod == s->last_lined || wants_lines(s, mod))
@@ -886,6 +924,56 @@ void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr)
         return;
     s->lined[s->nlined++] = mod;
     s->last_lined = mod;
+}
+
+/* ---- without libdw ------------------------------------------------------
+ * Where no libdw session could be had (cg_syms_without_libdw), an address
+ * is named from the loader's own tables: its object (the program's by
+ * /proc/self/exe) and the exported symbol that holds it (the dynamic
+ * symbol table: a library's global functions, a program's only if it was
+ * linked with -rdynamic). No source file or line; the functions with no
+ * such symbol are named by their address, as Valgrind names them. No
+ * allocation but the names kept. */
+static void resolve_loaded(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1((void *)addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return;
+    if (map != s->last_map) {
+        char exe[4096];
+        const char *path = map->l_name;
+        if (!path || !*path) {
+            ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+            exe[n > 0 ? n : 0] = 0;
+            path = exe;
+        }
+        /* the session's own copy: the object may be unloaded before the
+         * session is closed */
+        char *copy = *path ? strdup(path) : NULL;
+        s->last_map_path = copy ? keep(s, copy) : NULL;
+        s->last_map = map;
+    }
+    if (s->last_map_path)
+        out->object = s->last_map_path;
+    out->obj_addr = addr - map->l_addr;
+    if (!dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !info.dli_sname ||
+        !info.dli_saddr)
+        return;
+    int type = ELF64_ST_TYPE(sym->st_info);
+    uintptr_t start = (uintptr_t)info.dli_saddr;
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || addr < start ||
+        (sym->st_size && addr - start >= sym->st_size))
+        return;
+    if (start != s->last_sym) {
+        char *name = cg_demangle(info.dli_sname);
+        s->last_sym_name = keep(s, name ? name : strdup(info.dli_sname));
+        s->last_sym = start;
+    }
+    out->function = s->last_sym_name;
+    out->fn_start = start;
+    out->fn_obj_addr = start - map->l_addr;
 }
 
 /* lines: look up source lines (else they stay unknown). Objects unloaded
@@ -904,17 +992,17 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
     if (s->last_mod.mod && addr >= s->last_mod.lo && addr < s->last_mod.hi && s->last_mod.nlined == s->nlined)
         mod = s->last_mod.mod;
     else
-        mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+        mod = s->dwfl ? CG_DW(dwfl_addrmodule)(s->dwfl, addr) : NULL;
     Dwfl_Module *gone = lost(s) ? NULL : gone_module(s, addr, mod != NULL);
     if (lost(s))
         return;
     if (gone) {
         mod = gone;
-        const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        const char *path = CG_DW(dwfl_module_info)(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
         if (path && *path)
             out->object = path;
         Dwarf_Addr bias = 0;
-        if (dwfl_module_getelf(mod, &bias))
+        if (CG_DW(dwfl_module_getelf)(mod, &bias))
             out->obj_addr = addr - bias;
         if (lost(s))
             return;
@@ -922,9 +1010,10 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
         if (mod != s->last_mod.mod || s->last_mod.nlined != s->nlined) {
             s->last_mod.mod = mod;
             s->last_mod.nlined = s->nlined;
-            s->last_mod.path = dwfl_module_info(mod, NULL, &s->last_mod.lo, &s->last_mod.hi, NULL, NULL, NULL, NULL);
+            s->last_mod.path =
+                CG_DW(dwfl_module_info)(mod, NULL, &s->last_mod.lo, &s->last_mod.hi, NULL, NULL, NULL, NULL);
             s->last_mod.bias = 0;
-            s->last_mod.has_elf = dwfl_module_getelf(mod, &s->last_mod.bias) != NULL;
+            s->last_mod.has_elf = CG_DW(dwfl_module_getelf)(mod, &s->last_mod.bias) != NULL;
             s->last_mod.lines = wants_lines(s, mod);
             if (lost(s)) {
                 s->last_mod.mod = NULL;
@@ -937,6 +1026,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
         if (s->last_mod.has_elf)
             out->obj_addr = addr - s->last_mod.bias;
     } else {
+        if (!s->dwfl)
+            resolve_loaded(s, addr, out);
         return;
     }
 
@@ -1018,7 +1109,7 @@ static Dwarf_Die *unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp,
     *modp = NULL;
     if (s->nomem)
         return NULL;
-    Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+    Dwfl_Module *mod = s->dwfl ? CG_DW(dwfl_addrmodule)(s->dwfl, addr) : NULL;
     Dwfl_Module *gone = lost(s) ? NULL : gone_module(s, addr, mod != NULL);
     if (lost(s))
         return NULL;
@@ -1029,7 +1120,7 @@ static Dwarf_Die *unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp,
         return NULL;
     if (dwarf_guarded(s, mod) != 0)
         return NULL;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    Dwarf_Die *cu = CG_DW(dwfl_module_addrdie)(mod, addr, bias);
     if (lost(s))
         return NULL;
     return cu ? cu : unit_of(s, mod, addr, bias);
@@ -1042,7 +1133,9 @@ static void abstract_of(Dwarf_Die *die, Dwarf_Die *out)
     *out = *die;
     Dwarf_Attribute attr;
     Dwarf_Die next;
-    for (int i = 0; i < 8 && dwarf_attr(out, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &next); i++)
+    for (int i = 0; i < 8 && CG_DW(dwarf_attr)(out, DW_AT_abstract_origin, &attr) &&
+                    CG_DW(dwarf_formref_die)(&attr, &next);
+         i++)
         *out = next;
 }
 
@@ -1051,10 +1144,10 @@ static void abstract_of(Dwarf_Die *die, Dwarf_Die *out)
 static const char *die_symbol_name(Dwarf_Die *die)
 {
     Dwarf_Attribute attr;
-    const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    const char *n = CG_DW(dwarf_formstring)(CG_DW(dwarf_attr_integrate)(die, DW_AT_linkage_name, &attr));
     if (!n)
-        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-    return n ? n : dwarf_diename(die);
+        n = CG_DW(dwarf_formstring)(CG_DW(dwarf_attr_integrate)(die, DW_AT_MIPS_linkage_name, &attr));
+    return n ? n : CG_DW(dwarf_diename)(die);
 }
 
 /* Two symbol names of one function: the same, or mangled names that differ
@@ -1084,10 +1177,10 @@ enum { MAX_SCOPES = 64 };
 static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *v, int n, int depth)
 {
     Dwarf_Die child;
-    if (depth > 256 || dwarf_child(parent, &child) != 0)
+    if (depth > 256 || CG_DW(dwarf_child)(parent, &child) != 0)
         return n;
     do {
-        switch (dwarf_tag(&child)) {
+        switch (CG_DW(dwarf_tag)(&child)) {
         case DW_TAG_namespace:
         case DW_TAG_class_type:
         case DW_TAG_structure_type:
@@ -1104,7 +1197,7 @@ static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *v, int n, int 
         case DW_TAG_try_block:
         case DW_TAG_catch_block:
         case DW_TAG_entry_point:
-            if (dwarf_haspc(&child, pc) == 1) {
+            if (CG_DW(dwarf_haspc)(&child, pc) == 1) {
                 if (n < MAX_SCOPES)
                     v[n] = child;
                 return scopes_at(&child, pc, v, n + 1, depth + 1);
@@ -1113,7 +1206,7 @@ static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *v, int n, int 
         default:
             break;
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (CG_DW(dwarf_siblingof)(&child, &child) == 0);
     return n;
 }
 
@@ -1161,7 +1254,7 @@ static const struct callee_id *callee_id_of(struct cg_syms *s, uintptr_t callee)
     if (lost(s))
         n = 0;
     for (int i = 0; i < n; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+        if (CG_DW(dwarf_tag)(&scopes[i]) != DW_TAG_subprogram)
             continue;
         Dwarf_Die origin;
         abstract_of(&scopes[i], &origin);
@@ -1202,7 +1295,7 @@ static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_
     /* innermost first: for a function inlined into itself (recursion),
      * the copy whose code holds the hook call */
     for (int i = 0; i < n; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || !is_callee(&scopes[i], id))
+        if (CG_DW(dwarf_tag)(&scopes[i]) != DW_TAG_inlined_subroutine || !is_callee(&scopes[i], id))
             continue;
         Dwarf_Attribute attr;
         Dwarf_Word line = 0, idx = 0;
@@ -1210,10 +1303,12 @@ static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_
         Dwarf_Files *files;
         size_t nfiles;
         const char *raw;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line) != 0 || line == 0 ||
-            line > UINT32_MAX || dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &idx) != 0 ||
-            !dwarf_diecu(&scopes[i], &unit, NULL, NULL) || dwarf_getsrcfiles(&unit, &files, &nfiles) != 0 ||
-            idx >= nfiles || !(raw = dwarf_filesrc(files, idx, NULL, NULL)) || !*raw || lost(s))
+        if (CG_DW(dwarf_formudata)(CG_DW(dwarf_attr)(&scopes[i], DW_AT_call_line, &attr), &line) != 0 || line == 0 ||
+            line > UINT32_MAX ||
+            CG_DW(dwarf_formudata)(CG_DW(dwarf_attr)(&scopes[i], DW_AT_call_file, &attr), &idx) != 0 ||
+            !CG_DW(dwarf_diecu)(&scopes[i], &unit, NULL, NULL) ||
+            CG_DW(dwarf_getsrcfiles)(&unit, &files, &nfiles) != 0 ||
+            idx >= nfiles || !(raw = CG_DW(dwarf_filesrc)(files, idx, NULL, NULL)) || !*raw || lost(s))
             break;
         const char *path = absolute_path(s, &unit, raw);
         if (lost(s))
@@ -1333,7 +1428,7 @@ int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, c
          * instrumented code */
         if (!e->lines && s->nlined && !s->nomem) {
             errno = 0;
-            Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addrs[i]);
+            Dwfl_Module *mod = CG_DW(dwfl_addrmodule)(s->dwfl, addrs[i]);
             if (!lost(s) && mod && wants_lines(s, mod)) {
                 /* what it had stays if the session is lost meanwhile */
                 struct cg_symbol sym;

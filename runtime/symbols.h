@@ -38,6 +38,18 @@ int cg_syms_object_of(const void *dlopen_handle, char **path, uintptr_t *bias, u
  * failure (the dump then writes raw addresses). */
 struct cg_syms *cg_syms_open(struct cg_gone *gone);
 void cg_syms_close(struct cg_syms *s);
+/* Why session s (NULL: none could be opened) names no source lines and
+ * only exported functions (libdw could not be loaded, or read no object;
+ * the addresses are then named from the loader's tables), or NULL when
+ * it has libdw's names and lines. */
+const char *cg_syms_without_libdw(const struct cg_syms *s);
+/* An assertion failed in this thread, in the function that called
+ * __assert_fail from `caller`: if that is libdw's or libelf's code in a
+ * symbol lookup, the lookup is given up as when memory runs out in there
+ * (libdw asserts where an allocation failed: its hash tables' resize), and
+ * this does not return; else it returns (the assertion is someone else's,
+ * and ends the process as it would). */
+void cg_syms_assert_failed(const void *caller);
 /* Whether libdwfl holds descriptors for the session (a separate debug
  * file, an unloaded object's file): the program would see them, so the
  * session is closed when the dump that used it ends. */

@@ -1,6 +1,7 @@
 /* The dumps' symbol session: see symcache.h. */
 #define _GNU_SOURCE
 #include "symcache.h"
+#include "elfutils.h"
 #include "unload.h"
 
 #include <link.h>
@@ -20,6 +21,15 @@ static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
 
 struct cg_syms *cg_symcache_session(void)
 {
+    /* A session without libdw (it could not be loaded: memory was short
+     * at a thread's end, say) is not kept: each part tries again. libdw
+     * loaded first: the objects are counted with it (its load would make
+     * the next dump open the session again). */
+    if (syms && cg_syms_without_libdw(syms)) {
+        cg_syms_close(syms);
+        syms = NULL;
+    }
+    cg_elfutils();
     unsigned long long v[2] = { 0, 0 };
     dl_iterate_phdr(count_objects, v);
     /* a session in which memory ran out reads nothing more (symbols.c) */

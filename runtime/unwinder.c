@@ -36,7 +36,9 @@ const struct cg_unwinder *cg_unwinder(void)
     int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
     if (s == 0) {
         void *(*open)(const char *, int) = cg_real_dlopen();
-        void *h = open ? open("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : NULL;
+        /* Not without room for it (about 300 kB with its liblzma; a load
+         * that runs out ends the process: cg_proc_room) */
+        void *h = open && cg_proc_room(1 << 20) ? open("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : NULL;
         if (h) {
             CG_DLSYM_FN(u.init_local2, h, CG_STR(unw_init_local2));
             CG_DLSYM_FN(u.step, h, CG_STR(unw_step));
@@ -80,7 +82,8 @@ const struct cg_unwinder *cg_unwinder_generic(void)
     int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
     if (s == 0) {
         void *(*open)(const char *, int) = cg_real_dlopen();
-        void *h = open ? open(CG_UNW_GENERIC, RTLD_NOW | RTLD_LOCAL) : NULL;
+        /* not without room for it, as libunwind.so.8 above */
+        void *h = open && cg_proc_room(1 << 20) ? open(CG_UNW_GENERIC, RTLD_NOW | RTLD_LOCAL) : NULL;
         if (h) {
             CG_DLSYM_FN(g.step, h, CG_UNW_PREFIX "step");
             CG_DLSYM_FN(g.get_reg, h, CG_UNW_PREFIX "get_reg");

@@ -796,6 +796,52 @@ class Memcheck(Guest):
         self.assertEqual(bare.returncode, 99, "memcheck found nothing of cgprof's: is cgprof.supp still needed?")
 
 
+class SmallStack(Guest):
+    # A thread with a 64 kB stack whose last part names a C++ function of a
+    # 1,000-character mangled name, written as it ends, on that stack:
+    # __cxa_demangle's arrays sized by the name (72 kB) overflowed it
+    # (SIGSEGV; the program runs without cgprof). Long names are demangled
+    # on a stack of their own (runtime/demangle.c).
+    SOURCE = """#include <pthread.h>
+#include <cstdio>
+template<int N> struct T {};
+template<class... A> struct L {};
+template<class X> __attribute__((noinline)) int f(int i) { return i * 2 + (int)sizeof(X); }
+static void *run(void *) { volatile int s = 0; for (int i = 0; i < 10; i++) s += f<L<%s> >(i); return nullptr; }
+int main() {
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    pthread_t t;
+    if (pthread_create(&t, &a, run, nullptr) != 0)
+        return 2;
+    pthread_join(t, nullptr);
+    std::printf("joined\\n");
+    return 0;
+}
+""" % ", ".join("T<%d>" % i for i in range(100))
+
+    def test_a_long_cpp_name_written_on_a_small_thread_stack(self):
+        d = self.tmp()
+        src, exe = os.path.join(d, "smallstack.cpp"), os.path.join(d, "smallstack")
+        with open(src, "w") as f:
+            f.write(self.SOURCE)
+        b = subprocess.run(["g++", "-O1", "-g", "-finstrument-functions", "-pthread", src, "-o", exe],
+                           capture_output=True, text=True, timeout=cgtest.limit(120))
+        if b.returncode != 0:
+            self.skipTest("no C++ compiler here: %s" % b.stderr.strip()[-200:])
+        plain = run_preloaded(self, [exe], preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "joined\n"), plain.stderr)
+        for name, (extra, pinned) in SETTINGS.items():
+            with self.subTest(setting=name):
+                r = run_preloaded(self, [exe], env=extra, pinned=pinned)
+                self.assertEqual((r.returncode, r.stdout), (0, "joined\n"), r.stderr)
+                self.assertEqual(cgtest.stderr_lines(r.stderr), [])
+                (thread,) = [p for p in r.profiles() if p.path.endswith("-02")]
+                name = "int f<L<%s > >(int)" % ", ".join("T<%d>" % i for i in range(100))
+                self.assertEqual(thread.call_counts().get(("run(void*)", name)), 10, thread.call_counts())
+
+
 class Sanitizers(Guest):
     def test_addresssanitizer_program_through_the_launcher(self):
         # ASan's runtime must be the first library: the launcher puts it
@@ -847,6 +893,124 @@ class AnotherProfiler(Guest):
                 (p,) = [x for x in r.profiles() if x.path.endswith("-01")]
                 self.assertTrue(p.desc_value("Clock").startswith("sampled"), p.desc)
                 self.assertGreater(p.total_self(), 0)
+
+
+class MemoryLimit(Guest):
+    """Issue 39 (1): under any RLIMIT_AS where the program itself runs, its
+    status and output are the same with cgprof; what cgprof could not
+    record is said (one line on stderr, and the part's desc: Names: where
+    libdw could not be loaded). guest memory maps its working set, mallocs
+    4 MB blocks until one fails, then starts a thread (memory short) whose
+    part is written as it ends, memory still short; it frees the blocks and
+    ends (its own part written with memory to spare).
+
+    The limits are tried every 4 MB from the program's own minimum (the
+    first that a plain run passes) to 64 MB. What cgprof may take is what
+    the program leaves below the limit; each step of the program being 4
+    MB, that is the same at every limit. The working set is chosen so that
+    it is BUDGET_KB, the middle of a step (without it, it would be what the
+    size of libc leaves: anything from 0 to 4 MB): cgprof's start-up, its
+    tables for two threads and its dumps must fit in it, or the program's
+    output changes."""
+
+    BUDGET_KB = 2048
+    TOP_MB = 64
+
+    @staticmethod
+    def limited(mb):
+        return lambda: resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+
+    # what guest memory prints, whatever it could have
+    LINES = re.compile(r"need \d+ kB: (ok|failed)|malloc 4 MB block \d+: (ok|failed)|"
+                       r"thread with a 256 kB stack: (started|Resource temporarily unavailable)|"
+                       r"thread: 1000 calls|freed")
+
+    def need_kb(self, budget_kb):
+        """The working set that leaves budget_kb below every multiple of 4
+        MB, from the program's address space at main."""
+        r = run_preloaded(self, [GUEST, "vmsize"], preload=False)
+        base = int(re.search(r"^vmsize (\d+) kB$", r.stdout, re.M).group(1))
+        return (-budget_kb - base) % 4096
+
+    def assert_said(self, r, where):
+        """What the run could not record is said: on stderr (cgprof's lines
+        only, one for each thing), and a part without libdw's names says
+        so in its header."""
+        lines = cgtest.stderr_lines(r.stderr)
+        self.assertTrue(all(l.startswith("cgprof: ") for l in lines), r.stderr)
+        self.assertEqual(len(lines), len(set(lines)), r.stderr)
+        parts = {os.path.basename(f).rsplit("-", 1)[1]: p for f, p in zip(r.files, r.profiles(strict=False))}
+        for n, p in parts.items():
+            self.assertEqual(p.violations, [], (where, n))
+        unnamed = [n for n, p in parts.items() if p.desc_value("Names")]
+        said = [l for l in lines if "libdw could not be loaded" in l]
+        # (said once the first time; also where that part could not be written)
+        self.assertLessEqual(len(said), 1, (where, r.stderr))
+        self.assertTrue(said or not unnamed, (where, unnamed, r.stderr))
+        # main's part (01), the thread's (02): written, or said why not
+        if "01" in parts:
+            self.assertIn(1, parts["01"].call_counts().values(), where)
+        else:
+            self.assertTrue([l for l in lines if l not in said], (where, r.files, r.stderr))
+        if "02" in parts:
+            # work() 1,000 times: by name, or by address without libdw
+            self.assertIn(1000, parts["02"].call_counts().values(), where)
+        else:
+            self.assertTrue([l for l in lines if l not in said], (where, r.files, r.stderr))
+
+    @unittest.skipIf(cgtest.WRAPPER, "valgrind's own address space is not the program's")
+    def test_every_limit_from_the_programs_own(self):
+        need = str(self.need_kb(self.BUDGET_KB))
+        plain = {}
+        for mb in range(4, self.TOP_MB + 4, 4):
+            p = run_preloaded(self, [GUEST, "memory", need], preload=False, preexec_fn=self.limited(mb))
+            if plain or p.returncode == 0:
+                plain[mb] = p
+        self.assertTrue(plain, "the program runs under no limit up to %d MB" % self.TOP_MB)
+        lowest = min(plain)
+        for mb, p in sorted(plain.items()):
+            # above its own minimum the program always runs; memory is short
+            # at each limit (a block fails, then the thread starts)
+            self.assertEqual(p.returncode, 0, (mb, p.stdout, p.stderr))
+            self.assertIn("block %d: failed" % ((mb - lowest) // 4 + 1), p.stdout, mb)
+            self.assertIn("thread: 1000 calls", p.stdout, mb)
+            for name, (extra, pinned) in SETTINGS.items():
+                with self.subTest(limit_mb=mb, setting=name):
+                    r = run_preloaded(self, [GUEST, "memory", need], env=extra, pinned=pinned,
+                                      preexec_fn=self.limited(mb))
+                    self.assertEqual((r.returncode, r.stdout), (p.returncode, p.stdout), r.stderr)
+                    self.assert_said(r, (mb, name))
+
+
+    @unittest.skipIf(cgtest.WRAPPER, "valgrind's own address space is not the program's")
+    def test_no_crash_as_memory_runs_out(self):
+        """At one limit (12 MB), what the program leaves to cgprof from
+        nothing to more than it needs, in 32 kB steps, so that each of the
+        runtime's allocations, mappings and loads runs out in one run or
+        another: below what cgprof needs, the program's output may change
+        (a block fails sooner: cgprof took memory it needed), but it never
+        dies, hangs or prints anything else; where its output is the same,
+        what could not be recorded is said. A dlopen that ran out of memory
+        for thread-local variables ended the process (status 127, glibc's
+        "cannot allocate memory for thread-local data: ABORT"); a thread's
+        part lost for lack of memory was not said."""
+        mb = 12
+        for budget in range(0, 2560 + 1, 32):
+            need = str(self.need_kb(budget))
+            p = run_preloaded(self, [GUEST, "memory", need], preload=False, preexec_fn=self.limited(mb))
+            self.assertEqual(p.returncode, 0, (budget, p.stdout))
+            for name, (extra, pinned) in SETTINGS.items():
+                with self.subTest(budget_kb=budget, setting=name):
+                    r = run_preloaded(self, [GUEST, "memory", need], env=extra, pinned=pinned,
+                                      preexec_fn=self.limited(mb))
+                    self.assertIn(r.returncode, (0, 1), r.stderr)
+                    for line in r.stdout.splitlines():
+                        self.assertRegex(line, self.LINES)
+                    if (r.returncode, r.stdout) == (p.returncode, p.stdout):
+                        self.assert_said(r, (budget, name))
+                    else:
+                        self.assertTrue(all(l.startswith("cgprof: ") for l in cgtest.stderr_lines(r.stderr)),
+                                        r.stderr)
 
 
 class SetUserId(Guest):

@@ -59,7 +59,20 @@
  *   sleep         prints "ready", then sleeps in nanosleep(), 0.25 s at a
  *                 time, printing each one's result and errno, until its
  *                 stdin ends (looked at between two sleeps): a dump asked
- *                 meanwhile must not cut one short. */
+ *                 meanwhile must not cut one short.
+ *   vmsize        prints its address space at main (VmSize, in kB), after
+ *                 what memory does before it maps anything: test_guest
+ *                 chooses memory's NEED from it.
+ *   memory NEED   issue 39, a program under a tight RLIMIT_AS: maps and
+ *                 touches NEED kB (its working set: without it, it ends
+ *                 with status 1, as a program that needs its memory
+ *                 does), then mallocs blocks of 4 MB, each checked and
+ *                 touched, until one fails or 16 are had; then, memory
+ *                 being short, starts a thread with a 256 kB stack that
+ *                 runs work() 1,000 times and ends (its part is written
+ *                 then, memory short); then frees the blocks and ends.
+ *                 Prints each step's result: the same with cgprof, unless
+ *                 cgprof took memory the program needed. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -72,6 +85,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -285,6 +299,71 @@ static void query(int sig, const char *name)
     printf("%s: signal() returned %s\n", name, kind(was));
 }
 
+/* memory: the thread started when memory is short */
+static volatile int short_calls;
+
+static void *short_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1000; i++) {
+        work();
+        short_calls++;
+    }
+    return NULL;
+}
+
+/* The VmSize line of /proc/self/status, in kB (read without malloc). */
+static long vmsize_kb(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *v = strstr(buf, "VmSize:");
+    return v ? strtol(v + 7, NULL, 10) : -1;
+}
+
+static int memory(long need_kb)
+{
+    /* malloc maps a block of BLOCK bytes as 4 MB exactly (its header in
+     * the last page), so that each step is the same 4 MB of RLIMIT_AS */
+    enum { BLOCK = (4 << 20) - 4096, BLOCKS = 16, STACK = 256 * 1024 };
+    size_t need = (size_t)need_kb * 1024;
+    void *own = need ? mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : NULL;
+    printf("need %ld kB: %s\n", need_kb, own == MAP_FAILED ? "failed" : "ok");
+    if (own == MAP_FAILED)
+        return 1;
+    if (own)
+        memset(own, 1, need);
+    void *blocks[BLOCKS];
+    int n = 0;
+    while (n < BLOCKS) {
+        blocks[n] = malloc(BLOCK);
+        printf("malloc 4 MB block %d: %s\n", n + 1, blocks[n] ? "ok" : "failed");
+        if (!blocks[n])
+            break;
+        memset(blocks[n++], 2, BLOCK);
+    }
+    pthread_attr_t attr;
+    pthread_t t;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0)
+        rc = pthread_attr_setstacksize(&attr, STACK);
+    if (rc == 0)
+        rc = pthread_create(&t, &attr, short_worker, NULL);
+    printf("thread with a 256 kB stack: %s\n", rc ? strerror(rc) : "started");
+    if (rc == 0 && pthread_join(t, NULL) == 0)
+        printf("thread: %d calls\n", short_calls);
+    while (n > 0)
+        free(blocks[--n]);
+    printf("freed\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -489,6 +568,13 @@ int main(int argc, char **argv)
                 return 0;
         }
     }
-    fprintf(stderr, "usage: guest fds|nofile|query|stderr FILE|reuse DIR|sleep\n");
+    if (strcmp(mode, "vmsize") == 0) {
+        printf("need %d kB: ok\n", 0); /* stdout's buffer, as memory has it */
+        printf("vmsize %ld kB\n", vmsize_kb());
+        return 0;
+    }
+    if (strcmp(mode, "memory") == 0 && argc > 2)
+        return memory(strtol(argv[2], NULL, 10));
+    fprintf(stderr, "usage: guest fds|nofile|query|stderr FILE|reuse DIR|sleep|vmsize|memory NEED\n");
     return 2;
 }
