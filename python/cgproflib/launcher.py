@@ -33,7 +33,7 @@ import sys
 import textwrap
 import time
 
-from . import elf, messages, naming, options, report, rules, signals
+from . import elf, messages, naming, options, report, rules, signals, summary
 from ._generated import VERSION
 from .optable import LAUNCHER_OWN, value_word
 
@@ -429,18 +429,18 @@ def out_dir_problem(directory):
 
 
 # ---- the summary -------------------------------------------------------------
-# cgproflib.report's: the launcher's summary is `cgprof report`'s flat
+# cgproflib.summary's: the launcher's summary is `cgprof report`'s flat
 # profile of the files the run wrote, and its repair warning the same.
 
 def report_summary(say, paths, top, prefix="", scope=""):
     """The functions with the most inclusive time summed over the files;
     prefix and scope say whose files they are when that is not plain."""
-    report.print_summary(say, paths, top, prefix, scope, quote=lambda p: quoted(p)[0])
+    summary.print_summary(say, paths, top, prefix, scope, quote=lambda p: quoted(p)[0])
 
 
 def report_repairs(say, paths):
     """One warning line when the files hold repairs; nothing otherwise."""
-    report.report_repairs(say, paths)
+    summary.report_repairs(say, paths)
 
 
 def flame_summary(say, out, pid, cwd, parts):
