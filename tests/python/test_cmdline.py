@@ -9,7 +9,7 @@ Run as:  meson devenv -C build python3 ../tests/python/test_cmdline.py [-v]
 
 import unittest
 
-from cgproflib import flame, pprof
+from cgproflib import flame, launcher, pprof
 
 
 class Pprof(unittest.TestCase):
@@ -64,6 +64,65 @@ class Flame(unittest.TestCase):
             with self.assertRaises(flame.UsageError, msg=argv) as e:
                 flame.parse_flame_args(argv)
             self.assertIn(words, str(e.exception))
+
+
+class Launcher(unittest.TestCase):
+    """cgprof [options] [--] program [args...]: argparse stops at the
+    program's name; the runtime's options come from its table."""
+
+    def parse(self, argv):
+        a = launcher.parse_args(argv)
+        return a.action, a.settings, a.lib, a.top, a.children, a.quiet, a.command
+
+    def test_forms(self):
+        for argv, want in [
+                (["./p"], (None, {}, None, 10, "sum", False, ["./p"])),
+                # the program's own options are never taken, ours included
+                (["--paths", "./p", "--paths", "-q", "--top=1"],
+                 (None, {"CGPROF_PATHS": "1"}, None, 10, "sum", False, ["./p", "--paths", "-q", "--top=1"])),
+                (["--sample-hz", "200", "--time=exact", "p", "x"],
+                 (None, {"CGPROF_SAMPLE_HZ": "200", "CGPROF_TIME": "exact"}, None, 10, "sum", False, ["p", "x"])),
+                (["--crash=yes", "--top", "3", "--children=each", "--lib=/l", "-q", "p"],
+                 (None, {"CGPROF_CRASH": "yes"}, "/l", 3, "each", True, ["p"])),
+                (["--out", "o/", "--", "-p", "--", "a"], (None, {"CGPROF_OUT": "o/"}, None, 10, "sum", False,
+                                                          ["-p", "--", "a"])),
+                (["--", "--", "x"], (None, {}, None, 10, "sum", False, ["--", "x"])),
+                (["-", "a"], (None, {}, None, 10, "sum", False, ["-", "a"])),
+                # -h and --version end the scan where they stand
+                (["--help", "--clock=x", "--bogus"], ("help", {}, None, 10, "sum", False, [])),
+                (["-q", "--version", "--bogus"], ("version", {}, None, 10, "sum", False, []))]:
+            self.assertEqual(self.parse(argv), want, argv)
+
+    def test_every_option_of_the_table(self):
+        for o in launcher.options.OPTIONS:
+            value = {"BOOL": "1", "UINT": str(o.uint_range[0]) if o.uint_range else "1"}.get(o.type)
+            if value is None:
+                continue
+            self.assertEqual(launcher.parse_args(["--%s=%s" % (o.name, value), "p"]).settings, {o.variable: value})
+
+    def test_errors(self):
+        for argv, words in [
+                (["--tme=exact", "p"], 'unknown option "--tme"; did you mean --time? (cgprof --help lists them)'),
+                (["--tme", "exact", "p"], 'unknown option "--tme"; did you mean --time?'),
+                (["-x", "p"], 'unknown option "-x" (cgprof --help lists them)'),
+                (["-5"], 'unknown option "-5"'),
+                (["--bog=a b", "p"], 'unknown option "--bog"'),
+                ([], "no program given"),
+                (["-q"], "no program given"),
+                (["--out"], "option --out needs a value"),
+                (["--out", "-x", "p"], "goes as --out=VALUE"),
+                (["--top=x", "p"], '--top="x": accepted: a number of functions, 0 or more'),
+                (["--children=x", "p"], '--children="x": accepted: sum|each|none'),
+                (["--quiet=x", "p"], "option -q/--quiet takes no value, not 'x'"),
+                (["--paths=maybe", "p"], '--paths="maybe": it is not a boolean; accepted: 0|1|no|yes|off|on|false|true'),
+                # the first refused value is the error, as if judged where it stood
+                (["--clock=x", "--bogus", "p"], '--clock="x": '),
+                (["--bogus", "--clock=x", "p"], 'unknown option "--bogus"'),
+                (["--clock=x", "--children=y", "p"], '--clock="x": '),
+                (["--children=y", "--clock=x", "p"], '--children="y": ')]:
+            with self.assertRaises(launcher.UsageError, msg=argv) as e:
+                launcher.parse_args(argv)
+            self.assertIn(words, str(e.exception), argv)
 
 
 if __name__ == "__main__":
