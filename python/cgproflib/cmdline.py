@@ -4,8 +4,11 @@ texts are their own (written for the man pages and the docs, printed by
 the command on -h/--help), and a usage error raises the command's
 UsageError, which the command prints behind its name (cgproflib.messages)
 and answers with exit status 2, as before argparse. argparse's words are
-kept but for an unknown option (which says where the options are listed)
-and a missing value ("option --out needs a value", as before)."""
+kept but for an unknown option (which says where the options are listed),
+a missing value ("option --out needs a value", as before) and a value
+given to an option that takes none ("--paths takes no value"). A value
+that starts with '-' goes as --name=VALUE (argparse takes it for an
+option otherwise)."""
 
 import argparse
 import re
@@ -52,11 +55,10 @@ class Parser(argparse.ArgumentParser):
             raise self.usage_error("unknown option %r (%s --help lists them)" % (words[0], self.prog))
         m = re.fullmatch(r"argument (\S+): expected one argument", message)
         if m:
-            raise self.usage_error("option %s needs a value (one that starts with '-' goes as %s=VALUE)" %
-                                   (m.group(1), m.group(1).split("/")[-1]))
-        m = re.fullmatch(r"argument (\S+): ignored explicit argument (.*)", message)
+            raise self.usage_error("option %s needs a value" % m.group(1))
+        m = re.fullmatch(r"argument (\S+): ignored explicit argument .*", message)
         if m:
-            raise self.usage_error("option %s takes no value, not %s" % (m.group(1), m.group(2)))
+            raise self.usage_error("%s takes no value" % m.group(1).split("/")[-1])
         raise self.usage_error(message)
 
     def parse(self, argv, operands="whats"):

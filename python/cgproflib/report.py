@@ -13,11 +13,12 @@ launcher's exit summary; the names that other modules and the tests
 import from here are re-exported.
 """
 
+import argparse
 import gc
 import os
 import sys
 
-from . import latency, messages, paths, reader
+from . import cmdline, latency, messages, paths, reader
 from .summary import (LOWER_BOUND_NOTE, OFF_CPU, Group, Units, _descs, collect, count_text, flat_lines,
                       is_lower_bound, load_group, pattern_names, report_notes, report_repairs, where_of)
 # what the launcher, cgprof flame, cgprof pprof and the tests import from here
@@ -278,111 +279,67 @@ def help_text():
     ]) + "\n"
 
 
-class Args:
-    def __init__(self):
-        self.top = DEFAULT_TOP
-        self.sort = "inclusive"
-        self.threads = "sum"
-        self.event = None
-        self.view = None
-        self.func = None
-        self.diff = None
-        self.whats = []
-        self.help = False
-        self.hide = []
-        self.hide_waits = False
+class _View(argparse.Action):
+    """A view (--callers FUNC, --callees FUNC, --lines FUNC; --diff,
+    --paths, --latency alone): one at a time."""
+
+    def __call__(self, parser, ns, value, option_string=None):
+        if ns.view:
+            raise UsageError("one view at a time: --%s and --%s" % (ns.view, self.dest))
+        ns.view = self.dest
+        if self.nargs != 0:
+            ns.func = value
 
 
-def parse_args(argv):
-    a = Args()
-    i = 0
-    positional = []
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            positional += argv[i + 1:]
-            break
-        if arg in ("-h", "--help"):
-            a.help = True
-            return a
-        if not arg.startswith("--") or arg == "-":
-            if arg.startswith("-") and arg != "-":
-                raise UsageError("unknown option %r (cgprof report --help lists them)" % arg)
-            positional.append(arg)
-            i += 1
-            continue
-        name, eq, value = arg[2:].partition("=")
-        if name == "hide-waits":
-            if eq:
-                raise UsageError("--hide-waits takes no value")
-            a.hide_waits = True
-            i += 1
-            continue
-        if name not in ("top", "sort", "threads", "event", "callers", "callees", "lines", "diff", "paths", "hide",
-                        "latency"):
-            raise UsageError("unknown option %r (cgprof report --help lists them)" % ("--" + name))
-        if name == "diff":
-            # its two runs are the command's two operands, wherever the
-            # other options stand (--diff --top=12 A B, --diff A B --top=12)
-            if eq:
-                raise UsageError("--diff takes two runs: --diff A B")
-            if a.view:
-                raise UsageError("one view at a time: --%s and --diff" % a.view)
-            a.view = "diff"
-            i += 1
-            continue
-        if name == "latency":
-            if eq:
-                raise UsageError("--latency takes no value")
-            if a.view:
-                raise UsageError("one view at a time: --%s and --latency" % a.view)
-            a.view = "latency"
-            i += 1
-            continue
-        if name == "paths":
-            if eq:
-                raise UsageError("--paths takes no value")
-            if a.view:
-                raise UsageError("one view at a time: --%s and --paths" % a.view)
-            a.view = "paths"
-            i += 1
-            continue
-        if not eq:
-            if i + 1 >= len(argv):
-                raise UsageError("option --%s needs a value" % name)
-            i += 1
-            value = argv[i]
-        i += 1
-        if name == "top":
+class _Check(argparse.Action):
+    """--top, --sort, --threads, --hide: their values judged at once."""
+
+    def __call__(self, parser, ns, value, option_string=None):
+        if self.dest == "top":
             if not value.isdigit():
                 raise UsageError("--top=%r: accepted: a number of functions, 0 or more (0: all)" % value)
-            a.top = int(value)
-        elif name == "sort":
-            if value not in SORTS:
-                raise UsageError("--sort=%r: accepted: %s" % (value, "|".join(SORTS)))
-            a.sort = value
-        elif name == "threads":
-            if value not in ("sum", "each"):
-                raise UsageError("--threads=%r: accepted: sum|each" % value)
-            a.threads = value
-        elif name == "event":
-            a.event = value
-        elif name == "hide":
+            value = int(value)
+        elif self.dest == "sort" and value not in SORTS:
+            raise UsageError("--sort=%r: accepted: %s" % (value, "|".join(SORTS)))
+        elif self.dest == "threads" and value not in ("sum", "each"):
+            raise UsageError("--threads=%r: accepted: sum|each" % value)
+        elif self.dest == "hide":
             pats = [p.strip() for p in value.split(",") if p.strip()]
             if not pats:
                 raise UsageError("--hide=%r: accepted: function names or globs, separated by commas" % value)
-            a.hide += pats
-        else:
-            if a.view:
-                raise UsageError("one view at a time: --%s and --%s" % (a.view, name))
-            a.view, a.func = name, value
-    a.whats = positional
-    if a.view == "paths" and (a.hide or a.hide_waits):
-        raise UsageError("--paths shows every path: --hide and --hide-waits apply to the other views")
-    if a.view == "latency" and (a.hide or a.hide_waits):
-        raise UsageError("--latency shows each function's calls: --hide and --hide-waits apply to the other views")
-    if a.view == "lines" and (a.hide or a.hide_waits):
-        raise UsageError("--lines shows one function's lines: --hide and --hide-waits apply to the other views")
+            value = ns.hide + pats
+        setattr(ns, self.dest, value)
+
+
+def parse_args(argv):
+    """The namespace of cgprof report's command line (argparse's, through
+    cgproflib.cmdline): top, sort, threads, event, view (None, callers,
+    callees, lines, diff, paths, latency), func, diff (the two runs),
+    whats, help, hide, hide_waits; UsageError."""
+    ap = cmdline.Parser(PROG, UsageError, stop_at_help=True)
+    ap.set_defaults(top=DEFAULT_TOP, sort="inclusive", threads="sum", view=None, func=None, diff=None, hide=[],
+                    help=False)
+    for name in ("top", "sort", "threads", "hide"):
+        ap.add_argument("--" + name, action=_Check)
+    ap.add_argument("--event")
+    ap.add_argument("--hide-waits", action="store_true")
+    for name in ("callers", "callees", "lines"):
+        ap.add_argument("--" + name, action=_View)
+    # --diff: its two runs are the command's two operands, wherever the
+    # other options stand (--diff --top=12 A B, --diff A B --top=12)
+    for name in ("diff", "paths", "latency"):
+        ap.add_argument("--" + name, action=_View, nargs=0)
+    ap.add_argument("whats", nargs="*")
+    try:
+        a = ap.parse(argv)
+    except cmdline.Stop:
+        return argparse.Namespace(help=True)
+    positional = a.whats
+    if a.view in ("paths", "latency", "lines") and (a.hide or a.hide_waits):
+        raise UsageError({"paths": "--paths shows every path",
+                          "latency": "--latency shows each function's calls",
+                          "lines": "--lines shows one function's lines"}[a.view] +
+                         ": --hide and --hide-waits apply to the other views")
     if a.view == "diff":
         if len(positional) != 2:
             raise UsageError("--diff A B reads two runs, no more, no less: %s"

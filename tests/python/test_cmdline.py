@@ -9,7 +9,7 @@ Run as:  meson devenv -C build python3 ../tests/python/test_cmdline.py [-v]
 
 import unittest
 
-from cgproflib import flame, launcher, pprof
+from cgproflib import flame, launcher, pprof, report
 
 
 class Pprof(unittest.TestCase):
@@ -66,6 +66,52 @@ class Flame(unittest.TestCase):
             self.assertIn(words, str(e.exception))
 
 
+class Report(unittest.TestCase):
+    def test_forms(self):
+        def parse(argv):
+            a = report.parse_args(argv)
+            return a.top, a.sort, a.threads, a.event, a.view, a.func, a.diff, a.whats, a.hide, a.hide_waits
+        for argv, want in [
+                (["a"], (20, "inclusive", "sum", None, None, None, None, ["a"], [], False)),
+                (["--top=3", "--sort", "self", "a", "--threads=each", "b", "--event", "Ir"],
+                 (3, "self", "each", "Ir", None, None, None, ["a", "b"], [], False)),
+                (["a", "--callers", "f"], (20, "inclusive", "sum", None, "callers", "f", None, ["a"], [], False)),
+                (["--callees=f", "a"], (20, "inclusive", "sum", None, "callees", "f", None, ["a"], [], False)),
+                (["--diff", "--top=12", "A", "B"], (12, "inclusive", "sum", None, "diff", None, ("A", "B"), [], [], False)),
+                (["A", "--diff", "B"], (20, "inclusive", "sum", None, "diff", None, ("A", "B"), [], [], False)),
+                (["x", "--paths"], (20, "inclusive", "sum", None, "paths", None, None, ["x"], [], False)),
+                (["--hide=a,b", "--hide", "c", "--hide-waits", "x"],
+                 (20, "inclusive", "sum", None, None, None, None, ["x"], ["a", "b", "c"], True)),
+                (["--", "--paths", "-x"], (20, "inclusive", "sum", None, None, None, None, ["--paths", "-x"], [], False))]:
+            self.assertEqual(parse(argv), want, argv)
+        self.assertTrue(report.parse_args(["-h", "--bogus"]).help)
+        self.assertTrue(report.parse_args(["a", "--help"]).help)
+
+    def test_errors(self):
+        for argv, words in [
+                (["--callers", "f", "--lines", "g", "x"], "one view at a time: --callers and --lines"),
+                (["--diff", "--paths", "a", "b"], "one view at a time: --diff and --paths"),
+                (["--paths=1", "x"], "--paths takes no value"),
+                (["--hide-waits=1", "x"], "--hide-waits takes no value"),
+                (["--top=x", "a"], "--top='x': accepted: a number of functions, 0 or more (0: all)"),
+                (["--top", "-1", "a"], "--top='-1': accepted"),
+                (["--sort=x", "a"], "--sort='x': accepted: inclusive|self|calls"),
+                (["--threads=x", "a"], "--threads='x': accepted: sum|each"),
+                (["--hide=,", "a"], "--hide=',': accepted: function names or globs"),
+                (["--bogus", "a"], "unknown option '--bogus' (cgprof report --help lists them)"),
+                (["-x", "a"], "unknown option '-x'"),
+                (["--cal=f", "a"], "unknown option '--cal=f'"),
+                ([], "nothing to read"),
+                (["--lines"], "option --lines needs a value"),
+                (["--diff", "a"], "--diff A B reads two runs, no more, no less: 'a'"),
+                (["--paths", "--hide=x", "a"], "--paths shows every path: --hide and --hide-waits apply"),
+                (["--latency", "--hide-waits", "a"], "--latency shows each function's calls"),
+                (["--lines", "f", "--hide=g", "a"], "--lines shows one function's lines")]:
+            with self.assertRaises(report.UsageError, msg=argv) as e:
+                report.parse_args(argv)
+            self.assertIn(words, str(e.exception), argv)
+
+
 class Launcher(unittest.TestCase):
     """cgprof [options] [--] program [args...]: argparse stops at the
     program's name; the runtime's options come from its table."""
@@ -110,10 +156,10 @@ class Launcher(unittest.TestCase):
                 ([], "no program given"),
                 (["-q"], "no program given"),
                 (["--out"], "option --out needs a value"),
-                (["--out", "-x", "p"], "goes as --out=VALUE"),
+                (["--out", "-x", "p"], "option --out needs a value"),
                 (["--top=x", "p"], '--top="x": accepted: a number of functions, 0 or more'),
                 (["--children=x", "p"], '--children="x": accepted: sum|each|none'),
-                (["--quiet=x", "p"], "option -q/--quiet takes no value, not 'x'"),
+                (["--quiet=x", "p"], "--quiet takes no value"),
                 (["--paths=maybe", "p"], '--paths="maybe": it is not a boolean; accepted: 0|1|no|yes|off|on|false|true'),
                 # the first refused value is the error, as if judged where it stood
                 (["--clock=x", "--bogus", "p"], '--clock="x": '),
