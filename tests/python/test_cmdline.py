@@ -9,7 +9,7 @@ Run as:  meson devenv -C build python3 ../tests/python/test_cmdline.py [-v]
 
 import unittest
 
-from cgproflib import flame, launcher, pprof, report
+from cgproflib import control, flame, launcher, pprof, report
 
 
 class Pprof(unittest.TestCase):
@@ -109,6 +109,49 @@ class Report(unittest.TestCase):
                 (["--lines", "f", "--hide=g", "a"], "--lines shows one function's lines")]:
             with self.assertRaises(report.UsageError, msg=argv) as e:
                 report.parse_args(argv)
+            self.assertIn(words, str(e.exception), argv)
+
+
+class Control(unittest.TestCase):
+    """cgprof-control: -d's REASON and -e's EVENTS taken from the next
+    argument as callgrind_control takes them, never a number for a
+    reason; one action at a time; the messages."""
+
+    def test_forms(self):
+        def parse(argv):
+            a = control.parse_args(argv)
+            return a.action, a.arg, a.targets, a.events, a.back, a.stat, a.timeout
+        for argv, want in [
+                (["-d", "phase1", "42"], ("dump", "phase1", ["42"], None, False, False, 30.0)),
+                (["--dump", "r", "x"], ("dump", "r", ["x"], None, False, False, 30.0)),
+                (["-d", "42", "--timeout", "2"], ("dump", None, ["42"], None, False, False, 2.0)),
+                (["42", "-d"], ("dump", None, ["42"], None, False, False, 30.0)),
+                (["-d", "--", "server"], ("dump", None, ["server"], None, False, False, 30.0)),
+                (["--dump=after warmup", "--timeout=1.5", "7"], ("dump", "after warmup", ["7"], None, False, False, 1.5)),
+                (["-e", "server"], ("query", None, ["server"], ["ns", "calls"], False, False, 30.0)),
+                (["-e", "calls", "-b", "--stat"], ("query", None, [], ["calls"], True, True, 30.0)),
+                (["-i", "on", "a", "b"], ("collect", "on", ["a", "b"], None, False, False, 30.0)),
+                (["--instr=off"], ("collect", "off", [], None, False, False, 30.0)),
+                (["-z", "-h", "--bogus"], ("help", None, [], None, False, False, 30.0)),
+                (["--version", "-q"], ("version", None, [], None, False, False, 30.0))]:
+            self.assertEqual(parse(argv), want, argv)
+
+    def test_errors(self):
+        for argv, words in [
+                (["-z", "-d", "42"], "-d: only one of -d, -z, -i, or -b/-e/-s, at a time"),
+                (["-d", "-e"], "-e: only one of"),
+                (["-q", "42"], "unknown option '-q' (cgprof-control --help lists them)"),
+                (["-i", "maybe"], "-i takes 'on' or 'off', not 'maybe'"),
+                (["-i"], "option -i/--instr needs a value"),
+                (["--dump=", "42"], "--dump= needs a reason"),
+                (["--zero=1"], "--zero takes no value"),
+                (["--timeout", "-1", "-z"], "--timeout takes a number of seconds > 0, not '-1'"),
+                (["--timeout", "x", "-z"], "--timeout takes a number of seconds, not 'x'"),
+                (["-z", "-5"], "PID must be a process id, not '-5'"),
+                (["-z", "0"], "PID must be a process id, not '0'"),
+                (["-d", "two\nlines", "42"], "the dump reason must be one line")]:
+            with self.assertRaises(control.UsageError, msg=argv) as e:
+                control.parse_args(argv)
             self.assertIn(words, str(e.exception), argv)
 
 
