@@ -28,14 +28,17 @@ interpreter's own start is most of what `cgprof-control -d` costs, and the
 imports add a couple of milliseconds to it (`subprocess`, through rules,
 and the signal module's enums are imported only on the paths that need
 them; annotations are never evaluated, so `typing` is not imported at
-all).
+all). The command line is argparse's (cgproflib.cmdline), about 4 ms of
+imports more than `re`, which the option table imports already.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
+from . import cmdline
 from .processes import (RUNTIME_NAME, ControlError, Undumpable, has_runtime, is_launcher, names_process,
                         process_argv, process_command, process_names, process_uid, profiled_descendants)
 from .protocol import (DEFAULT_TIMEOUT, ControlDir, NoControlDir, Status, Thread, UsageError, _num, _pairs,
@@ -424,87 +427,99 @@ def _event_list(word: str) -> list | None:
     return names if all(n in EVENTS for n in names) else None
 
 
-def parse_args(argv: list) -> Args:
-    a = Args()
-    positionals = []                  # text of the targets
-    i = 0
-    after_dump = False                # the argument right after -d may be its reason
+# The word that stands for "no value" for -d and -e given alone: a NUL,
+# which no argument can hold (see _words).
+_ALONE = "\0"
 
-    def set_action(kind: str, opt: str) -> None:
-        if a.action is not None and not (a.action == kind == "query"):
-            raise UsageError("%s: only one of -d, -z, -i, or -b/-e/-s, at a time" % opt)
-        a.action = kind
 
-    def value(opt: str) -> str:
-        nonlocal i
-        if i + 1 >= len(argv):
-            raise UsageError("%s needs a value" % opt)
-        i += 1
-        return argv[i]
+class _Action(argparse.Action):
+    """The action options, one at a time (-b, -e and -s together): -d,
+    --dump, -z, -i, -b, -e, -s; their values judged where they stand."""
 
-    while i < len(argv):
-        arg = argv[i]
-        reason_here, after_dump = after_dump, False
-        if arg in ("-h", "--help"):
-            return Args(action="help")
-        if arg == "--version":
-            return Args(action="version")
-        if arg == "--":
-            positionals += argv[i + 1:]
-            break
-        if arg in ("-d", "--dump"):
-            set_action("dump", arg)
-            after_dump = True
-        elif arg.startswith("--dump="):
-            set_action("dump", "--dump")
-            a.arg = arg[len("--dump="):]
-            if not a.arg:
+    def __call__(self, parser, ns, value, option_string=None):
+        kind = self.const
+        if ns.action is not None and not (ns.action == kind == "query"):
+            raise UsageError("%s: only one of -d, -z, -i, or -b/-e/-s, at a time" % option_string)
+        ns.action = kind
+        if self.dest == "dump":
+            if value == "":
                 raise UsageError("--dump= needs a reason")
-        elif arg in ("-z", "--zero"):
-            set_action("zero", arg)
-        elif arg in ("-i", "--instr") or arg.startswith("--instr="):
-            set_action("collect", arg.split("=")[0])
-            a.arg = arg[len("--instr="):] if arg.startswith("--instr=") else value(arg)
-            if a.arg not in ("on", "off"):
-                raise UsageError("%s takes 'on' or 'off', not %r" % (arg.split("=")[0], a.arg))
-        elif arg in ("-b", "--back"):
-            set_action("query", arg)
-            a.back = True
-        elif arg in ("-s", "--stat"):
-            set_action("query", arg)
-            a.stat = True
-        elif arg == "-e":
-            # -e [EVENTS]: the next argument is the list when every word of
-            # it is an event's name (else it is a target)
-            set_action("query", "-e")
-            a.events = list(EVENTS)
-            if i + 1 < len(argv) and _event_list(argv[i + 1]) is not None:
-                i += 1
-                a.events = _event_list(argv[i])
-        elif arg == "--timeout" or arg.startswith("--timeout="):
-            v = arg[len("--timeout="):] if arg.startswith("--timeout=") else value(arg)
-            try:
-                a.timeout = float(v)
-            except ValueError:
-                raise UsageError("--timeout takes a number of seconds, not %r" % v)
-            if not (0 < a.timeout < float("inf")):
-                raise UsageError("--timeout takes a number of seconds > 0, not %r" % v)
-        elif arg.startswith("-") and arg != "-":
-            raise UsageError("unknown option %s" % arg)
-        elif reason_here and a.arg is None and not arg.isdigit():
-            a.arg = arg                 # -d REASON, as callgrind_control takes it
+            ns.arg = None if value in (None, _ALONE) else value
+        elif self.dest == "instr":
+            if value not in ("on", "off"):
+                raise UsageError("%s takes 'on' or 'off', not %r" % (option_string, value))
+            ns.arg = value
+        elif self.dest == "events":
+            ns.events = list(EVENTS) if value == _ALONE else _event_list(value)
+            if ns.events is None:
+                raise UsageError("-e takes events among %s, comma-separated, not %r" % (", ".join(EVENTS), value))
         else:
-            positionals.append(arg)
-        i += 1
+            setattr(ns, self.dest, True)
 
-    for text in positionals:
+
+class _Timeout(argparse.Action):
+    def __call__(self, parser, ns, v, option_string=None):
+        try:
+            ns.timeout = float(v)
+        except ValueError:
+            raise UsageError("--timeout takes a number of seconds, not %r" % v)
+        if not (0 < ns.timeout < float("inf")):
+            raise UsageError("--timeout takes a number of seconds > 0, not %r" % v)
+
+
+def _words(argv: list) -> list:
+    """argv with the optional values of -d and -e joined to them, as
+    callgrind_control takes them: the argument right after -d (or --dump)
+    is its REASON unless it is a number or an option (-d 42 dumps pid 42,
+    -d -- NAME program NAME); the one after -e its EVENTS when every word
+    of it is an event's name (else it is a target). Alone, each is given
+    _ALONE, so that argparse never takes the next argument for them."""
+    out, i = [], 0
+    while i < len(argv):
+        w = argv[i]
+        i += 1
+        if w == "--":
+            out += argv[i - 1:]
+            break
+        if w in ("-d", "--dump", "-e"):
+            nxt = argv[i] if i < len(argv) else None
+            if nxt is not None and (not nxt.isdigit() and not nxt.startswith("-") if w != "-e"
+                                    else _event_list(nxt) is not None):
+                out.append(w + "=" + nxt)
+                i += 1
+            else:
+                out.append(w + "=" + _ALONE)
+            continue
+        out.append(w)
+    return out
+
+
+def parse_args(argv: list) -> Args:
+    """The command line, parsed by argparse (cgproflib.cmdline); UsageError."""
+    ap = cmdline.Parser(PROG, UsageError, stop_at_help=True)
+    ap.set_defaults(action=None, arg=None, back=False, events=None, stat=False, timeout=DEFAULT_TIMEOUT)
+    ap.add_argument("--version", action=cmdline.StopAction, dest="version")
+    ap.add_argument("-d", "--dump", action=_Action, const="dump")
+    ap.add_argument("-z", "--zero", action=_Action, const="zero", nargs=0)
+    ap.add_argument("-i", "--instr", action=_Action, const="collect")
+    ap.add_argument("-b", "--back", action=_Action, const="query", nargs=0)
+    ap.add_argument("-e", dest="events", action=_Action, const="query")
+    ap.add_argument("-s", "--stat", action=_Action, const="query", nargs=0)
+    ap.add_argument("--timeout", action=_Timeout)
+    ap.add_argument("targets", nargs="*")
+    try:
+        ns = ap.parse(_words(argv), "targets")
+    except cmdline.Stop as e:
+        return Args(action=e.action)
+    a = Args(ns.action, ns.arg, ns.targets, ns.timeout)
+    a.back, a.events, a.stat = ns.back, ns.events, ns.stat
+    for text in a.targets:
         if not text:
             raise UsageError("an empty target: give a PID or a program's name")
         if text.isdigit() and int(text) <= 0:
             raise UsageError("PID must be a process id, not %r" % text)
         if text.startswith("-"):
             raise UsageError("PID must be a process id, not %r" % text)
-    a.targets = positionals
     if a.action == "dump" and a.arg is not None:
         check_reason(a.arg)
     return a

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from . import cmdline, estimate, flamehtml, messages, naming, report
+from . import cmdline, estimate, flamehtml, messages, naming, summary
 from .paths import (ESTIMATE_MARK, collect, escape_frame, default_run_name, load, looked_for, read, shown,
                     sum_trees, threads_of, Tree)
 
@@ -382,7 +382,7 @@ def load_whats(whats, err):
     when the prefix is None, says which processes; arcs, whether the
     threads are stacks estimated from Callgrind files."""
     files, missing = collect(whats)
-    arc_files, nothing = report.collect(missing)
+    arc_files, nothing = summary.collect(missing)
     if nothing:
         for what, _ in nothing:
             err("no path files and no Callgrind file for %s (looked for %s, and for Callgrind files named %s, "

@@ -17,7 +17,9 @@ width: click one, or the root, or press Escape, to zoom back out); the
 search box takes a regular expression (a plain string when it is not
 one), colours the frames whose name matches and says how much of the
 profile's time they hold (each matched frame's width once, not again for
-a matched frame under it).
+a matched frame under it). The view (the profile shown, the metric, the
+search, the zoomed frame's path) is kept in the URL's fragment, replaced
+as it changes and read at load: a view can be linked and reopened.
 
 The differential page draws the second run's tree (B's shape) and colours
 each frame by the change from A to B of the path's self time, inclusive
@@ -545,6 +547,7 @@ _SCRIPT = r"""
     hideTip();
     paint();
     status();
+    keepView();
   }
   $("reset").addEventListener("click", () => zoomTo(null));
   document.addEventListener("keydown", ev => {
@@ -572,6 +575,7 @@ _SCRIPT = r"""
     }
     paint();
     status();
+    keepView();
   }
   function matchedValue(top) {
     let sum = 0;
@@ -642,8 +646,66 @@ _SCRIPT = r"""
       computeMaxAbs();
       paint();
       legend();
+      keepView();
     });
   }
+
+  // ---- the view in the URL's fragment (#profile=1&metric=incl&search=...&zoom=main&zoom=render:
+  // the zoomed frame's path, a name a key), so that a view can be linked, bookmarked and reloaded.
+  // Replaced as the view changes (no history entry for each), read at load and when the fragment
+  // changes (a link followed within the page, the address edited).
+  const METRICS = ["self", "incl", "calls"];
+  function viewFragment() {
+    const q = new URLSearchParams();
+    if (st.profile) q.set("profile", String(st.profile));
+    if (DIFF && st.metric !== "self") q.set("metric", st.metric);
+    if (st.search) q.set("search", st.search);
+    if (st.zoom) for (const name of pathOf(st.zoom)) q.append("zoom", name);
+    return q.toString();
+  }
+  function keepView() {
+    const h = viewFragment();
+    if (h === location.hash.slice(1)) return;
+    const url = location.href.split("#")[0] + (h ? "#" + h : "");
+    try {
+      history.replaceState(history.state, "", url);
+    } catch (e) {
+      location.replace(h ? "#" + h : "#");   // where the history cannot be written (some file: URLs)
+    }
+  }
+  function nodeAt(names) {
+    // the deepest frame of the path that this profile has
+    let nd = model(st.profile).root;
+    for (const name of names) {
+      const next = nd.children.find(c => data.names[c.name] === name);
+      if (!next) break;
+      nd = next;
+    }
+    return nd.parent ? nd : null;
+  }
+  function readView() {
+    const q = new URLSearchParams(location.hash.slice(1));
+    const k = Number(q.get("profile") || 0);
+    st.profile = Number.isInteger(k) && k >= 0 && k < data.profiles.length ? k : 0;
+    sel.value = String(st.profile);
+    if (DIFF) {
+      st.metric = METRICS.includes(q.get("metric")) ? q.get("metric") : "self";
+      $("metric").value = st.metric;
+    }
+    $("search").value = q.get("search") || "";
+    st.zoom = nodeAt(q.getAll("zoom"));
+  }
+  function showView() {
+    hideTip();
+    computeMaxAbs();
+    legend();
+    applySearch();
+  }
+  window.addEventListener("hashchange", () => {
+    if (location.hash.slice(1) === viewFragment()) return;
+    readView();
+    showView();
+  });
 
   function legend() {
     const el = $("legend");
@@ -719,11 +781,9 @@ _SCRIPT = r"""
 
   document.title = data.title;
   $("title").textContent = data.title;
-  computeMaxAbs();
-  legend();
+  readView();
   gone();
-  paint();
-  status();
+  showView();
   let resizing = 0;
   window.addEventListener("resize", () => {
     cancelAnimationFrame(resizing);

@@ -22,6 +22,7 @@ quotes, escaped); the report shows a name as it is when that quoting would
 only add the quotes, else quoted.
 """
 
+import argparse
 import difflib
 import errno
 import os
@@ -33,7 +34,7 @@ import sys
 import textwrap
 import time
 
-from . import elf, messages, naming, options, report, rules, signals
+from . import cmdline, elf, messages, naming, options, report, rules, signals, summary
 from ._generated import VERSION
 from .optable import LAUNCHER_OWN, value_word
 
@@ -111,7 +112,7 @@ def help_text():
               "  -h, --help   this text",
               "",
               "Options end at the first argument that is not one, or at --. Option values go as --name=VALUE",
-              "or --name VALUE.",
+              "or --name VALUE (one that starts with -: --name=VALUE).",
               "",
               "cgprof report [options] WHAT... reads saved profiles, cgprof's and Valgrind's (a run's prefix,",
               "files or a directory): the flat profile with recursion counted once, --callers/--callees FUNC,",
@@ -142,78 +143,120 @@ class Args:
         self.action = None   # "help" / "version"
 
 
+class _Setting(argparse.Action):
+    """A runtime option (one entry of options.OPTIONS): its value kept
+    with the others, in the order of the command line, for the runtime's
+    parser to judge."""
+
+    def __call__(self, parser, ns, value, option_string=None):
+        ns.given.append((self.const, value))
+
+
+class _Checked(argparse.Action):
+    """--top and --children: judged here, at once (an error here comes
+    after the runtime's refusal of a value given before it)."""
+
+    def __call__(self, parser, ns, value, option_string=None):
+        if self.dest == "children" and value not in CHILDREN:
+            raise UsageError("--children=%s: accepted: %s" % (quoted(value)[0], "|".join(CHILDREN)))
+        if self.dest == "top":
+            if not re.fullmatch(r"[0-9]+", value):
+                raise UsageError("--top=%s: accepted: a number of functions, 0 or more" % quoted(value)[0])
+            value = int(value)
+        setattr(ns, self.dest, value)
+
+
+def _parser():
+    """The launcher's command line, argparse's (cgproflib.cmdline): one
+    option per entry of the runtime's table, the launcher's own, and the
+    program with its arguments, which argparse leaves alone from the first
+    argument that is no option (argparse.REMAINDER)."""
+    ap = cmdline.Parser(PROG, UsageError, stop_at_help=True)
+    ap.set_defaults(given=[], lib=None, top=DEFAULT_TOP, children="sum")
+    for o in options.OPTIONS:
+        ap.add_argument("--" + o.name, action=_Setting, const=o, dest="setting_" + o.field)
+    ap.add_argument("--lib")
+    ap.add_argument("--top", action=_Checked)
+    ap.add_argument("--children", action=_Checked)
+    ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--version", action=cmdline.StopAction, dest="version")
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    return ap
+
+
+# The runtime's boolean options, which take no value when given alone
+# (--paths: 1) and never the next argument, which may be the program.
+_BOOLS = frozenset("--" + o.name for o in options.OPTIONS if o.type == "BOOL")
+
+
+def _index(argv, given):
+    """Where on the command line each (option, value) of given stands:
+    argparse takes them from left to right, each as --name=VALUE or as
+    --name VALUE."""
+    at, j = [], 0
+    for opt, value in given:
+        while j < len(argv) and argv[j] != "--%s=%s" % (opt.name, value) and \
+                not (argv[j] == "--" + opt.name and j + 1 < len(argv) and argv[j + 1] == value):
+            j += 1
+        at.append(j)
+        j += 1
+    return at
+
+
 def parse_args(argv):
     """Raises UsageError; stops at the first non-option (the program). The
     runtime's parser judges the options' values, all in one question once
     the scan stops: a value it refuses is the error, ahead of any other the
     scan met after it, as if each value had been judged where it stood."""
-    a = Args()
-    given = []   # (option, value), in the order of the command line
+    argv = list(argv)
+    # a boolean alone is given its value, one word for one (the program's
+    # words are taken back from argv as they were)
+    words = [w + "=1" if w in _BOOLS else w for w in argv]
+    ap = _parser()
+    ns = argparse.Namespace(given=[])
+    error, stop, unknown = None, None, []
     try:
-        _scan(argv, a, given)
-        error = None
+        ns, unknown = ap.parse_known_args(words, ns)
     except UsageError as e:
         error = e
+    except cmdline.Stop as e:
+        stop = e.action
+    given = ns.given
+    if error is None and stop is None:
+        command = ns.command
+        after_dashes = command[:1] == ["--"]
+        if after_dashes:
+            command = command[1:]
+        command = argv[len(argv) - len(command):]
+        # what argparse takes for the program but is an option: a word
+        # with a space in it, a negative number
+        if not after_dashes and command and command[0].startswith("-") and command[0] != "-":
+            unknown.insert(0, command[0])
+        if unknown:
+            name = unknown[0].partition("=")[0]
+            if name.startswith("--"):
+                near = difflib.get_close_matches(name[2:], list(options.BY_NAME) + list(LAUNCHER_OWN), 1)
+                error = UsageError("unknown option %s%s (cgprof --help lists them)" %
+                                   (quoted(name)[0], "; did you mean --%s?" % near[0] if near else ""))
+            else:
+                error = UsageError("unknown option %s (cgprof --help lists them)" % quoted(unknown[0])[0])
+            # an unknown option is the error unless a value refused came before it
+            first = words.index(unknown[0]) if unknown[0] in words else len(words)
+            given = [g for g, at in zip(given, _index(words, given)) if at < first]
+        elif not command:
+            error = UsageError("no program given\n" + USAGE)
     for (opt, value), why in zip(given, options.refusals(given)):
         if why:
             raise UsageError("--%s=%s: %s; accepted: %s" % (opt.name, quoted(value)[0], why, opt.accepted))
     if error:
         raise error
+    a = Args()
     a.settings = {opt.variable: value for opt, value in given}
+    if stop:
+        a.action = stop
+        return a
+    a.lib, a.top, a.children, a.quiet, a.command = ns.lib, ns.top, ns.children, ns.quiet, command
     return a
-
-
-def _scan(argv, a, given):
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            i += 1
-            break
-        if arg in ("-h", "--help"):
-            a.action = "help"
-            return
-        if arg == "--version":
-            a.action = "version"
-            return
-        if arg in ("-q", "--quiet"):
-            a.quiet = True
-            i += 1
-            continue
-        if not arg.startswith("-") or arg == "-":
-            break
-        if not arg.startswith("--"):
-            raise UsageError("unknown option %s (cgprof --help lists them)" % quoted(arg)[0])
-        name, eq, value = arg[2:].partition("=")
-        opt = options.BY_NAME.get(name)
-        if name not in ("lib", "top", "children") and opt is None:
-            near = difflib.get_close_matches(name, list(options.BY_NAME) + list(LAUNCHER_OWN), 1)
-            raise UsageError("unknown option %s%s (cgprof --help lists them)" %
-                             (quoted("--" + name)[0], "; did you mean --%s?" % near[0] if near else ""))
-        if not eq:
-            if opt is not None and opt.type == "BOOL":
-                value = "1"   # never takes the next argument: it may be the program
-            elif i + 1 < len(argv):
-                i += 1
-                value = argv[i]
-            else:
-                raise UsageError("option --%s needs a value" % name)
-        i += 1
-        if name == "lib":
-            a.lib = value
-        elif name == "children":
-            if value not in CHILDREN:
-                raise UsageError("--children=%s: accepted: %s" % (quoted(value)[0], "|".join(CHILDREN)))
-            a.children = value
-        elif name == "top":
-            if not re.fullmatch(r"[0-9]+", value):
-                raise UsageError("--top=%s: accepted: a number of functions, 0 or more" % quoted(value)[0])
-            a.top = int(value)
-        else:
-            given.append((opt, value))
-    a.command = argv[i:]
-    if not a.command:
-        raise UsageError("no program given\n" + USAGE)
 
 
 # ---- finding the runtime ------------------------------------------------------
@@ -429,18 +472,18 @@ def out_dir_problem(directory):
 
 
 # ---- the summary -------------------------------------------------------------
-# cgproflib.report's: the launcher's summary is `cgprof report`'s flat
+# cgproflib.summary's: the launcher's summary is `cgprof report`'s flat
 # profile of the files the run wrote, and its repair warning the same.
 
 def report_summary(say, paths, top, prefix="", scope=""):
     """The functions with the most inclusive time summed over the files;
     prefix and scope say whose files they are when that is not plain."""
-    report.print_summary(say, paths, top, prefix, scope, quote=lambda p: quoted(p)[0])
+    summary.print_summary(say, paths, top, prefix, scope, quote=lambda p: quoted(p)[0])
 
 
 def report_repairs(say, paths):
     """One warning line when the files hold repairs; nothing otherwise."""
-    report.report_repairs(say, paths)
+    summary.report_repairs(say, paths)
 
 
 def flame_summary(say, out, pid, cwd, parts):

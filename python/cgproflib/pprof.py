@@ -37,7 +37,7 @@ import re
 import sys
 import types
 
-from . import cmdline, elf, estimate, flame, messages, naming, paths, reader, report
+from . import cmdline, elf, estimate, flame, messages, naming, paths, reader, summary
 from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 
 PROG = "cgprof pprof"
@@ -188,7 +188,7 @@ def gather(whats):
     cannot be read or are malformed; [WHAT] with neither path files nor
     Callgrind files."""
     pfiles, no_paths = paths.collect(whats)
-    cfiles, no_callgrind = report.collect(whats)
+    cfiles, no_callgrind = summary.collect(whats)
     missing = [w for w in no_paths if w in {what for what, _ in no_callgrind}]
     # a path file's own Callgrind part, for its symbols and thread name
     for p in pfiles:

@@ -9,7 +9,11 @@ Chromium, pipe and deadline), with real mouse events and typing.
         page.hover(frame)     # the hover text of a frame (the mouse on it)
         page.click(frame)     # zoom into it
         page.search("spin")   # typed into the search box
+        page.location()       # the page's URL now (its fragment keeps the view)
+        page.reload()         # the page loaded again from that URL
         png = page.screenshot()
+
+    flamepage.FlamePage("flame.123.html", fragment="search=spin")   # opened with a fragment
 
 What is read back is the page's own: window.cgflame's list of the frames
 drawn on the canvas (path, x, width, value, the costs shown, the colour
@@ -38,9 +42,9 @@ class PageError(Exception):
 
 
 class FlamePage:
-    def __init__(self, path, width=1200, height=800):
+    def __init__(self, path, width=1200, height=800, fragment=None):
         self.path = os.path.abspath(path)
-        self.url = "file://" + urllib.parse.quote(self.path)
+        self.url = "file://" + urllib.parse.quote(self.path) + ("#" + fragment if fragment is not None else "")
         self.width, self.height = width, height
         self.chromium = speedscope.shared_chromium()
         self.page = None
@@ -90,6 +94,19 @@ class FlamePage:
 
     def text(self, element_id):
         return self.eval("document.getElementById(%s).innerText" % json.dumps(element_id))
+
+    def location(self):
+        """The page's URL as the address bar has it."""
+        return self.eval("location.href")
+
+    def reload(self):
+        """The page loaded again from its URL now (fragment included), as
+        the browser's reload does; returns when it is drawn."""
+        self.eval("window.cgflameBeforeReload = true")
+        self.page.send("Page.reload")
+        self.page.wait("the flame graph again", "!window.cgflameBeforeReload && document.body && "
+                                                "document.body.dataset.ready === '1'")
+        self.page.frames_drawn()
 
     def frame(self, *path):
         """The drawn frame of that path (names, root first); () is the

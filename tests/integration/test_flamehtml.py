@@ -132,9 +132,10 @@ class Base(unittest.TestCase):
         return page
 
     def assert_offline(self, page):
-        """The file was the page's one request, and nothing was refused or
+        """The file was the page's one request (its URL without the
+        fragment, which is the page's own), and nothing was refused or
         thrown."""
-        self.assertEqual(page.requests, [page.url])
+        self.assertEqual(page.requests, [page.url.partition("#")[0]])
         self.assertEqual(page.console, [])
 
     def assert_drawn(self, page, costs, zoom=()):
@@ -241,6 +242,66 @@ class FlamePage(Base):
         page.search("")
         self.assertEqual(page.state()["matched"], None)
         self.assertNotIn(MATCH, {f["fill"] for f in page.drawn()})
+
+    def test_view_in_url(self):
+        """The view (the thread shown, the search, the zoom) is kept in the
+        URL's fragment: the page reloaded, or opened from that URL in
+        another tab, shows the same frames, matches and status line; the
+        default view has no fragment."""
+        d = self.tmp()
+        run_paths(self, [cgtest.example("threads")], d)
+        (html,) = glob.glob(os.path.join(d, "flame.*.html"))
+        total, threads = trees_of(d)
+        page = self.open(html)
+        self.assertEqual(page.location(), page.url)
+        # a thread that ran fib, zoomed into the caller of its outermost fib
+        k, tree = next((k, t) for k, t in enumerate(threads, 1) if any(p[-1] == "fib" for p in t.costs))
+        page.choose("profile", str(k))
+        page.search("fib|wor")
+        zoom = min((p for p in tree.costs if p[-1] == "fib"), key=len)[:-1]
+        self.assertTrue(zoom)
+        page.click(page.frame(*zoom))
+        before = page.state()
+        self.assertEqual((before["profile"], before["search"], before["zoom"]), (k, "fib|wor", list(zoom)))
+        self.assertGreater(before["matched"], 0)
+        drawn = page.drawn()
+        url = page.location()
+        self.assertTrue(url.startswith(page.url + "#"), url)
+
+        page.reload()
+        self.assertEqual(page.location(), url)
+        self.assertEqual(page.state(), before)
+        self.assertEqual(page.drawn(), drawn)
+        self.assertEqual(page.eval("document.getElementById('search').value"), "fib|wor")
+        self.assertEqual(page.eval("document.getElementById('profile').value"), str(k))
+        self.assert_drawn(page, tree.costs, zoom)
+
+        other = self.open(html, fragment=url.partition("#")[2])
+        self.assertEqual(other.state(), before)
+        self.assertEqual(other.drawn(), drawn)
+        self.assert_offline(other)
+
+        # the fragment changed in the page (a link, the address edited)
+        page.eval("location.hash = 'search=fib'")
+        page.page.frames_drawn()
+        st = page.state()
+        self.assertEqual((st["profile"], st["search"], st["zoom"]), (0, "fib", None))
+        # a name with the fragment's own characters in it, as typed
+        page.search("a&b=c#d %")
+        page.reload()
+        self.assertEqual(page.state()["search"], "a&b=c#d %")
+        # back to the default view: no fragment left
+        page.search("")
+        page.key("Escape")
+        page.choose("profile", "0")
+        self.assertEqual(page.location(), page.url)
+        page.reload()
+        st = page.state()
+        self.assertEqual((st["profile"], st["search"], st["zoom"], st["matched"]), (0, "", None, None))
+        self.assert_drawn(page, total.costs)
+        # the file again at each of the three reloads, nothing else
+        self.assertEqual(page.requests, [page.url] * 4)
+        self.assertEqual(page.console, [])
 
     def test_threads(self):
         # examples/threads: five threads, fib recursive (folded): all
