@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "runtime.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -16,6 +17,7 @@
 #include "clock.h"
 #include "crash.h"
 #include "dump.h"
+#include "elfutils.h"
 #include "filter.h"
 #include "offcpu.h"
 #include "options.h"
@@ -261,6 +263,17 @@ static void set_up_services(void)
      * this point (by constructors of libraries that ran before ours) are
      * not filtered. */
     cg_filter_scan();
+    /* Under ThreadSanitizer libdw is loaded now (in the constructor, in a
+     * program known to be instrumented: before its threads and cgprof's
+     * service run), not at the first dump: loaded while they ran and dumps
+     * were asked by signal, on a loaded machine, TSan ended the program
+     * ("ThreadSanitizer failed to allocate 0x1ed6ffffff000 bytes",
+     * scripts/tsan's server with two CPU hogs: 6 runs in 10; none loaded
+     * here). Its address space does not matter there: TSan reserves
+     * terabytes of its own. */
+    if (dlsym(RTLD_DEFAULT, "__tsan_init"))
+        cg_elfutils();
+    dlerror();
     cg_sample_set_up();
     cg_ring_set_up();
     cg_crash_install();

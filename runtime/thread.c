@@ -43,11 +43,19 @@ static struct cg_thread_events events;
  * failed lookup would be retried at every thread. */
 static void lsan_root(struct cg_thread *t, int on)
 {
+    /* only what was registered is unregistered: the functions may be
+     * found between the two (the real functions' table filled after a
+     * thread attached: LeakSanitizer's "region ... has not been
+     * registered", the sanitizer step's unit tests once libdw was no
+     * longer linked in) */
+    if (!on && !t->lsan_root)
+        return;
     void (*f)(const void *, size_t) =
         on ? __atomic_load_n(&cg_real.fn___lsan_register_root_region, __ATOMIC_ACQUIRE)
            : __atomic_load_n(&cg_real.fn___lsan_unregister_root_region, __ATOMIC_ACQUIRE);
     if (f)
         f(t, sizeof *t);
+    t->lsan_root = on && f;
 }
 
 /* Thread-specific-data destructor: the thread ends. Its calls still running

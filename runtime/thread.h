@@ -145,6 +145,8 @@ struct cg_thread {
     /* the function whose call (or exit) a counting hook's slow path is
      * counting: a handler deferred meanwhile was called from it */
     volatile uintptr_t count_current;
+    /* registered with LeakSanitizer as a root region (thread.c) */
+    int lsan_root;
     /* counting.h's exit hook call sites met (CGPROF_STACKS=unwind) */
     uintptr_t count_exits[64]; /* CG_COUNT_EXITS */
 
