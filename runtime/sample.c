@@ -469,6 +469,12 @@ static CG_NOINSTR void charge(siginfo_t *si, void *uc)
     errno = saved;
 }
 
+void cg_sample_charge_own(struct cg_thread *t, uint64_t p, uintptr_t pc)
+{
+    advance(t, p);
+    cg_costs_sample_at(&t->costs, pc, p);
+}
+
 void cg_sample_charge_held(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg)
 {
     if (!t->costs.frames || t->costs.depth == 0)

@@ -53,6 +53,9 @@ typedef const struct cg_unwinder *(*cg_sample_cursor_fn)(void *cursor, void *arg
  * the thread's next hook). */
 void cg_sample_charge_held(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg);
 
+/* One sample of p ns on thread t (its guard held) known to be in the top
+ * frame's own code, at pc: charged there, as a walk that found it so. */
+void cg_sample_charge_own(struct cg_thread *t, uint64_t p, uintptr_t pc);
 /* CGPROF_SAMPLE_TIMER=ring (samplering.c): the threads with a ring take
  * no timer here, and the header's clock line is desc. */
 void cg_sample_ring_chosen(const char *desc);

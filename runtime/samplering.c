@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "costs.h"
+#include "ehframe.h"
 #include "guard.h"
 #include "options.h"
 #include "sample.h"
@@ -398,6 +399,28 @@ static void ring_overflow(struct cg_thread *t, int discard)
         cg_sample_charge_held(t, missing * period, NULL, NULL);
 }
 
+/* Whether pc is in the top frame's own code (the machine function that
+ * called its enter hook, or that starts at its function), told from the
+ * unwind tables alone (_dl_find_object: no lock, no system call): most
+ * samples are, and a libunwind walk to say so cost 17 us a sample here
+ * (tests/bench/samplecost.py). A deeper frame of the same function that
+ * keeps no frame of its own (a recursion whose hooks were taken back) is
+ * taken for it: its time is that function's either way. */
+static int in_top_code(const struct cg_thread *t, uintptr_t pc)
+{
+    const struct cg_costs *c = &t->costs;
+    if (!c->frames || c->depth == 0)
+        return 0;
+    const struct cg_frame *top = &c->frames[c->depth - 1];
+    struct dl_find_object o;
+    uintptr_t begin, end;
+    if (_dl_find_object((void *)pc, &o) != 0 || !o.dlfo_eh_frame ||
+        cg_fde_range(o.dlfo_eh_frame, 0, pc, &begin, &end) != 0)
+        return 0;
+    uintptr_t code = cg_frame_code(top);
+    return begin == top->fn || (code > begin && code <= end);
+}
+
 int cg_ring_drain(struct cg_thread *t, int discard)
 {
     struct perf_event_mmap_page *m = t->sampler.ring;
@@ -421,7 +444,9 @@ int cg_ring_drain(struct cg_thread *t, int discard)
             t->sampler.samples++;
             t->sampler.ring_taken++;
             if (!discard) {
-                if (parse(rec, h.size, &s) == 0)
+                if (parse(rec, h.size, &s) == 0 && in_top_code(t, s.ip))
+                    cg_sample_charge_own(t, period, s.ip);
+                else if (s.ip)
                     cg_sample_charge_held(t, period, init_from_ring, &s);
                 else
                     cg_sample_charge_held(t, period, NULL, NULL);
