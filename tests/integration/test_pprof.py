@@ -410,7 +410,11 @@ class Programs(Base):
         f = self.pprof(d)
         traces = self.go.traces(f)
         zero = [stack for _, v, stack in traces if not v]
-        self.assertIn(("main",), zero, "main, which only calls, has no sample of its own")
+        # which paths got no sample of their own is the samples' chance
+        # (main, which only calls, most runs; parse or render, called
+        # briefly): some always do in this program (its paths outnumber
+        # the samples of its short calls)
+        self.assertTrue(zero, traces)
         out = self.go("-traces", f)
         self.assertIn("samples of self_time 0 (%d of %d here, in -traces): call paths whose time is all their "
                       "callees'" % (len(zero), len(traces)), out)
