@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 
 from . import latency as _latency
 from .latency import LATENCY_PREFIX, SCHEME_PREFIX
-from .model import CallgrindFormatError, Violation
+from .model import CallgrindFormatError, Violation, desc_value
 from .tokens import (CONTINUED_PREFIX, VISITS_PREFIX, _COST_CHARS, _DECIMAL_RE, _NUMBER_RE,
                      _RECURSION_SUFFIX_RE, _SUBPOS_RE, _T_ASSOC, _T_BLANK, _T_COMMENT, _T_SPEC,
                      _split_name, _token)
@@ -56,11 +56,7 @@ class Digest:
         self.latency: dict = {}
 
     def desc_value(self, type_: str) -> Optional[str]:
-        for d in self.desc:
-            t, _, v = d.partition(":")
-            if t.strip() == type_:
-                return v.strip()
-        return None
+        return desc_value(self.desc, type_)
 
 
 

@@ -126,6 +126,16 @@ def _vsum(vectors, n: int) -> List[int]:
 EventSel = Union[int, str, None]
 
 
+def desc_value(desc: List[str], type_: str) -> Optional[str]:
+    """The value of the first "TYPE: value" of a part's desc: lines (a
+    Profile's and a digest's)."""
+    for d in desc:
+        t, _, v = d.partition(":")
+        if t.strip() == type_:
+            return v.strip()
+    return None
+
+
 @dataclass
 class Profile:
     """Model of one Callgrind file (one part, as callgrind_annotate reads it)."""
@@ -163,11 +173,7 @@ class Profile:
 
     def desc_value(self, type_: str) -> Optional[str]:
         """Value of the first "desc: TYPE: value" line, e.g. desc_value("Trigger")."""
-        for d in self.desc:
-            t, _, v = d.partition(":")
-            if t.strip() == type_:
-                return v.strip()
-        return None
+        return desc_value(self.desc, type_)
 
     def event_index(self, event: Union[int, str]) -> int:
         if isinstance(event, str):
