@@ -23,12 +23,8 @@
  * tables' range), or 0. No lock, no allocation (_dl_find_object). */
 static uintptr_t function_of(uintptr_t pc)
 {
-    struct dl_find_object r;
     uintptr_t begin, end;
-    if (_dl_find_object((void *)pc, &r) != 0 || !r.dlfo_eh_frame ||
-        cg_fde_range(r.dlfo_eh_frame, 0, pc, &begin, &end) != 0)
-        return 0;
-    return begin;
+    return cg_fde_range_loaded(pc, &begin, &end) == 0 ? begin : 0;
 }
 
 /* Maps of the owner thread, grown by doubling (open addressing, keys
@@ -378,15 +374,6 @@ static void fill(struct cg_count_table *tab, struct cg_count_slot *s, uintptr_t 
 }
 
 
-/* The function the signal interrupted, from the signal frame itself: the
- * handler's return address (site, the trampoline) is the first word of the
- * kernel's frame, the ucontext right after it (x86-64's rt_sigframe),
- * found as the first word equal to site above the hook's call frame
- * address sp (the handler's frame is between). Its saved pc, or, when
- * that was in a hook (its counter), the hook's return address at the saved
- * stack pointer: in a function entered, that function; else 0 (the caller
- * is then unwound for). One system call instead of an unwinding, which
- * took longer than a 20 us signal period (tests/progs/sigstorm). */
 /* Whether pc is in libcgprof.so's code (not when the runtime is linked
  * into the program: the program's code is there too). No lock, no
  * system call (_dl_find_object). */
@@ -398,6 +385,15 @@ static int in_runtime(uintptr_t pc)
     return o.dlfo_link_map == own.dlfo_link_map && own.dlfo_link_map->l_name && own.dlfo_link_map->l_name[0];
 }
 
+/* The function the signal interrupted, from the signal frame itself: the
+ * handler's return address (site, the trampoline) is the first word of the
+ * kernel's frame, the ucontext right after it (x86-64's rt_sigframe),
+ * found as the first word equal to site above the hook's call frame
+ * address sp (the handler's frame is between). Its saved pc, or, when
+ * that was in a hook (its counter), the hook's return address at the saved
+ * stack pointer: in a function entered, that function; else 0 (the caller
+ * is then unwound for). One system call instead of an unwinding, which
+ * took longer than a 20 us signal period (tests/progs/sigstorm). */
 static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t site, uintptr_t sp, uintptr_t self)
 {
 #if defined(__x86_64__)
@@ -510,14 +506,14 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
             t->count_deferred[n].site = site;
             t->count_deferred[n].ret = ret;
             t->count_deferred[n].sp = sp;
-            /* a handler's caller is read from its signal frame, which is
+            /* A handler's caller is read from its signal frame, which is
              * gone when the call is counted (the words there by then are
              * anything: on_signal -> on_signal, 1 run of test_counting in
-             * 7): found now, the maps read as the sampler reads them; not
-             * by libunwind, which the slow path interrupted may be in (0,
-             * the caller unknown, when the frame alone does not say) */
-            /* In a counting hook's slow path: the function it counts the
-             * call or exit of, as the hooks' stack would have it */
+             * 7): found now. In a counting hook's slow path, the function
+             * whose call or exit it counts, as the hooks' stack would have
+             * it; else from the frame, the maps read as the sampler reads
+             * them, not by libunwind, which the code interrupted may be in
+             * (0, the caller unknown, when the frame alone does not say) */
             uintptr_t caller = 0;
             if (at_sigreturn(site)) {
                 caller = t->count_current;

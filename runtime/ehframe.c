@@ -1,7 +1,10 @@
 /* FDE ranges from .eh_frame_hdr: see ehframe.h. The formats are the LSB's
  * ("Exception Frames", .eh_frame_hdr and .eh_frame), with DWARF's pointer
  * encodings (DW_EH_PE_*). */
+#define _GNU_SOURCE
 #include "ehframe.h"
+
+#include <link.h>
 
 #include <string.h>
 
@@ -214,4 +217,12 @@ int cg_fde_range(const unsigned char *hdr, size_t hdr_size, uintptr_t pc, uintpt
     *begin = b;
     *end = e;
     return 0;
+}
+
+int cg_fde_range_loaded(uintptr_t pc, uintptr_t *begin, uintptr_t *end)
+{
+    struct dl_find_object o;
+    if (_dl_find_object((void *)pc, &o) != 0 || !o.dlfo_eh_frame)
+        return -1;
+    return cg_fde_range(o.dlfo_eh_frame, 0, pc, begin, end);
 }

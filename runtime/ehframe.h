@@ -6,7 +6,8 @@
  * (fn.constprop.0, fn.cold): what the compiler emitted as one piece of code.
  *
  * Pure: reads the tables in memory, no allocation, no system call, so that
- * a hook's slow path may call it (docs/takeback.md). Tables it does not
+ * a hook's slow path may call it (docs/takeback.md); cg_fde_range_loaded
+ * asks glibc where they are, which takes no lock either. Tables it does not
  * know (no search table, an encoding other than those gcc, clang and the
  * linkers write) give no answer rather than a guess. */
 #ifndef CG_EHFRAME_H
@@ -20,5 +21,8 @@
  * (0: unknown; the table's own count bounds it then). 0 when found, -1
  * when not (no entry covers pc, or the tables cannot be read). */
 int cg_fde_range(const unsigned char *hdr, size_t hdr_size, uintptr_t pc, uintptr_t *begin, uintptr_t *end);
+/* The same in the loaded object that holds pc, its tables found by
+ * glibc's _dl_find_object (no lock, no allocation, async-signal-safe). */
+int cg_fde_range_loaded(uintptr_t pc, uintptr_t *begin, uintptr_t *end);
 
 #endif

@@ -131,7 +131,7 @@ static unsigned walk(cg_sample_cursor_fn init, void *arg, uintptr_t top_sp, uint
          * and the code it interrupted is no call of the program's: the
          * hooks see the handler called from the interrupted function. */
         int trampoline = u->is_signal_frame && u->is_signal_frame(&cur) > 0;
-        int top_code_here = pi.start_ip == top_fn || (top_code > pi.start_ip && top_code <= pi.end_ip);
+        int top_code_here = cg_sample_top_code(top_fn, top_code, (uintptr_t)pi.start_ip, (uintptr_t)pi.end_ip);
         /* the caller's stack pointer is this frame's call frame address;
          * where the step cannot be made (a ring's copy of the stack ends
          * before this frame's return address: a frame with a large array),
@@ -193,7 +193,6 @@ static unsigned walk(cg_sample_cursor_fn init, void *arg, uintptr_t top_sp, uint
     return 0;
 }
 #endif
-
 
 /* The GOT slot that a PLT entry at pc jumps through ([endbr64] [bnd] jmp
  * *disp32(%rip)), or 0 when pc is not one. */
@@ -592,17 +591,22 @@ void cg_sample_ring_chosen(const char *desc)
     ring_desc = desc;
 }
 
+void cg_sample_task_clock(struct perf_event_attr *a, int exclude_kernel)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = PERF_TYPE_SOFTWARE;
+    a->config = PERF_COUNT_SW_TASK_CLOCK;
+    a->sample_period = period_ns;
+    a->exclude_kernel = (unsigned)exclude_kernel;
+    a->exclude_hv = 1;
+}
+
 static int perf_timer_open(int exclude_kernel)
 {
     struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = period_ns;
+    cg_sample_task_clock(&a, exclude_kernel);
     a.disabled = 1;
-    a.exclude_kernel = (unsigned)exclude_kernel;
-    a.exclude_hv = 1;
     return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -681,7 +685,6 @@ int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook)
     hook_exit = exit_hook;
     if (cg_opts.time != CG_TIME_SAMPLE)
         return 0;
-
     if (cg_opts.sample_signal == 0) {
         cg_warn("CGPROF_TIME=sample needs a signal (CGPROF_SAMPLE_SIGNAL=none); timing every call instead");
         return 0;
@@ -720,7 +723,6 @@ void cg_sample_set_up(void)
 {
     if (cg_sampling && !few_fds)
         load_unwinder();
-
 }
 
 uint64_t cg_sample_period_ns(void)

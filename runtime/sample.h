@@ -43,6 +43,21 @@ void cg_sample_exec(struct cg_thread *t, int going);
  * lock. */
 void cg_sample_collect(int on);
 
+/* Whether the machine function [begin, end) runs the top frame's own code:
+ * it starts at the frame's function (top_fn), or holds the return address
+ * of its enter hook (top_code: a clone's, or the host's of an inlined
+ * frame). */
+static inline int cg_sample_top_code(uintptr_t top_fn, uintptr_t top_code, uintptr_t begin, uintptr_t end)
+{
+    return begin == top_fn || (top_code > begin && top_code <= end);
+}
+
+/* A perf_event task clock of the calling thread sampling every period,
+ * user time only with exclude_kernel: what both the signals' timer and
+ * the ring (samplering.c) open, each adding its own. */
+struct perf_event_attr;
+void cg_sample_task_clock(struct perf_event_attr *a, int exclude_kernel);
+
 /* A walk's start: fills cursor (libunwind's unw_cursor_t) from arg and
  * returns the functions that step it (unwinder.h), NULL when it cannot. */
 struct cg_unwinder;

@@ -77,16 +77,10 @@ static int open_event(int excl)
 {
 #if RING_HAVE_ARCH
     struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = period;
+    cg_sample_task_clock(&a, excl);
     a.sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     a.sample_regs_user = RING_REGS;
     a.sample_stack_user = STACK_BYTES;
-    a.exclude_kernel = (unsigned)excl;
-    a.exclude_hv = 1;
     a.exclude_callchain_kernel = 1;
     return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 #else
@@ -412,13 +406,8 @@ static int in_top_code(const struct cg_thread *t, uintptr_t pc)
     if (!c->frames || c->depth == 0)
         return 0;
     const struct cg_frame *top = &c->frames[c->depth - 1];
-    struct dl_find_object o;
     uintptr_t begin, end;
-    if (_dl_find_object((void *)pc, &o) != 0 || !o.dlfo_eh_frame ||
-        cg_fde_range(o.dlfo_eh_frame, 0, pc, &begin, &end) != 0)
-        return 0;
-    uintptr_t code = cg_frame_code(top);
-    return begin == top->fn || (code > begin && code <= end);
+    return cg_fde_range_loaded(pc, &begin, &end) == 0 && cg_sample_top_code(top->fn, cg_frame_code(top), begin, end);
 }
 
 int cg_ring_drain(struct cg_thread *t, int discard)

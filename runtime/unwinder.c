@@ -48,7 +48,6 @@ const struct cg_unwinder *cg_unwinder(void)
             CG_DLSYM_FN(u.set_caching_policy, h, CG_STR(unw_set_caching_policy));
             CG_DLSYM_FN(u.is_signal_frame, h, CG_STR(unw_is_signal_frame));
             u.local_addr_space = dlsym(h, CG_STR(unw_local_addr_space));
-
             int main_program;
             if (u.step && cg_proc_code_segment((uintptr_t)u.step, &code_lo, &code_hi, &main_program))
                 __atomic_store_n(&code_known, 1, __ATOMIC_RELEASE);

@@ -102,6 +102,26 @@ static void test_own_functions_ranges(void **state)
     }
 }
 
+/* cg_fde_range_loaded: the same ranges, found in whichever object holds
+ * the address (the program's, libc's), and none for data */
+static void test_loaded_ranges(void **state)
+{
+    (void)state;
+    pid_t (*volatile libc_fn)(void) = getpid;
+    const uintptr_t pcs[] = {(uintptr_t)own_second + 1, (uintptr_t)main, (uintptr_t)libc_fn};
+    for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++) {
+        struct dl_find_object o;
+        uintptr_t b = 0, e = 0, b2 = 0, e2 = 0;
+        assert_int_equal(cg_fde_range(hdr_of(pcs[i], &o), 0, pcs[i], &b, &e), 0);
+        assert_int_equal(cg_fde_range_loaded(pcs[i], &b2, &e2), 0);
+        assert_int_equal(b2, b);
+        assert_int_equal(e2, e);
+    }
+    uintptr_t b = 1, e = 2;
+    assert_int_equal(cg_fde_range_loaded((uintptr_t)&sink, &b, &e), -1);
+    assert_int_equal(cg_fde_range_loaded(0, &b, &e), -1);
+}
+
 static void test_own_data_has_no_range(void **state)
 {
     (void)state;
@@ -572,6 +592,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_functions_ranges),
+        cmocka_unit_test(test_loaded_ranges),
         cmocka_unit_test(test_own_data_has_no_range),
         cmocka_unit_test(test_short_block),
         cmocka_unit_test(test_libc_function_range),
