@@ -153,7 +153,7 @@ static uintptr_t interrupted_caller(const struct cg_count_map *e)
 {
 #if CG_HAVE_LIBUNWIND
     const struct cg_unwinder *u = cg_unwinder_loaded();
-    if (!u || !u->init_local2 || !u->step || !u->get_reg || !u->get_proc_info || !u->is_signal_frame)
+    if (!u || !u->init_local2 || !u->step || !u->get_reg || !u->is_signal_frame)
         return 0;
     ucontext_t uc;
     if (getcontext(&uc) != 0)
@@ -161,13 +161,20 @@ static uintptr_t interrupted_caller(const struct cg_count_map *e)
     unw_cursor_t cur;
     if (u->init_local2(&cur, (unw_context_t *)&uc, 0) < 0)
         return 0;
-    int past = 0;
+    int past = 0; /* 1: the frame the signal interrupted, 2: those under it */
     for (unsigned n = 0; n < 256; n++) {
+        unw_word_t ip;
         if (past) {
-            unw_proc_info_t pi;
-            uintptr_t f = u->get_proc_info(&cur, &pi) == 0 ? map_get(e, (uintptr_t)pi.start_ip) : 0;
+            /* the function from the unwind tables (function_of: no system
+             * call, where get_proc_info blocks signals around its search):
+             * the interrupted address as it is, a return address one byte
+             * back (a call may end its function) */
+            uintptr_t f = u->get_reg(&cur, UNW_REG_IP, &ip) == 0
+                              ? map_get(e, function_of((uintptr_t)ip - (past == 1 ? 0 : 1)))
+                              : 0;
             if (f)
                 return f;
+            past = 2;
         } else if (u->is_signal_frame(&cur) > 0) {
             past = 1;
         }
@@ -193,21 +200,28 @@ static uintptr_t interrupted_caller(const struct cg_count_map *e)
  * places has the same frames there, hence the same caller, exactly: a
  * comparison of a few words instead of an unwinding. */
 #define CB_FRAMES 40
-#define CB_ENTRIES 64
+/* Set-associative: the keys of a program's hot callbacks (a recursion's
+ * depths, several callbacks at once) meet in one set by chance of the
+ * addresses, and a direct-mapped cache then evicted one with the other at
+ * each call: every call unwound, a Lua run 16 times slower in about one
+ * run in ten (the stack's address moves each run). */
+#define CB_SETS 64
+#define CB_WAYS 4
 struct cb_entry {
     uintptr_t ret, site, cfa, caller;
     uint32_t arc, n;   /* n: the return addresses kept; 0: an empty entry */
     uintptr_t slot[CB_FRAMES], val[CB_FRAMES];
 };
 struct cg_count_callbacks {
-    struct cb_entry e[CB_ENTRIES];
+    struct cb_entry e[CB_SETS][CB_WAYS];
+    uint8_t next[CB_SETS]; /* the way a set's next new key takes when none is empty */
     uintptr_t last_slot; /* the caller's frame of the last callback counted: a new run when it differs */
     uint32_t last_arc;
 };
 
-static struct cb_entry *cb_entry_of(struct cg_count_callbacks *cb, uintptr_t ret, uintptr_t site, uintptr_t cfa)
+static uint32_t cb_set_of(uintptr_t ret, uintptr_t site, uintptr_t cfa)
 {
-    return &cb->e[cg_hash2(ret ^ (cfa << 7), site) & (CB_ENTRIES - 1)];
+    return (uint32_t)(cg_hash2(ret ^ (cfa << 7), site) & (CB_SETS - 1));
 }
 
 static int cb_valid(const struct cb_entry *e, uintptr_t ret, uintptr_t site, uintptr_t cfa)
@@ -218,6 +232,31 @@ static int cb_valid(const struct cb_entry *e, uintptr_t ret, uintptr_t site, uin
         if (*(const volatile uintptr_t *)e->slot[i] != e->val[i])
             return 0;
     return 1;
+}
+
+/* The entry whose kept stack is the one under this call, or NULL. */
+static struct cb_entry *cb_find(struct cg_count_callbacks *cb, uintptr_t ret, uintptr_t site, uintptr_t cfa)
+{
+    struct cb_entry *set = cb->e[cb_set_of(ret, site, cfa)];
+    for (uint32_t w = 0; w < CB_WAYS; w++)
+        if (cb_valid(&set[w], ret, site, cfa))
+            return &set[w];
+    return NULL;
+}
+
+/* The entry a new stack for this key goes to: the key's own (its stack
+ * changed), else an empty one, else the set's ways in turn. */
+static struct cb_entry *cb_victim(struct cg_count_callbacks *cb, uintptr_t ret, uintptr_t site, uintptr_t cfa)
+{
+    uint32_t k = cb_set_of(ret, site, cfa);
+    struct cb_entry *set = cb->e[k];
+    for (uint32_t w = 0; w < CB_WAYS; w++)
+        if (set[w].n && set[w].ret == ret && set[w].site == site && set[w].cfa == cfa)
+            return &set[w];
+    for (uint32_t w = 0; w < CB_WAYS; w++)
+        if (!set[w].n)
+            return &set[w];
+    return &set[cb->next[k]++ % CB_WAYS];
 }
 
 /* The caller of a call from code without hooks, whose enter hook returns
@@ -231,7 +270,7 @@ static uintptr_t callback_caller(struct cg_costs *c, uintptr_t ret, struct cb_en
     e->n = 0;
 #if CG_HAVE_LIBUNWIND && defined(__x86_64__)
     const struct cg_unwinder *u = cg_unwinder_loaded();
-    if (!u || !u->init_local2 || !u->step || !u->get_reg || !u->get_proc_info)
+    if (!u || !u->init_local2 || !u->step || !u->get_reg)
         return 0;
     ucontext_t uc;
     if (getcontext(&uc) != 0)
@@ -252,12 +291,12 @@ static uintptr_t callback_caller(struct cg_costs *c, uintptr_t ret, struct cb_en
     uint32_t n = 0;
     int keep = 1;
     for (k = 0; k < 256; k++) {
-        if (u->is_signal_frame && u->is_signal_frame(&cur) > 0)
+        int signal_frame = u->is_signal_frame && u->is_signal_frame(&cur) > 0;
+        if (signal_frame)
             keep = 0;
         if (u->step(&cur) <= 0)
             return 0;
         unw_word_t sp;
-        unw_proc_info_t pi;
         if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0 || u->get_reg(&cur, UNW_REG_SP, &sp) < 0)
             return 0;
         /* the return address into this frame, just under the call frame
@@ -270,10 +309,16 @@ static uintptr_t callback_caller(struct cg_costs *c, uintptr_t ret, struct cb_en
         } else {
             keep = 0;
         }
-        if (u->get_proc_info(&cur, &pi) != 0)
+        /* the frame's function from the unwind tables, as libunwind's
+         * get_proc_info would tell, but without its two system calls a
+         * frame (it blocks signals around its search); a return address
+         * looked up one byte back (a call may end its function), an
+         * address a signal interrupted as it is */
+        uintptr_t start = function_of((uintptr_t)ip - (signal_frame ? 0 : 1));
+        if (!start)
             continue;
-        uintptr_t f = map_get(c->count_entries, (uintptr_t)pi.start_ip);
-        if (!f && cg_takeback_part_code((uintptr_t)pi.start_ip) == 1) {
+        uintptr_t f = map_get(c->count_entries, start);
+        if (!f && cg_takeback_part_code(start) == 1) {
             /* a part of a function (fn.cold, fn.part.0: hook calls but no
              * enter hook of its own), running the frame of the function
              * called from the site above it */
@@ -282,7 +327,7 @@ static uintptr_t callback_caller(struct cg_costs *c, uintptr_t ret, struct cb_en
             if (u->step(&up) > 0 && u->get_reg(&up, UNW_REG_IP, &ra) == 0) {
                 f = map_get(c->count_sites, (uintptr_t)ra);
                 if (f && map_get(c->count_entries, f) == f)
-                    map_put(c, &c->count_entries, (uintptr_t)pi.start_ip, f);
+                    map_put(c, &c->count_entries, start, f);
                 else
                     f = 0;
             }
@@ -317,10 +362,10 @@ static void count_callback(struct cg_thread *t, uintptr_t fn, uintptr_t site, ui
         c->count_callbacks = cb;
         c->count_callbacks_len = sizeof *cb;
     }
-    struct cb_entry *e = cb_entry_of(cb, ret, site, cfa);
+    struct cb_entry *e = cb_find(cb, ret, site, cfa);
     uint32_t arc;
     uintptr_t caller_slot;
-    if (cb_valid(e, ret, site, cfa)) {
+    if (e) {
         arc = e->arc;
         caller_slot = e->slot[e->n - 1];
     } else {
@@ -333,6 +378,7 @@ static void count_callback(struct cg_thread *t, uintptr_t fn, uintptr_t site, ui
         }
         caller_slot = fresh.n ? fresh.slot[fresh.n - 1] : 0;
         if (fresh.n) {
+            e = cb_victim(cb, ret, site, cfa);
             fresh.ret = ret;
             fresh.site = site;
             fresh.cfa = cfa;
@@ -587,8 +633,7 @@ static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr
         }
     }
     if (c->count_callbacks) {
-        struct cb_entry *e = cb_entry_of(c->count_callbacks, ret, site, sp);
-        if (cb_valid(e, ret, site, sp)) {
+        if (cb_find(c->count_callbacks, ret, site, sp)) {
             count_callback(t, fn, site, ret, sp);
             goto out;
         }
