@@ -440,6 +440,27 @@ static int in_runtime(uintptr_t pc)
  * stack pointer: in a function entered, that function; else 0 (the caller
  * is then unwound for). One system call instead of an unwinding, which
  * took longer than a 20 us signal period (tests/progs/sigstorm). */
+#if defined(__x86_64__)
+/* The first word equal to site at or above sp, within 4 pages, and the
+ * ucontext after it, read in place, without a system call: the handler
+ * whose hook runs returns to site (the trampoline: at_sigreturn), so the
+ * kernel's frame holding that word and its ucontext is above sp on this
+ * stack, and every byte from sp to its end is mapped (the live frames of
+ * this handler and the frame itself); a first match below it (a stale
+ * word in the handler's locals) has the same bytes above it. 0 when not
+ * found there. */
+static uintptr_t first_frame_in_place(uintptr_t sp, uintptr_t site, ucontext_t *uc)
+{
+    const volatile uintptr_t *w = (const volatile uintptr_t *)(sp & ~(uintptr_t)(sizeof(uintptr_t) - 1));
+    for (size_t i = 0; i < 4 * 4096 / sizeof *w; i++)
+        if (w[i] == site) {
+            memcpy(uc, (const void *)(uintptr_t)&w[i + 1], sizeof *uc);
+            return (uintptr_t)&w[i];
+        }
+    return 0;
+}
+#endif
+
 static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t site, uintptr_t sp, uintptr_t self)
 {
 #if defined(__x86_64__)
@@ -451,6 +472,19 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
          * the stack's end fails whole): one read, most times */
         uintptr_t w[512], at = 0;
         ucontext_t uc;
+        if (!nested) {
+            /* the first match read in place (four system calls a call of
+             * a handler were more than a 20 us signal period: sigstorm);
+             * when it is not the frame, the reads that cannot fault go on
+             * from there, past the frame possibly */
+            uintptr_t cand = first_frame_in_place(from, site, &uc);
+            uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], fp = (uintptr_t)uc.uc_mcontext.fpregs;
+            if (cand && usp > cand && fp > cand && fp - cand < 16384 &&
+                (!self || map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP])) != self))
+                at = cand;
+            else if (cand)
+                from = cand + sizeof(uintptr_t);
+        }
         /* above cgprof's own handler (libunwind's walks take tens of kB of
          * stack), further */
         for (int pages = 0; pages < (nested ? 32 : 4) && !at; pages++) {
@@ -578,15 +612,21 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
         return;
     }
     int saved = errno;
+    /* While the guard is held, a handler's call is deferred and its caller
+     * is the function whose call (or exit: cg_count_exit_slow, whose
+     * replay this may be) is being counted, as the hooks' stack would have
+     * it: set before the guard and cleared after it, so that no deferral
+     * finds it unset (the signal frame alone does not tell in cgprof's own
+     * code: a signal every 20 us put 1 call in 700 under an unknown
+     * caller) */
+    uintptr_t current = fn ? fn : t->count_current;
     for (;;) {
+        t->count_current = current;
+        cg_signal_fence();
         t->guard = CG_GUARD_HOOK;
         cg_signal_fence();
-        if (fn) {
-            t->count_current = fn;
-            cg_signal_fence();
+        if (fn)
             count_one(t, fn, site, ret, sp, NULL);
-            t->count_current = 0;
-        }
         fn = 0;
         /* the calls of handlers that came meanwhile, oldest first */
         for (uint32_t i = 0; i < t->count_ndeferred; i++)
@@ -595,6 +635,8 @@ void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t 
         t->count_ndeferred = 0;
         cg_signal_fence();
         t->guard = 0;
+        cg_signal_fence();
+        t->count_current = 0;
         cg_signal_fence();
         /* one that came between the last look and the guard's release */
         if (!t->count_ndeferred)
@@ -672,14 +714,15 @@ void cg_count_exit_slow(struct cg_thread *t, uintptr_t fn, uintptr_t ret)
 {
     if (t->guard)
         return;
+    /* fn the caller of a handler's call deferred meanwhile (cg_count_slow) */
+    t->count_current = fn;
+    cg_signal_fence();
     t->guard = CG_GUARD_HOOK;
     cg_signal_fence();
     int saved = errno;
-    t->count_current = fn;
-    cg_signal_fence();
     cg_takeback_exit(fn, ret, CG_TB_COUNTING, 0);
-    t->count_current = 0;
     t->count_exits[(ret >> 4 ^ ret >> 10) & (CG_COUNT_EXITS - 1)] = ret;
     errno = saved;
     cg_count_release(t);
+    t->count_current = 0;
 }

@@ -46,7 +46,7 @@ CG_COLD void cg_count_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, ui
 uintptr_t cg_count_function(const struct cg_costs *c, uintptr_t start);
 
 /* Calls of signal handlers kept while the thread is in the slow path. */
-#define CG_COUNT_DEFERRED 16
+#define CG_COUNT_DEFERRED 1024
 
 /* The guard given back by a slow path that is not cg_count_slow's (the
  * exit's, the sampler's): the calls of handlers kept meanwhile counted. */

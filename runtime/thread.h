@@ -140,7 +140,7 @@ struct cg_thread {
     struct {
         uintptr_t fn, site, ret, sp;
         uintptr_t caller; /* a handler's caller, found as it was deferred */
-    } count_deferred[16]; /* CG_COUNT_DEFERRED */
+    } count_deferred[1024]; /* CG_COUNT_DEFERRED */
     volatile uint32_t count_ndeferred;
     /* the function whose call (or exit) a counting hook's slow path is
      * counting: a handler deferred meanwhile was called from it */
