@@ -52,6 +52,17 @@ static int first_errno;
  * not said again. */
 static int startup_errno;
 
+/* The clock's line in sampled time; ring_refused: for a thread the
+ * signals' timer samples where the others' ring buffers serve. */
+static void sampled_clock_desc(char *buf, size_t len, int ring_refused)
+{
+    snprintf(buf, len,
+             "sampled: each thread's CPU time (%s) every %llu ns; calls are "
+             "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
+             "count visits, a lower bound",
+             cg_sample_timer_desc(ring_refused), (unsigned long long)cg_sample_period_ns());
+}
+
 void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int part_in_name, int append_files)
 {
     memset(d, 0, sizeof *d);
@@ -59,10 +70,7 @@ void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int pa
     d->part = part;
     d->part_in_name = part_in_name;
     if (cg_sampling)
-        snprintf(d->clock_desc, sizeof d->clock_desc,
-                 "sampled: each thread's CPU time (%s) every %llu ns; calls are "
-                 "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
-                 "count visits, a lower bound", cg_sample_timer_desc(), (unsigned long long)cg_sample_period_ns());
+        sampled_clock_desc(d->clock_desc, sizeof d->clock_desc, 0);
     else if (cg_clock_use_tsc)
         snprintf(d->clock_desc, sizeof d->clock_desc,
                  "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
@@ -383,6 +391,9 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
         if (snap.arcs[i].site && snap.arcs[i].call_pc && !snap.arcs[i].inlined)
             snap.arcs[i].call_pc = cg_call_instruction(&d->exec, snap.arcs[i].site, snap.arcs[i].callee);
 
+    char refused_clock[sizeof d->clock_desc];
+    if (cg_sampling && snap.ring_refused)
+        sampled_clock_desc(refused_clock, sizeof refused_clock, 1);
     struct cg_symtab symtab;
     struct cg_symtab_entry *storage = NULL;
     struct cg_buf buf;
@@ -415,7 +426,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             .part = d->part,
             .cmd = cg_proc_cmdline(),
             .trigger = d->trigger,
-            .clock = d->clock_desc,
+            .clock = cg_sampling && snap.ring_refused ? refused_clock : d->clock_desc,
             .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
             .extra_desc = desc,
             .line_only = cg_opts.positions == CG_POSITIONS_LINE,

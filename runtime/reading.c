@@ -274,6 +274,7 @@ static int take_once(const struct cg_costs *c, uint64_t now, struct cg_reading *
     t->takeback_ns = __atomic_load_n(&c->takeback_ns, __ATOMIC_RELAXED);
     t->unplaced = __atomic_load_n(&c->unplaced, __ATOMIC_RELAXED);
     t->ring_lost = __atomic_load_n(&c->ring_lost, __ATOMIC_RELAXED);
+    t->ring_refused = __atomic_load_n(&c->ring_refused, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -442,6 +443,7 @@ int cg_reading_part(const struct cg_costs *c, const struct cg_reading *cur, cons
     out->takeback_ns = cur->takeback_ns - (base && base->takeback_ns <= cur->takeback_ns ? base->takeback_ns : 0);
     out->unplaced = cur->unplaced - (base && base->unplaced <= cur->unplaced ? base->unplaced : 0);
     out->ring_lost = cur->ring_lost - (base && base->ring_lost <= cur->ring_lost ? base->ring_lost : 0);
+    out->ring_refused = cur->ring_refused;
     out->compensated = cur->comp - (base && base->comp <= cur->comp ? base->comp : 0);
     out->off_pending = cur->off_pending;
     return 0;
@@ -472,6 +474,7 @@ int cg_reading_copy(struct cg_reading *dst, const struct cg_reading *src)
     dst->takeback_ns = src->takeback_ns;
     dst->unplaced = src->unplaced;
     dst->ring_lost = src->ring_lost;
+    dst->ring_refused = src->ring_refused;
     dst->comp = src->comp;
     dst->off_pending = src->off_pending;
     return 0;
@@ -557,6 +560,7 @@ int cg_reading_skip(struct cg_reading *base, const struct cg_reading *now, const
                                                          : now->frameless_exits);
     base->unplaced += now->unplaced - (since->unplaced <= now->unplaced ? since->unplaced : now->unplaced);
     base->ring_lost += now->ring_lost - (since->ring_lost <= now->ring_lost ? since->ring_lost : now->ring_lost);
+    base->ring_refused = now->ring_refused;
     base->comp += now->comp - (since->comp <= now->comp ? since->comp : now->comp);
     return 0;
 }

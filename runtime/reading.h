@@ -33,6 +33,7 @@ struct cg_reading {
     uint64_t folded, beyond_paths;
     uint32_t depth;                /* calls in progress at the reading */
     uint64_t lost, unmatched_exits, left, jumped, unplaced, ring_lost;
+    uint32_t ring_refused;         /* a state, not a count (struct cg_costs's) */
     uint64_t inlined_calls, frameless_exits, takeback_ns;
     uint64_t comp;                 /* struct cg_costs's comp */
     uint64_t off_pending;          /* time off the CPU left out of the reading (dump.c) */

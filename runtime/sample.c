@@ -730,13 +730,21 @@ uint64_t cg_sample_period_ns(void)
     return period_ns;
 }
 
-const char *cg_sample_timer_desc(void)
+const char *cg_sample_timer_desc(int ring_refused)
 {
     if (few_fds)
         return "CLOCK_THREAD_CPUTIME_ID timer, and no descriptor held: RLIMIT_NOFILE below 256, so no perf_event "
                "timer and no walk of code without hooks, whose time stays with the function that called it";
-    if (ring_desc)
+    if (ring_desc && !ring_refused)
         return ring_desc;
+    if (ring_desc && !use_perf)
+        return "CLOCK_THREAD_CPUTIME_ID timer: the kernel refused this thread a ring buffer (locked memory: "
+               "perf_event_mlock_kb, RLIMIT_MEMLOCK)";
+    if (ring_desc)
+        return perf_exclude_kernel ? "perf_event task clock, user time only, its signals: the kernel refused this "
+                                     "thread a ring buffer (locked memory: perf_event_mlock_kb, RLIMIT_MEMLOCK)"
+                                   : "perf_event task clock, its signals: the kernel refused this thread a ring "
+                                     "buffer (locked memory: perf_event_mlock_kb, RLIMIT_MEMLOCK)";
     if (!use_perf)
         return "CLOCK_THREAD_CPUTIME_ID timer";
     return perf_exclude_kernel ? "perf_event task clock, user time only" : "perf_event task clock";

@@ -20,7 +20,7 @@ uint64_t cg_sample_period_ns(void);
 /* What sends the threads' samples, for a part's header: "CLOCK_THREAD_CPUTIME_ID
  * timer", or a perf_event task clock (user time only, where the kernel does
  * not let it sample its own code). */
-const char *cg_sample_timer_desc(void);
+const char *cg_sample_timer_desc(int ring_refused);
 /* The calling thread's timer (from its first hook) and its end. */
 void cg_sample_thread_start(struct cg_thread *t);
 void cg_sample_thread_stop(struct cg_thread *t);

@@ -153,9 +153,13 @@ int cg_ring_thread_start(struct cg_thread *t)
     if (fd >= 0)
         close(fd);
     if (ring == MAP_FAILED) {
+        /* the signals' timer serves this thread (cg_sample_thread_start),
+         * and its part says so */
+        __atomic_store_n(&t->costs.ring_refused, 1, __ATOMIC_RELAXED);
         errno = saved;
         return -1;
     }
+    __atomic_store_n(&t->costs.ring_refused, 0, __ATOMIC_RELAXED);
     t->sampler.ring = ring;
     t->costs.switch_seen = 0;
     __atomic_store_n(&t->costs.switch_head, &((struct perf_event_mmap_page *)ring)->data_head, __ATOMIC_RELEASE);

@@ -56,6 +56,7 @@ struct cg_snapshot {
     uint64_t inlined_calls, frameless_exits, takeback_ns; /* struct cg_costs's */
     uint64_t unplaced;  /* samples left at their frame's position (cg_costs_sample_at) */
     uint64_t ring_lost; /* CGPROF_SAMPLE_TIMER=ring: records the kernel dropped */
+    uint32_t ring_refused; /* CGPROF_SAMPLE_TIMER=ring: this thread sampled with signals (struct cg_costs) */
     uint64_t compensated; /* ns of the hooks' own time left out (CGPROF_COMPENSATE) */
     uint64_t off_pending; /* ns off the CPU since the thread's last hook, left out (CGPROF_OFF_CPU) */
     uint32_t depth;     /* frames still running when it was taken */

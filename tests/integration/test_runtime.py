@@ -6,6 +6,7 @@ import fnmatch
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import unittest
@@ -606,7 +607,6 @@ class Hostile(ProfileAssertions):
     """A full disk, and a set-user-ID program (secure-execution mode)."""
 
     def test_full_disk(self):
-        import shutil
         import tempfile
         mnt = tempfile.mkdtemp(prefix="cgprof-full-")
         self.addCleanup(shutil.rmtree, mnt, ignore_errors=True)
@@ -1014,6 +1014,34 @@ class SampledRing(ProfileAssertions):
         sys_fn = [c for c in p.calls if c.caller.name == "burn_sys" and "pwrite" in c.callee.name]
         self.assertTrue(sys_fn, [(c.caller.name, c.callee.name) for c in p.calls])
         self.assertGreater(sum(c.costs[0] for c in sys_fn), 0.8 * p.inclusive("burn_sys"))
+
+    def test_a_thread_refused_its_ring_says_so(self):
+        """Rings are locked memory: perf_event_mlock_kb (516 kB) per CPU
+        for a user, then RLIMIT_MEMLOCK. A thread the kernel refuses one is
+        sampled with the signals' timer, and its part's Clock line says so
+        (the others' say ring buffer): root without CAP_IPC_LOCK and with
+        RLIMIT_MEMLOCK 0 holds about two rings a CPU, and three threads a
+        CPU (and two more) run at once."""
+        import shutil
+        if os.geteuid() != 0 or not shutil.which("prlimit") or not shutil.which("setpriv"):
+            self.skipTest("needs root, prlimit and setpriv (util-linux) to lower the locked-memory limit")
+        n = 3 * (os.cpu_count() or 1) + 2
+        wrap = ["prlimit", "--memlock=0:0", "setpriv", "--bounding-set=-ipc_lock", "--inh-caps=-ipc_lock"]
+        profs, run = self.ring_run(wrap + [prog("ringthreads"), str(n)])
+        self.assertEqual(run.stdout, "ringthreads: %d threads\n" % n)
+        self.assertEqual(len(profs), n + 1)
+        refused = [p for p in profs if "refused this thread a ring buffer" in p.desc_value("Clock")]
+        ring = [p for p in profs if "read from a ring buffer" in p.desc_value("Clock")]
+        self.assertEqual(len(refused) + len(ring), n + 1, [p.desc_value("Clock") for p in profs])
+        self.assertTrue(refused and ring, (len(refused), len(ring)))
+        for p in profs:
+            self.assert_valid(p)
+            self.assertTrue(p.desc_value("Clock").endswith("a lower bound"), p.desc_value("Clock"))
+        # every worker counted and sampled, whichever timer served it
+        workers = [p for p in profs if p.call_counts().get(("worker", "spin")) == 1]
+        self.assertEqual(len(workers), n)
+        for p in workers:
+            self.assertGreater(p.inclusive("spin"), 0, p.desc_value("Clock"))
 
     def test_signals_timers_and_waits_untouched(self):
         # no signal: a program's short waits never fail with EINTR, even
