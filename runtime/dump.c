@@ -20,6 +20,7 @@
 #include "part.h"
 #include "proc.h"
 #include "sample.h"
+#include "samplering.h"
 #include "symcache.h"
 #include "thread.h"
 #include "total.h"
@@ -483,6 +484,17 @@ void cg_dump_addresses(void (*visit)(void *ctx, uintptr_t addr), void *ctx)
     visit_snapshot(cg_total_snapshot(), visit, ctx);
     visit_snapshot(cg_ended_snapshot(), visit, ctx);
     leave(self);
+}
+
+void cg_dump_spill_rings(void)
+{
+    /* the lock keeps every thread's state from being freed meanwhile
+     * (cg_thread_release); a ring being unmapped is the ring's own lock's */
+    if (pthread_mutex_trylock(&lock) != 0)
+        return;
+    for (struct cg_thread *t = cg_thread_list(); t; t = t->next)
+        cg_ring_spill(t);
+    pthread_mutex_unlock(&lock);
 }
 
 void cg_dump_fork_prepare(void)

@@ -34,6 +34,11 @@ void cg_dump_status(void);
 /* Whether the status file is behind (a thread ended since it was written);
  * clears it. */
 int cg_dump_status_stale(void);
+/* The threads' ring buffers copied out where more than half full
+ * (samplering.c's cg_ring_spill), from the service thread; nothing when a
+ * dump holds the lock (its own threads' records are drained by the
+ * threads). */
+void cg_dump_spill_rings(void);
 /* Whether the exit dump has run. */
 int cg_dump_finished(void);
 

@@ -52,15 +52,25 @@ static int first_errno;
  * not said again. */
 static int startup_errno;
 
-/* The clock's line in sampled time; ring_refused: for a thread the
- * signals' timer samples where the others' ring buffers serve. */
-static void sampled_clock_desc(char *buf, size_t len, int ring_refused)
+/* The header's clock line, made for each part (ring_refused: a thread the
+ * signals' timer samples where the others' ring buffers serve); static
+ * as the paths above, not on a dump's stack (test_runtime StackUse). */
+static char clock_line[512];
+
+static const char *clock_desc(int ring_refused)
 {
-    snprintf(buf, len,
-             "sampled: each thread's CPU time (%s) every %llu ns; calls are "
-             "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
-             "count visits, a lower bound",
-             cg_sample_timer_desc(ring_refused), (unsigned long long)cg_sample_period_ns());
+    if (cg_sampling)
+        snprintf(clock_line, sizeof clock_line,
+                 "sampled: each thread's CPU time (%s) every %llu ns; calls are "
+                 "exact, times are samples x period; calls into uninstrumented code (seen by sampling) "
+                 "count visits, a lower bound",
+                 cg_sample_timer_desc(ring_refused), (unsigned long long)cg_sample_period_ns());
+    else if (cg_clock_use_tsc)
+        snprintf(clock_line, sizeof clock_line,
+                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
+    else
+        snprintf(clock_line, sizeof clock_line, "clock_gettime(CLOCK_MONOTONIC)");
+    return clock_line;
 }
 
 void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int part_in_name, int append_files)
@@ -69,13 +79,6 @@ void cg_part_begin(struct cg_dump *d, const char *trigger, unsigned part, int pa
     d->trigger = trigger;
     d->part = part;
     d->part_in_name = part_in_name;
-    if (cg_sampling)
-        sampled_clock_desc(d->clock_desc, sizeof d->clock_desc, 0);
-    else if (cg_clock_use_tsc)
-        snprintf(d->clock_desc, sizeof d->clock_desc,
-                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
-    else
-        snprintf(d->clock_desc, sizeof d->clock_desc, "clock_gettime(CLOCK_MONOTONIC)");
     cg_exec_ranges_load(&d->exec);
     if (!append_files)
         cg_buf_free(&last_files);
@@ -391,9 +394,6 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
         if (snap.arcs[i].site && snap.arcs[i].call_pc && !snap.arcs[i].inlined)
             snap.arcs[i].call_pc = cg_call_instruction(&d->exec, snap.arcs[i].site, snap.arcs[i].callee);
 
-    char refused_clock[sizeof d->clock_desc];
-    if (cg_sampling && snap.ring_refused)
-        sampled_clock_desc(refused_clock, sizeof refused_clock, 1);
     struct cg_symtab symtab;
     struct cg_symtab_entry *storage = NULL;
     struct cg_buf buf;
@@ -426,7 +426,7 @@ void cg_part_write(struct cg_dump *d, unsigned number, const char *name, struct 
             .part = d->part,
             .cmd = cg_proc_cmdline(),
             .trigger = d->trigger,
-            .clock = cg_sampling && snap.ring_refused ? refused_clock : d->clock_desc,
+            .clock = clock_desc(snap.ring_refused),
             .event = cg_sampling ? "CPU time, sampled (nanoseconds)" : NULL,
             .extra_desc = desc,
             .line_only = cg_opts.positions == CG_POSITIONS_LINE,

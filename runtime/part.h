@@ -16,7 +16,6 @@ struct cg_dump {
     int paused;          /* collection is paused: said in each part */
     unsigned coalesced;  /* signals served by this one dump */
     struct cg_exec_ranges exec;
-    char clock_desc[512];
     unsigned failed;     /* files not written (the run's first failure is
                           * kept by part.c: a path does not go on the stack) */
 };

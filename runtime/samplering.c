@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +62,11 @@
  * 120 ms of code without a hook at 1000 Hz before the kernel drops them;
  * see ring_overflow for those). */
 enum { RING_PAGES = 64, STACK_BYTES = 2048, RECORD_MAX = 64 + STACK_BYTES + 64 };
+/* What the service thread may copy out of a thread's ring while it runs
+ * without a hook (cg_ring_spill): 8 MB of address space, mapped at the
+ * first need and touched as used (about 4,000 records: 4 s at 1000 Hz);
+ * not locked memory, as the ring is. */
+enum { SPILL_BYTES = 8 << 20 };
 
 static int enabled, exclude_kernel;
 static long page;
@@ -138,6 +144,26 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The ring and the spill buffer are the thread's and the service
+ * thread's in turn. The thread waits (its drain, its end): the service
+ * thread holds them for one copy of at most a ring (tens of us), and never
+ * waits for the thread. */
+static void lock_as_owner(struct cg_thread *t)
+{
+    for (unsigned n = 0;; n++) {
+        int free = 0;
+        if (__atomic_compare_exchange_n(&t->sampler.ring_lock, &free, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        if (n >= 64)
+            sched_yield(); /* the service thread was preempted holding it */
+    }
+}
+
+static void unlock_ring(struct cg_thread *t)
+{
+    __atomic_store_n(&t->sampler.ring_lock, 0, __ATOMIC_RELEASE);
+}
+
 int cg_ring_thread_start(struct cg_thread *t)
 {
     if (!enabled || t->sampler.ring)
@@ -180,8 +206,14 @@ void cg_ring_thread_stop(struct cg_thread *t)
     t->guard = guard;
     int saved = errno;
     __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+    lock_as_owner(t); /* not while the service thread spills it */
     munmap(t->sampler.ring, (size_t)page * (1 + RING_PAGES));
-    t->sampler.ring = NULL;
+    __atomic_store_n(&t->sampler.ring, NULL, __ATOMIC_RELEASE);
+    if (t->sampler.spill)
+        munmap(t->sampler.spill, SPILL_BYTES);
+    t->sampler.spill = NULL;
+    t->sampler.spill_used = 0;
+    unlock_ring(t);
     errno = saved;
 }
 
@@ -194,6 +226,10 @@ void cg_ring_forked(struct cg_thread *t)
      * thread sampled by an event of its own. */
     __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
     t->sampler.ring = NULL;
+    /* the parent's records (the spill buffer is copied, and no spill was
+     * under way: the fork waited for the dump lock) */
+    t->sampler.spill_used = 0;
+    t->sampler.ring_lock = 0;
     cg_ring_thread_start(t);
 }
 
@@ -414,55 +450,122 @@ static int in_top_code(const struct cg_thread *t, uintptr_t pc)
     return cg_fde_range_loaded(pc, &begin, &end) == 0 && cg_sample_top_code(top->fn, cg_frame_code(top), begin, end);
 }
 
+/* One record (h, whole at rec), charged to the stack as it is (or, discard
+ * set, only counted). */
+static void take(struct cg_thread *t, const struct perf_event_header *h, const unsigned char *rec, int discard)
+{
+    if (h->type == PERF_RECORD_SAMPLE) {
+        struct ring_sample s;
+        t->sampler.samples++;
+        t->sampler.ring_taken++;
+        if (!discard) {
+            if (parse(rec, h->size, &s) == 0 && in_top_code(t, s.ip))
+                cg_sample_charge_own(t, period, s.ip);
+            else if (s.ip)
+                cg_sample_charge_held(t, period, init_from_ring, &s);
+            else
+                cg_sample_charge_held(t, period, NULL, NULL);
+        }
+    } else if (h->type == PERF_RECORD_LOST && h->size >= sizeof *h + 16) {
+        uint64_t lost;
+        memcpy(&lost, rec + sizeof *h + 8, sizeof lost);
+        t->sampler.samples += lost;
+        __atomic_store_n(&t->costs.ring_lost, t->costs.ring_lost + lost, __ATOMIC_RELAXED);
+        /* those charged already by the clock (ring_overflow) */
+        uint64_t known = lost < t->sampler.ring_ahead ? lost : t->sampler.ring_ahead;
+        t->sampler.ring_ahead -= known;
+        lost -= known;
+        t->sampler.ring_taken += lost;
+        if (!discard && lost)
+            cg_sample_charge_held(t, lost * period, NULL, NULL);
+    }
+}
+
 int cg_ring_drain(struct cg_thread *t, int discard)
 {
     struct perf_event_mmap_page *m = t->sampler.ring;
     if (!m)
         return 0;
+    int saved = errno;
+    lock_as_owner(t);
+    /* first what the service thread copied out, the older records */
+    size_t used = t->sampler.spill_used;
+    for (size_t at = 0; at + sizeof(struct perf_event_header) <= used;) {
+        struct perf_event_header h;
+        memcpy(&h, t->sampler.spill + at, sizeof h);
+        if (h.size < sizeof h || at + h.size > used)
+            break;
+        take(t, &h, t->sampler.spill + at, discard);
+        at += h.size;
+    }
+    if (used > (1u << 20))
+        madvise(t->sampler.spill, used, MADV_DONTNEED); /* not kept resident */
+    t->sampler.spill_used = 0;
     const unsigned char *data = (const unsigned char *)m + page;
     uint64_t size = (uint64_t)page * RING_PAGES;
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = m->data_tail;
     int full = head - tail + RECORD_MAX > size;
-    int saved = errno;
     while (tail < head) {
         struct perf_event_header h;
         copy_out(data, size, tail, &h, sizeof h);
         if (h.size < sizeof h || tail + h.size > head)
             break;
-        if (h.type == PERF_RECORD_SAMPLE && h.size <= RECORD_MAX) {
+        if (h.size <= RECORD_MAX) {
             unsigned char rec[RECORD_MAX];
-            struct ring_sample s;
             copy_out(data, size, tail, rec, h.size);
-            t->sampler.samples++;
-            t->sampler.ring_taken++;
-            if (!discard) {
-                if (parse(rec, h.size, &s) == 0 && in_top_code(t, s.ip))
-                    cg_sample_charge_own(t, period, s.ip);
-                else if (s.ip)
-                    cg_sample_charge_held(t, period, init_from_ring, &s);
-                else
-                    cg_sample_charge_held(t, period, NULL, NULL);
-            }
-        } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
-            uint64_t lost;
-            copy_out(data, size, tail + sizeof h + 8, &lost, sizeof lost);
-            t->sampler.samples += lost;
-            __atomic_store_n(&t->costs.ring_lost, t->costs.ring_lost + lost, __ATOMIC_RELAXED);
-            /* those charged already by the clock (ring_overflow) */
-            uint64_t known = lost < t->sampler.ring_ahead ? lost : t->sampler.ring_ahead;
-            t->sampler.ring_ahead -= known;
-            lost -= known;
-            t->sampler.ring_taken += lost;
-            if (!discard && lost)
-                cg_sample_charge_held(t, lost * period, NULL, NULL);
+            take(t, &h, rec, discard);
         }
         tail += h.size;
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    unlock_ring(t);
     t->costs.switch_seen = head;
     if (full)
         ring_overflow(t, discard);
     errno = saved;
     return 1;
+}
+
+void cg_ring_spill(struct cg_thread *t)
+{
+    int free = 0;
+    if (!__atomic_load_n(&t->sampler.ring, __ATOMIC_ACQUIRE) ||
+        !__atomic_compare_exchange_n(&t->sampler.ring_lock, &free, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    struct perf_event_mmap_page *m = t->sampler.ring;
+    uint64_t size = (uint64_t)page * RING_PAGES;
+    uint64_t head = m ? __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE) : 0;
+    uint64_t tail = m ? m->data_tail : 0;
+    if (m && head - tail > size / 2) {
+        int saved = errno;
+        if (!t->sampler.spill) {
+            void *b = mmap(NULL, SPILL_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            t->sampler.spill = b == MAP_FAILED ? NULL : b;
+        }
+        const unsigned char *data = (const unsigned char *)m + page;
+        while (t->sampler.spill && tail < head) {
+            struct perf_event_header h;
+            copy_out(data, size, tail, &h, sizeof h);
+            if (h.size < sizeof h || tail + h.size > head || t->sampler.spill_used + h.size > SPILL_BYTES)
+                break; /* full: the kernel drops records, and says so (PERF_RECORD_LOST) */
+            copy_out(data, size, tail, t->sampler.spill + t->sampler.spill_used, h.size);
+            t->sampler.spill_used += h.size;
+            tail += h.size;
+        }
+        __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+        errno = saved;
+    }
+    unlock_ring(t);
+}
+
+uint64_t cg_ring_spill_interval_ns(void)
+{
+    if (!enabled)
+        return 0;
+    /* records a ring holds, at about a page of registers and stack each
+     * over two: a quarter of them */
+    uint64_t records = (uint64_t)page * RING_PAGES / (RECORD_MAX - 64);
+    uint64_t ns = period * (records / 4);
+    return ns < 2000000 ? 2000000 : ns;
 }

@@ -28,5 +28,14 @@ void cg_ring_forked(struct cg_thread *t);
  * counted); t is the calling thread, its guard held. 0 when t has no
  * ring. */
 int cg_ring_drain(struct cg_thread *t, int discard);
+/* From the service thread, holding the dump lock (t is not freed
+ * meanwhile): t's ring, when more than half full, copied out into t's
+ * spill buffer (made at the first need), so that code without hooks
+ * running longer than the ring holds loses no record. Never waits: a ring
+ * the thread is draining is left. */
+void cg_ring_spill(struct cg_thread *t);
+/* How often the rings are to be spilled (a quarter of what one holds), in
+ * ns; 0 without rings. */
+uint64_t cg_ring_spill_interval_ns(void);
 
 #endif

@@ -26,6 +26,7 @@
 #include "dump.h"
 #include "proc.h"
 #include "real.h"
+#include "samplering.h"
 #include "thread.h"
 #include "util.h"
 
@@ -96,18 +97,40 @@ static void *service(void *arg)
         signal_mask(SIG_UNBLOCK, cg_opts.signal);
     sem_post(&started); /* its id is known: start_thread goes on */
     unsigned shown = 0;
+    /* With ring buffers (CGPROF_SAMPLE_TIMER=ring), each is copied out
+     * when more than half full, a few times for what one holds
+     * (cg_ring_spill): a thread running code without hooks for longer
+     * than its ring holds loses no sample. */
+    uint64_t spill_ns = cg_ring_spill_interval_ns();
+    struct timespec status_at;
+    clock_gettime(CLOCK_MONOTONIC, &status_at);
     for (;;) {
         /* Once a second without a request, the status file follows the
          * number of the program's threads, for cgprof-control's listing. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        if (spill_ns) {
+            uint64_t ns = (uint64_t)ts.tv_nsec + spill_ns;
+            ts.tv_sec += (time_t)(ns / 1000000000u);
+            ts.tv_nsec = (long)(ns % 1000000000u);
+        } else {
+            ts.tv_sec += 1;
+        }
         if (sem_timedwait(&wakeup, &ts) != 0) {
             if (errno == ETIMEDOUT && !__atomic_load_n(&service_stop, __ATOMIC_ACQUIRE)) {
-                unsigned n = cg_proc_program_threads();
-                if (cg_dump_status_stale() || n != shown) {
-                    cg_dump_status();
-                    shown = n;
+                if (spill_ns)
+                    cg_dump_spill_rings();
+                struct timespec mono;
+                clock_gettime(CLOCK_MONOTONIC, &mono);
+                /* (900 ms: a wait of a second on the real-time clock may
+                 * end a little short of one on this one) */
+                if ((mono.tv_sec - status_at.tv_sec) * 1000000000L + (mono.tv_nsec - status_at.tv_nsec) >= 900000000L) {
+                    status_at = mono;
+                    unsigned n = cg_proc_program_threads();
+                    if (cg_dump_status_stale() || n != shown) {
+                        cg_dump_status();
+                        shown = n;
+                    }
                 }
             }
             continue;

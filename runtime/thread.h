@@ -61,6 +61,13 @@ struct cg_thread_sampler {
      * the kernel said they were dropped */
     void *ring;
     uint64_t ring_cpu0, ring_taken, ring_ahead;
+    /* records the service thread copied out of the ring, filling up while
+     * the thread ran without a hook (cg_ring_spill): drained first, in
+     * order. ring_lock: 0 free, 1 the thread (a drain, its end), 2 the
+     * service thread (a spill) */
+    unsigned char *spill;
+    size_t spill_used;
+    int ring_lock;
     /* a function met under the top frame (fn, never 0 once filled) and
      * the address of its call of the enter hook, 0 when it has none */
     struct {
