@@ -1159,7 +1159,15 @@ class SampledLines(ProfileAssertions):
             reference = user + system
             # (the program burns until its thread's CPU time has grown by MS)
             self.assertGreaterEqual(reference, self.MS - 1, (fn, user, system))
-            self.assertLessEqual(abs(total / 1e6 - reference), 0.1 * reference + 10 * self.PERIOD / 1e6,
+            # A timer that counts user time only counts between the user
+            # time (the kernel's split, whose system part can be real: a
+            # loaded machine's CI run sampled 350 ms of after_call's 360.2
+            # user and 40.0 system) and the sum, with the same tolerance.
+            low = user if "user time only" in p.desc_value("Clock") else reference
+            self.assertGreaterEqual(total / 1e6, low - 0.1 * low - 10 * self.PERIOD / 1e6,
+                                    "%s: %.1f ms sampled, %.1f ms measured (%.1f user, %.1f system; %s)"
+                                    % (fn, total / 1e6, reference, user, system, p.desc_value("Clock")))
+            self.assertLessEqual(total / 1e6, reference + 0.1 * reference + 10 * self.PERIOD / 1e6,
                                  "%s: %.1f ms sampled, %.1f ms measured (%.1f user, %.1f system; %s)"
                                  % (fn, total / 1e6, reference, user, system, p.desc_value("Clock")))
             self.assertEqual(total % self.PERIOD, 0)
