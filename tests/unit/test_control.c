@@ -312,7 +312,7 @@ static int has_line(const struct part *p, const char *line)
 static uint8_t fake_stack[1 << 16];
 #define STACK_TOP ((uintptr_t)(fake_stack + sizeof fake_stack - 256))
 
-/* A real call's entry (test_costs.c): the callee's return address on the stack. */
+/* A real call's entry (costs_test.h): the callee's return address on the stack. */
 static void enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uint64_t now)
 {
     *(uintptr_t *)(sp + sizeof(uintptr_t)) = site;

@@ -43,7 +43,7 @@
 #include "proc.h"
 #include "thread.h"
 
-/* Synthetic functions and call sites (see test_costs.c). */
+/* Synthetic functions and call sites (see costs_test.h). */
 #define ROOT_SITE ((uintptr_t)0x7f0000009000u)
 #define MAIN ((uintptr_t)0x1000)
 #define F    ((uintptr_t)0x2000)
@@ -572,7 +572,7 @@ static void test_runtime_guard(void **state)
 static uint8_t fake_stack[1 << 16];
 #define STACK_TOP ((uintptr_t)(fake_stack + sizeof fake_stack - 256))
 
-/* A real call (test_costs.c's enter): the callee's return address on the
+/* A real call (costs_test.h's enter): the callee's return address on the
  * stack. */
 static void enter(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintptr_t sp, uint64_t now)
 {
