@@ -23,7 +23,7 @@ static int enabled;
 static int dump_signal;
 static unsigned done;
 /* The id of the command being handled, and of the last one handled: the
- * control waits for its own id in the status (docs/control-protocol.md). */
+ * control waits for its own id in the status (docs/internals/control-protocol.md). */
 static char pending_id[72], handled_id[72];
 
 /* Usable only if it is a real directory of ours that nobody else can write

@@ -1,4 +1,4 @@
-/* The files cgprof-control reads and writes (docs/control-protocol.md). */
+/* The files cgprof-control reads and writes (docs/internals/control-protocol.md). */
 #ifndef CG_CONTROL_H
 #define CG_CONTROL_H
 

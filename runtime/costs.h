@@ -151,7 +151,7 @@ struct cg_frame {
 
 /* ---- call paths (CGPROF_PATHS) ----------------------------------------------
  * The calling-context tree: one node per distinct path of functions from
- * the thread's root (docs/paths-format.md), found by (parent node, function)
+ * the thread's root (docs/internals/paths-format.md), found by (parent node, function)
  * in a private open-addressing index, as the arcs are. Keyed by function,
  * not by call site: a flame graph's frame is a function, and two call
  * sites of one callee in one caller make one path.
@@ -552,7 +552,7 @@ static CG_INLINE uint64_t cg_costs_time_of(const struct cg_costs *c, uint64_t ra
 /* Re-synchronises the shadow stack with the real one before a hook whose
  * own frame is at sp (the stack grows down), called from the instrumented
  * code at `code` (the hook's return address). What the hooks see
- * (docs/design.md, "Calls as the hooks see them"):
+ * (docs/internals/design.md, "Calls as the hooks see them"):
  *  - a real call's enter hook runs in the callee's frame, below its
  *    caller's: its sp is lower than every live frame's;
  *  - a function inlined into another keeps its hooks (gcc and clang at -O2),

@@ -6,7 +6,7 @@
  * (fn.constprop.0, fn.cold): what the compiler emitted as one piece of code.
  *
  * Pure: reads the tables in memory, no allocation, no system call, so that
- * a hook's slow path may call it (docs/takeback.md); cg_fde_range_loaded
+ * a hook's slow path may call it (docs/internals/takeback.md); cg_fde_range_loaded
  * asks glibc where they are, which takes no lock either. Tables it does not
  * know (no search table, an encoding other than those gcc, clang and the
  * linkers write) give no answer rather than a guess. */

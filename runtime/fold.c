@@ -1,4 +1,4 @@
-/* Calls that keep no frame: see fold.h and docs/takeback.md. */
+/* Calls that keep no frame: see fold.h and docs/internals/takeback.md. */
 #include "fold.h"
 
 #include "clock.h"

@@ -1,5 +1,5 @@
 /* What the hooks' general path does with a call that keeps no frame
- * (thread layer; docs/takeback.md, "Frames and exits"): an inlined call
+ * (thread layer; docs/internals/takeback.md, "Frames and exits"): an inlined call
  * folded into its host (CGPROF_INLINED=fold), a call of a skipped or
  * throttled function, any call while collection is off. Each is dropped,
  * and its hook call taken back (takeback.h) when nothing can need it. */

@@ -1,7 +1,7 @@
 /* What cgprof-control -b, -e and -s show (service layer): every thread's
  * shadow stack with names, and the counters so far, read from the tables of
  * threads that keep running, as a dump reads them. Written as the body of a
- * reply file (docs/control-protocol.md); called by the service thread under
+ * reply file (docs/internals/control-protocol.md); called by the service thread under
  * the dump lock (dump.c), which keeps every table it reads mapped. */
 #ifndef CG_INSPECT_H
 #define CG_INSPECT_H

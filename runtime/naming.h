@@ -21,7 +21,7 @@ int cg_name_prefix(const struct cg_names *n, char *dst, size_t size, int *with_p
 /* The file of thread `thread` (NN); part_in_name: with ".<part>". */
 int cg_name_part(const struct cg_names *n, unsigned thread, unsigned part, int part_in_name, char *dst,
                  size_t size);
-/* The path file of a part (docs/paths-format.md): the part's name with the
+/* The path file of a part (docs/internals/paths-format.md): the part's name with the
  * prefix's last .out made .paths (as the total's makes it .total). */
 int cg_name_paths(const struct cg_names *n, unsigned thread, unsigned part, int part_in_name, char *dst,
                   size_t size);

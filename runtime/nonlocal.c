@@ -17,7 +17,7 @@
  *    landing pad: a catch or a cleanup): the frames below the landing
  *    frame's stack pointer at its call, which is where the landing pad runs.
  * What is left to guess: frames inlined into the frame an exception lands
- * in, which share its stack pointer (see docs/design.md).
+ * in, which share its stack pointer (see docs/internals/design.md).
  *
  * Each wrapper passes the call through unchanged; the setjmp stubs jump to
  * glibc's, so that it saves the program's own context. In the static

@@ -164,7 +164,7 @@ int cg_total_pattern(const char *pattern, char *dst, unsigned long size);
  * made without a copy of either. Returns 0, or -1 if it does not fit. */
 int cg_total_expanded(const char *pattern, long pid, char *dst, unsigned long size);
 /* The same with "paths" for "total": the run name of the path files
- * (callgrind.out.%p -> callgrind.paths.<pid>), docs/paths-format.md. */
+ * (callgrind.out.%p -> callgrind.paths.<pid>), docs/internals/paths-format.md. */
 int cg_paths_expanded(const char *pattern, long pid, char *dst, unsigned long size);
 int cg_paths_pattern(const char *pattern, char *dst, unsigned long size);
 

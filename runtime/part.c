@@ -157,9 +157,9 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
                  (unsigned long long)s->left);
     if (s->inlined_calls || s->frameless_exits)
         snprintf(extra[nd++], sizeof extra[0],
-                 "Calls without a frame: %llu enters of inlined calls folded into their hosts and %llu exits of "
-                 "calls without a frame reached the hooks (before their sites were taken back, or where they "
-                 "could not be: docs/takeback.md)",
+                 "Calls without a frame: %llu enters of inlined calls folded into their hosts and %llu frameless "
+                 "exits reached the hooks (before their sites were taken back, or where they could not be: "
+                 "docs/internals/takeback.md)",
                  (unsigned long long)s->inlined_calls, (unsigned long long)s->frameless_exits);
     if (s->unmatched_exits)
         snprintf(extra[nd++], sizeof extra[0], CG_DESC_UNMATCHED_EXITS ": %llu (dropped)",
@@ -208,7 +208,7 @@ static int desc_lines(const struct cg_dump *d, const char *name, const struct cg
     if (s->takeback_ns)
         snprintf(extra[nd++], sizeof extra[0],
                  "Taking hook calls back: %llu ns of the hooks' own time left out (decoding, mprotect: "
-                 "docs/takeback.md; CGPROF_COMPENSATE)",
+                 "docs/internals/takeback.md; CGPROF_COMPENSATE)",
                  (unsigned long long)s->takeback_ns);
     if (hooks_own && cg_sampling)
         snprintf(extra[nd++], sizeof extra[0],
@@ -335,7 +335,7 @@ static void file_done(struct cg_dump *d, unsigned number, int err)
     }
 }
 
-/* The path file of part `number` (docs/paths-format.md), in buf's memory
+/* The path file of part `number` (docs/internals/paths-format.md), in buf's memory
  * (emptied). A failure is said as a part's is. */
 static void write_paths(struct cg_dump *d, unsigned number, const struct cg_snapshot *snap,
                         const struct cg_symtab *symtab, struct cg_buf *buf)

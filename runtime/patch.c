@@ -1,5 +1,5 @@
 /* Hook call sites and their one-byte change: see patch.h and
- * docs/takeback.md. */
+ * docs/internals/takeback.md. */
 #include "patch.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* Hook call sites in machine code, and the one-byte change that takes one
- * back (data layer; docs/takeback.md, "The sites"). Functions of their
+ * back (data layer; docs/internals/takeback.md, "The sites"). Functions of their
  * arguments: what is a hook is asked of a callback (takeback.c reads the
  * PLT entries and GOT slots; the unit tests give code buffers of their
  * own), and a change is made at the address given. No allocation, no lock:
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The forms of a hook call (docs/takeback.md's table). */
+/* The forms of a hook call (docs/internals/takeback.md's table). */
 enum cg_site_form {
     CG_SITE_NONE,
     CG_SITE_CALL,     /* e8 rel32 -> 3d rel32 (cmp $imm32, %eax) */
@@ -56,7 +56,7 @@ struct cg_range_scan {
     uintptr_t own_enter; /* its first call instruction, reached before an
                             unconditional jump or return, when that is a
                             call of the enter hook (the function's own
-                            enter: docs/takeback.md); 0 otherwise */
+                            enter: docs/internals/takeback.md); 0 otherwise */
     size_t nsites;       /* sites found, in address order (the first max
                             kept in sites[]) */
     int ok;              /* the decoding ended exactly at end */

@@ -1,5 +1,5 @@
 /* The path file of a part: a thread's calling-context tree as text
- * (docs/paths-format.md). Pure, like writer.c: a snapshot and the symbols
+ * (docs/internals/paths-format.md). Pure, like writer.c: a snapshot and the symbols
  * of its addresses in, text out. */
 #include "pathwriter.h"
 
@@ -62,7 +62,7 @@ int cg_write_paths(const struct cg_part_info *info, const struct cg_snapshot *sn
         if (snap->nodes[i].fn == CG_NODE_BEYOND)
             beyond_calls += snap->nodes[i].calls;
     cg_buf_reserve(out, 1024 + 48 * snap->nnodes);
-    cg_buf_puts(out, "# cgprof paths: docs/paths-format.md\npaths: 1\n");
+    cg_buf_puts(out, "# cgprof paths: docs/internals/paths-format.md\npaths: 1\n");
     cg_buf_printf(out, "pid: %ld\nthread: %u\npart: %u\ncmd: ", info->pid, info->thread, info->part);
     put_clean(out, info->cmd ? info->cmd : "");
     cg_buf_printf(out, "\nevents: ns\nnodes: %lu of %lu\nfolded: %llu\nbeyond: %llu %llu\n",

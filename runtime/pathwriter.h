@@ -1,6 +1,6 @@
 /* Path file writer (data layer): a part's call paths (struct cg_snapshot's
  * nodes) and the symbols of their functions in, the text of its path file
- * out (docs/paths-format.md). Pure: no I/O, no global state. */
+ * out (docs/internals/paths-format.md). Pure: no I/O, no global state. */
 #ifndef CG_PATHWRITER_H
 #define CG_PATHWRITER_H
 

@@ -248,7 +248,7 @@ int cg_runtime_ready(const struct cg_hook_addrs *hooks)
  * a sandbox, most of which run no hook. Until a process is known to be
  * instrumented (an object of it calls __cyg_profile_func_enter, or a hook
  * ran), it adds nothing the program could see: no service thread, no dump
- * signal handler, no crash handlers or alternate stacks (docs/design.md, "What
+ * signal handler, no crash handlers or alternate stacks (docs/internals/design.md, "What
  * the program sees of cgprof"). They are set up here, never from a hook: a
  * thread's first hook may run inside the program's allocator or a signal
  * handler. */

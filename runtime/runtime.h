@@ -18,7 +18,7 @@ struct cg_hook_addrs {
  * thread is initialising or when the runtime is off (secure-execution mode,
  * failed set-up), in which case hooks do nothing. Whoever may be first
  * hands the hooks' addresses down: the runtime is below the hooks, which
- * start it (docs/design.md, "Layers"). */
+ * start it (docs/internals/design.md, "Layers"). */
 int cg_runtime_ready(const struct cg_hook_addrs *hooks);
 /* Whether cg_runtime_ready initialised the runtime; never starts it. */
 int cg_runtime_started(void);

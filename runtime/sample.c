@@ -232,7 +232,7 @@ static int at_hook_stub(uintptr_t pc)
 /* Where fn, a function the walk found between the top frame and the
  * interrupted pc, calls the enter hook, or 0. An instrumented function's
  * enter hook call is its first call instruction, in its entry, before any
- * jump or return (the unwind tables' rule, docs/takeback.md): decoded from
+ * jump or return (the unwind tables' rule, docs/internals/takeback.md): decoded from
  * fn on to its first call, which reaches the hook directly (a static
  * runtime), through a PLT entry of the program's or through a GOT slot
  * (-fno-plt). A hook call taken back (its first byte changed, fold.h) is

@@ -1,5 +1,5 @@
 /* The process-wide record of hook call sites and their changes: see
- * takeback.h and docs/takeback.md.
+ * takeback.h and docs/internals/takeback.md.
  *
  * Everything here is under one lock, which a hook only tries: the hooks
  * run in signal handlers, which may interrupt the holder on its own

@@ -1,6 +1,6 @@
 /* Taking hook calls back (thread layer): the process-wide record of the
  * program's hook call sites, which of them are taken back and why, and the
- * changes themselves. The model is docs/takeback.md; the decisions of which
+ * changes themselves. The model is docs/internals/takeback.md; the decisions of which
  * call to take back are fold.c's (the hooks' general path), the sites and
  * their bytes patch.c's, the ranges ehframe.c's.
  *

@@ -186,7 +186,7 @@ extern __thread struct cg_thread *cg_self __attribute__((tls_model("initial-exec
 
 /* What the layers above do when a thread's life changes, registered once
  * by the runtime's initialisation (runtime.c) before any thread attaches:
- * callbacks, as they are after this module (docs/design.md, "Layers"). */
+ * callbacks, as they are after this module (docs/internals/design.md, "Layers"). */
 struct cg_thread_events {
     /* a thread's state was just made, on its first hook (filters, timer) */
     void (*attached)(struct cg_thread *t);

@@ -123,7 +123,7 @@ void cg_total_warn_repairs(void)
     if (run_lost)
         snprintf(what[n++], sizeof what[0], "%llu call%s not recorded (counts that much too low)",
                  (unsigned long long)run_lost, run_lost == 1 ? "" : "s");
-    cg_warn("warning: the profile holds repairs: %s%s%s%s%s; see its desc: lines and docs/design.md, \"Repairs\"",
+    cg_warn("warning: the profile holds repairs: %s%s%s%s%s; see its desc: lines and docs/internals/design.md, \"Repairs\"",
             what[0], n > 1 ? ", " : "", n > 1 ? what[1] : "", n > 2 ? ", " : "", n > 2 ? what[2] : "");
 }
 

@@ -1,6 +1,6 @@
 /* x86-64 instruction lengths (data layer): the runtime sweeps the machine
  * code of one function, linearly, to find the instructions that call or
- * jump to a hook (docs/takeback.md, "Which hook calls belong to whom").
+ * jump to a hook (docs/internals/takeback.md, "Which hook calls belong to whom").
  * Called from the hooks' slow path, so a pure function of its arguments: no
  * allocation, no lock, no system call, async-signal-safe, and it never reads
  * a byte past the ones it is given.

@@ -121,7 +121,7 @@ REPORT_OPTIONS = (
 # cgprof flame (cgproflib.flame), for the man page
 FLAME_TEXT = ("cgprof flame writes flame graphs of a run's call paths, from the path files the runtime writes with "
               "CGPROF_PATHS=1 (callgrind.paths.<pid>-<NN>, next to the Callgrind parts; their format is in "
-              "docs/paths-format.md): every distinct call path from a thread's root with its exact calls, inclusive "
+              "docs/internals/paths-format.md): every distinct call path from a thread's root with its exact calls, inclusive "
               "and self time, recursion folded, so that a function called from two places is drawn under each "
               "with its own time. From a run without path files, the flame graphs of its Callgrind files, their "
               "stacks estimated from the arcs: each function's self time split among its callers in the shares "

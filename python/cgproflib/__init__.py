@@ -9,7 +9,7 @@ so that neither shadows the other on a path or in a traceback):
               runtime's verdicts on their values
     naming    the names of the profile files
     report    `cgprof report`, and the launcher's summary
-    paths     the path files (docs/paths-format.md): `cgprof flame`,
+    paths     the path files (docs/internals/paths-format.md): `cgprof flame`,
               `cgprof report --paths`
     signals   signals by name
     rules     the runtime's own rules, asked from its own code (cgprof-rules)

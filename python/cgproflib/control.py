@@ -12,7 +12,7 @@ preloaded, in the spirit of Valgrind's callgrind_control.
 A TARGET is a pid or a program's name; none: every process of the user that
 has the runtime. The pid of the `cgprof` launcher stands for its program.
 
-It talks to the runtime as docs/control-protocol.md says: it reads
+It talks to the runtime as docs/internals/control-protocol.md says: it reads
 <dir>/<pid>.status, writes <dir>/<pid>.cmd, sends the dump signal named in
 the status file and waits for the status file to say it handled the
 command (a question's answer is then in <dir>/<pid>.reply), all under an
@@ -85,7 +85,7 @@ OPTIONS = [
                     "callgrind_control -e shows them: EVENTS, comma-separated, among ns (time) and calls "
                     "(default: both)."),
     ("-s, --stat", "Counters: threads, calls since the start, the memory of the tables, parts written and "
-                   "requests served, repairs (see docs/design.md, \"Repairs\"); one line per thread."),
+                   "requests served, repairs (see docs/internals/design.md, \"Repairs\"); one line per thread."),
     ("--timeout S", "Seconds to wait for each program to handle a request (default 30)."),
     ("--version", "Print cgprof's version."),
     ("-h, --help", "This text."),
@@ -93,7 +93,7 @@ OPTIONS = [
 NOTES = ("-b, -e and -s go together; -d, -z and -i go alone. The control directory is $CGPROF_CONTROL_DIR, else "
          "/tmp/cgprof-<uid>; the program must have been started with the same one. A request is sent with the "
          "signal the program's status file names (SIGUSR1 unless CGPROF_SIGNAL says otherwise); "
-         "docs/control-protocol.md is the protocol.")
+         "docs/internals/control-protocol.md is the protocol.")
 EXIT = ("Exit status: 0 done, 1 failed for at least one process (a message on stderr for each; the others are "
         "done), 2 usage error.")
 

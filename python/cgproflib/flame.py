@@ -283,8 +283,8 @@ def flame_help():
     return "\n".join([
         USAGE, "",
         "Writes flame graphs of a run's call paths, from the path files the runtime writes with",
-        "CGPROF_PATHS=1 (docs/paths-format.md): every distinct call path with its exact self time, so",
-        "that a function called from two places is drawn under each with its own time.",
+        "CGPROF_PATHS=1 (docs/internals/paths-format.md): every distinct call path with its exact",
+        "self time, so that a function called from two places is drawn under each with its own time.",
         "",
         "From a run without path files, the flame graphs of its Callgrind files, whose stacks are",
         "estimated from the arcs: each function's self time split among its callers in the shares of",

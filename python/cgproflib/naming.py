@@ -136,7 +136,7 @@ def total_path(pattern: str, pid: int, cwd: str) -> Optional[str]:
 
 
 # ---- the names made like the total's: path files, flame graphs ---------------
-# The path files of a part (docs/paths-format.md) are named as the total is,
+# The path files of a part (docs/internals/paths-format.md) are named as the total is,
 # with "paths" for "total": callgrind.out.1234-01 -> callgrind.paths.1234-01,
 # /tmp/prof.1234-01 -> /tmp/prof.paths.1234-01. `cgprof flame` names its
 # files the same way with "flame". Neither may be loaded by KCachegrind as a

@@ -1,4 +1,4 @@
-"""The path files (docs/paths-format.md): a thread's calling-context tree,
+"""The path files (docs/internals/paths-format.md): a thread's calling-context tree,
 every distinct call path with its exact calls, inclusive and self time,
 written by the runtime with CGPROF_PATHS=1 next to each Callgrind part.
 This module reads them (strictly) and sums them into trees (Tree), the
@@ -28,11 +28,11 @@ from ._shared import DESC_THREAD_NAME, DESC_THROTTLED
 VERSION_LINE = "paths: 1"
 BEYOND = "[paths beyond the bound]"
 HEADER = ("pid", "thread", "part", "cmd", "events", "nodes", "folded", "beyond")
-NO_PATHS = "path files are written by a run with CGPROF_PATHS=1 (docs/paths-format.md)"
+NO_PATHS = "path files are written by a run with CGPROF_PATHS=1 (docs/internals/paths-format.md)"
 
 
 class PathsFormatError(Exception):
-    """A path file that is not as docs/paths-format.md says: its name, the
+    """A path file that is not as docs/internals/paths-format.md says: its name, the
     line (1-based) and what was expected there."""
 
     def __init__(self, path, line, message):

@@ -1,4 +1,4 @@
-"""The control protocol of docs/control-protocol.md, as cgprof-control
+"""The control protocol of docs/internals/control-protocol.md, as cgprof-control
 speaks it: the control directory (its checks, as the runtime makes them),
 the status file, a request (the cmd file, the dump signal, the wait for
 the status to say it was handled, all under the lock) and the replies to
@@ -631,7 +631,7 @@ def _request_locked(cdir: ControlDir, pid: int, line: str, sender: _Signaller, d
 
 
 # ---------------------------------------------------------------------------
-# The answers to -b, -e, -s (docs/control-protocol.md, "Replies")
+# The answers to -b, -e, -s (docs/internals/control-protocol.md, "Replies")
 
 def _pairs(text: str) -> dict:
     """The key=value words of a reply line."""

@@ -243,7 +243,8 @@ def help_text():
         "                  time and calls before, after and the change, the largest change first",
         "  --paths         the hottest call paths (main > parse > lex): calls, inclusive and self time per",
         "                  distinct path, from the path files a run with CGPROF_PATHS=1 writes next to",
-        "                  its Callgrind files (docs/paths-format.md); --top, --sort, --threads apply",
+        "                  its Callgrind files (docs/internals/paths-format.md); --top, --sort,",
+        "                  --threads apply",
         "  --latency       per function, its calls' latency: calls, mean, p50, p90, p99 and max of their",
         "                  inclusive times, from the histograms a run with CGPROF_LATENCY=1 (cgprof",
         "                  --latency) writes in its files; the functions of most time first (--sort=calls:",
@@ -540,7 +541,7 @@ def report_paths(whats, top, sort, threads, out, err):
     files, missing = paths.collect(whats)
     for what in missing:
         err("no path files for %s (looked for %s): the hottest paths need a run with CGPROF_PATHS=1 "
-            "(docs/paths-format.md)" % (what, paths.looked_for(what)))
+            "(docs/internals/paths-format.md)" % (what, paths.looked_for(what)))
         status = 1
     if not files:
         return 1

@@ -77,7 +77,7 @@ class Group:
 
     def add_paths(self, path):
         """The inclusive time of each function from the call paths of the
-        Callgrind file `path` (its path file, docs/paths-format.md), when it
+        Callgrind file `path` (its path file, docs/internals/paths-format.md), when it
         has one. A function is on a path at most once (recursion folded)
         and a node's time is its outermost calls', so the sum over its
         nodes counts each of its calls' time once, mutual recursion
@@ -392,7 +392,7 @@ def print_summary(say, paths, top, prefix="", scope="", quote=repr):
 
 
 # The desc: lines that say a part holds a repair, and what each means for
-# the numbers shown (docs/design.md, "Repairs").
+# the numbers shown (docs/internals/design.md, "Repairs").
 REPAIRS = (
     (DESC_FRAMES_LEFT, "frame%s found left without exit (each counted as ending when found: calls "
                                  "made meanwhile may be shown under it)"),
@@ -445,7 +445,7 @@ def report_repairs(say, paths, descs=None):
     """One warning line when the files hold repairs; nothing otherwise."""
     what = _desc_sums(_descs(paths) if descs is None else descs, REPAIRS)
     if what:
-        say("warning: the profile holds repairs: %s; see its desc: lines and docs/design.md, \"Repairs\"" %
+        say("warning: the profile holds repairs: %s; see its desc: lines and docs/internals/design.md, \"Repairs\"" %
             ", ".join(what))
 
 
@@ -472,7 +472,7 @@ def report_notes(say, descs):
         what.append("%d part%s written while collection was paused (cgprof_collect(false))" %
                     (paused, "" if paused == 1 else "s"))
     if what:
-        say("note: %s; see the desc: lines and docs/design.md, \"Repairs\"" % "; ".join(what))
+        say("note: %s; see the desc: lines and docs/internals/design.md, \"Repairs\"" % "; ".join(what))
 
 
 # ---- which files --------------------------------------------------------------

@@ -41,7 +41,7 @@ Two ways of building the programs (--build):
 The floor of an instrumented build is the same binary with every hook call
 jumped over (tests/bench/floor.py: each call of a hook made a nop, each
 tail jump to the exit hook a ret), run without cgprof: the program as if
-cgprof had taken back every hook call (docs/takeback.md), which no runtime
+cgprof had taken back every hook call (docs/internals/takeback.md), which no runtime
 can beat. Its code is the instrumented build's: what the instrumentation
 changed is in it, cgprof's own cost and accounting are not. It changes
 much before inlining (gcc, clang's -finstrument-functions): every
@@ -447,7 +447,7 @@ def perf_profile(data, dsos, funcs, hooks=False):
     """--build noinline: perf.data's samples, inlined frames named
     (--inline: a function inlined in spite of -fno-inline, as xz's
     always_inline lzma_memcmplen, keeps its hooks, and cgprof shows it
-    apart: docs/design.md, "Calls as the hooks see them"), charged as cgprof charges time."""
+    apart: docs/internals/design.md, "Calls as the hooks see them"), charged as cgprof charges time."""
     return charge(perf_chains(data, inline=True), dsos, funcs, hooks)
 
 

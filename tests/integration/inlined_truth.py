@@ -1,5 +1,5 @@
 """Which hook calls belong to inlined calls, from the debug information and
-the symbol tables only (not from cgprof's own rule, docs/takeback.md).
+the symbol tables only (not from cgprof's own rule, docs/internals/takeback.md).
 
 The nesting oracle (tests/nesting/nest.c) run with CGNEST_SITES=1 says,
 for each place a hook was called from, the function it was called for:

@@ -1,4 +1,4 @@
-"""CGPROF_PATHS: the calling-context tree the hooks keep (docs/paths-format.md).
+"""CGPROF_PATHS: the calling-context tree the hooks keep (docs/internals/paths-format.md).
 
 What a user of flame graphs checks: every path with its exact calls (against
 Valgrind's own call paths, --separate-callers, on the same binary), self

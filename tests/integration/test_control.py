@@ -1,5 +1,5 @@
 """cgprof-control (cgproflib.control): the control side of
-docs/control-protocol.md, run (its pure pieces are tested in
+docs/internals/control-protocol.md, run (its pure pieces are tested in
 tests/python/test_control.py).
 
 Two kinds of tests:

@@ -1,7 +1,8 @@
-"""The README and the pages under docs/ and tests/: every relative link
-leads to a file that exists and, with a #fragment, to a heading of it (as
-GitHub makes anchors); every ```sh block a user would copy is run by a
-test or says why not; the README's five-minute path runs as written."""
+"""The README and the pages under docs/, docs/internals/ and tests/: every
+relative link leads to a file that exists and, with a #fragment, to a
+heading of it (as GitHub makes anchors); every ```sh block a user would
+copy is run by a test or says why not; the README's five-minute path runs
+as written."""
 
 import glob
 import os
@@ -17,7 +18,8 @@ from test_guide import NOT_RUN, copy_tree, run_as_user, runnable, user_env
 
 SOURCE_DIR = cgtest.SOURCE_DIR
 PAGES = sorted(["README.md", "tests/README.md"] +
-               [os.path.relpath(p, SOURCE_DIR) for p in glob.glob(os.path.join(SOURCE_DIR, "docs", "*.md"))])
+               [os.path.relpath(p, SOURCE_DIR) for p in glob.glob(os.path.join(SOURCE_DIR, "docs", "*.md")) +
+                glob.glob(os.path.join(SOURCE_DIR, "docs", "internals", "*.md"))])
 
 # Pages whose blocks a test runs as written: the README's (below, but for
 # its first block, run by ReadmeFirstBlock below with a selection of tests:
@@ -110,8 +112,8 @@ class Links(unittest.TestCase):
 
     def test_pages_found(self):
         for page in ("docs/cgprof.md", "docs/cgprof-report.md", "docs/cgprof-flame.md", "docs/cgprof-pprof.md",
-                     "docs/cgprof-control.md", "docs/variables.md", "docs/design.md", "docs/benchmarks.md",
-                     "tests/README.md"):
+                     "docs/cgprof-control.md", "docs/variables.md", "docs/README.md", "docs/internals/README.md",
+                     "docs/internals/design.md", "docs/internals/benchmarks.md", "tests/README.md"):
             self.assertIn(page, PAGES)
             self.assertIn("](%s)" % page, read("README.md"), "the README does not link " + page)
 

@@ -63,7 +63,7 @@ class Skip(ProfileAssertions):
         # The calls helper made are work's, each at its own place in
         # helper's code: a function left out has no frame (its hook calls
         # are taken back), its code runs in its caller's, as an inlined
-        # call's does (docs/takeback.md).
+        # call's does (docs/internals/takeback.md).
         src = os.path.join(cgtest.SOURCE_DIR, "tests", "progs", "skips.c")
         lines = {"spin": line_of(src, "    spin(20000);"), "other": line_of(src, "    other();"),
                  "nested_helper": line_of(src, "    nested_helper();")}

@@ -103,7 +103,7 @@ class Runs(unittest.TestCase):
         it), with the counts; the runtime alone prints it at the end of the
         run; a clean -O2 program prints none. The repairs are those of
         CGPROF_INLINED=count: a function clang inlined into the frame an
-        exception lands in keeps its frame there (docs/design.md, "Calls as the
+        exception lands in keeps its frame there (docs/internals/design.md, "Calls as the
         hooks see them"); folded (the default) it has none to repair."""
         nest = os.path.join(cgtest.BUILD_DIR, "tests", "nesting")
         repaired, clean = os.path.join(nest, "throws-clang-O2"), os.path.join(nest, "repro-gcc-O2")
@@ -115,7 +115,7 @@ class Runs(unittest.TestCase):
         self.assertEqual(len(warned), 1, p.stderr)
         self.assertRegex(warned[0], r"^cgprof: warning: the profile holds repairs: 50 frames found left without "
                                     r"exit \(each counted as ending when found: calls made meanwhile may be shown "
-                                    r"under it\); see its desc: lines and docs/design.md, \"Repairs\"$")
+                                    r"under it\); see its desc: lines and docs/internals/design.md, \"Repairs\"$")
         # the line comes after the table, before the files to open
         lines = self.report(p.stderr)
         at = [i for i, l in enumerate(lines) if l.startswith("warning")][0]

@@ -2,7 +2,7 @@
 the real tree passes; a module that includes the header of a module after
 it in its layer fails, and so does one whose object calls a function of a
 later module (planted in a copy of the built objects by linking a small
-caller into one of them); a file of a module missing from docs/design.md's
+caller into one of them); a file of a module missing from docs/internals/design.md's
 table fails until the table lists it; a file whose first lines name
 another layer than the table's fails."""
 
@@ -33,9 +33,9 @@ class Layers(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="cg-layers-")
         self.root = os.path.join(self.tmp, "src")
         shutil.copytree(os.path.join(SOURCE_DIR, "runtime"), os.path.join(self.root, "runtime"))
-        os.makedirs(os.path.join(self.root, "docs"))
-        shutil.copy(os.path.join(SOURCE_DIR, "docs", "design.md"), os.path.join(self.root, "docs"))
-        with open(os.path.join(self.root, "docs", "design.md"), encoding="utf-8") as fh:
+        os.makedirs(os.path.join(self.root, "docs", "internals"))
+        shutil.copy(os.path.join(SOURCE_DIR, "docs", "internals", "design.md"), os.path.join(self.root, "docs", "internals"))
+        with open(os.path.join(self.root, "docs", "internals", "design.md"), encoding="utf-8") as fh:
             table = fh.read()
         self.assertRegex(table, r"\| 2 thread \|[^|]*`%s`[^|]*`%s`" % (EARLY, LATE))
         with open(os.path.join(self.root, "runtime", LATE + ".c"), encoding="utf-8") as fh:
@@ -64,7 +64,7 @@ class Layers(unittest.TestCase):
             fh.write(text.replace("(thread layer)", "(data layer)", 1))
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 1, out)
-        self.assertIn("runtime/guard.h:1: says data layer, docs/design.md places guard in the thread layer", out)
+        self.assertIn("runtime/guard.h:1: says data layer, docs/internals/design.md places guard in the thread layer", out)
 
     def test_include_of_a_later_module(self):
         path = os.path.join(self.root, "runtime", EARLY + ".c")
@@ -99,14 +99,14 @@ class Layers(unittest.TestCase):
     def test_new_module_placed_in_the_table(self):
         """A file of no module fails; listed in the table, it passes; a
         module listed with no file fails."""
-        design = os.path.join(self.root, "docs", "design.md")
+        design = os.path.join(self.root, "docs", "internals", "design.md")
         with open(design, encoding="utf-8") as fh:
             text = fh.read()
         with open(design, "w", encoding="utf-8") as fh:
             fh.write(text.replace("`merge` `gone`", "`merge` `sketch` `gone`", 1))
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 1, out)
-        self.assertIn("docs/design.md: module sketch has no file in runtime/", out)
+        self.assertIn("docs/internals/design.md: module sketch has no file in runtime/", out)
         with open(os.path.join(self.root, "runtime", "sketch.c"), "w", encoding="utf-8") as fh:
             fh.write('#include "costs.h"\n')
         rc, out = check("--root", self.root)

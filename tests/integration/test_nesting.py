@@ -119,7 +119,7 @@ class Checks(unittest.TestCase):
         """The hooks do not nest (longjmp, clang's exceptions): the calls per
         function as the oracle says, the arcs (by name) as the program makes
         them. repaired: the repairs expected where cgprof cannot tell (the
-        docs/design.md), which it must then say."""
+        docs/internals/design.md), which it must then say."""
         oracle, cg, run = run_pair(self, argv)
         self.assertFalse(oracle.nests)
         diffs = nesting.compare(oracle, cg, arcs=False)
@@ -284,7 +284,7 @@ class Matrix(Checks):
                 # inline_throw inlined into catch_inlined, which catches
                 # what it throws: its frame shares the catching frame's
                 # stack pointer, and cgprof cannot tell that it was left
-                # (docs/design.md): found at catch_inlined's exit,
+                # (docs/internals/design.md): found at catch_inlined's exit,
                 # the after() calls made meanwhile shown under it, and said
                 arcs = dict(self.THROWS)
                 arcs[("inline_throw(int)", "after(int)")] = 150

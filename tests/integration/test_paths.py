@@ -1,4 +1,4 @@
-"""The path files (docs/paths-format.md) read back by cgproflib.paths, on
+"""The path files (docs/internals/paths-format.md) read back by cgproflib.paths, on
 files written here as the format says (by hand, with figures computed by
 hand, and by a generator that folds recursion as the format does): the
 strict reader and its file:line errors, parts and threads summed path by
@@ -29,7 +29,7 @@ def paths_text(pid, thread, part, fns, nodes, cmd="./prog arg", events="ns", cou
                beyond=(0, 0)):
     """A path file: fns [(id, name)], nodes [(id, parent, fn, calls,
     inclusive, self)], written in the given order."""
-    lines = ["# cgprof paths: docs/paths-format.md", "paths: 1", "pid: %d" % pid, "thread: %d" % thread,
+    lines = ["# cgprof paths: docs/internals/paths-format.md", "paths: 1", "pid: %d" % pid, "thread: %d" % thread,
              "part: %d" % part, "cmd: %s" % cmd, "events: %s" % events,
              "nodes: %d of %d" % (len(nodes) if count is None else count, bound), "folded: %d" % folded,
              "beyond: %d %d" % beyond]
@@ -122,7 +122,7 @@ def page_costs(page, prof, side=""):
 
 def cct(calls):
     """{names: [calls, inclusive, self]} of root calls, each (name, own
-    ns, [calls it makes]), as docs/paths-format.md folds recursion: a
+    ns, [calls it makes]), as docs/internals/paths-format.md folds recursion: a
     call of a function on the path counts on its earlier node, whose
     inclusive time counts its outermost call only. Parents first."""
     nodes, active = {}, set()
@@ -446,7 +446,7 @@ class Escapes(unittest.TestCase):
 
 class Names(unittest.TestCase):
     def test_spec_table(self):
-        # docs/paths-format.md's table, through the runtime's own names of
+        # docs/internals/paths-format.md's table, through the runtime's own names of
         # the parts (cgprof-rules)
         for pattern, part, want in [("callgrind.out", 0, "callgrind.paths.1234-01"),
                                     ("callgrind.out", 2, "callgrind.paths.1234.2-03"),
@@ -697,7 +697,7 @@ class ReportPaths(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout), (1, ""))
         self.assertEqual(p.stderr, "cgprof report: no path files for callgrind.out.300 (looked for "
                                    "callgrind.paths.300, callgrind.paths.300.* and callgrind.paths.300-*): the hottest "
-                                   "paths need a run with CGPROF_PATHS=1 (docs/paths-format.md)\n")
+                                   "paths need a run with CGPROF_PATHS=1 (docs/internals/paths-format.md)\n")
         # the flat profile of the same files is as it was
         p = cgprof("report", "callgrind.out.300", cwd=d)
         self.assertEqual(p.returncode, 0, p.stderr)

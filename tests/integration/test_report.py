@@ -359,9 +359,9 @@ class Synthetic(Base):
         p = self.report(self.dir)
         self.assertEqual(p.stderr.splitlines(), [
             "cgprof report: warning: the profile holds repairs: 4 exits that matched no frame (dropped), "
-            "4 calls not recorded (counts that much too low); see its desc: lines and docs/design.md, \"Repairs\"",
+            "4 calls not recorded (counts that much too low); see its desc: lines and docs/internals/design.md, \"Repairs\"",
             "cgprof report: note: 2 calls still running when its part was written (each counted once, with its "
-            "time up to the dump); 1 part written when its thread ended; see the desc: lines and docs/design.md, "
+            "time up to the dump); 1 part written when its thread ended; see the desc: lines and docs/internals/design.md, "
             "\"Repairs\""])
 
     def test_no_note_for_the_calls_that_ended_the_program(self):

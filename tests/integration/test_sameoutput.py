@@ -187,7 +187,7 @@ class SameOutput(unittest.TestCase):
                 self.assertEqual(out_a, out_b, "the program's output")
                 # the messages' one change since: the README's sections
                 # became pages (issue 29), and a message names the page
-                err_b = err_b.replace('the README, "Repairs"', 'docs/design.md, "Repairs"')
+                err_b = err_b.replace('the README, "Repairs"', 'docs/internals/design.md, "Repairs"')
                 self.assertEqual(err_a.replace(after_dir, "<dir>"), err_b.replace(before_dir, "<dir>"),
                                  "the runtime's messages")
                 self.assertEqual(sorted(after), sorted(before), "the files written")

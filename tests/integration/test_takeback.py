@@ -1,4 +1,4 @@
-"""Hook calls taken back while the program runs (docs/takeback.md), as a
+"""Hook calls taken back while the program runs (docs/internals/takeback.md), as a
 user sees it: the counts of what is kept stay exact, the parts say how many
 sites were taken back and why, the same profile comes with the program's
 code left alone (CGPROF_TAKEBACK=0), and where the system refuses to let

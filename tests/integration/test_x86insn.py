@@ -1,5 +1,5 @@
 """runtime/x86insn.c, the x86-64 decoder the runtime sweeps a function's
-code with (docs/takeback.md), held against objdump on real code: the C
+code with (docs/internals/takeback.md), held against objdump on real code: the C
 library, the dynamic linker, libm, libstdc++, the runtime itself, and
 tests/progs/x86sample.c compiled here by gcc and clang at -O3 for
 x86-64-v4 (AVX-512), sapphirerapids (AVX512-FP16) and bdver4 (XOP, TBM),
@@ -298,7 +298,7 @@ class Decoder(unittest.TestCase):
                     self.assertTrue(found, "%s: no instruction matches %s" % (r.label, pattern))
 
     def test_hook_sites(self):
-        """The forms of the hooks' calls in instrumented code (docs/takeback.md,
+        """The forms of the hooks' calls in instrumented code (docs/internals/takeback.md,
         "The sites"): call and tail jump to the PLT entry (gcc), call and
         tail jump through the GOT slot (-fno-plt), at the addresses
         objdump and the relocations give."""

@@ -1,5 +1,5 @@
 /* Collection turned off and on by the API around a hot loop: while it is
- * off every hook call met is taken back (docs/takeback.md), the exits once
+ * off every hook call met is taken back (docs/internals/takeback.md), the exits once
  * 10 ms have passed, and the sites are put back when it comes on again.
  * Expected with the runtime, over the whole run: main -> mid 2,
  * mid -> leaf 30 (10 before the pause, 20 after), whatever ran while off;

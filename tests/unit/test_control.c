@@ -1,5 +1,5 @@
 /* Unit tests of the control dispatch: control.c (the control directory's
- * files, docs/control-protocol.md) and dump.c's cg_dump_serve, which the
+ * files, docs/internals/control-protocol.md) and dump.c's cg_dump_serve, which the
  * service thread (service.c) calls with what cg_control_take_command took
  * after the dump signal woke it. Each kind of request is served as the
  * service thread serves it, and its result read back from the files: the

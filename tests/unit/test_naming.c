@@ -132,7 +132,7 @@ static void test_total_names(void **state)
     assert_total("prof", "", "prof.total.4242");
 }
 
-/* The path files (docs/paths-format.md): the part's name with the total's
+/* The path files (docs/internals/paths-format.md): the part's name with the total's
  * word "paths", so that neither KCachegrind's <run>* nor callgrind.out*
  * takes one for a Callgrind file. */
 static void assert_paths(const char *out, unsigned thread, unsigned part, int part_in_name, const char *expected)

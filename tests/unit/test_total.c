@@ -256,23 +256,23 @@ static void test_repair_warning(void **state)
     warn_case("all", &all,
               "cgprof: warning: the profile holds repairs: 3 frames found left without exit (each counted as "
               "ending when found: calls made meanwhile may be shown under it), 1 exit that matched no frame "
-              "(dropped), 2 calls not recorded (counts that much too low); see its desc: lines and docs/design.md, "
+              "(dropped), 2 calls not recorded (counts that much too low); see its desc: lines and docs/internals/design.md, "
               "\"Repairs\"\n");
     static const struct repairs other = { NULL, { 1, 0 }, { 1, 1 }, { 0, 1 } };
     warn_case("plural", &other,
               "cgprof: warning: the profile holds repairs: 1 frame found left without exit (each counted as "
               "ending when found: calls made meanwhile may be shown under it), 2 exits that matched no frame "
-              "(dropped), 1 call not recorded (counts that much too low); see its desc: lines and docs/design.md, "
+              "(dropped), 1 call not recorded (counts that much too low); see its desc: lines and docs/internals/design.md, "
               "\"Repairs\"\n");
     static const struct repairs lost = { NULL, { 0, 0 }, { 0, 0 }, { 0, 5 } };
     warn_case("lost", &lost,
               "cgprof: warning: the profile holds repairs: 5 calls not recorded (counts that much too low); see its "
-              "desc: lines and docs/design.md, \"Repairs\"\n");
+              "desc: lines and docs/internals/design.md, \"Repairs\"\n");
     /* counted whatever CGPROF_TOTAL says */
     static const struct repairs nototal = { "CGPROF_TOTAL=0", { 0, 0 }, { 0, 1 }, { 0, 0 } };
     warn_case("nototal", &nototal,
               "cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its desc: "
-              "lines and docs/design.md, \"Repairs\"\n");
+              "lines and docs/internals/design.md, \"Repairs\"\n");
     static const struct repairs off = { "CGPROF_REPAIR_WARNING=0", { 2, 1 }, { 1, 0 }, { 0, 2 } };
     warn_case("off", &off, "");
 }
@@ -545,7 +545,7 @@ static void test_run_repairs_warned_at_exit(void **state)
     set_dir("run-unmatched");
     pid_t pid = run_child(unmatched_scenario, NULL, err_path);
     assert_stderr("cgprof: warning: the profile holds repairs: 1 exit that matched no frame (dropped); see its "
-                  "desc: lines and docs/design.md, \"Repairs\"\n");
+                  "desc: lines and docs/internals/design.md, \"Repairs\"\n");
     ASSERT_PART(pid, 0, 1, { .descs = { { "Unmatched exits", "1 (dropped)" } },
                              .calls = { { ROOT_FN, MAIN, 1, 1 } }, .some_calls = 1 });
 }
