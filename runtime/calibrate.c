@@ -70,6 +70,7 @@ static CG_NOINSTR __attribute__((noinline)) int round_of(struct cg_thread *t, ui
 static int scratch(struct cg_thread *t)
 {
     static const volatile uint64_t quiet; /* a ring buffer with nothing new */
+    static const volatile uint64_t *const volatile quiet_head = &quiet;
     memset(t, 0, sizeof *t);
     if (cg_costs_init(&t->costs, cg_paths_bound) != 0)
         return -1;
@@ -77,7 +78,7 @@ static int scratch(struct cg_thread *t)
      * not its first call) nor taken back from the runtime's code */
     t->own_calls = 1;
     if (cg_opts.off_cpu)
-        t->costs.switch_head = &quiet;
+        t->costs.switch_head = &quiet_head;
     return 0;
 }
 

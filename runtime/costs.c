@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "util.h"
@@ -190,9 +191,48 @@ void cg_costs_destroy(struct cg_costs *c)
         munmap(c->count_walk, CG_COUNT_WALK_BYTES);
     if (c->count_callbacks)
         munmap(c->count_callbacks, c->count_callbacks_len);
+    if (c->switch_slot)
+        munmap(c->switch_slot, (size_t)sysconf(_SC_PAGESIZE));
     for (unsigned i = 0; i < c->nretired; i++)
         munmap(c->retired[i].p, c->retired[i].len);
     memset(c, 0, sizeof *c);
+}
+
+int cg_costs_watch(struct cg_costs *c, const volatile uint64_t *head)
+{
+    if (!c->switch_slot) {
+        size_t len = (size_t)sysconf(_SC_PAGESIZE);
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        /* Linux 4.14 and later; without it no ring */
+        if (madvise(p, len, MADV_WIPEONFORK) != 0) {
+            munmap(p, len);
+            return -1;
+        }
+        c->switch_slot = p;
+    }
+    c->switch_slot->mine = 1;
+    __atomic_store_n(&c->switch_slot->head, head, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->switch_head, (const volatile uint64_t *const volatile *)&c->switch_slot->head,
+                     __ATOMIC_RELEASE);
+    return 0;
+}
+
+void cg_costs_unwatch(struct cg_costs *c)
+{
+    if (c->switch_slot)
+        __atomic_store_n(&c->switch_slot->head, NULL, __ATOMIC_RELEASE);
+}
+
+int cg_costs_watching(const struct cg_costs *c)
+{
+    return c->switch_slot && __atomic_load_n(&c->switch_slot->head, __ATOMIC_ACQUIRE) != NULL;
+}
+
+int cg_costs_ring_mine(const struct cg_costs *c)
+{
+    return c->switch_slot && c->switch_slot->mine;
 }
 
 size_t cg_costs_count_bytes(uint64_t slots)

@@ -227,12 +227,19 @@ struct cg_costs {
     uint64_t comp, comp_pending;
     uint32_t comp_pre[2], comp_post[2]; /* [0]: exit hook, [1]: enter hook */
     uint32_t comp_gpre[2], comp_gpost[2]; /* the same for the general path's hooks */
-    /* Time off the CPU (CGPROF_OFF_CPU, offcpu.h): the head of the thread's
-     * ring buffer of context switch records, which the kernel moves, and
-     * the head as last drained; NULL when off. A hook that finds them
-     * different leaves its event to the general path, which drains. */
-    const volatile uint64_t *switch_head;
+    /* A ring buffer the kernel fills for the thread (CGPROF_OFF_CPU's
+     * context switch records, offcpu.h; CGPROF_SAMPLE_TIMER=ring's samples,
+     * samplering.h): the word that holds its head's address, which the
+     * kernel moves, and the head as last drained; NULL when none. A hook
+     * that finds them different leaves its event to the general path,
+     * which drains. The word is in a page the kernel wipes in a forked
+     * child (switch_slot, MADV_WIPEONFORK), as it leaves the ring itself
+     * out of the child (VM_DONTCOPY): a child of a fork that ran no atfork
+     * handler (syscall(SYS_fork)) reads NULL there, where the ring's
+     * address would be a hole (it died of SIGSEGV at its first hook). */
+    const volatile uint64_t *const volatile *switch_head;
     uint64_t switch_seen;
+    struct cg_switch_slot *switch_slot;
     /* arcs: dense array + private index */
     struct cg_arc *arcs;
     uint32_t narcs, arc_cap;
@@ -502,8 +509,29 @@ static CG_INLINE void cg_node_exit(struct cg_costs *c, uint32_t n, uint64_t t_en
  * records (offcpu.h). */
 static CG_INLINE int cg_costs_switched(const struct cg_costs *c)
 {
-    return cg_unlikely(c->switch_head != NULL) && *c->switch_head != c->switch_seen;
+    const volatile uint64_t *const volatile *slot = c->switch_head;
+    if (cg_likely(slot == NULL))
+        return 0;
+    const volatile uint64_t *head = *slot;
+    return head != NULL && *head != c->switch_seen;
 }
+
+/* The page of c's switch_head (costs.c): the head's address, and 1 while
+ * the ring mapped is this process's; both 0 in a forked child. */
+struct cg_switch_slot {
+    const volatile uint64_t *volatile head;
+    volatile uint64_t mine;
+};
+/* head (in a ring just mapped by this thread) watched by the hooks: 0, or
+ * -1 when the page cannot be made (then no ring: the caller unmaps it). */
+int cg_costs_watch(struct cg_costs *c, const volatile uint64_t *head);
+/* No ring watched any more (its mapping may stay, cg_costs_ring_mine). */
+void cg_costs_unwatch(struct cg_costs *c);
+/* Whether a ring is watched now. */
+int cg_costs_watching(const struct cg_costs *c);
+/* Whether the ring last watched was mapped by this process: not in a
+ * forked child (there its address is a hole, or anything mapped since). */
+int cg_costs_ring_mine(const struct cg_costs *c);
 
 /* ---- overhead compensation -------------------------------------------------- */
 

@@ -99,10 +99,14 @@ void cg_offcpu_thread_start(struct cg_thread *t)
      * and reuse under us (a daemon's close of fds 3-1023 then its own
      * opens: the number closed by ours later was the program's file). */
     syscall(SYS_close, fd);
-    t->offcpu.switch_ring = ring;
     t->costs.switch_seen = 0;
     /* published last: the hooks compare the head with switch_seen */
-    __atomic_store_n(&t->costs.switch_head, &((struct perf_event_mmap_page *)ring)->data_head, __ATOMIC_RELEASE);
+    if (cg_costs_watch(&t->costs, (const volatile uint64_t *)&((struct perf_event_mmap_page *)ring)->data_head) != 0) {
+        munmap(ring, len);
+        errno = saved;
+        return;
+    }
+    t->offcpu.switch_ring = ring;
     errno = saved;
 }
 
@@ -112,7 +116,7 @@ void cg_offcpu_thread_stop(struct cg_thread *t)
         return;
     /* The mapping, and with it the event, stays until the thread's state
      * goes (a dump may be reading it: cg_offcpu_pending). */
-    __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+    cg_costs_unwatch(&t->costs);
 }
 
 void cg_offcpu_thread_release(struct cg_thread *t)
@@ -120,7 +124,10 @@ void cg_offcpu_thread_release(struct cg_thread *t)
     if (!t->offcpu.switch_ring)
         return;
     int saved = errno;
-    munmap(t->offcpu.switch_ring, (size_t)page * (1 + DATA_PAGES));
+    /* not in a child of a fork that ran no atfork handler: not mapped
+     * there, and the address may hold the child's own memory by now */
+    if (cg_costs_ring_mine(&t->costs))
+        munmap(t->offcpu.switch_ring, (size_t)page * (1 + DATA_PAGES));
     t->offcpu.switch_ring = NULL;
     errno = saved;
 }
@@ -130,7 +137,7 @@ void cg_offcpu_forked(struct cg_thread *t)
     if (!t || !t->offcpu.switch_ring)
         return;
     /* the mapping and the event are the parent's thread's */
-    t->costs.switch_head = NULL;
+    cg_costs_unwatch(&t->costs);
     munmap(t->offcpu.switch_ring, (size_t)page * (1 + DATA_PAGES));
     t->offcpu.switch_ring = NULL;
     cg_offcpu_thread_start(t);
@@ -200,7 +207,7 @@ void cg_offcpu_drain(struct cg_thread *t, uint64_t now)
 uint64_t cg_offcpu_pending(const struct cg_thread *t)
 {
     const struct perf_event_mmap_page *m = __atomic_load_n(&t->offcpu.switch_ring, __ATOMIC_ACQUIRE);
-    if (!m || !__atomic_load_n(&t->costs.switch_head, __ATOMIC_ACQUIRE))
+    if (!m || !cg_costs_watching(&t->costs))
         return 0;
     /* The records from the owner's position on: the owner may drain them
      * meanwhile (it is running then: little is pending) and the kernel

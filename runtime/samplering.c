@@ -185,10 +185,15 @@ int cg_ring_thread_start(struct cg_thread *t)
         errno = saved;
         return -1;
     }
+    t->costs.switch_seen = 0;
+    if (cg_costs_watch(&t->costs, (const volatile uint64_t *)&((struct perf_event_mmap_page *)ring)->data_head) != 0) {
+        munmap(ring, len);
+        __atomic_store_n(&t->costs.ring_refused, 1, __ATOMIC_RELAXED);
+        errno = saved;
+        return -1;
+    }
     __atomic_store_n(&t->costs.ring_refused, 0, __ATOMIC_RELAXED);
     t->sampler.ring = ring;
-    t->costs.switch_seen = 0;
-    __atomic_store_n(&t->costs.switch_head, &((struct perf_event_mmap_page *)ring)->data_head, __ATOMIC_RELEASE);
     errno = saved;
     return 0;
 }
@@ -197,6 +202,12 @@ void cg_ring_thread_stop(struct cg_thread *t)
 {
     if (!t->sampler.ring)
         return;
+    if (!cg_costs_ring_mine(&t->costs)) {
+        /* a child of a fork that ran no atfork handler: the ring is its
+         * parent's, not mapped here (the address may be anything now) */
+        t->sampler.ring = NULL;
+        return;
+    }
     /* what came since the thread's last hook, into its last part */
     int guard = t->guard;
     t->guard = CG_GUARD_RUNTIME;
@@ -205,7 +216,7 @@ void cg_ring_thread_stop(struct cg_thread *t)
     cg_signal_fence();
     t->guard = guard;
     int saved = errno;
-    __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+    cg_costs_unwatch(&t->costs);
     lock_as_owner(t); /* not while the service thread spills it */
     munmap(t->sampler.ring, (size_t)page * (1 + RING_PAGES));
     __atomic_store_n(&t->sampler.ring, NULL, __ATOMIC_RELEASE);
@@ -222,9 +233,10 @@ void cg_ring_forked(struct cg_thread *t)
     if (!t || !t->sampler.ring)
         return;
     /* The kernel does not copy a perf_event mapping into a child
-     * (VM_DONTCOPY): the address holds nothing now. Forgotten, and the
-     * thread sampled by an event of its own. */
-    __atomic_store_n(&t->costs.switch_head, NULL, __ATOMIC_RELEASE);
+     * (VM_DONTCOPY): the address holds nothing now (and the word of its
+     * head is wiped: cg_costs_watch). Forgotten, and the thread sampled by
+     * an event of its own. */
+    cg_costs_unwatch(&t->costs);
     t->sampler.ring = NULL;
     /* the parent's records (the spill buffer is copied, and no spill was
      * under way: the fork waited for the dump lock) */
@@ -484,7 +496,7 @@ static void take(struct cg_thread *t, const struct perf_event_header *h, const u
 int cg_ring_drain(struct cg_thread *t, int discard)
 {
     struct perf_event_mmap_page *m = t->sampler.ring;
-    if (!m)
+    if (!m || !cg_costs_ring_mine(&t->costs))
         return 0;
     int saved = errno;
     lock_as_owner(t);
