@@ -17,10 +17,16 @@
  * thread meanwhile must not see half of them). */
 static uintptr_t code_lo, code_hi;
 static int code_known;
+/* the same for the generic library (cg_unwinder_generic), which keeps a
+ * pipe of its own: two descriptors at the bottom of the program's range
+ * in ring sampling (test_guest Descriptors) */
+static uintptr_t g_code_lo, g_code_hi;
+static int g_code_known;
 
 int cg_unwinder_calls_from(uintptr_t pc)
 {
-    return __atomic_load_n(&code_known, __ATOMIC_ACQUIRE) && pc - code_lo < code_hi - code_lo;
+    return (__atomic_load_n(&code_known, __ATOMIC_ACQUIRE) && pc - code_lo < code_hi - code_lo) ||
+           (__atomic_load_n(&g_code_known, __ATOMIC_ACQUIRE) && pc - g_code_lo < g_code_hi - g_code_lo);
 }
 
 static struct cg_unwinder u;
@@ -93,6 +99,9 @@ const struct cg_unwinder *cg_unwinder_generic(void)
             CG_DLSYM_FN(g.init_remote, h, CG_UNW_PREFIX "init_remote");
             CG_DLSYM_FN(g.get_accessors, h, CG_UNW_PREFIX "get_accessors");
             g.local_addr_space = dlsym(h, CG_UNW_PREFIX "local_addr_space");
+            int main_program;
+            if (g.step && cg_proc_code_segment((uintptr_t)g.step, &g_code_lo, &g_code_hi, &main_program))
+                __atomic_store_n(&g_code_known, 1, __ATOMIC_RELEASE);
         }
         dlerror();
         s = h && g.step && g.get_reg && g.get_proc_info && g.create_addr_space && g.init_remote &&

@@ -124,6 +124,16 @@ class Descriptors(Guest):
                 debug = [h for h in held if re.fullmatch(r"/\S+\.debug@top\(cloexec\)", h)]
                 self.assertEqual([h for h in held if h not in debug], sampling if name == "defaults" else [], first)
                 self.assert_profiled(r)
+        # ring sampling: no timer's descriptor (the ring's mapping holds its
+        # event); the walks' libunwind (the generic library) keeps a pipe
+        # of its own, which went to 3 and 4 (the next open got 5)
+        r = run_preloaded(self, [GUEST, "fds"], env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_TIMER": "ring"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        first, rest = r.stdout.split("\n", 1)
+        self.assertEqual(rest, "the next open: 3\nafter exec:\n0\n1\n2\n3\n")
+        held = first[len("after a thread ended: 0 1 2"):].split()
+        self.assertTrue(all(h.endswith("@top(cloexec)") for h in held), first)
+        self.assert_profiled(r)
 
     def test_low_descriptor_limit(self):
         # exact time holds no descriptor between dumps; sampled time holds
