@@ -291,8 +291,9 @@ struct cg_costs {
      * (samplering.c); their time is the top frame's */
     uint64_t ring_lost;
     /* CGPROF_SAMPLE_TIMER=ring: 1 when the kernel refused this thread its
-     * buffer (its locked-memory limit: perf_event_mlock_kb, RLIMIT_MEMLOCK)
-     * and it is sampled with signals: its part's header says so */
+     * buffer (its locked-memory limit: perf_event_mlock_kb, RLIMIT_MEMLOCK),
+     * 2 when it was not asked for, for want of address space (RLIMIT_AS),
+     * and the thread is sampled with signals: its part's header says so */
     uint32_t ring_refused;
     /* call paths: NULL when off (CGPROF_PATHS=0). Nodes, dense, published
      * by nnodes (release) as the arcs; the index is private. node_bound:

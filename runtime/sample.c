@@ -737,6 +737,12 @@ const char *cg_sample_timer_desc(int ring_refused)
                "timer and no walk of code without hooks, whose time stays with the function that called it";
     if (ring_desc && !ring_refused)
         return ring_desc;
+    if (ring_desc && ring_refused == 2)
+        return !use_perf ? "CLOCK_THREAD_CPUTIME_ID timer: no room for this thread's ring buffer (RLIMIT_AS)"
+               : perf_exclude_kernel
+                   ? "perf_event task clock, user time only, its signals: no room for this thread's ring buffer "
+                     "(RLIMIT_AS)"
+                   : "perf_event task clock, its signals: no room for this thread's ring buffer (RLIMIT_AS)";
     if (ring_desc && !use_perf)
         return "CLOCK_THREAD_CPUTIME_ID timer: the kernel refused this thread a ring buffer (locked memory: "
                "perf_event_mlock_kb, RLIMIT_MEMLOCK)";

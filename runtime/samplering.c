@@ -43,6 +43,7 @@
 #include "ehframe.h"
 #include "guard.h"
 #include "options.h"
+#include "proc.h"
 #include "sample.h"
 #include "thread.h"
 #include "unwinder.h"
@@ -63,10 +64,14 @@
  * see ring_overflow for those). */
 enum { RING_PAGES = 64, STACK_BYTES = 2048, RECORD_MAX = 64 + STACK_BYTES + 64 };
 /* What the service thread may copy out of a thread's ring while it runs
- * without a hook (cg_ring_spill): 8 MB of address space, mapped at the
- * first need and touched as used (about 4,000 records: 4 s at 1000 Hz);
+ * without a hook (cg_ring_spill): 2 MB of address space, mapped at the
+ * first need and touched as used (about 1,000 records: 1 s at 1000 Hz);
  * not locked memory, as the ring is. */
-enum { SPILL_BYTES = 8 << 20 };
+enum { SPILL_BYTES = 2 << 20 };
+/* Address space a ring or a spill buffer leaves to the program (RLIMIT_AS:
+ * cg_proc_room), or it is not made: the signals' timer, or records
+ * dropped, cost the program none (test_guest MemoryLimit). */
+enum { ROOM_SPARE = 4 << 20 };
 
 static int enabled, exclude_kernel;
 static long page;
@@ -171,8 +176,13 @@ int cg_ring_thread_start(struct cg_thread *t)
     int saved = errno;
     t->sampler.ring_cpu0 = thread_cpu_ns();
     t->sampler.ring_taken = t->sampler.ring_ahead = 0;
-    int fd = open_event(exclude_kernel);
     size_t len = (size_t)page * (1 + RING_PAGES);
+    if (!cg_proc_room(len + ROOM_SPARE)) {
+        __atomic_store_n(&t->costs.ring_refused, 2, __ATOMIC_RELAXED);
+        errno = saved;
+        return -1;
+    }
+    int fd = open_event(exclude_kernel);
     void *ring = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     /* The mapping holds the event (as offcpu.c's): no descriptor stays
      * for the program to see, close or reuse under us. */
@@ -551,7 +561,7 @@ void cg_ring_spill(struct cg_thread *t)
     uint64_t tail = m ? m->data_tail : 0;
     if (m && head - tail > size / 2) {
         int saved = errno;
-        if (!t->sampler.spill) {
+        if (!t->sampler.spill && cg_proc_room(SPILL_BYTES + ROOM_SPARE)) {
             void *b = mmap(NULL, SPILL_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             t->sampler.spill = b == MAP_FAILED ? NULL : b;
         }
