@@ -1,5 +1,5 @@
 /* cgprof-rules: the runtime's own rules, answered by the runtime's own code
- * (runtime/options.c, linked in from cgprof_core), for the Python side
+ * (runtime/base/options.c, linked in from cgprof_core), for the Python side
  * (python/cgproflib/rules.py), which must never re-implement them.
  *
  *   cgprof-rules QUESTION...

@@ -1,6 +1,6 @@
 """What cgprof's commands read of an ELF executable: whether it is static
 (no PT_INTERP: no dynamic linker runs in it to read LD_PRELOAD) and the
-note of the runtime linked into it from libcgprof.a (runtime/static.c: a
+note of the runtime linked into it from libcgprof.a (runtime/entry/static.c: a
 PT_NOTE named "cgprof", type 1, the version as its text; strip keeps it).
 
 Both come from the program headers and the note segments, read where they

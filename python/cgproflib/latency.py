@@ -2,7 +2,7 @@
 part, their sums and their percentiles, for the reader (cgproflib.reader)
 and `cgprof report --latency`.
 
-What a part holds (runtime/writer.c, write_latency; docs/latency.md):
+What a part holds (runtime/output/writer.c, write_latency; docs/latency.md):
 
     #latency: 4
     #lat: (12) CALLS SUM MAX LOWER:COUNT LOWER:COUNT...

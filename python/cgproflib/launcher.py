@@ -4,7 +4,7 @@ profile files it wrote and where its time went.
     cgprof [options] [--] program [args...]
 
 The `cgprof` command is an entry point of this module (scripts/command.in).
-Its options are the runtime's (cgproflib.options: runtime/options.inc), and
+Its options are the runtime's (cgproflib.options: runtime/base/options.inc), and
 the runtime's own parser judges their values (cgproflib.rules), so that a
 value the runtime would refuse (its warning, the default used, the program
 run anyway) is a usage error before anything runs.
@@ -373,7 +373,7 @@ def runtime_loads_in(path, prog):
 # ---- programs with the runtime linked in, static programs -----------------------
 # A static program has no dynamic linker, so LD_PRELOAD means nothing to it:
 # the runtime must be linked in, from libcgprof.a (docs/install.md, "Static
-# programs"), which marks the program with an ELF note (runtime/static.c)
+# programs"), which marks the program with an ELF note (runtime/entry/static.c)
 # that strip keeps. A dynamic program may have it linked in too (libcgprof.a
 # in a dynamic link): preloading libcgprof.so beside it would start a
 # second runtime, which would take the dump signal from the first.

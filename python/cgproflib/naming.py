@@ -8,7 +8,7 @@ CGPROF_OUT):
     the total: callgrind.total.<pid> for callgrind.out, and so on
 
 No rule of that layout is typed here: every name is asked from the
-runtime's own code (runtime/naming.c, through cgproflib.rules). The
+runtime's own code (runtime/output/naming.c, through cgproflib.rules). The
 launcher must also invert the names, to find the files of any pid: it asks
 for the names of sentinel numbers (a pid, a thread, a part that the
 pattern does not contain) and reads where they land.
@@ -146,7 +146,7 @@ def total_path(pattern: str, pid: int, cwd: str) -> Optional[str]:
 def _word_cut(pattern: str) -> Tuple[str, int, int, str]:
     """The run's pattern (<pattern> or <pattern>.%p) and where the total's
     word goes in it: (run, at, cut, form), the name being
-    run[:at] + form % word + run[at + cut:]. runtime/options.c's total_cut()
+    run[:at] + form % word + run[at + cut:]. runtime/base/options.c's total_cut()
     read again here until the runtime names the path files itself; every
     use checks it against the runtime's total pattern (_word_pattern)."""
     run = pattern + ("" if "%p" in pattern else ".%p")

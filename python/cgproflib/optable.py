@@ -1,4 +1,4 @@
-"""runtime/options.inc, the one table of the runtime's options, as Python
+"""runtime/base/options.inc, the one table of the runtime's options, as Python
 reads it: its entries (Option), the reader of the file itself, and what an
 entry is on the launcher's command line (--name, the placeholder of its
 value). scripts/gen_cgprof.py reads the file with it at build time and

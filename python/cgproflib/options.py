@@ -1,7 +1,7 @@
-"""The runtime's options: the table of runtime/options.inc, which
+"""The runtime's options: the table of runtime/base/options.inc, which
 scripts/gen_cgprof.py writes into _generated.py at build time (so that
 nothing here is typed again), and the runtime's verdict on their values,
-asked from runtime/options.c itself (cgproflib.rules).
+asked from runtime/base/options.c itself (cgproflib.rules).
 """
 
 from typing import List, Optional, Sequence, Tuple

@@ -1,7 +1,7 @@
 """The runtime's own rules, asked from the runtime's own code: cgprof-rules
-(python/cgprof-rules.c, linked with runtime/options.c) answers with
+(python/cgprof-rules.c, linked with runtime/base/options.c) answers with
 cg_options_parse(), cg_quote(), cg_parse_signal(), cg_expand_path(),
-cg_total_pattern() and the file names of runtime/naming.c, so that nothing
+cg_total_pattern() and the file names of runtime/output/naming.c, so that nothing
 here re-implements them. It lives next
 to the package, in cgprof's private directory (build/python in the build
 tree). Each call is one process start, about a millisecond.

@@ -1,7 +1,7 @@
 """Signals by name, in one place:
 
 - number(): what the runtime takes a name for (CGPROF_SIGNAL's values, the
-  signal: line of its status file): runtime/options.c's cg_parse_signal(),
+  signal: line of its status file): runtime/base/options.c's cg_parse_signal(),
   asked through cgprof-rules; no table of names here;
 - name(): how the launcher names the signal that killed a program
   ("SIGABRT"), as the system does (Python's signal module).

@@ -55,13 +55,13 @@ FORMAT_LINE = "# callgrind format"
 # cgprof writes the calls a part continues from an earlier one (calls=0) as
 # comments with this prefix, after everything else: callgrind_annotate takes
 # a calls=0 line's cost for the caller's own, so only cgprof's reader sees
-# them (runtime/writer.c, write_continued).
+# them (runtime/output/writer.c, write_continued).
 CONTINUED_PREFIX = "#> "
 # ... and the functions without hooks whose counts are visits seen (a lower
 # bound), by id, on one comment line after the rest: "#visits: (12) (15)".
 VISITS_PREFIX = "#visits:"
 # "#inlined: (3)>(7) ...": the calls the compiler inlined, caller>callee
-# by id (runtime/writer.c, write_inlined; CGPROF_INLINED=count)
+# by id (runtime/output/writer.c, write_inlined; CGPROF_INLINED=count)
 INLINED_PREFIX = "#inlined:"
 # ... and, with CGPROF_LATENCY=1, each function's calls by inclusive time:
 # "#latency: 4" then "#lat: (12) calls sum max lower:count..." (cgproflib.

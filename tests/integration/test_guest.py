@@ -824,7 +824,7 @@ class SmallStack(Guest):
     # 1,000-character mangled name, written as it ends, on that stack:
     # __cxa_demangle's arrays sized by the name (72 kB) overflowed it
     # (SIGSEGV; the program runs without cgprof). Long names are demangled
-    # on a stack of their own (runtime/demangle.c).
+    # on a stack of their own (runtime/base/demangle.c).
     SOURCE = """#include <pthread.h>
 #include <cstdio>
 template<int N> struct T {};

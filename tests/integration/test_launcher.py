@@ -1,5 +1,5 @@
 """The launcher, build/scripts/cgprof (cgproflib.launcher): its options
-are the runtime's (runtime/options.inc), it refuses exactly the values the
+are the runtime's (runtime/base/options.inc), it refuses exactly the values the
 runtime's parser refuses, it runs the program unchanged (stdout, exit
 status, death by a signal), and it reports the files written, the top
 functions, or that the program is not instrumented."""

@@ -1,4 +1,4 @@
-"""docs/variables.md against runtime/options.inc, the one table of options
+"""docs/variables.md against runtime/base/options.inc, the one table of options
 (as the build read it into cgproflib.options): every variable of the table
 is in the page's table and none other, with the table's default and
 accepted values; the launcher's and the install pages name only options
@@ -41,7 +41,7 @@ class ReadmeTable(unittest.TestCase):
 
     def test_same_variables(self):
         self.assertEqual(sorted(self.rows), sorted(o.variable for o in OPTIONS),
-                         "docs/variables.md's table and runtime/options.inc list different variables")
+                         "docs/variables.md's table and runtime/base/options.inc list different variables")
 
     def test_same_defaults(self):
         for o in OPTIONS:

@@ -725,7 +725,7 @@ class FileSizeLimit(ProfileAssertions):
 
 class Temporaries(ProfileAssertions):
     """Each file is written under a temporary name and renamed into place
-    (runtime/outfile.h). A process killed while writing leaves its
+    (runtime/output/outfile.h). A process killed while writing leaves its
     temporary: no reader may take it for part of a run (KCachegrind loads
     every file whose name starts with the run's name, callgrind_annotate
     without a file the first callgrind.out*), and the next run of the

@@ -1,4 +1,4 @@
-"""runtime/x86insn.c, the x86-64 decoder the runtime sweeps a function's
+"""runtime/arch/x86_64/x86insn.c, the x86-64 decoder the runtime sweeps a function's
 code with (docs/internals/takeback.md), held against objdump on real code: the C
 library, the dynamic linker, libm, libstdc++, the runtime itself, and
 tests/progs/x86sample.c compiled here by gcc and clang at -O3 for

@@ -1,4 +1,4 @@
-/* The runtime's x86-64 decoder (runtime/x86insn.c) on a whole ELF file, for
+/* The runtime's x86-64 decoder (runtime/arch/x86_64/x86insn.c) on a whole ELF file, for
  * tests/integration/test_x86insn.py, which holds it against objdump.
  *
  *     x86sweep FILE

@@ -198,7 +198,7 @@ class Pieces(unittest.TestCase):
 
 class Signals(unittest.TestCase):
     def test_the_runtimes_names(self):
-        # runtime/options.c's cg_parse_signal(): its names, with or without
+        # runtime/base/options.c's cg_parse_signal(): its names, with or without
         # SIG, in any ASCII case; numbers; RTMIN/RTMAX with an offset; none
         for name, number in (("USR1", signal.SIGUSR1), ("sigusr2", signal.SIGUSR2), ("PROF", signal.SIGPROF),
                              ("16", 16), ("RTMIN+3", signal.SIGRTMIN + 3), ("rtmax-1", signal.SIGRTMAX - 1),

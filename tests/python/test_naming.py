@@ -1,4 +1,4 @@
-"""cgproflib.naming: the names are the runtime's (runtime/naming.c, asked
+"""cgproflib.naming: the names are the runtime's (runtime/output/naming.c, asked
 through cgprof-rules), inverted right: the files the runtime names for any
 pid, thread and part are found, with those numbers, and nothing else; the
 total's name is the one docs/cgprof-control.md gives. (tests/integration/

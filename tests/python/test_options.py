@@ -1,7 +1,7 @@
 """cgproflib.options and cgproflib.optable: the table the build generated
-from runtime/options.inc is the runtime's own (as the C compiler read the
+from runtime/base/options.inc is the runtime's own (as the C compiler read the
 file), and the launcher refuses exactly the values the runtime's parser
-(runtime/options.c, asked through cgprof-rules) refuses, in its words."""
+(runtime/base/options.c, asked through cgprof-rules) refuses, in its words."""
 
 import os
 import unittest
@@ -52,7 +52,7 @@ class Table(unittest.TestCase):
         self.assertEqual([tuple(o) for o in OPTIONS], rules.option_table())
 
     def test_the_generated_table_is_options_inc(self):
-        self.assertEqual(OPTIONS, optable.parse_options(os.path.join(SOURCE_DIR, "runtime", "options.inc")))
+        self.assertEqual(OPTIONS, optable.parse_options(os.path.join(SOURCE_DIR, "runtime", "base", "options.inc")))
 
     def test_every_type_has_a_placeholder(self):
         # --help and the man page show it after --name=

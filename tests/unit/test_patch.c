@@ -1,5 +1,6 @@
-/* Unit tests of patch.c: the hook call sites in machine code and the
- * one-byte change that takes one back (docs/internals/takeback.md, "The sites").
+/* Unit tests of patch.h (patch.c and arch/x86_64/sites.c): the hook call
+ * sites in machine code and the one-byte change that takes one back
+ * (docs/internals/takeback.md, "The sites").
  *
  * cg_site_at_return and cg_range_scan read code given as bytes (assembled
  * with gcc -c and read back with objdump -d, the rel32 and disp32 fields

@@ -1,8 +1,8 @@
-/* Unit tests of sample.c: the sampler's charging (CGPROF_TIME=sample). Its
- * signal handler is what a thread's CPU-time timer runs; here the test
- * sends the sampling signal to its own thread (pthread_kill: delivered
- * before the call returns), so every sample lands exactly where the test
- * is. Such a signal is not SI_TIMER: one period per signal; a timer's
+/* Unit tests of sample.c (and sampletimer.c's handler): the sampler's
+ * charging (CGPROF_TIME=sample). Its signal handler is what a thread's
+ * CPU-time timer runs; here the test sends the sampling signal to its own
+ * thread (pthread_kill: delivered before the call returns), so every
+ * sample lands exactly where the test is. Such a signal is not SI_TIMER: one period per signal; a timer's
  * overrun is sent as the kernel would give it (rt_tgsigqueueinfo with
  * si_code SI_TIMER), and counts 1 + overrun periods.
  *
@@ -743,7 +743,7 @@ int main(void)
     t = cg_thread_attach();
     if (!t)
         return 1;
-    /* the handler goes in at the first timer (sample.c, ensure_handler):
+    /* the handler goes in at the first timer (sampletimer.c, ensure_handler):
      * one started and stopped, the tests start their own */
     cg_sample_thread_start(t);
     cg_sample_thread_stop(t);

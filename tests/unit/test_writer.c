@@ -1,6 +1,7 @@
-/* Unit tests of writer.c: snapshots and symbol tables built by hand, the
- * Callgrind text of the part compared with what the format specification
- * (../shared/spec/callgrind-format.txt) says it must be, to the byte. */
+/* Unit tests of writer.c and partmodel.c (cg_write_part): snapshots and
+ * symbol tables built by hand, the Callgrind text of the part compared with
+ * what the format specification (../shared/spec/callgrind-format.txt) says
+ * it must be, to the byte. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -43,7 +43,7 @@ CG_REAL_TABLE(CG_REAL_DECL)
 /* NAME itself, for the runtime's own calls in a program linked without the
  * wraps; NULL if NAME is in fact the runtime's wrapper (the program was
  * linked with --wrap=NAME, and yet __real_NAME is not there: the wraps
- * without -Wl,-u,cgprof_static_wraps, see runtime/static_wraps.S), which
+ * without -Wl,-u,cgprof_static_wraps, see runtime/entry/static_wraps.c), which
  * would call itself. The comparison is made through an opaque copy: the
  * compiler would otherwise take two functions' addresses for different. */
 static uintptr_t own_fallback(uintptr_t fn, uintptr_t wrapper)

@@ -2,7 +2,7 @@
  * program's hook call sites, which of them are taken back and why, and the
  * changes themselves. The model is docs/internals/takeback.md; the decisions of which
  * call to take back are fold.c's (the hooks' general path), the sites and
- * their bytes patch.c's, the ranges ehframe.c's.
+ * their bytes patch.h's, the ranges ehframe.c's.
  *
  * Called from the hooks' slow paths (a thread's guard held, possibly in a
  * signal handler): no malloc, no blocking lock (the tables' lock is only

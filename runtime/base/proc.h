@@ -18,7 +18,7 @@ extern struct cg_options cg_opts;
 extern int cg_collecting;
 
 /* Nonzero when the hooks use the threads' virtual clocks (CGPROF_TIME=sample
- * and its timer set up: sample.c), read by every hook. */
+ * and its timer set up: sample.c, sampletimer.c), read by every hook. */
 extern int cg_sampling;
 
 /* The most call-path nodes a thread keeps (CGPROF_PATHS_MAX), 0 when no

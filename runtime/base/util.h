@@ -86,6 +86,15 @@ static inline uint64_t cg_hash2(uint64_t a, uint64_t b)
     return h ^ (h >> 31);
 }
 
+/* A string's hash, for the tables keyed by name (FNV-1a's shape). */
+static inline size_t cg_hash_str(const char *s)
+{
+    size_t h = 1469598103934665603u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211u;
+    return h;
+}
+
 /* Sorts v ascending (radix: a dump sorts 100,000s of addresses). */
 void cg_sort_uintptr(uintptr_t *v, size_t n);
 /* Sorts n elements of `size` bytes by the uintptr_t each starts with,

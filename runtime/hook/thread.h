@@ -42,10 +42,10 @@ struct cg_jmp_seen {
     uint32_t depth;
 };
 
-/* What a thread's samples come from (sample.c): cg_thread_sampler.has_timer. */
+/* What a thread's samples come from (sampletimer.c): cg_thread_sampler.has_timer. */
 enum cg_timer_kind { CG_TIMER_NONE, CG_TIMER_POSIX, CG_TIMER_PERF };
 
-/* The sampler's per-thread state (sample.c, CGPROF_TIME=sample). */
+/* The sampler's per-thread state (sample.c, sampletimer.c; CGPROF_TIME=sample). */
 struct cg_thread_sampler {
     void *timer;            /* timer_t of this thread's CPU-time timer (posix) */
     int has_timer;          /* enum cg_timer_kind */

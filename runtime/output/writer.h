@@ -1,5 +1,6 @@
 /* Callgrind format writer: a thread's snapshot and the symbols of its
- * addresses in, the text of one part out. Pure: no I/O, no global state.
+ * addresses in (struct cg_symtab: partmodel.h), the text of one part out.
+ * Pure: no I/O, no global state.
  *
  * The format is Callgrind's version 1 (../shared/spec/callgrind-format.txt)
  * with name compression for every ob=, fl=, fi=, fe=, fn=, cob=, cfi=, cfn=
@@ -13,37 +14,9 @@
 #include <stdint.h>
 
 #include "addrset.h"
+#include "partmodel.h"
 #include "snapshot.h"
-#include "symbols.h"
 #include "util.h"
-
-/* Symbols of every address of a snapshot (callers, callees, self-cost
- * addresses, call instructions), sorted by addr, each address once. The
- * symbols are the symbol session's own (not copies: a dump names 100,000s
- * of addresses). */
-struct cg_symtab_entry {
-    uintptr_t addr;
-    const struct cg_symbol *sym;
-};
-
-/* The own position of an inlined call (an arc with `inlined` set), whose
- * call_pc is its enter hook's place inside the inlined copy: the line table
- * gives that place a line of the inlined function, the debug information's
- * inlined entry the line of the call (cg_syms_inlined_call). */
-struct cg_symtab_call {
-    uintptr_t pc, callee;
-    const char *file; /* the session's */
-    unsigned line;
-};
-
-struct cg_symtab {
-    const struct cg_symtab_entry *v;
-    size_t n;
-    /* the inlined calls whose position the debug information gives, sorted
-     * by (pc, callee); none without a symbol session */
-    const struct cg_symtab_call *calls;
-    size_t ncalls;
-};
 
 struct cg_part_info {
     const char *creator;

@@ -1,15 +1,13 @@
-/* Hook call sites and their one-byte change: see patch.h and
- * docs/internals/takeback.md. */
+/* x86-64's hook call sites (data layer): the forms of patch.h, found at a
+ * return address or by decoding a function (x86insn.h), and the opcode that
+ * takes each back. Built on x86-64 only (runtime/meson.build); the change
+ * itself, and what other architectures have instead, are patch.c's. */
 #include "patch.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "x86insn.h"
 
-#if defined(__x86_64__)
 /* What replaces the opcode of each form: an instruction of the same length
  * that changes nothing the compiler keeps across a call (the flags; %rdx or
  * %r10 with a REX prefix), or a return where the jump was the function's
@@ -131,52 +129,3 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
     scan->ok = at == end;
     return 0;
 }
-
-/* Not instrumented by ThreadSanitizer (no_sanitize): its shadow memory
- * does not cover the program's code, whose byte this changes; the change
- * is one atomic instruction either way. */
-__attribute__((no_sanitize("thread"))) int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot)
-{
-    int saved = errno, rc = 0;
-    long pagesize = sysconf(_SC_PAGESIZE);
-    void *page = (void *)(addr & ~(uintptr_t)(pagesize - 1));
-    uint8_t *b = (uint8_t *)addr;
-    if (__atomic_load_n(b, __ATOMIC_RELAXED) == to) {
-        errno = saved;
-        return 0;
-    }
-    if (mprotect(page, (size_t)pagesize, prot | PROT_WRITE) != 0) {
-        rc = errno;
-        errno = saved;
-        return rc;
-    }
-    uint8_t expect = from;
-    if (!__atomic_compare_exchange_n(b, &expect, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED) && expect != to)
-        rc = EAGAIN;
-    /* The permission given back: a failure here leaves the page writable,
-     * which is no danger to the program; the change is made either way. */
-    mprotect(page, (size_t)pagesize, prot);
-    errno = saved;
-    return rc;
-}
-#else
-int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *ctx, struct cg_site *out)
-{
-    (void)ret, (void)lo, (void)hook_of, (void)ctx, (void)out;
-    return 0;
-}
-
-int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_hook_of_fn hook_of, void *ctx,
-                  struct cg_site *sites, size_t max, struct cg_range_scan *scan)
-{
-    (void)begin, (void)end, (void)copy, (void)hook_of, (void)ctx, (void)sites, (void)max;
-    memset(scan, 0, sizeof *scan);
-    return 0;
-}
-
-int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot)
-{
-    (void)addr, (void)from, (void)to, (void)prot;
-    return ENOSYS;
-}
-#endif

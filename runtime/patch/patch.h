@@ -3,7 +3,8 @@
  * arguments: what is a hook is asked of a callback (takeback.c reads the
  * PLT entries and GOT slots; the unit tests give code buffers of their
  * own), and a change is made at the address given. No allocation, no lock:
- * a hook's slow path calls these. x86-64 only: elsewhere nothing is ever
+ * a hook's slow path calls these. x86-64 only (the sites:
+ * arch/x86_64/sites.c; the change: patch.c): elsewhere nothing is ever
  * recognised, so nothing is changed. */
 #ifndef CG_PATCH_H
 #define CG_PATCH_H

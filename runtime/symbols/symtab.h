@@ -5,7 +5,7 @@
 
 #include "snapshot.h"
 #include "symbols.h"
-#include "writer.h"
+#include "partmodel.h"
 
 /* Fills out with the symbols of every address of s (callers, callees,
  * call instructions, self-cost addresses), sorted, each once. syms: the

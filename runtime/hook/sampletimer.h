@@ -1,20 +1,25 @@
-/* Sampled time (CGPROF_TIME=sample): see sample.c. */
-#ifndef CG_SAMPLE_H
-#define CG_SAMPLE_H
+/* The timers that send each thread its samples, and the signal they come
+ * by (thread layer; CGPROF_TIME=sample): a perf_event task clock or a
+ * POSIX CPU-time timer per thread, the signal's handler, collection off
+ * and on, exec. What a sample is charged to is sample.c's (sample.h),
+ * which hands its function down at start-up. */
+#ifndef CG_SAMPLETIMER_H
+#define CG_SAMPLETIMER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 struct cg_thread;
 
-/* Installs the sampling signal handler when CGPROF_TIME=sample (or says
- * why sampling is not possible and leaves exact timing on). The hooks'
- * entry points (a sample that lands in a hook is charged to the top frame)
- * are the entry layer's, given here. */
-int cg_sample_init(uintptr_t enter_hook, uintptr_t exit_hook);
-/* Loads libunwind for the walks, in a process known to be instrumented
- * (runtime.c, never from a hook: dlopen); until then samples are charged
- * to the top frame's position. */
-void cg_sample_set_up(void);
+/* What a sample sent as a signal is charged to: the handler's si and uc,
+ * and the timers' period (ns). */
+typedef void (*cg_sample_charge_fn)(siginfo_t *si, void *uc, uint64_t period);
+
+/* At start-up, with CGPROF_TIME=sample: the sampling signal checked, the
+ * period set, and the timer the kernel allows chosen; the signals' samples
+ * then go to charge. 0 when sampling cannot be had (said why: exact timing
+ * stays on), else 1. */
+int cg_sample_timers_init(cg_sample_charge_fn charge);
 uint64_t cg_sample_period_ns(void);
 
 /* What sends the threads' samples, for a part's header: "CLOCK_THREAD_CPUTIME_ID
@@ -43,34 +48,12 @@ void cg_sample_exec(struct cg_thread *t, int going);
  * lock. */
 void cg_sample_collect(int on);
 
-/* Whether the machine function [begin, end) runs the top frame's own code:
- * it starts at the frame's function (top_fn), or holds the return address
- * of its enter hook (top_code: a clone's, or the host's of an inlined
- * frame). */
-static inline int cg_sample_top_code(uintptr_t top_fn, uintptr_t top_code, uintptr_t begin, uintptr_t end)
-{
-    return begin == top_fn || (top_code > begin && top_code <= end);
-}
-
 /* A perf_event task clock of the calling thread sampling every period,
  * user time only with exclude_kernel: what both the signals' timer and
  * the ring (samplering.c) open, each adding its own. */
 struct perf_event_attr;
 void cg_sample_task_clock(struct perf_event_attr *a, int exclude_kernel);
 
-/* A walk's start: fills cursor (libunwind's unw_cursor_t) from arg and
- * returns the functions that step it (unwinder.h), NULL when it cannot. */
-struct cg_unwinder;
-typedef const struct cg_unwinder *(*cg_sample_cursor_fn)(void *cursor, void *arg);
-/* One sample of p ns on thread t (the calling thread), its guard held:
- * walked from the cursor init makes up to the top frame and charged as a
- * sampling signal's is (samplering.c: samples read from a ring buffer at
- * the thread's next hook). */
-void cg_sample_charge_held(struct cg_thread *t, uint64_t p, cg_sample_cursor_fn init, void *arg);
-
-/* One sample of p ns on thread t (its guard held) known to be in the top
- * frame's own code, at pc: charged there, as a walk that found it so. */
-void cg_sample_charge_own(struct cg_thread *t, uint64_t p, uintptr_t pc);
 /* CGPROF_SAMPLE_TIMER=ring (samplering.c): the threads with a ring take
  * no timer here, and the header's clock line is desc. */
 void cg_sample_ring_chosen(const char *desc);

@@ -1,7 +1,14 @@
+/* Symbols: see symbols.h. A session (symsession.h) over libdwfl: the
+ * objects and their separate debug files, memory running out inside libdw,
+ * the names of addresses (function symbols, functions without one, objects
+ * unloaded, or without libdw the loader's tables) and their source lines
+ * (lines.c's tables); the lookups, cached. Inlined calls' own positions
+ * are inlined.c's. */
 #define _GNU_SOURCE
 #include "symbols.h"
 #include "debuginfo.h"
 #include "demangle.h"
+#include "symsession.h"
 #include "unwinder.h"
 
 #include <dlfcn.h>
@@ -10,7 +17,6 @@
 #include <link.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,23 +31,10 @@
 
 static const char unknown[] = "???";
 
-struct entry {
+struct cg_sym_entry {
     uintptr_t addr;
     struct cg_symbol sym;
     int lines;  /* its source lines were looked up (see cg_syms_want_lines) */
-};
-
-/* A map of the session keyed by pointers (open addressing, half full at
- * most; keys are never NULL): source file names as the line tables give
- * them -> absolute paths, compilation units -> their decoded line tables. */
-struct ptr_entry {
-    const void *key;
-    void *value;
-};
-
-struct ptr_map {
-    struct ptr_entry *v;
-    size_t cap, n;
 };
 
 /* An object's function symbols sorted by address. elfutils'
@@ -60,7 +53,7 @@ struct cu_range {
     Dwarf_Die *cu;
 };
 
-struct modsyms {
+struct cg_modsyms {
     Dwfl_Module *mod;
     struct fsym *v;
     size_t n;
@@ -71,76 +64,6 @@ struct modsyms {
     size_t ncus;
     int cus_made;
     Dwarf_Addr cu_bias;
-};
-
-struct cg_syms {
-    Dwfl *dwfl;
-    /* No libdw session (libdw could not be loaded, or read no object):
-     * why, and the addresses are named from the loader's own tables
-     * (resolve_loaded); the object of the last one named so. */
-    char why[200];
-    const void *last_map;
-    const char *last_map_path;
-    uintptr_t last_sym; /* and the function of the last one, and its name */
-    const char *last_sym_name;
-    /* memory ran out inside libdw or libelf: no more calls into them (see
-     * "Memory running out inside libdw") */
-    int nomem;
-    int holds_fds; /* libdwfl holds descriptors of this session's */
-    Dwfl *gone; /* objects unloaded since they ran: reported offline, on demand */
-    struct cg_gone *gone_list; /* which they are (NULL: none looked for) */
-    struct ptr_map paths; /* raw file name -> absolute path (kept) */
-    /* The cache: entries made in blocks, one a lookup, that never move; and
-     * pointers to them sorted by address. A dump looks up its addresses
-     * sorted, so finding them is a merge, in order through memory: a hash
-     * table, probed at random places, was a third of the lookup's time
-     * (a miss in cache and TLB for each of 150,000 addresses). */
-    struct entry **sorted;
-    size_t nents;
-    struct entry **blocks;
-    size_t nblocks;
-    char **owned; /* strings we allocated (demangled names) */
-    size_t nowned, owned_cap;
-    struct modsyms *modsyms; /* sorted function symbols, per object */
-    size_t nmodsyms, modsyms_cap;
-    Dwfl_Module **lined; /* objects with instrumented code: lines wanted */
-    size_t nlined, lined_cap;
-    Dwfl_Module *last_lined;
-    /* The object of the last address resolved, and what resolve() needs of
-     * it: the addresses of a dump come in ascending order, thousands in each
-     * object. nlined: the objects with lines known when it was filled. */
-    struct {
-        Dwfl_Module *mod;
-        Dwarf_Addr lo, hi, bias;
-        const char *path;
-        int has_elf, lines;
-        size_t nlined;
-    } last_mod;
-    /* The units' line tables, decoded when first wanted and kept for the
-     * session: the unit DIE's address (in .debug_info) -> its
-     * cg_line_table, NULL where lines.c leaves the unit to libdw. */
-    struct ptr_map units;
-    /* Where the last source line was found (see source_of). */
-    struct {
-        Dwfl_Module *mod;
-        Dwarf_Die *cu;                     /* its compilation unit */
-        const struct cg_line_table *table; /* its decoded rows; NULL: libdw's */
-        size_t idx;                        /* the row */
-        Dwarf_Addr bias;
-    } last_line;
-    /* Inlined calls' own positions (cg_syms_inlined_call): the address of
-     * an enter hook's place -> its struct inlined_call; a callee's address
-     * -> its struct callee_id. Both malloc'd, kept for the session. */
-    struct ptr_map inlined, callees;
-    /* The function of the last address resolved: the addresses of a dump
-     * come in ascending order, several in each function. */
-    struct {
-        Dwfl_Module *mod;
-        uintptr_t start;
-        int lines;
-        const char *name, *file;
-        unsigned line;
-    } last_fn;
 };
 
 const char *cg_module_function(Dwfl_Module *mod, int i, GElf_Sym *sym, GElf_Addr *addr)
@@ -304,18 +227,18 @@ static int report_loaded(struct dl_phdr_info *info, size_t size, void *data)
  *    libdw state is left as it is, never ended (leaked: it may hold a block
  *    freed twice). The symbol cache opens a new session for the next dump.
  *  - every Dwarf the session reads gets a handler of ours, which jumps back
- *    to the lookup under way (dw_jump): the session is then in that state.
+ *    to the lookup under way (cg_sess_dw_jump): the session is then in that
+ *    state.
  * Said once per process. A separate debug file's supplementary (dwz) file
  * has libdw's handler. The jump is __builtin_setjmp's, not sigsetjmp's:
  * the library's own setjmp and longjmp are the wrappers of the program's
  * (nonlocal.c), and nothing here changes the signal mask. */
-typedef void *dw_jmp_buf[5];
-static __thread dw_jmp_buf *dw_jump;
+__thread cg_sess_jmp_buf *cg_sess_dw_jump;
 
 static __attribute__((noreturn)) void dw_oom(void)
 {
-    if (dw_jump)
-        __builtin_longjmp(*dw_jump, 1);
+    if (cg_sess_dw_jump)
+        __builtin_longjmp(*cg_sess_dw_jump, 1);
     /* not reached: every call that reads DWARF is made under a jump */
     cg_warn("out of memory in libdw outside a symbol lookup");
     abort();
@@ -323,7 +246,7 @@ static __attribute__((noreturn)) void dw_oom(void)
 
 static int nomem_said;
 
-static void session_lost(struct cg_syms *s)
+void cg_sess_mark_lost(struct cg_syms *s)
 {
     if (s->nomem)
         return;
@@ -333,12 +256,10 @@ static void session_lost(struct cg_syms *s)
                 "named by their addresses, without source lines, in the files of this dump");
 }
 
-/* Whether memory ran out in the calls since errno was last cleared: the
- * session is lost then. */
-static int lost(struct cg_syms *s)
+int cg_sess_lost(struct cg_syms *s)
 {
     if (!s->nomem && errno == ENOMEM)
-        session_lost(s);
+        cg_sess_mark_lost(s);
     return s->nomem;
 }
 
@@ -350,16 +271,16 @@ static int dwarf_guarded(struct cg_syms *s, Dwfl_Module *mod)
     Dwarf *dw = CG_DW(dwfl_module_getdwarf)(mod, &bias);
     if (dw)
         CG_DW(dwarf_new_oom_handler)(dw, dw_oom);
-    return lost(s) ? -1 : 0;
+    return cg_sess_lost(s) ? -1 : 0;
 }
 
 void cg_syms_assert_failed(const void *caller)
 {
     Dl_info info;
-    if (!dw_jump || !dladdr(caller, &info) || !info.dli_fname ||
+    if (!cg_sess_dw_jump || !dladdr(caller, &info) || !info.dli_fname ||
         !(strstr(info.dli_fname, "/libdw") || strstr(info.dli_fname, "/libelf")))
         return;
-    __builtin_longjmp(*dw_jump, 1);
+    __builtin_longjmp(*cg_sess_dw_jump, 1);
 }
 
 int cg_syms_lost(const struct cg_syms *s)
@@ -386,7 +307,7 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
     errno = 0;
     s->dwfl = CG_DW(dwfl_begin)(&callbacks);
     if (!s->dwfl && errno == ENOMEM)
-        session_lost(s);
+        cg_sess_mark_lost(s);
     if (s->dwfl) {
         /* The calling thread's view of the mappings: /proc/<pid>/maps reads
          * empty once the main thread has called pthread_exit(), and the dump
@@ -409,7 +330,7 @@ struct cg_syms *cg_syms_open(struct cg_gone *gone)
             if (errno != ENOMEM)
                 CG_DW(dwfl_end)(s->dwfl);
             else
-                session_lost(s);
+                cg_sess_mark_lost(s);
             s->dwfl = NULL;
         }
     }
@@ -485,14 +406,11 @@ static const char *demangle(struct cg_syms *s, const char *name)
     return kept ? kept : name;
 }
 
-/* The entry of key in m: its own, or the empty one where it goes (key
- * NULL: the caller fills it and counts it in m->n). NULL when the map
- * could not grow. */
-static struct ptr_entry *ptr_slot(struct ptr_map *m, const void *key, size_t first_cap)
+struct cg_ptr_entry *cg_sess_ptr_slot(struct cg_ptr_map *m, const void *key, size_t first_cap)
 {
     if ((m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : first_cap;
-        struct ptr_entry *n = calloc(cap, sizeof *n);
+        struct cg_ptr_entry *n = calloc(cap, sizeof *n);
         if (!n)
             return NULL;
         for (size_t i = 0; i < m->cap; i++) {
@@ -508,17 +426,15 @@ static struct ptr_entry *ptr_slot(struct ptr_map *m, const void *key, size_t fir
         m->cap = cap;
     }
     for (size_t j = (size_t)cg_hash2((uintptr_t)key, 0);; j++) {
-        struct ptr_entry *e = &m->v[j & (m->cap - 1)];
+        struct cg_ptr_entry *e = &m->v[j & (m->cap - 1)];
         if (!e->key || e->key == key)
             return e;
     }
 }
 
-/* The absolute, normalised form of a line table's file name: a relative one
- * is relative to its compilation unit's DW_AT_comp_dir. */
-static const char *absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *raw)
+const char *cg_sess_absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *raw)
 {
-    struct ptr_entry *e = ptr_slot(&s->paths, raw, 256);
+    struct cg_ptr_entry *e = cg_sess_ptr_slot(&s->paths, raw, 256);
     if (!e)
         return raw;
     if (e->key)
@@ -535,7 +451,7 @@ static const char *absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *r
     return kept;
 }
 
-static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod);
+static struct cg_modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod);
 
 static int cmp_cu_range(const void *a, const void *b)
 {
@@ -548,8 +464,8 @@ static int cmp_cu_range(const void *a, const void *b)
  * no source file of a clang-built program was known. */
 static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, Dwarf_Addr *bias)
 {
-    struct modsyms *m = modsyms_of(s, mod);
-    if (!m || lost(s))
+    struct cg_modsyms *m = modsyms_of(s, mod);
+    if (!m || cg_sess_lost(s))
         return NULL;
     if (!m->cus_made) {
         m->cus_made = 1;
@@ -558,7 +474,7 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
         Dwarf_Addr b = 0;
         if (dwarf_guarded(s, mod) != 0)
             return NULL;
-        while ((cu = CG_DW(dwfl_module_nextcu)(mod, cu, &b)) != NULL && !lost(s)) {
+        while ((cu = CG_DW(dwfl_module_nextcu)(mod, cu, &b)) != NULL && !cg_sess_lost(s)) {
             m->cu_bias = b;
             Dwarf_Addr base, start, end;
             for (ptrdiff_t off = 0; (off = CG_DW(dwarf_ranges)(cu, off, &base, &start, &end)) > 0;) {
@@ -569,7 +485,7 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
                 m->cus[m->ncus++] = (struct cu_range){ start + b, end + b, cu };
             }
         }
-        if (lost(s))
+        if (cg_sess_lost(s))
             return NULL;
         qsort(m->cus, m->ncus, sizeof *m->cus, cmp_cu_range);
     }
@@ -591,7 +507,7 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
  * where lines.c leaves the unit to libdw (or memory ran out). */
 static const struct cg_line_table *lines_of(struct cg_syms *s, Dwarf_Die *cu)
 {
-    struct ptr_entry *e = ptr_slot(&s->units, cu->addr, 64);
+    struct cg_ptr_entry *e = cg_sess_ptr_slot(&s->units, cu->addr, 64);
     if (!e)
         return NULL;
     if (e->key)
@@ -614,11 +530,11 @@ static int row_in(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr
                   const char **src, int *lineno)
 {
     const struct cg_line_table *t = lines_of(s, cu);
-    if (lost(s))
+    if (cg_sess_lost(s))
         return 0;
     if (!t) {
         Dwarf_Line *l = CG_DW(dwarf_getsrc_die)(cu, addr - bias);
-        if (!l || lost(s))
+        if (!l || cg_sess_lost(s))
             return 0;
         s->last_line.table = NULL;
         *src = CG_DW(dwarf_linesrc)(l, NULL, NULL);
@@ -664,17 +580,17 @@ static void source_of(struct cg_syms *s, Dwfl_Module *mod, Dwarf_Addr addr, cons
             return;
         /* memory running out at any step ends it (see above) */
         cu = CG_DW(dwfl_module_addrdie)(mod, addr, &bias);
-        int found = !lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
-        if (!found && !lost(s)) {
+        int found = !cg_sess_lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
+        if (!found && !cg_sess_lost(s)) {
             cu = unit_of(s, mod, addr, &bias);
-            found = !lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
+            found = !cg_sess_lost(s) && cu && row_in(s, mod, cu, addr, bias, &src, &lineno);
         }
-        if (!found || lost(s))
+        if (!found || cg_sess_lost(s))
             return;
     }
     if (src && *src) {
-        const char *path = absolute_path(s, cu, src);
-        if (lost(s))
+        const char *path = cg_sess_absolute_path(s, cu, src);
+        if (cg_sess_lost(s))
             return;
         *file = path;
         *line = lineno > 0 ? (unsigned)lineno : 0;
@@ -719,7 +635,7 @@ static void unnamed_function(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr
     Dwarf_Addr bias = 0;
     CG_DW(dwfl_module_getelf)(mod, &bias);
     char *name = NULL;
-    if (lost(s) || asprintf(&name, "0x%016llx", (unsigned long long)(start - bias)) < 0)
+    if (cg_sess_lost(s) || asprintf(&name, "0x%016llx", (unsigned long long)(start - bias)) < 0)
         return;
     const char *kept = keep(s, name);
     if (!kept)
@@ -818,14 +734,14 @@ static int cmp_fsym(const void *a, const void *b)
     return y->rank - x->rank;
 }
 
-static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
+static struct cg_modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
 {
     for (size_t i = 0; i < s->nmodsyms; i++)
         if (s->modsyms[i].mod == mod)
             return &s->modsyms[i];
     if (CG_GROW(s->modsyms, s->modsyms_cap, s->nmodsyms + 1, 16) != 0)
         return NULL;
-    struct modsyms *m = &s->modsyms[s->nmodsyms];
+    struct cg_modsyms *m = &s->modsyms[s->nmodsyms];
     m->mod = mod;
     m->v = NULL;
     m->n = 0;
@@ -867,9 +783,9 @@ static struct modsyms *modsyms_of(struct cg_syms *s, Dwfl_Module *mod)
 
 /* The function symbol containing addr: the last one at or below it, when
  * its size covers addr (or it has no size). Returns its name and start. */
-static const char *function_at(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, uintptr_t *start)
+const char *cg_sess_function_at(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, uintptr_t *start)
 {
-    struct modsyms *m = modsyms_of(s, mod);
+    struct cg_modsyms *m = modsyms_of(s, mod);
     if (!m || m->n == 0 || addr < m->v[0].addr)
         return NULL;
     /* A dump looks addresses up in ascending order: search forward from
@@ -916,7 +832,7 @@ void cg_syms_want_lines(struct cg_syms *s, uintptr_t addr)
     int saved = errno;
     errno = 0;
     Dwfl_Module *mod = CG_DW(dwfl_addrmodule)(s->dwfl, addr);
-    int gone = lost(s);
+    int gone = cg_sess_lost(s);
     errno = saved;
     if (!mod || gone || mod == s->last_lined || wants_lines(s, mod))
         return;
@@ -993,8 +909,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
         mod = s->last_mod.mod;
     else
         mod = s->dwfl ? CG_DW(dwfl_addrmodule)(s->dwfl, addr) : NULL;
-    Dwfl_Module *gone = lost(s) ? NULL : gone_module(s, addr, mod != NULL);
-    if (lost(s))
+    Dwfl_Module *gone = cg_sess_lost(s) ? NULL : gone_module(s, addr, mod != NULL);
+    if (cg_sess_lost(s))
         return;
     if (gone) {
         mod = gone;
@@ -1004,7 +920,7 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
         Dwarf_Addr bias = 0;
         if (CG_DW(dwfl_module_getelf)(mod, &bias))
             out->obj_addr = addr - bias;
-        if (lost(s))
+        if (cg_sess_lost(s))
             return;
     } else if (mod) {
         if (mod != s->last_mod.mod || s->last_mod.nlined != s->nlined) {
@@ -1015,7 +931,7 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
             s->last_mod.bias = 0;
             s->last_mod.has_elf = CG_DW(dwfl_module_getelf)(mod, &s->last_mod.bias) != NULL;
             s->last_mod.lines = wants_lines(s, mod);
-            if (lost(s)) {
+            if (cg_sess_lost(s)) {
                 s->last_mod.mod = NULL;
                 return;
             }
@@ -1032,8 +948,8 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
     }
 
     uintptr_t start = 0;
-    const char *name = function_at(s, mod, addr, &start);
-    if (lost(s))
+    const char *name = cg_sess_function_at(s, mod, addr, &start);
+    if (cg_sess_lost(s))
         return;
     if (name) {
         uintptr_t off = addr - start;
@@ -1065,53 +981,26 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
  * it ends is made again without libdw (the session is lost). */
 static void resolve_guarded(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, int *lines)
 {
-    dw_jmp_buf here;
-    dw_jmp_buf *volatile outer = dw_jump;
+    cg_sess_jmp_buf here;
+    cg_sess_jmp_buf *volatile outer = cg_sess_dw_jump;
     if (__builtin_setjmp(here) == 0) {
-        dw_jump = &here;
+        cg_sess_dw_jump = &here;
         resolve(s, addr, out, lines);
     } else {
-        session_lost(s);
+        cg_sess_mark_lost(s);
         resolve(s, addr, out, lines);
     }
-    dw_jump = outer;
+    cg_sess_dw_jump = outer;
 }
 
-/* ---- inlined calls' own positions -------------------------------------------
- * An inlined call has no call instruction: its arc is placed where its
- * enter hook is called in the host's code, which the line table gives a
- * line of the inlined function (its first). The call's own position is in
- * the DW_TAG_inlined_subroutine entry of that copy: DW_AT_call_file (an
- * index into its unit's file table) and DW_AT_call_line. Read at dump time
- * only, once per place (the hooks never see any of it). */
-
-struct inlined_call {
-    uintptr_t callee;
-    const char *file; /* NULL: the debug information does not say */
-    unsigned line;
-    size_t nlined; /* the objects with lines wanted when it was looked up */
-};
-
-/* A function as an inlined entry's origin names it: the abstract instance
- * its out-of-line copy points to (DIE identity, within one Dwarf), and its
- * symbol's name (for an inlined copy from another unit: a header's static
- * inline function, its abstract instance in each unit). */
-struct callee_id {
-    const void *die; /* the abstract DIE's address in .debug_info; NULL: unknown */
-    const char *name;
-};
-
-/* The module of addr, as resolve() finds it (an unloaded object's first;
- * NULL if none), and its unit and DWARF bias: NULL if it has none, or if
- * its object's lines are not wanted. */
-static Dwarf_Die *unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp, Dwarf_Addr *bias)
+Dwarf_Die *cg_sess_unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp, Dwarf_Addr *bias)
 {
     *modp = NULL;
     if (s->nomem)
         return NULL;
     Dwfl_Module *mod = s->dwfl ? CG_DW(dwfl_addrmodule)(s->dwfl, addr) : NULL;
-    Dwfl_Module *gone = lost(s) ? NULL : gone_module(s, addr, mod != NULL);
-    if (lost(s))
+    Dwfl_Module *gone = cg_sess_lost(s) ? NULL : gone_module(s, addr, mod != NULL);
+    if (cg_sess_lost(s))
         return NULL;
     *modp = gone ? gone : mod;
     if (gone)
@@ -1121,257 +1010,9 @@ static Dwarf_Die *unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp,
     if (dwarf_guarded(s, mod) != 0)
         return NULL;
     Dwarf_Die *cu = CG_DW(dwfl_module_addrdie)(mod, addr, bias);
-    if (lost(s))
+    if (cg_sess_lost(s))
         return NULL;
     return cu ? cu : unit_of(s, mod, addr, bias);
-}
-
-/* The abstract instance of a function's DIE (itself if it is one): where
- * DW_AT_abstract_origin leads. */
-static void abstract_of(Dwarf_Die *die, Dwarf_Die *out)
-{
-    *out = *die;
-    Dwarf_Attribute attr;
-    Dwarf_Die next;
-    for (int i = 0; i < 8 && CG_DW(dwarf_attr)(out, DW_AT_abstract_origin, &attr) &&
-                    CG_DW(dwarf_formref_die)(&attr, &next);
-         i++)
-        *out = next;
-}
-
-/* The name an origin DIE gives its function: its linkage name, else its
- * name (a C function's symbol), through its specification if needed. */
-static const char *die_symbol_name(Dwarf_Die *die)
-{
-    Dwarf_Attribute attr;
-    const char *n = CG_DW(dwarf_formstring)(CG_DW(dwarf_attr_integrate)(die, DW_AT_linkage_name, &attr));
-    if (!n)
-        n = CG_DW(dwarf_formstring)(CG_DW(dwarf_attr_integrate)(die, DW_AT_MIPS_linkage_name, &attr));
-    return n ? n : CG_DW(dwarf_diename)(die);
-}
-
-/* Two symbol names of one function: the same, or mangled names that differ
- * only in a constructor's or destructor's variant (C1, C2 and gcc's C4,
- * which an inlined copy's abstract origin may name; D1, D2, D4). */
-static int same_symbol(const char *a, const char *b)
-{
-    for (size_t i = 0;; i++) {
-        if (a[i] == b[i]) {
-            if (!a[i])
-                return 1;
-            continue;
-        }
-        if (i == 0 || !a[i] || !b[i] || !(a[i - 1] == 'C' || a[i - 1] == 'D') || strncmp(a, "_Z", 2) != 0 ||
-            !strchr("124", a[i]) || !strchr("124", b[i]))
-            return 0;
-    }
-}
-
-enum { MAX_SCOPES = 64 };
-
-/* The DIEs whose code holds pc under parent, outermost first, appended to
- * v from v[n] (at most MAX_SCOPES kept); returns the new count. Not
- * libdw's dwarf_getscopes(): it does not look into a namespace, where
- * clang puts the definitions of C++ functions (std::char_traits<char>::
- * length inlined into std::operator+ was in no scope it found). */
-static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *v, int n, int depth)
-{
-    Dwarf_Die child;
-    if (depth > 256 || CG_DW(dwarf_child)(parent, &child) != 0)
-        return n;
-    do {
-        switch (CG_DW(dwarf_tag)(&child)) {
-        case DW_TAG_namespace:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type: {
-            /* no code of their own: the functions defined in them */
-            int m = scopes_at(&child, pc, v, n, depth + 1);
-            if (m > n)
-                return m;
-            break;
-        }
-        case DW_TAG_subprogram:
-        case DW_TAG_inlined_subroutine:
-        case DW_TAG_lexical_block:
-        case DW_TAG_try_block:
-        case DW_TAG_catch_block:
-        case DW_TAG_entry_point:
-            if (CG_DW(dwarf_haspc)(&child, pc) == 1) {
-                if (n < MAX_SCOPES)
-                    v[n] = child;
-                return scopes_at(&child, pc, v, n + 1, depth + 1);
-            }
-            break;
-        default:
-            break;
-        }
-    } while (CG_DW(dwarf_siblingof)(&child, &child) == 0);
-    return n;
-}
-
-/* The scopes holding pc in unit cu, innermost first, in *scopes (malloc'd:
- * the caller frees it); their number. */
-static int scopes_of(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
-{
-    *scopes = malloc(MAX_SCOPES * sizeof **scopes);
-    if (!*scopes)
-        return 0;
-    int n = scopes_at(cu, pc, *scopes, 0, 0);
-    if (n > MAX_SCOPES)
-        n = MAX_SCOPES; /* the outermost ones */
-    for (int i = 0; i < n / 2; i++) {
-        Dwarf_Die t = (*scopes)[i];
-        (*scopes)[i] = (*scopes)[n - 1 - i];
-        (*scopes)[n - 1 - i] = t;
-    }
-    return n;
-}
-
-static const struct callee_id *callee_id_of(struct cg_syms *s, uintptr_t callee)
-{
-    struct ptr_entry *e = ptr_slot(&s->callees, (const void *)callee, 64);
-    if (!e)
-        return NULL;
-    if (e->key)
-        return e->value;
-    struct callee_id *id = calloc(1, sizeof *id);
-    if (!id)
-        return NULL;
-    Dwfl_Module *mod;
-    Dwarf_Addr bias;
-    Dwarf_Die *cu = unit_at(s, callee, &mod, &bias);
-    uintptr_t start = 0;
-    const char *name = mod && !lost(s) ? function_at(s, mod, callee, &start) : NULL;
-    if (lost(s)) {
-        free(id);
-        return NULL;
-    }
-    if (name && start == callee)
-        id->name = name; /* the symbol table's: lives with the session */
-    Dwarf_Die *scopes = NULL;
-    int n = cu ? scopes_of(cu, callee - bias, &scopes) : 0;
-    if (lost(s))
-        n = 0;
-    for (int i = 0; i < n; i++) {
-        if (CG_DW(dwarf_tag)(&scopes[i]) != DW_TAG_subprogram)
-            continue;
-        Dwarf_Die origin;
-        abstract_of(&scopes[i], &origin);
-        id->die = origin.addr;
-        break;
-    }
-    free(scopes);
-    e->key = (const void *)callee;
-    e->value = id;
-    s->callees.n++;
-    return id;
-}
-
-/* Whether an inlined entry's origin is callee's function. */
-static int is_callee(Dwarf_Die *inlined, const struct callee_id *id)
-{
-    Dwarf_Die origin;
-    abstract_of(inlined, &origin);
-    if (id->die && origin.addr == id->die)
-        return 1;
-    const char *n = id->name ? die_symbol_name(&origin) : NULL;
-    return n && same_symbol(n, id->name);
-}
-
-static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_call *out)
-{
-    out->nlined = s->nlined;
-    Dwfl_Module *mod;
-    Dwarf_Addr bias;
-    Dwarf_Die *cu = unit_at(s, addr, &mod, &bias);
-    const struct callee_id *id = cu && !lost(s) ? callee_id_of(s, out->callee) : NULL;
-    if (!id || (!id->die && !id->name) || lost(s))
-        return;
-    Dwarf_Die *scopes = NULL;
-    int n = scopes_of(cu, addr - bias, &scopes);
-    if (lost(s))
-        n = 0;
-    /* innermost first: for a function inlined into itself (recursion),
-     * the copy whose code holds the hook call */
-    for (int i = 0; i < n; i++) {
-        if (CG_DW(dwarf_tag)(&scopes[i]) != DW_TAG_inlined_subroutine || !is_callee(&scopes[i], id))
-            continue;
-        Dwarf_Attribute attr;
-        Dwarf_Word line = 0, idx = 0;
-        Dwarf_Die unit;
-        Dwarf_Files *files;
-        size_t nfiles;
-        const char *raw;
-        if (CG_DW(dwarf_formudata)(CG_DW(dwarf_attr)(&scopes[i], DW_AT_call_line, &attr), &line) != 0 || line == 0 ||
-            line > UINT32_MAX ||
-            CG_DW(dwarf_formudata)(CG_DW(dwarf_attr)(&scopes[i], DW_AT_call_file, &attr), &idx) != 0 ||
-            !CG_DW(dwarf_diecu)(&scopes[i], &unit, NULL, NULL) ||
-            CG_DW(dwarf_getsrcfiles)(&unit, &files, &nfiles) != 0 ||
-            idx >= nfiles || !(raw = CG_DW(dwarf_filesrc)(files, idx, NULL, NULL)) || !*raw || lost(s))
-            break;
-        const char *path = absolute_path(s, &unit, raw);
-        if (lost(s))
-            break;
-        out->file = path;
-        out->line = (unsigned)line;
-        break;
-    }
-    free(scopes);
-}
-
-/* find_inlined_call() under a jump point for libdw's out-of-memory handler
- * (see resolve_guarded), errno kept. */
-static void find_inlined_call_guarded(struct cg_syms *s, uintptr_t addr, struct inlined_call *out)
-{
-    int saved = errno;
-    dw_jmp_buf here;
-    dw_jmp_buf *volatile outer = dw_jump;
-    if (__builtin_setjmp(here) == 0) {
-        dw_jump = &here;
-        errno = 0;
-        find_inlined_call(s, addr, out);
-    } else {
-        session_lost(s);
-    }
-    if (s->nomem) {
-        out->file = NULL;
-        out->line = 0;
-    }
-    dw_jump = outer;
-    errno = saved;
-}
-
-int cg_syms_inlined_call(struct cg_syms *s, uintptr_t addr, uintptr_t callee, const char **file, unsigned *line)
-{
-    if (!s || !addr || !callee || s->nomem)
-        return 0;
-    struct ptr_entry *e = ptr_slot(&s->inlined, (const void *)addr, 64);
-    if (!e)
-        return 0;
-    struct inlined_call *c = e->value;
-    if (!e->key) {
-        if (!(c = calloc(1, sizeof *c)))
-            return 0;
-        c->callee = callee;
-        find_inlined_call_guarded(s, addr, c);
-        e->key = (const void *)addr;
-        e->value = c;
-        s->inlined.n++;
-    } else if (c->callee != callee || (!c->file && c->nlined != s->nlined)) {
-        /* one hook call is one function's: another callee there is some
-         * other code loaded at the address since; or not found before its
-         * object was known to hold instrumented code */
-        c->callee = callee;
-        c->file = NULL;
-        c->line = 0;
-        find_inlined_call_guarded(s, addr, c);
-    }
-    if (!c->file)
-        return 0;
-    *file = c->file;
-    *line = c->line;
-    return 1;
 }
 
 int cg_syms_holds_fds(const struct cg_syms *s)
@@ -1391,9 +1032,9 @@ int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, c
         misses += k == s->nents || s->sorted[k]->addr != addrs[i];
     }
     if (misses) {
-        struct entry *fresh = malloc(misses * sizeof *fresh);
-        struct entry **all = malloc((s->nents + misses) * sizeof *all);
-        struct entry **blocks = realloc(s->blocks, (s->nblocks + 1) * sizeof *blocks);
+        struct cg_sym_entry *fresh = malloc(misses * sizeof *fresh);
+        struct cg_sym_entry **all = malloc((s->nents + misses) * sizeof *all);
+        struct cg_sym_entry **blocks = realloc(s->blocks, (s->nblocks + 1) * sizeof *blocks);
         if (blocks)
             s->blocks = blocks;
         if (!fresh || !all || !blocks) {
@@ -1423,13 +1064,13 @@ int cg_syms_lookup_sorted(struct cg_syms *s, const uintptr_t *addrs, size_t n, c
     for (size_t i = 0, k = 0; i < n; i++) {
         while (s->sorted[k]->addr < addrs[i])
             k++;
-        struct entry *e = s->sorted[k];
+        struct cg_sym_entry *e = s->sorted[k];
         /* resolved without lines, before its object was known to hold
          * instrumented code */
         if (!e->lines && s->nlined && !s->nomem) {
             errno = 0;
             Dwfl_Module *mod = CG_DW(dwfl_addrmodule)(s->dwfl, addrs[i]);
-            if (!lost(s) && mod && wants_lines(s, mod)) {
+            if (!cg_sess_lost(s) && mod && wants_lines(s, mod)) {
                 /* what it had stays if the session is lost meanwhile */
                 struct cg_symbol sym;
                 int lines;
