@@ -483,8 +483,14 @@ int main(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
         struct itimerval it = { { 0, 50 }, { 0, 50 } };
-        setitimer(ITIMER_REAL, &it, NULL);
-        (void)sigsetjmp(jump_back, 1); /* the jumps land here */
+        /* The jumps land here (sigsetjmp returns 1); the timer is armed
+         * only after the jmp_buf is set. Armed before it, its first signal
+         * could come before sigsetjmp had run (50 us: a preemption, or the
+         * lazy binding of __sigsetjmp at its first call, is longer), and
+         * the handler jumped to an empty jmp_buf: SIGSEGV in __longjmp,
+         * with or without cgprof (1 run in a few hundred under load). */
+        if (sigsetjmp(jump_back, 1) == 0)
+            setitimer(ITIMER_REAL, &it, NULL);
         while (jumps_left > 0)
             counted();
         struct itimerval off;
