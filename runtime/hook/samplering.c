@@ -156,8 +156,15 @@ static uint64_t thread_cpu_ns(void)
 static void lock_as_owner(struct cg_thread *t)
 {
     for (unsigned n = 0;; n++) {
-        int free = 0;
-        if (__atomic_compare_exchange_n(&t->sampler.ring_lock, &free, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        int held = 0;
+        if (__atomic_compare_exchange_n(&t->sampler.ring_lock, &held, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        /* Held by this thread itself: a drain that never ended, left by a
+         * siglongjmp out of a signal handler that interrupted the hook
+         * draining (no drain runs inside another: the guard defers a
+         * handler's hooks). Ours still; waiting for it hung the program
+         * (test_guest SignalJumps with the ring). */
+        if (held == 1)
             return;
         if (n >= 64)
             sched_yield(); /* the service thread was preempted holding it */
