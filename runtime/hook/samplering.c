@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,14 +108,36 @@ static int drain_hook(struct cg_thread *t)
     return cg_ring_drain(t, cg_sample_paused());
 }
 
+/* Whether the program runs under Valgrind, whose translation of it the
+ * kernel would sample (registers and stacks of code that is not the
+ * program's): its preload library is in LD_PRELOAD. */
+static int under_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "vgpreload") != NULL;
+}
+
 void cg_ring_init(void)
 {
-    if (!cg_sampling || cg_opts.sample_timer != CG_SAMPLE_TIMER_RING)
+    /* asked for, or the default (auto) where it serves: then silent when
+     * it cannot, the signals' timer serving as before */
+    int asked = cg_opts.sample_timer == CG_SAMPLE_TIMER_RING;
+    if (!cg_sampling || !(asked || cg_opts.sample_timer == CG_SAMPLE_TIMER_AUTO))
         return;
     if (cg_opts.stacks == CG_STACKS_UNWIND) {
-        cg_warn("CGPROF_SAMPLE_TIMER=ring is not for CGPROF_STACKS=unwind; sampling with signals");
+        if (asked)
+            cg_warn("CGPROF_SAMPLE_TIMER=ring is not for CGPROF_STACKS=unwind; sampling with signals");
         return;
     }
+    /* By default, not under an address-space limit either: a ring is
+     * 264 kB a thread and its copies up to 2 MB more, which a program
+     * sized to its limit would miss (test_guest MemoryLimit: its 4 MB
+     * blocks or its thread's stack failed where they did not without
+     * cgprof); the signals' timer takes none. */
+    struct rlimit as;
+    int limited = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+    if (!asked && (cg_sample_few_fds() || under_valgrind() || limited))
+        return;
     period = cg_sample_period_ns();
     page = sysconf(_SC_PAGESIZE);
     /* the kernel's time counted first: no signal can land in it here */
@@ -129,7 +153,8 @@ void cg_ring_init(void)
         }
     }
     if (!enabled) {
-        cg_warn("CGPROF_SAMPLE_TIMER=ring: the kernel refuses a sampling perf_event here (%s); sampling with "
+        if (asked)
+            cg_warn("CGPROF_SAMPLE_TIMER=ring: the kernel refuses a sampling perf_event here (%s); sampling with "
                 "signals", strerror(err));
         return;
     }

@@ -911,8 +911,10 @@ class Sampled(ProfileAssertions):
 
     def test_program_taking_the_signal(self):
         # ownsig sets its own SIGUSR1 handler: made the sampling signal here
+        # (the signals' timer: the ring, the default where the kernel
+        # allows it, sends none)
         run = run_preloaded(self, [prog("ownsig")], env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_SIGNAL": "USR1",
-                                                        "CGPROF_SIGNAL": "USR2"})
+                                                        "CGPROF_SIGNAL": "USR2", "CGPROF_SAMPLE_TIMER": "perf"})
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(run.stdout, "ownsig: handled 3\n")
         lines = cgtest.stderr_lines(run.stderr)
@@ -943,7 +945,9 @@ class Sampled(ProfileAssertions):
         # perf_event is refused, counts both: docs/sampled-time.md.)
         # (under memcheck, 2,000 rounds: its memory errors, not the race)
         rounds = 2000 if cgtest.WRAPPER else 20000
-        run = run_preloaded(self, [prog("shortwaits"), str(rounds)], env={"CGPROF_TIME": "sample"})
+        # (the signals' timer; the ring's: SampledRing)
+        run = run_preloaded(self, [prog("shortwaits"), str(rounds)],
+                            env={"CGPROF_TIME": "sample", "CGPROF_SAMPLE_TIMER": "perf"})
         self.assertEqual(run.returncode, 0, run.stderr)
         (p,) = run.profiles()
         if "perf_event" not in p.desc_value("Clock"):
