@@ -12,21 +12,31 @@
 #define CG_STR2(x) #x
 #define CG_STR(x) CG_STR2(x)
 
-/* libunwind's code, for cg_unwinder_calls_from: its bounds are written
- * before `code_known` says they are (a pipe2 of the program's in another
- * thread meanwhile must not see half of them). */
-static uintptr_t code_lo, code_hi;
-static int code_known;
-/* the same for the generic library (cg_unwinder_generic), which keeps a
- * pipe of its own: two descriptors at the bottom of the program's range
- * in ring sampling (test_guest Descriptors) */
-static uintptr_t g_code_lo, g_code_hi;
-static int g_code_known;
+/* The code of libunwind's two libraries (the local one, the generic one:
+ * each keeps a pipe of its own, which went to the bottom of the program's
+ * range in ring sampling, test_guest Descriptors), for
+ * cg_unwinder_calls_from: each range's bounds are written before `known`
+ * says they are (a pipe2 of the program's in another thread meanwhile
+ * must not see half of them). */
+static struct code_range {
+    uintptr_t lo, hi;
+    int known;
+} code[2];
+
+/* The code of the library that holds fn, into r. */
+static void remember_code(struct code_range *r, void (*fn)(void))
+{
+    int main_program;
+    if (fn && cg_proc_code_segment((uintptr_t)fn, &r->lo, &r->hi, &main_program))
+        __atomic_store_n(&r->known, 1, __ATOMIC_RELEASE);
+}
 
 int cg_unwinder_calls_from(uintptr_t pc)
 {
-    return (__atomic_load_n(&code_known, __ATOMIC_ACQUIRE) && pc - code_lo < code_hi - code_lo) ||
-           (__atomic_load_n(&g_code_known, __ATOMIC_ACQUIRE) && pc - g_code_lo < g_code_hi - g_code_lo);
+    for (int i = 0; i < 2; i++)
+        if (__atomic_load_n(&code[i].known, __ATOMIC_ACQUIRE) && pc - code[i].lo < code[i].hi - code[i].lo)
+            return 1;
+    return 0;
 }
 
 static struct cg_unwinder u;
@@ -54,9 +64,7 @@ const struct cg_unwinder *cg_unwinder(void)
             CG_DLSYM_FN(u.set_caching_policy, h, CG_STR(unw_set_caching_policy));
             CG_DLSYM_FN(u.is_signal_frame, h, CG_STR(unw_is_signal_frame));
             u.local_addr_space = dlsym(h, CG_STR(unw_local_addr_space));
-            int main_program;
-            if (u.step && cg_proc_code_segment((uintptr_t)u.step, &code_lo, &code_hi, &main_program))
-                __atomic_store_n(&code_known, 1, __ATOMIC_RELEASE);
+            remember_code(&code[0], (void (*)(void))u.step);
         }
         dlerror(); /* leave no error for the program's dlerror() to find */
         s = h ? 1 : 2;
@@ -99,9 +107,7 @@ const struct cg_unwinder *cg_unwinder_generic(void)
             CG_DLSYM_FN(g.init_remote, h, CG_UNW_PREFIX "init_remote");
             CG_DLSYM_FN(g.get_accessors, h, CG_UNW_PREFIX "get_accessors");
             g.local_addr_space = dlsym(h, CG_UNW_PREFIX "local_addr_space");
-            int main_program;
-            if (g.step && cg_proc_code_segment((uintptr_t)g.step, &g_code_lo, &g_code_hi, &main_program))
-                __atomic_store_n(&g_code_known, 1, __ATOMIC_RELEASE);
+            remember_code(&code[1], (void (*)(void))g.step);
         }
         dlerror();
         s = h && g.step && g.get_reg && g.get_proc_info && g.create_addr_space && g.init_remote &&

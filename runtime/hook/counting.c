@@ -144,6 +144,20 @@ static int at_sigreturn(uintptr_t site)
 #endif
 }
 
+#if CG_HAVE_LIBUNWIND
+/* libunwind, its cursor cur on the frame whose context uc is (taken by
+ * the caller itself: getcontext returns twice, so no function can take it
+ * for its caller, whose frame the walk starts from): NULL when it is not
+ * loaded, or lacks what a walk steps with. */
+static const struct cg_unwinder *walk_from(unw_cursor_t *cur, ucontext_t *uc)
+{
+    const struct cg_unwinder *u = cg_unwinder_loaded();
+    if (!u || !u->init_local2 || !u->step || !u->get_reg || u->init_local2(cur, (unw_context_t *)uc, 0) < 0)
+        return NULL;
+    return u;
+}
+#endif
+
 /* The caller of a signal handler whose enter hook is running: the
  * innermost function with hooks on the stack under the signal frame (the
  * function the signal interrupted, or the one that called the code without
@@ -152,14 +166,10 @@ static int at_sigreturn(uintptr_t site)
 static uintptr_t interrupted_caller(const struct cg_count_map *e)
 {
 #if CG_HAVE_LIBUNWIND
-    const struct cg_unwinder *u = cg_unwinder_loaded();
-    if (!u || !u->init_local2 || !u->step || !u->get_reg || !u->is_signal_frame)
-        return 0;
     ucontext_t uc;
-    if (getcontext(&uc) != 0)
-        return 0;
     unw_cursor_t cur;
-    if (u->init_local2(&cur, (unw_context_t *)&uc, 0) < 0)
+    const struct cg_unwinder *u = getcontext(&uc) == 0 ? walk_from(&cur, &uc) : NULL;
+    if (!u || !u->is_signal_frame)
         return 0;
     int past = 0; /* 1: the frame the signal interrupted, 2: those under it */
     for (unsigned n = 0; n < 256; n++) {
@@ -269,14 +279,10 @@ static uintptr_t callback_caller(struct cg_costs *c, uintptr_t ret, struct cb_en
 {
     e->n = 0;
 #if CG_HAVE_LIBUNWIND && defined(__x86_64__)
-    const struct cg_unwinder *u = cg_unwinder_loaded();
-    if (!u || !u->init_local2 || !u->step || !u->get_reg)
-        return 0;
     ucontext_t uc;
-    if (getcontext(&uc) != 0)
-        return 0;
     unw_cursor_t cur;
-    if (u->init_local2(&cur, (unw_context_t *)&uc, 0) < 0)
+    const struct cg_unwinder *u = getcontext(&uc) == 0 ? walk_from(&cur, &uc) : NULL;
+    if (!u)
         return 0;
     unw_word_t ip;
     unsigned k = 0;
@@ -459,6 +465,22 @@ static uintptr_t first_frame_in_place(uintptr_t sp, uintptr_t site, ucontext_t *
         }
     return 0;
 }
+
+/* Whether the ucontext uc, read right after a word equal to the
+ * trampoline's at cand, is the kernel's signal frame: its saved stack
+ * pointer is above it and its FPU state pointer inside it, a little above.
+ * Not a stale one in the handler's own frame, below its return address
+ * (its locals, not yet written): the frame of a signal (cgprof's sampling
+ * one) that interrupted this same handler at this same depth before, whole
+ * and well formed, but interrupting the handler itself (self, when given),
+ * which the signal it runs for blocks (test_counting: on_signal ->
+ * on_signal, 2 runs in 16). */
+static int kernel_frame(const struct cg_count_map *e, uintptr_t cand, const ucontext_t *uc, uintptr_t self)
+{
+    uintptr_t usp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], fp = (uintptr_t)uc->uc_mcontext.fpregs;
+    return usp > cand && fp > cand && fp - cand < 16384 &&
+           (!self || map_get(e, function_of((uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) != self);
+}
 #endif
 
 static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t site, uintptr_t sp, uintptr_t self)
@@ -478,9 +500,7 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
              * when it is not the frame, the reads that cannot fault go on
              * from there, past the frame possibly */
             uintptr_t cand = first_frame_in_place(from, site, &uc);
-            uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], fp = (uintptr_t)uc.uc_mcontext.fpregs;
-            if (cand && usp > cand && fp > cand && fp - cand < 16384 &&
-                (!self || map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP])) != self))
+            if (cand && kernel_frame(e, cand, &uc, self))
                 at = cand;
             else if (cand)
                 from = cand + sizeof(uintptr_t);
@@ -494,21 +514,9 @@ static uintptr_t handler_caller_fast(const struct cg_count_map *e, uintptr_t sit
             for (size_t i = 0; i < len / sizeof w[0] && !at; i++) {
                 if (w[i] != site)
                     continue;
-                /* the kernel's frame: its ucontext's saved stack pointer is
-                 * above it and its FPU state pointer inside it, a little
-                 * above. Not a stale one in the handler's own frame, below
-                 * its return address (its locals, not yet written): the
-                 * frame of a signal (cgprof's sampling one) that
-                 * interrupted this same handler at this same depth before,
-                 * whole and well formed, but interrupting the handler
-                 * itself, which the signal it runs for blocks
-                 * (test_counting: on_signal -> on_signal, 2 runs in 16) */
                 uintptr_t cand = from + i * sizeof w[0];
-                if (cg_proc_peek(cand + sizeof(uintptr_t), &uc, sizeof uc) != 0)
-                    continue;
-                uintptr_t usp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP], fp = (uintptr_t)uc.uc_mcontext.fpregs;
-                if (usp > cand && fp > cand && fp - cand < 16384 &&
-                    (nested || !self || map_get(e, function_of((uintptr_t)uc.uc_mcontext.gregs[REG_RIP])) != self))
+                if (cg_proc_peek(cand + sizeof(uintptr_t), &uc, sizeof uc) == 0 &&
+                    kernel_frame(e, cand, &uc, nested ? 0 : self))
                     at = cand;
             }
             if (!at)

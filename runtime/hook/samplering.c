@@ -31,12 +31,12 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sched.h>
-#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,35 +216,33 @@ int cg_ring_thread_start(struct cg_thread *t)
     t->sampler.ring_cpu0 = thread_cpu_ns();
     t->sampler.ring_taken = t->sampler.ring_ahead = 0;
     size_t len = (size_t)page * (1 + RING_PAGES);
-    if (!cg_proc_room(len + ROOM_SPARE)) {
-        __atomic_store_n(&t->costs.ring_refused, 2, __ATOMIC_RELAXED);
-        errno = saved;
-        return -1;
-    }
+    /* refused: 2 no room for it, 1 the kernel's refusal (its part says
+     * which; the signals' timer serves it, cg_sample_thread_start) */
+    int refused = 2;
+    if (!cg_proc_room(len + ROOM_SPARE))
+        goto refused;
+    refused = 1;
     int fd = open_event(exclude_kernel);
     void *ring = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     /* The mapping holds the event (as offcpu.c's): no descriptor stays
      * for the program to see, close or reuse under us. */
     if (fd >= 0)
         close(fd);
-    if (ring == MAP_FAILED) {
-        /* the signals' timer serves this thread (cg_sample_thread_start),
-         * and its part says so */
-        __atomic_store_n(&t->costs.ring_refused, 1, __ATOMIC_RELAXED);
-        errno = saved;
-        return -1;
-    }
+    if (ring == MAP_FAILED)
+        goto refused;
     t->costs.switch_seen = 0;
     if (cg_costs_watch(&t->costs, (const volatile uint64_t *)&((struct perf_event_mmap_page *)ring)->data_head) != 0) {
         munmap(ring, len);
-        __atomic_store_n(&t->costs.ring_refused, 1, __ATOMIC_RELAXED);
-        errno = saved;
-        return -1;
+        goto refused;
     }
     __atomic_store_n(&t->costs.ring_refused, 0, __ATOMIC_RELAXED);
     t->sampler.ring = ring;
     errno = saved;
     return 0;
+refused:
+    __atomic_store_n(&t->costs.ring_refused, refused, __ATOMIC_RELAXED);
+    errno = saved;
+    return -1;
 }
 
 void cg_ring_thread_stop(struct cg_thread *t)
@@ -624,8 +622,8 @@ uint64_t cg_ring_spill_interval_ns(void)
 {
     if (!enabled)
         return 0;
-    /* records a ring holds, at about a page of registers and stack each
-     * over two: a quarter of them */
+    /* the records a ring holds (each its registers and STACK_BYTES of
+     * stack: about RECORD_MAX - 64 bytes): a quarter of them */
     uint64_t records = (uint64_t)page * RING_PAGES / (RECORD_MAX - 64);
     uint64_t ns = period * (records / 4);
     return ns < 2000000 ? 2000000 : ns;
