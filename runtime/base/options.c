@@ -19,6 +19,8 @@ const struct cg_option_info cg_option_table[] = {
 #undef CG_OPTION
 };
 const unsigned cg_option_count = CG_ARRAY_SIZE(cg_option_table);
+/* given is a 64-bit set of the table's rows */
+_Static_assert(CG_ARRAY_SIZE(cg_option_table) <= 64, "cg_options.given holds 64 variables");
 
 /* Index of `value` among the '|'-separated `accepted`, or -1. */
 static int enum_index(const char *accepted, const char *value)
@@ -414,8 +416,18 @@ int cg_options_parse(struct cg_options *o, char *const *env, const char *cwd,
             problems++;
             continue;
         }
-        if (i < 64)
-            o->given |= (uint64_t)1 << i;
+        /* An environment can hold a name twice (execve takes any array).
+         * getenv, and so anything else the program or a child reads, sees
+         * the first: the first is the one used here too, whether it was
+         * accepted or refused. */
+        if (o->given & ((uint64_t)1 << i)) {
+            snprintf(msg, sizeof msg, "%s is set more than once in the environment: the first value is used, as "
+                     "getenv(3) reads it", cg_option_table[i].variable);
+            report(ctx, msg, msg);
+            problems++;
+            continue;
+        }
+        o->given |= (uint64_t)1 << i;
         const char *why = set_option(o, i, value, cwd, why_buf, sizeof why_buf);
         if (why) {
             const struct cg_option_info *info = &cg_option_table[i];

@@ -247,6 +247,31 @@ static void test_out_without_equals_refused(void **state)
     assert_out_refused(&o);
 }
 
+/* A name twice in the environment (execve takes any array): the first is
+ * used, as getenv reads it, whether it was refused or accepted; a refused
+ * first CGPROF_OUT is not overridden by a later one (the fuzzer's find:
+ * the later value was kept with out_refused still set). */
+static void test_a_variable_given_twice_keeps_the_first(void **state)
+{
+    (void)state;
+    struct cg_options o;
+    struct reports r;
+    const char *refused_first[] = { "CGPROF_OUT=a\tb", "CGPROF_OUT=prof", NULL };
+    int rc = parse(&o, &r, refused_first);
+    assert_int_equal(rc, 2);
+    assert_int_equal(r.n, 2);
+    assert_non_null(strstr(r.msg[0], "CGPROF_OUT="));
+    assert_non_null(strstr(r.msg[1], "CGPROF_OUT is set more than once in the environment: the first value is used"));
+    assert_out_refused(&o);
+
+    const char *accepted_first[] = { "CGPROF_OUT=prof", "CGPROF_CLOCK=tsc", "CGPROF_OUT=", NULL };
+    rc = parse(&o, &r, accepted_first);
+    assert_one_report_containing(rc, &r, "CGPROF_OUT is set more than once", NULL);
+    assert_string_equal(o.out, "prof");
+    assert_int_equal(o.out_refused, 0);
+    assert_int_equal(o.clock, 1); /* tsc: the other variable still read */
+}
+
 static void test_out_overlong_refused(void **state)
 {
     (void)state;
@@ -1012,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_verbose_false_values),
         cmocka_unit_test(test_all_options_together),
         cmocka_unit_test(test_out_empty_refused),
+        cmocka_unit_test(test_a_variable_given_twice_keeps_the_first),
         cmocka_unit_test(test_out_without_equals_refused),
         cmocka_unit_test(test_out_overlong_refused),
         cmocka_unit_test(test_out_too_long_once_expanded_refused),
