@@ -267,19 +267,29 @@ static PT_UNUSED const struct cg_thread_events test_events = {
  * defaults. As tests/integration/cgtest.py's PINNED. */
 static const char *const pinned_env[] = { "CGPROF_TIME=exact", "CGPROF_THROTTLE=off" };
 
-/* In the child: the options from pinned_env then env (NULL-terminated
- * "CGPROF_...=..." strings; only those are read), the clock, the filters
+/* In the child: the options from env (NULL-terminated "CGPROF_...=..."
+ * strings; only those are read), and those of pinned_env that env does not
+ * set (the runtime takes the first of a variable set twice, and says so),
+ * the clock, the filters
  * (their patterns resolved too, as the constructor does), the identity and
  * the thread layer; then collection is on. */
 static PT_UNUSED void runtime_init(const char *const *env)
 {
     const char *all[32];
     size_t n = 0;
-    for (size_t i = 0; i < sizeof pinned_env / sizeof pinned_env[0]; i++)
-        all[n++] = pinned_env[i];
     for (const char *const *e = env; e && *e; e++) {
         REQUIRE(n + 1 < sizeof all / sizeof all[0]);
         all[n++] = *e;
+    }
+    for (size_t i = 0; i < sizeof pinned_env / sizeof pinned_env[0]; i++) {
+        size_t name = strcspn(pinned_env[i], "=") + 1;
+        int set = 0;
+        for (const char *const *e = env; e && *e; e++)
+            set |= strncmp(*e, pinned_env[i], name) == 0;
+        if (!set) {
+            REQUIRE(n + 1 < sizeof all / sizeof all[0]);
+            all[n++] = pinned_env[i];
+        }
     }
     all[n] = NULL;
     cg_real_resolve();
