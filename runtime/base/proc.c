@@ -13,6 +13,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "util.h"
+
 struct cg_options cg_opts;
 int cg_collecting;
 int cg_sampling;
@@ -94,10 +96,61 @@ int cg_proc_room(size_t bytes)
     return m != MAP_FAILED;
 }
 
+/* cg_proc_peek's way: process_vm_readv on this process, which fails whole
+ * on bytes not mapped or not readable, with no signal. Where the system
+ * call itself is refused (ENOSYS: qemu-user does not emulate it; EPERM:
+ * a seccomp filter, as Docker's default one without CAP_SYS_PTRACE), a
+ * pipe of the runtime's instead, as libunwind checks an address: write()
+ * copies the bytes into the pipe, or fails the same way (EFAULT), and
+ * read() takes them back. One pipe for the process, taken by whoever sets
+ * its flag first (a thread, or a signal handler that interrupted one): a
+ * peek that finds it taken fails as an unreadable address does, and its
+ * caller does without (no waiting, in a hook or a handler). The pipe's two
+ * descriptors are made at the first need, close-on-exec, non-blocking, at
+ * the top of the descriptor range (cg_fd_above); a forked child makes its
+ * own (cg_proc_forked). */
+static int peek_by_pipe;
+static int peek_fds[2] = { -1, -1 };
+static int peek_busy;
+
+static int peek_pipe(uintptr_t addr, void *buf, size_t len)
+{
+    if (__atomic_exchange_n(&peek_busy, 1, __ATOMIC_ACQUIRE))
+        return -1;
+    int rc = -1;
+    /* the system call, not pipe2(): the runtime wraps that (interpose.c) */
+    if (peek_fds[0] < 0 && syscall(SYS_pipe2, peek_fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+        peek_fds[0] = cg_fd_above(peek_fds[0]);
+        peek_fds[1] = cg_fd_above(peek_fds[1]);
+    }
+    if (peek_fds[0] >= 0) {
+        /* all of it, or what came before an unreadable byte (or filled
+         * the pipe): read back in either case, the pipe left empty */
+        ssize_t w = write(peek_fds[1], (const void *)addr, len);
+        if (w > 0) {
+            ssize_t r = read(peek_fds[0], buf, (size_t)w);
+            rc = r == (ssize_t)len ? 0 : -1;
+        }
+    }
+    __atomic_store_n(&peek_busy, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
 int cg_proc_peek(uintptr_t addr, void *buf, size_t len)
 {
-    struct iovec local = {buf, len}, remote = {(void *)addr, len};
-    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)len ? 0 : -1;
+    int saved = errno, rc;
+    if (!__atomic_load_n(&peek_by_pipe, __ATOMIC_RELAXED)) {
+        struct iovec local = {buf, len}, remote = {(void *)addr, len};
+        long n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) {
+            errno = saved;
+            return n == (long)len ? 0 : -1;
+        }
+        __atomic_store_n(&peek_by_pipe, 1, __ATOMIC_RELAXED);
+    }
+    rc = peek_pipe(addr, buf, len);
+    errno = saved;
+    return rc;
 }
 
 pid_t cg_proc_pid(void)
@@ -109,6 +162,15 @@ void cg_proc_forked(void)
 {
     pid = getpid();
     internal_threads = 0;
+    /* the parent's peek pipe, which the two processes would share: the
+     * child makes its own at its first need (a thread of the parent's
+     * that held it does not exist here) */
+    if (peek_fds[0] >= 0) {
+        close(peek_fds[0]);
+        close(peek_fds[1]);
+        peek_fds[0] = peek_fds[1] = -1;
+    }
+    __atomic_store_n(&peek_busy, 0, __ATOMIC_RELEASE);
 }
 
 long cg_proc_names_pid(void)

@@ -89,7 +89,8 @@ int cg_proc_code_segment(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *main
 
 /* Reads len bytes at addr of this process without faulting (code mapped
  * execute-only, the end of a signal's alternate stack): 0 when all were
- * read (process_vm_readv; async-signal-safe). */
+ * read (process_vm_readv, or where that is refused a pipe of the
+ * runtime's: proc.c; async-signal-safe, errno kept). */
 int cg_proc_peek(uintptr_t addr, void *buf, size_t len);
 /* Whether `bytes` of address space can be had now (RLIMIT_AS): a mapping
  * of them made and unmapped at once. Asked before each dlopen of the
