@@ -1,10 +1,14 @@
 /* The time source of the hot path: nanoseconds.
  *
- * Where the CPU has an invariant TSC (CPUID 0x80000007 EDX bit 8: constant
- * rate, keeps running in deep C-states) the time is RDTSC (about 11 ns on the
- * KVM guests we measure on) scaled by a factor calibrated once at start-up
- * against CLOCK_MONOTONIC. Anywhere else it is CLOCK_MONOTONIC itself (about
- * 27 ns through the vDSO).
+ * Where the CPU has an invariant counter the time is that counter scaled by
+ * a factor calibrated once at start-up against CLOCK_MONOTONIC: on x86-64
+ * the TSC where it is invariant (CPUID 0x80000007 EDX bit 8: constant rate,
+ * keeps running in deep C-states), RDTSC (about 11 ns on the KVM guests we
+ * measure on); on aarch64 the generic timer's virtual counter, CNTVCT_EL0,
+ * always constant-rate (the arch header, cpu.h, says why it and not
+ * clock_gettime). The code calls either "the TSC" (CGPROF_CLOCK=tsc).
+ * Anywhere else it is CLOCK_MONOTONIC itself (about 27 ns through the
+ * vDSO on x86-64).
  *
  * Timestamps are converted on the hot path, not durations at dump time:
  * every cost is then a sum of differences of the same nanosecond timestamps,
@@ -18,13 +22,9 @@
 #include <time.h>
 
 #include "compiler.h"
+#include "cpu.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define CG_HAVE_TSC 1
-#else
-#define CG_HAVE_TSC 0
-#endif
+#define CG_HAVE_TSC CG_CPU_HAVE_COUNTER
 
 /* In the order of CGPROF_CLOCK's accepted values (options.inc): the parsed
  * index is the kind. */
@@ -34,6 +34,7 @@ enum cg_clock_kind { CG_CLOCK_AUTO, CG_CLOCK_TSC, CG_CLOCK_MONOTONIC };
 extern int cg_clock_use_tsc;
 extern uint64_t cg_tsc_base; /* TSC value that is time 0 */
 extern uint64_t cg_tsc_mult; /* nanoseconds per TSC tick, 32.32 fixed point */
+extern int cg_tsc_stated;    /* cg_tsc_mult is the rate the CPU states (aarch64's CNTFRQ_EL0), not measured */
 
 /* Chooses the source (kind: what the user asked for; AUTO picks the TSC when
  * it is invariant) and calibrates it, spinning for about a millisecond.
@@ -62,7 +63,7 @@ static inline CG_HOT uint64_t cg_clock_now(void)
 {
 #if CG_HAVE_TSC
     if (cg_likely(cg_clock_use_tsc))
-        return cg_tsc_to_ns(__rdtsc());
+        return cg_tsc_to_ns(cg_cpu_counter());
 #endif
     return cg_mono_ns();
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "cpu.h"
 #include "crash.h"
 #include "dump.h"
 #include "filter.h"
@@ -315,10 +316,11 @@ CG_EXPORT int CG_WRAP(pipe2)(int fds[2], int flags)
  * few instructions that keep nothing on the stack across the real vfork:
  * the return address goes to a per-thread stash (the child only reads it,
  * the parent takes it), the result comes back in registers. As the
- * sanitizers' vfork interceptors do. x86-64 only: elsewhere vfork is not
- * wrapped and a vfork child's instrumented calls count as the parent's
- * (docs/limitations.md). */
-#if defined(__x86_64__)
+ * sanitizers' vfork interceptors do. The few instructions are the
+ * architecture's (cpu.h, CG_CPU_VFORK_ASM: x86-64's and aarch64's); where
+ * there are none, vfork is not wrapped and a vfork child's instrumented
+ * calls count as the parent's (docs/limitations.md). */
+#if CG_CPU_HAVE_VFORK_STUB
 
 enum { VFORK_NEST = 8 };
 /* initial-exec: the library is loaded with the program (or preloaded), and
@@ -332,8 +334,8 @@ static VFORK_TLS unsigned vfork_depth;
 static VFORK_TLS uintptr_t vfork_refused; /* the return address, when vfork is not called */
 
 struct vfork_back {
-    uintptr_t ret; /* %rax */
-    long result;   /* %rdx */
+    uintptr_t ret; /* x86-64: %rax; aarch64: x0 */
+    long result;   /* x86-64: %rdx; aarch64: x1 */
 };
 
 typedef pid_t (*vfork_fn)(void);
@@ -381,38 +383,7 @@ uintptr_t cg_vfork_refused(void)
     return vfork_refused;
 }
 
-/* The CFI says where the return address is at each step (in %rdi, then
- * nowhere an unwinder can find: the end of the stack for a backtrace). */
-__asm__(".text\n"
-        ".globl " CG_WRAP_ASM "vfork\n"
-        ".type " CG_WRAP_ASM "vfork, @function\n"
-        CG_WRAP_ASM "vfork:\n"
-        "    .cfi_startproc\n"
-        "    popq %rdi\n"
-        "    .cfi_adjust_cfa_offset -8\n"
-        "    .cfi_register %rip, %rdi\n"
-        "    call cg_vfork_before\n"
-        "    .cfi_undefined %rip\n"
-        "    testq %rax, %rax\n"
-        "    jz 1f\n"
-        "    call *%rax\n"
-        "    movq %rax, %rdi\n"
-        "    call cg_vfork_after\n"
-        "    .cfi_remember_state\n"
-        "    pushq %rax\n"
-        "    .cfi_adjust_cfa_offset 8\n"
-        "    .cfi_offset %rip, -8\n"
-        "    movq %rdx, %rax\n"
-        "    ret\n"
-        "    .cfi_restore_state\n"
-        "1:  call cg_vfork_refused\n"
-        "    pushq %rax\n"
-        "    .cfi_adjust_cfa_offset 8\n"
-        "    .cfi_offset %rip, -8\n"
-        "    movq $-1, %rax\n"
-        "    ret\n"
-        "    .cfi_endproc\n"
-        ".size " CG_WRAP_ASM "vfork, .-" CG_WRAP_ASM "vfork\n");
+__asm__(CG_CPU_VFORK_ASM(CG_WRAP_ASM "vfork"));
 
 #endif
 

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "clock.h"
+#include "cpu.h"
 #include "crash.h"
 #include "dump.h"
 #include "elfutils.h"
@@ -276,6 +277,20 @@ static void set_up_services(void)
     dlerror();
     cg_sample_set_up();
     cg_ring_set_up();
+#if !CG_CPU_HAVE_TAKEBACK
+    /* No hook call is taken back on this architecture yet (cpu.h): the
+     * hooks leave out what the settings leave out, as with
+     * CGPROF_TAKEBACK=0, at the cost of every hook call. Said once, in a
+     * process known to be instrumented, when the settings would take some
+     * back (a pause asked for later would too: cgprof-control's). */
+    if (cg_opts.takeback &&
+        (cg_opts.inlined == CG_INLINED_FOLD || cg_opts.throttle.n || cg_opts.skip[0] || cg_opts.skip_object[0] ||
+         cg_opts.skip_file[0] || cg_opts.collect == CG_COLLECT_OFF || cg_fast_mode == CG_FAST_COUNT))
+        cg_warn("hook calls are not taken back on %s yet: the calls the profile leaves out (folded, skipped, "
+                "throttled, paused) still reach the hooks, at their cost; the profile is the same "
+                "(docs/limitations.md)",
+                CG_CPU_NAME);
+#endif
     cg_crash_install();
     cg_crash_thread_start();
     cg_service_start();

@@ -120,17 +120,18 @@ static int entered(struct cg_costs *c, uintptr_t fn, uintptr_t ret)
     return 0;
 }
 
-/* Whether site is glibc's sigreturn trampoline on x86-64 (__restore_rt:
- * mov $15, %rax; syscall): the return address the kernel gives a signal
- * handler. Read without faulting. */
+/* Whether site is the sigreturn trampoline (cpu.h's CG_CPU_SIGRETURN: glibc's
+ * __restore_rt on x86-64, the vDSO's __kernel_rt_sigreturn on aarch64): the
+ * return address the kernel gives a signal handler. Read without
+ * faulting. */
 static uintptr_t sigreturn_site; /* the one found: libc's, for every thread */
 
 static int at_sigreturn(uintptr_t site)
 {
     if (site == __atomic_load_n(&sigreturn_site, __ATOMIC_RELAXED))
         return 1;
-#if defined(__x86_64__)
-    static const unsigned char restore_rt[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+#if defined(CG_CPU_SIGRETURN)
+    static const unsigned char restore_rt[] = CG_CPU_SIGRETURN;
     unsigned char b[sizeof restore_rt];
     if (cg_proc_peek(site, b, sizeof b) != 0)
         return 0;
@@ -425,7 +426,19 @@ static void fill(struct cg_count_table *tab, struct cg_count_slot *s, uintptr_t 
     tab->used++;
 }
 
-
+/* The function the signal interrupted, from the signal frame itself: the
+ * handler's return address (site, the trampoline) is the first word of the
+ * kernel's frame, the ucontext right after it (x86-64's rt_sigframe),
+ * found as the first word equal to site above the hook's call frame
+ * address sp (the handler's frame is between). Its saved pc, or, when
+ * that was in a hook (its counter), the hook's return address at the saved
+ * stack pointer: in a function entered, that function; else 0 (the caller
+ * is then unwound for). One system call instead of an unwinding, which
+ * took longer than a 20 us signal period (tests/progs/sigstorm). x86-64
+ * only: on aarch64 the handler's return address is in a register, not the
+ * word before the kernel's frame, and libunwind follows the frames
+ * instead (interrupted_caller). */
+#if defined(__x86_64__)
 /* Whether pc is in libcgprof.so's code (not when the runtime is linked
  * into the program: the program's code is there too). No lock, no
  * system call (_dl_find_object). */
@@ -437,16 +450,6 @@ static int in_runtime(uintptr_t pc)
     return o.dlfo_link_map == own.dlfo_link_map && own.dlfo_link_map->l_name && own.dlfo_link_map->l_name[0];
 }
 
-/* The function the signal interrupted, from the signal frame itself: the
- * handler's return address (site, the trampoline) is the first word of the
- * kernel's frame, the ucontext right after it (x86-64's rt_sigframe),
- * found as the first word equal to site above the hook's call frame
- * address sp (the handler's frame is between). Its saved pc, or, when
- * that was in a hook (its counter), the hook's return address at the saved
- * stack pointer: in a function entered, that function; else 0 (the caller
- * is then unwound for). One system call instead of an unwinding, which
- * took longer than a 20 us signal period (tests/progs/sigstorm). */
-#if defined(__x86_64__)
 /* The first word equal to site at or above sp, within 4 pages, and the
  * ucontext after it, read in place, without a system call: the handler
  * whose hook runs returns to site (the trampoline: at_sigreturn), so the
@@ -674,11 +677,7 @@ static void count_one(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr
         if (!s->ret)
             break;
         if (s->ret == ret && s->site == site) {
-#if defined(__x86_64__)
-            __asm__ volatile("incq %0" : "+m"(s->count));
-#else
-            __atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
-#endif
+            cg_cpu_count_one(&s->count);
             goto out;
         }
     }

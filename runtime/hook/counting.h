@@ -30,6 +30,7 @@
 
 #include "compiler.h"
 #include "costs.h"
+#include "cpu.h"
 #include "guard.h"
 #include "thread.h"
 
@@ -74,11 +75,7 @@ static CG_INLINE void cg_count_enter(struct cg_thread *t, uintptr_t fn, uintptr_
         for (unsigned i = 0; i < CG_COUNT_PROBES; i++, k++) {
             struct cg_count_slot *s = &tab->slot[k & tab->mask];
             if (cg_likely(s->ret == ret && s->site == site)) {
-#if defined(__x86_64__)
-                __asm__ volatile("incq %0" : "+m"(s->count));
-#else
-                __atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
-#endif
+                cg_cpu_count_one(&s->count);
                 return;
             }
             if (!s->ret)

@@ -70,7 +70,7 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
         return now;
     }
 #if CG_HAVE_TSC
-    uint64_t raw = cg_tsc_to_ns(__rdtsc());
+    uint64_t raw = cg_tsc_to_ns(cg_cpu_counter());
 #else
     uint64_t raw = 0; /* not reached: no CG_FAST_TSC without a TSC */
 #endif
@@ -186,7 +186,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
                 t->nhooks++;
             } else {
 #if CG_HAVE_TSC
-                cg_costs_comp_time(c, cg_tsc_to_ns(__rdtsc()), top->t_last, c->comp_pre[1], c->comp_post[1]);
+                cg_costs_comp_time(c, cg_tsc_to_ns(cg_cpu_counter()), top->t_last, c->comp_pre[1], c->comp_post[1]);
 #endif
             }
             return 1;

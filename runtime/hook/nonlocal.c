@@ -11,7 +11,7 @@
  *  - longjmp (longjmp, _longjmp, siglongjmp, __longjmp_chk): the frames above
  *    that depth end; when the jmp_buf was not seen (set before the thread's
  *    first hook, or by code that calls no libc setjmp), the frames below
- *    the stack pointer the jmp_buf restores (glibc x86-64's layout);
+ *    the stack pointer the jmp_buf restores (glibc's layout: cpu.h);
  *  - exceptions (the personality routines __gxx_personality_v0 and
  *    __gcc_personality_v0, which the unwinder asks before it enters a
  *    landing pad: a catch or a cleanup): the frames below the landing
@@ -31,6 +31,7 @@
 
 #include "compiler.h"
 #include "costs.h"
+#include "cpu.h"
 #include "guard.h"
 #include "real.h"
 #include "thread.h"
@@ -69,46 +70,18 @@ CG_NOINSTR __attribute__((used)) void *cg_setjmp_seen(void *env, uintptr_t sp, i
     return real;
 }
 
-#if defined(__x86_64__)
-/* The stubs: save the argument registers, ask cg_setjmp_seen, restore them
- * and jump, so that the C library's setjmp sees its caller's stack and
- * return address as if it had been called directly. The stack pointer the
- * caller will have after the return is the stub's entry one plus 8 (the
- * return address). */
-#define SETJMP_STUB(name, which)                                                                             \
-    ".globl " CG_WRAP_ASM name "\n.type " CG_WRAP_ASM name ",@function\n" CG_WRAP_ASM name ":\n"                \
-    "\tendbr64\n\tmov $" which ", %edx\n\tjmp cg_setjmp_stub\n"                                                \
-    ".size " CG_WRAP_ASM name ",.-" CG_WRAP_ASM name "\n"
-__asm__(".text\n"
-        ".p2align 4\n"
-        SETJMP_STUB("setjmp", "0")
-        SETJMP_STUB("_setjmp", "1")
-        SETJMP_STUB("__sigsetjmp", "2")
-        ".type cg_setjmp_stub,@function\n"
-        "cg_setjmp_stub:\n"
-        "\t.cfi_startproc\n"
-        "\tpush %rdi\n\t.cfi_adjust_cfa_offset 8\n"
-        "\tpush %rsi\n\t.cfi_adjust_cfa_offset 8\n"
-        "\tsub $8, %rsp\n\t.cfi_adjust_cfa_offset 8\n"
-        "\tlea 32(%rsp), %rsi\n"
-        "\tcall cg_setjmp_seen\n"
-        "\tadd $8, %rsp\n\t.cfi_adjust_cfa_offset -8\n"
-        "\tpop %rsi\n\t.cfi_adjust_cfa_offset -8\n"
-        "\tpop %rdi\n\t.cfi_adjust_cfa_offset -8\n"
-        "\tjmp *%rax\n"
-        "\t.cfi_endproc\n"
-        ".size cg_setjmp_stub,.-cg_setjmp_stub\n");
+#if CG_CPU_HAVE_SETJMP_STUB
+/* The stubs (cpu.h, CG_CPU_SETJMP_ASM: x86-64's and aarch64's): save the
+ * argument registers, ask cg_setjmp_seen, restore them and jump, so that
+ * the C library's setjmp sees its caller's stack and return address as if
+ * it had been called directly. */
+__asm__(CG_CPU_SETJMP_ASM(CG_WRAP_ASM));
 
-/* The stack pointer a glibc x86-64 jmp_buf restores: stored mangled
- * (PTR_MANGLE: xor with the thread's pointer guard at %fs:0x30, then
- * rotated left by 17). */
+/* The stack pointer a jmp_buf restores, by the architecture's glibc
+ * layout (cpu.h). */
 static CG_NOINSTR uintptr_t jmp_buf_sp(const void *env)
 {
-    uintptr_t v, guard;
-    memcpy(&v, (const char *)env + 6 * sizeof(long), sizeof v);
-    __asm__("mov %%fs:0x30, %0" : "=r"(guard));
-    v = (v >> 17) | (v << (64 - 17));
-    return v ^ guard;
+    return cg_cpu_jmp_buf_sp(env, cg_real_setjmp_target(1));
 }
 #else
 static CG_NOINSTR uintptr_t jmp_buf_sp(const void *env)

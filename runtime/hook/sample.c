@@ -46,6 +46,8 @@
 #include "thread.h"
 #include "util.h"
 #include "x86insn.h"
+#include "a64insn.h"
+#include "cpu.h"
 
 /* The hooks' entry points: a sample in them is the hooks' time. */
 static uintptr_t hook_enter, hook_exit;
@@ -176,23 +178,12 @@ static unsigned walk(cg_sample_cursor_fn init, void *arg, uintptr_t top_sp, uint
 }
 #endif
 
-/* The GOT slot that a PLT entry at pc jumps through ([endbr64] [bnd] jmp
- * *disp32(%rip)), or 0 when pc is not one. */
+/* The GOT slot that a PLT entry at pc jumps through (cpu.h), or 0 when pc
+ * is not one. */
 static uintptr_t plt_slot(uintptr_t pc)
 {
-    unsigned char b[11];
-    if (cg_proc_peek(pc, b, sizeof b) != 0)
-        return 0;
-    unsigned i = 0;
-    if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) /* endbr64 */
-        i = 4;
-    if (b[i] == 0xf2) /* bnd */
-        i++;
-    if (b[i] != 0xff || b[i + 1] != 0x25) /* jmp *disp32(%rip) */
-        return 0;
-    int32_t disp;
-    memcpy(&disp, b + i + 2, sizeof disp);
-    return pc + i + 6 + (uintptr_t)(intptr_t)disp;
+    unsigned char b[CG_CPU_PLT_BYTES];
+    return cg_proc_peek(pc, b, sizeof b) == 0 ? cg_cpu_plt_slot(b, pc) : 0;
 }
 
 /* The function whose address the pointer at slot holds, or 0. */
@@ -233,7 +224,7 @@ static uintptr_t enter_call_of(struct cg_thread *t, uintptr_t fn)
         uintptr_t enter = 0;
         for (size_t off = 0, k = 0; avail >= 32 && off < avail && k < 48; k++) {
             struct cg_insn in;
-            unsigned len = cg_insn_decode(code + off, avail - off, fn + off, &in);
+            unsigned len = CG_CPU_DECODE(code + off, avail - off, fn + off, &in);
             if (len == 0)
                 break;
             if (in.kind == CG_INSN_CALL_REL || in.kind == CG_INSN_CALL_RIP) {
@@ -257,8 +248,8 @@ static uintptr_t enter_call_of(struct cg_thread *t, uintptr_t fn)
         m->fn = fn;
         m->enter = enter;
     }
-    unsigned char b;
-    return m->enter && cg_proc_peek(m->enter, &b, 1) == 0 && (b == 0xe8 || b == 0xff) ? m->enter : 0;
+    unsigned char b[CG_CPU_CALL_BYTES];
+    return m->enter && cg_proc_peek(m->enter, b, sizeof b) == 0 && cg_cpu_is_call(b) ? m->enter : 0;
 }
 
 /* A sample in the hooks (CGPROF_COMPENSATE): cgprof's own time, left out.

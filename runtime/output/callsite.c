@@ -1,7 +1,8 @@
-/* Call instructions found from return addresses: see callsite.h. On x86-64
- * the bytes before the return address are decoded; a site with no call
- * instruction before it is a signal handler's frame, which the writer then
- * shows as called from the function it interrupted (call_pc 0). */
+/* Call instructions found from return addresses: see callsite.h. The
+ * bytes before the return address are decoded by the architecture's rule
+ * (cpu.h: x86-64's calls of 2 to 8 bytes, aarch64's of 4); a site with no
+ * call instruction before it is a signal handler's frame, which the writer
+ * then shows as called from the function it interrupted (call_pc 0). */
 #define _GNU_SOURCE
 #include "callsite.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "util.h"
 
 static int collect_exec(struct dl_phdr_info *info, size_t size, void *data)
@@ -39,7 +41,7 @@ void cg_exec_ranges_free(struct cg_exec_ranges *r)
     memset(r, 0, sizeof *r);
 }
 
-#if defined(__x86_64__)
+#if defined(CG_CPU_CALL_WINDOW)
 static int readable(const struct cg_exec_ranges *r, uintptr_t lo, uintptr_t hi)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -47,53 +49,17 @@ static int readable(const struct cg_exec_ranges *r, uintptr_t lo, uintptr_t hi)
             return 1;
     return 0;
 }
-
-/* Length of an indirect call "FF /2" (without prefix) whose ModRM byte is m
- * and, if present, SIB byte is sib; 0 if m is not a call's ModRM. */
-static unsigned ff2_length(unsigned char m, unsigned char sib)
-{
-    unsigned mod = m >> 6, reg = (m >> 3) & 7, rm = m & 7;
-    if (reg != 2)
-        return 0;
-    if (mod == 3)
-        return 2; /* call *%reg */
-    unsigned len = 2;
-    if (rm == 4) {
-        len++; /* SIB */
-        if (mod == 0 && (sib & 7) == 5)
-            len += 4;
-    } else if (mod == 0 && rm == 5) {
-        len += 4; /* rip-relative */
-    }
-    if (mod == 1)
-        len += 1;
-    else if (mod == 2)
-        len += 4;
-    return len;
-}
 #endif
 
 uintptr_t cg_call_instruction(const struct cg_exec_ranges *r, uintptr_t site, uintptr_t callee)
 {
-#if defined(__x86_64__)
-    if (site < 16 || !readable(r, site - 8, site))
+#if defined(CG_CPU_CALL_WINDOW)
+    /* the bytes before site read only where an object's code is mapped
+     * (a site outside every object, such as qemu-user's signal
+     * trampoline, is taken for a call) */
+    if (site < 16 || !readable(r, site - CG_CPU_CALL_WINDOW, site))
         return site - 1;
-    const unsigned char *p = (const unsigned char *)site;
-    int32_t rel;
-    memcpy(&rel, p - 4, sizeof rel);
-    int e8 = p[-5] == 0xe8;
-    if (e8 && site + (uintptr_t)(intptr_t)rel == callee)
-        return site - 5; /* call rel32, straight to the callee */
-    for (unsigned len = 2; len <= 7; len++) {
-        const unsigned char *op = p - len;
-        if (op[0] != 0xff || ff2_length(op[1], len > 2 ? op[2] : 0) != len)
-            continue;
-        /* an optional REX prefix belongs to the instruction */
-        return (op[-1] & 0xf0) == 0x40 ? site - len - 1 : site - len;
-    }
-    if (e8)
-        return site - 5; /* call rel32 through a PLT stub or a thunk */
-    return 0;
+    return cg_cpu_call_before(site, callee);
 #else
     (void)r;
     (void)callee;

@@ -22,7 +22,8 @@ void cg_exec_ranges_free(struct cg_exec_ranges *r);
 /* Address of the call instruction that returns to site (a call of callee),
  * or 0 when no call instruction ends there: the frame was not made by a
  * call (a signal handler, "called" by the kernel with libc's sigreturn
- * trampoline as its return address). Off x86-64, site - 1. */
+ * trampoline as its return address). Where the architecture has no rule
+ * (cpu.h: neither x86-64 nor aarch64), site - 1. */
 uintptr_t cg_call_instruction(const struct cg_exec_ranges *r, uintptr_t site, uintptr_t callee);
 
 #endif

@@ -66,8 +66,9 @@ static const char *clock_desc(int ring_refused)
                  "count visits, a lower bound",
                  cg_sample_timer_desc(ring_refused), (unsigned long long)cg_sample_period_ns());
     else if (cg_clock_use_tsc)
-        snprintf(clock_line, sizeof clock_line,
-                 "invariant TSC at %.2f MHz, calibrated at start-up against CLOCK_MONOTONIC", cg_clock_tsc_mhz());
+        snprintf(clock_line, sizeof clock_line, "%s at %.2f MHz, %s", CG_CPU_COUNTER_NAME, cg_clock_tsc_mhz(),
+                 cg_tsc_stated ? "at the rate " CG_CPU_COUNTER_RATE " states, checked at start-up against CLOCK_MONOTONIC"
+                               : "calibrated at start-up against CLOCK_MONOTONIC");
     else
         snprintf(clock_line, sizeof clock_line, "clock_gettime(CLOCK_MONOTONIC)");
     return clock_line;

@@ -1,8 +1,9 @@
 /* Hook call sites and their one-byte change: see patch.h and
  * docs/internals/takeback.md. The change itself is here; which instructions
  * are hook calls, and what replaces the first byte of each, is the
- * architecture's: arch/x86_64/sites.c (built on x86-64 only). Elsewhere no
- * site is ever found and no byte is changed. */
+ * architecture's: arch/x86_64/sites.c (built on x86-64 only). Elsewhere
+ * (CG_CPU_HAVE_TAKEBACK 0: aarch64 for now, cpu.h) no site is ever found
+ * and no byte is changed. */
 #include "patch.h"
 
 #include <errno.h>
@@ -10,7 +11,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#include "cpu.h"
+
+#if CG_CPU_HAVE_TAKEBACK
 /* Not instrumented by ThreadSanitizer (no_sanitize): its shadow memory
  * does not cover the program's code, whose byte this changes; the change
  * is one atomic instruction either way. */

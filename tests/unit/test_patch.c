@@ -1,6 +1,8 @@
 /* Unit tests of patch.h (patch.c and arch/x86_64/sites.c): the hook call
  * sites in machine code and the one-byte change that takes one back
- * (docs/internals/takeback.md, "The sites").
+ * (docs/internals/takeback.md, "The sites"). On an architecture whose sites
+ * the runtime does not know yet (aarch64: cpu.h, CG_CPU_HAVE_TAKEBACK 0),
+ * that none is ever found or changed.
  *
  * cg_site_at_return and cg_range_scan read code given as bytes (assembled
  * with gcc -c and read back with objdump -d, the rel32 and disp32 fields
@@ -30,8 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "patch.h"
 
+#if CG_CPU_HAVE_TAKEBACK
 /* ---- what is a hook: the test's callback --------------------------------- */
 
 /* Made-up addresses around a code block at blk: the hooks (below and above
@@ -1038,9 +1042,60 @@ static void test_sites_changed_under_running_threads(void **state)
     free(original);
 }
 
+#else
+/* ---- an architecture without sites (cpu.h, CG_CPU_HAVE_TAKEBACK 0) -------------
+ * patch.c's promise there: no hook call is recognised, at a return address
+ * or in a function's range, and no byte is ever changed. Asked of this
+ * test's own code, whose calls (of the callback's "hooks", which says yes
+ * to everything) would be sites on x86-64. */
+static int every_call_a_hook(void *ctx, uintptr_t to, int got)
+{
+    (void)to, (void)got;
+    ++*(unsigned *)ctx;
+    return CG_HOOK_ENTER;
+}
+
+__attribute__((noinline)) static uintptr_t return_address(void)
+{
+    return (uintptr_t)__builtin_return_address(0);
+}
+
+static void test_no_site_anywhere(void **state)
+{
+    (void)state;
+    unsigned asked = 0;
+    uintptr_t ret = return_address(); /* a call's return address in this function */
+    struct cg_site site;
+    memset(&site, 0xa5, sizeof site);
+    assert_int_equal(cg_site_at_return(ret, (uintptr_t)test_no_site_anywhere, every_call_a_hook, &asked, &site), 0);
+    struct cg_site sites[8];
+    struct cg_range_scan scan;
+    memset(&scan, 0xa5, sizeof scan);
+    assert_int_equal(cg_range_scan((uintptr_t)test_no_site_anywhere, ret, NULL, every_call_a_hook, &asked, sites, 8,
+                                   &scan),
+                     0);
+    assert_int_equal(scan.ok, 0); /* nothing in it trusted: nothing folded by the range's rule */
+    assert_int_equal(scan.nsites, 0);
+    assert_int_equal(scan.own_enter, 0);
+    assert_int_equal(asked, 0);
+    /* a write refused, the byte as it was, errno kept */
+    long ps = sysconf(_SC_PAGESIZE);
+    unsigned char *page = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(page != MAP_FAILED);
+    page[8] = 0x94;
+    assert_int_equal(mprotect(page, (size_t)ps, PROT_READ | PROT_EXEC), 0);
+    errno = 1234;
+    assert_int_equal(cg_site_write((uintptr_t)page + 8, 0x94, 0x1f, PROT_READ | PROT_EXEC), ENOSYS);
+    assert_int_equal(errno, 1234);
+    assert_int_equal(page[8], 0x94);
+    assert_int_equal(munmap(page, (size_t)ps), 0);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+#if CG_CPU_HAVE_TAKEBACK
         RETURN_TEST(return_call_enter),
         RETURN_TEST(return_call_exit_below),
         RETURN_TEST(return_call_other),
@@ -1066,6 +1121,9 @@ int main(void)
         SITE_WRITES_TEST(write_gives_the_protection_given),
         cmocka_unit_test(test_write_refused_by_mprotect),
         cmocka_unit_test(test_sites_changed_under_running_threads),
+#else
+        cmocka_unit_test(test_no_site_anywhere),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

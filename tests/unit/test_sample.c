@@ -334,16 +334,35 @@ extern const char kick_resume[], kick_hook_resume[];
 /* tgkill(this thread, the sampling signal) made here, by the system call
  * itself (no libc frame in between), with a global label right after the
  * syscall instruction: where the signal finds the thread. */
-#define TGKILL_AT(label)                                                                                     \
+#if defined(__aarch64__)
+/* aarch64: the system call's number in x8, its arguments in x0-x2, svc
+ * (the arguments computed first: a call between the register variables'
+ * assignments and the asm would clobber them) */
+#define TGKILL_RAW(label, pid, tid)                                                                          \
+    do {                                                                                                     \
+        long pid_ = (long)(pid), tid_ = (long)(tid);                                                         \
+        register long x8_ __asm__("x8") = SYS_tgkill;                                                        \
+        register long x0_ __asm__("x0") = pid_;                                                              \
+        register long x1_ __asm__("x1") = tid_;                                                              \
+        register long x2_ __asm__("x2") = (long)sample_sig;                                                  \
+        __asm__ volatile("svc #0\n\t"                                                                         \
+                         ".globl " #label "\n" #label ":"                                                    \
+                         : "+r"(x0_)                                                                         \
+                         : "r"(x8_), "r"(x1_), "r"(x2_)                                                      \
+                         : "memory");                                                                        \
+    } while (0)
+#else
+#define TGKILL_RAW(label, pid, tid)                                                                          \
     do {                                                                                                     \
         long ret_;                                                                                           \
         __asm__ volatile("syscall\n\t"                                                                       \
                          ".globl " #label "\n" #label ":"                                                    \
                          : "=a"(ret_)                                                                        \
-                         : "0"((long)SYS_tgkill), "D"((long)getpid()), "S"((long)gettid()),                   \
-                           "d"((long)sample_sig)                                                             \
+                         : "0"((long)SYS_tgkill), "D"((long)(pid)), "S"((long)(tid)), "d"((long)sample_sig)   \
                          : "rcx", "r11", "memory");                                                          \
     } while (0)
+#endif
+#define TGKILL_AT(label) TGKILL_RAW(label, getpid(), gettid())
 static uintptr_t kick_site; /* kick's return address */
 
 __attribute__((noinline, noclone)) static void kick(void)
@@ -531,12 +550,7 @@ static long first_pid, first_tid;
 
 __attribute__((noinline, noclone)) static void kick_first(void)
 {
-    long ret_;
-    __asm__ volatile("syscall\n\t"
-                     ".globl kick_first_resume\nkick_first_resume:"
-                     : "=a"(ret_)
-                     : "0"((long)SYS_tgkill), "D"(first_pid), "S"(first_tid), "d"((long)sample_sig)
-                     : "rcx", "r11", "memory");
+    TGKILL_RAW(kick_first_resume, first_pid, first_tid);
     kick_hook();
     __asm__ volatile("" ::: "memory");
 }

@@ -1,0 +1,48 @@
+/* The architecture's header (base layer): what the runtime needs of the
+ * CPU that is not C, one header per architecture under runtime/arch/, each
+ * defining the same names (arch/x86_64/cpu_x86_64.h says which). Any other
+ * architecture gets none of them: CG_CPU_HAVE_COUNTER 0 (the exact clock is
+ * CLOCK_MONOTONIC), no vfork or setjmp stub, and the uses below say what
+ * each does without (docs/limitations.md). */
+#ifndef CG_CPU_H
+#define CG_CPU_H
+
+#if defined(__x86_64__)
+#include "cpu_x86_64.h"
+#elif defined(__aarch64__)
+#include "cpu_aarch64.h"
+#else
+#include <stdint.h>
+
+#define CG_CPU_NAME "this architecture"
+#define CG_CPU_HAVE_TAKEBACK 0
+#define CG_CPU_HAVE_COUNTER 0
+#define CG_CPU_COUNTER_NAME ""
+#define CG_CPU_COUNTER_RATE ""
+#define CG_CPU_HAVE_VFORK_STUB 0
+#define CG_CPU_HAVE_SETJMP_STUB 0
+
+/* a plain increment: a signal handler's own increment in between may be
+ * lost */
+static inline void cg_cpu_count_one(uint64_t *count)
+{
+    __atomic_store_n(count, *count + 1, __ATOMIC_RELAXED);
+}
+
+/* no instruction decoded: no function's enter hook call is found */
+#define CG_CPU_DECODE(p, avail, addr, out) ((void)(p), (void)(avail), (void)(addr), (void)(out), 0u)
+#define CG_CPU_PLT_BYTES 1
+static inline uintptr_t cg_cpu_plt_slot(const unsigned char *b, uintptr_t pc)
+{
+    (void)b, (void)pc;
+    return 0;
+}
+#define CG_CPU_CALL_BYTES 1
+static inline int cg_cpu_is_call(const unsigned char *b)
+{
+    (void)b;
+    return 0;
+}
+#endif
+
+#endif
