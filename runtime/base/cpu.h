@@ -16,6 +16,10 @@
 
 #define CG_CPU_NAME "this architecture"
 #define CG_CPU_HAVE_TAKEBACK 0
+#define CG_CPU_HAVE_SITES 0
+#define CG_CPU_SITE_CALL_MIN 1
+#define CG_CPU_SITE_CALL_MAX 0 /* none: no site is ever recorded */
+#define CG_CPU_SITE_CALL_LEN(form) ((void)(form), 0u)
 #define CG_CPU_HAVE_COUNTER 0
 #define CG_CPU_COUNTER_NAME ""
 #define CG_CPU_COUNTER_RATE ""
@@ -35,6 +39,12 @@ static inline void cg_cpu_count_one(uint64_t *count)
 static inline uintptr_t cg_cpu_plt_slot(const unsigned char *b, uintptr_t pc)
 {
     (void)b, (void)pc;
+    return 0;
+}
+#define CG_CPU_PLT_UNBOUND_BYTES 1
+static inline int cg_cpu_plt_unbound(const unsigned char *b)
+{
+    (void)b;
     return 0;
 }
 #define CG_CPU_CALL_BYTES 1

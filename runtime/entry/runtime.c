@@ -213,7 +213,9 @@ static int initialise(const struct cg_hook_addrs *hooks)
         return -1;
     }
     cg_ring_init();
-    cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback);
+    /* no change of the program's code where the architecture's is not
+     * written (cpu.h): the sites are still found, for folding */
+    cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback && CG_CPU_HAVE_TAKEBACK);
     cg_collecting = 1;
     if (counting && !cg_sampling) {
         cg_warn("CGPROF_STACKS=unwind needs sampled time, which is not possible here (said above): the hooks keep "

@@ -1,9 +1,10 @@
 /* Hook call sites and their one-byte change: see patch.h and
  * docs/internals/takeback.md. The change itself is here; which instructions
  * are hook calls, and what replaces the first byte of each, is the
- * architecture's: arch/x86_64/sites.c (built on x86-64 only). Elsewhere
- * (CG_CPU_HAVE_TAKEBACK 0: aarch64 for now, cpu.h) no site is ever found
- * and no byte is changed. */
+ * architecture's: arch/x86_64/sites.c, arch/aarch64/a64sites.c (each built
+ * on its architecture only). Where the change is not written
+ * (CG_CPU_HAVE_TAKEBACK 0: aarch64 for now, cpu.h) no byte is changed;
+ * where the sites are not known either, none is ever found. */
 #include "patch.h"
 
 #include <errno.h>
@@ -42,6 +43,14 @@ __attribute__((no_sanitize("thread"))) int cg_site_write(uintptr_t addr, uint8_t
     return rc;
 }
 #else
+int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot)
+{
+    (void)addr, (void)from, (void)to, (void)prot;
+    return ENOSYS;
+}
+#endif
+
+#if !CG_CPU_HAVE_SITES
 int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *ctx, struct cg_site *out)
 {
     (void)ret, (void)lo, (void)hook_of, (void)ctx, (void)out;
@@ -54,11 +63,5 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
     (void)begin, (void)end, (void)copy, (void)hook_of, (void)ctx, (void)sites, (void)max;
     memset(scan, 0, sizeof *scan);
     return 0;
-}
-
-int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot)
-{
-    (void)addr, (void)from, (void)to, (void)prot;
-    return ENOSYS;
 }
 #endif

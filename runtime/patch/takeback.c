@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "clock.h"
+#include "cpu.h"
 #include "ehframe.h"
 #include "patch.h"
 
@@ -263,11 +264,20 @@ static int prot_of(uint32_t flags)
  * where the object's first segment starts (it maps file offset 0). */
 static int segment_of(uintptr_t addr, struct seg *s)
 {
-    struct dl_find_object r;
+    struct dl_find_object r, h;
     if (_dl_find_object((void *)addr, &r) != 0 || !r.dlfo_link_map)
         return -1;
     const ElfW(Ehdr) *e = r.dlfo_map_start;
     size_t span = (size_t)((const char *)r.dlfo_map_end - (const char *)r.dlfo_map_start);
+    /* An object whose segments lie apart (aarch64's 64 KiB alignment, in a
+     * program the kernel loaded) is found piece by piece: the ELF header is
+     * then in the piece at its load address (a position-independent
+     * object's first segment maps offset 0 there), found the same way. */
+    if ((span < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0) && r.dlfo_link_map->l_addr &&
+        _dl_find_object((void *)r.dlfo_link_map->l_addr, &h) == 0 && h.dlfo_link_map == r.dlfo_link_map) {
+        e = h.dlfo_map_start;
+        span = (size_t)((const char *)h.dlfo_map_end - (const char *)h.dlfo_map_start);
+    }
     if (span < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 || e->e_phentsize != sizeof(ElfW(Phdr)) ||
         e->e_phoff > span || e->e_phnum * sizeof(ElfW(Phdr)) > span - e->e_phoff)
         return -1;
@@ -283,7 +293,7 @@ static int segment_of(uintptr_t addr, struct seg *s)
         s->hi = hi;
         s->prot = prot_of(ph[i].p_flags);
         s->eh = r.dlfo_eh_frame;
-        s->own = own_object && r.dlfo_map_start == own_object;
+        s->own = own_object && (const void *)e == own_object;
         /* the page written must have this segment's permissions alone: a
          * page shared with another segment (no -z separate-code) gets the
          * last one's, which cannot be told without /proc */
@@ -307,8 +317,9 @@ static int readable(uintptr_t addr, size_t len)
     return segment_of(addr, &s) == 0 && (s.prot > 0 && (s.prot & (PROT_READ | PROT_EXEC))) && addr + len <= s.hi;
 }
 
-/* patch.h's question: the hook reached through to. A PLT entry is
- * [endbr64] [bnd] jmp *disp32(%rip), its GOT slot holding the hook. */
+/* patch.h's question: the hook reached through to. A PLT entry (x86-64's
+ * [endbr64] [bnd] jmp *disp32(%rip), aarch64's adrp, ldr, add, br: cpu.h)
+ * has its GOT slot holding the hook. */
 static int hook_of(void *ctx, uintptr_t to, int got)
 {
     struct scan_ctx *sc = ctx;
@@ -323,19 +334,8 @@ static int hook_of(void *ctx, uintptr_t to, int got)
     uintptr_t slot = to;
     if (!got) {
         slot = 0;
-        if (readable(to, 11)) {
-            const uint8_t *b = (const uint8_t *)to;
-            unsigned i = 0;
-            if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-                i = 4;
-            if (b[i] == 0xf2)
-                i++;
-            if (b[i] == 0xff && b[i + 1] == 0x25) {
-                int32_t disp;
-                memcpy(&disp, b + i + 2, sizeof disp);
-                slot = to + i + 6 + (uintptr_t)(intptr_t)disp;
-            }
-        }
+        if (readable(to, CG_CPU_PLT_BYTES)) /* the architecture's PLT entry (cpu.h) */
+            slot = cg_cpu_plt_slot((const uint8_t *)to, to);
     }
     if (slot && readable(slot, sizeof(uintptr_t))) {
         uintptr_t v;
@@ -346,12 +346,9 @@ static int hook_of(void *ctx, uintptr_t to, int got)
             hook = CG_HOOK_EXIT;
         else if (cg_takeback_prologue_fn(v))
             hook = CG_HOOK_PROLOGUE;
-        else if (readable(v, 9)) {
-            /* lazy binding's first target: the entry's own push of its
-             * relocation index ([endbr64] push imm32) */
-            const uint8_t *b = (const uint8_t *)v;
-            unsigned i = b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ? 4 : 0;
-            unbound = b[i] == 0x68;
+        else if (readable(v, CG_CPU_PLT_UNBOUND_BYTES)) {
+            /* lazy binding's first target (cpu.h) */
+            unbound = cg_cpu_plt_unbound((const uint8_t *)v);
             if (unbound && sc)
                 sc->unbound = 1;
         }
@@ -511,11 +508,12 @@ static void refresh(struct tb_range *r)
 static struct tb_site *site_of_return(uintptr_t code, struct seg *s, struct tb_range **rp)
 {
     *rp = NULL;
-    /* a site met before: the tables alone (a call of 5 or 6 bytes ends at
-     * code), not the unwind tables' search and the bytes again */
-    for (uintptr_t len = 5; len <= 6; len++) {
+    /* a site met before: the tables alone (a call of the architecture's
+     * lengths ends at code: cpu.h), not the unwind tables' search and the
+     * bytes again */
+    for (uintptr_t len = CG_CPU_SITE_CALL_MIN; len <= CG_CPU_SITE_CALL_MAX; len++) {
         struct tb_site *x = site_find(code - len);
-        if (x && (x->form == CG_SITE_CALL) == (len == 5) && (x->form == CG_SITE_CALL || x->form == CG_SITE_CALL_GOT)) {
+        if (x && CG_CPU_SITE_CALL_LEN(x->form) == len && (x->form == CG_SITE_CALL || x->form == CG_SITE_CALL_GOT)) {
             struct tb_range *r = x->range ? &ranges[x->range - 1] : NULL;
             memset(s, 0, sizeof *s);
             s->prot = r ? r->prot : x->prot;
@@ -713,9 +711,9 @@ static int folded_in(const struct tb_range *r, uintptr_t fn)
 static int waiting(uintptr_t fn, uintptr_t code, int reason)
 {
     uint64_t now = cg_clock_now();
-    for (uintptr_t len = 5; len <= 6; len++) {
+    for (uintptr_t len = CG_CPU_SITE_CALL_MIN; len <= CG_CPU_SITE_CALL_MAX; len++) {
         const struct tb_site *x = site_find(code - len);
-        if (x && x->hook == CG_HOOK_EXIT && (x->form == CG_SITE_CALL) == (len == 5))
+        if (x && x->hook == CG_HOOK_EXIT && CG_CPU_SITE_CALL_LEN(x->form) == len)
             return x->taken || x->refused || (reason != CG_TB_INLINED && now < x->next_check);
     }
     if (reason == CG_TB_INLINED || reason == CG_TB_COUNTING)

@@ -67,10 +67,29 @@ def clean_environ(extra=None, pinned=True, **more):
 # valgrind's memcheck), with the runtime preloaded into the program.
 WRAPPER = os.environ.get("CGPROF_TEST_WRAPPER", "")
 
+# The emulator that runs the programs of a cross build, each of them,
+# profiled or not (scripts/test-aarch64: qemu-aarch64-static, which passes
+# LD_PRELOAD and the rest of the environment on to the program, and runs it
+# in the same process: the pid is the program's); empty for a build of this
+# machine's own. Unlike WRAPPER it is the machine the program runs on: the
+# tests that run under it check what they check on x86-64.
+EMULATOR = os.environ.get("CGPROF_TEST_EMULATOR", "")
+
+# The objdump that reads the build's programs (a cross build's own:
+# aarch64-linux-gnu-objdump), and the mnemonic of a call in its output.
+OBJDUMP = os.environ.get("CGPROF_TEST_OBJDUMP", "objdump")
+CALL = r"(?:call|bl)"
+
+
+def emulated(argv):
+    """argv run as the build's machine runs it: under EMULATOR, if any."""
+    import shlex
+    return shlex.split(EMULATOR) + list(argv) if EMULATOR else list(argv)
+
 
 def wrapped(argv):
     import shlex
-    return shlex.split(WRAPPER) + list(argv) if WRAPPER else list(argv)
+    return (shlex.split(WRAPPER) if WRAPPER else []) + emulated(argv)
 
 
 def stderr_lines(text):
@@ -122,7 +141,7 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=limit(300), ou
         e["CGPROF_OUT"] = out_prefix
     if env:
         e.update(env)
-    p = subprocess.run(wrapped(argv) if preload else argv, cwd=cwd or directory, env=e, capture_output=True,
+    p = subprocess.run(wrapped(argv) if preload else emulated(argv), cwd=cwd or directory, env=e, capture_output=True,
                        text=True, timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
     files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
     return Run(p.returncode, p.stdout, p.stderr, directory, files)
@@ -140,7 +159,7 @@ class Started:
         e.update(LD_PRELOAD=LIB, CGPROF_CONTROL_DIR=os.path.join(self.dir, "ctl"))
         e.update(env or {})
         self.env = e
-        self.p = subprocess.Popen(argv, cwd=self.dir, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.p = subprocess.Popen(emulated(argv), cwd=self.dir, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         test.addCleanup(self.kill)
         self.status = os.path.join(self.dir, "ctl", "%d.status" % self.p.pid)

@@ -34,6 +34,13 @@
  * run them), with the instruction cache made coherent for the word. The
  * runtime says so at start-up (runtime.c). */
 #define CG_CPU_HAVE_TAKEBACK 0
+/* The hook call sites are recognised all the same (arch/aarch64/a64sites.c):
+ * which hook calls are a function's own, which an inlined call's. */
+#define CG_CPU_HAVE_SITES 1
+/* Every hook call site is one 4-byte instruction. */
+#define CG_CPU_SITE_CALL_MIN 4
+#define CG_CPU_SITE_CALL_MAX 4
+#define CG_CPU_SITE_CALL_LEN(form) ((void)(form), 4u)
 
 /* ---- the counter of the exact clock ----------------------------------------
  * CNTVCT_EL0, the virtual count of the generic timer, rather than
@@ -162,6 +169,17 @@ static inline CG_NOINSTR uintptr_t cg_cpu_plt_slot(const unsigned char *b, uintp
         imm |= ~(uint64_t)0 << 21; /* a page before pc's */
     uintptr_t page = ((pc + 4 * i) & ~(uintptr_t)0xfff) + (uintptr_t)(imm << 12);
     return page + ((w[i + 1] >> 10) & 0xfff) * 8;
+}
+
+/* Whether the GOT slot value v (its first CG_CPU_PLT_UNBOUND_BYTES bytes at
+ * b) is lazy binding's first target: every slot of the PLT then holds the
+ * address of the PLT's header, PLT0 ([bti c] stp x16, x30, [sp, #-16]!). */
+#define CG_CPU_PLT_UNBOUND_BYTES 8
+static inline CG_NOINSTR int cg_cpu_plt_unbound(const unsigned char *b)
+{
+    uint32_t w[2];
+    memcpy(w, b, sizeof w);
+    return w[w[0] == 0xd503245fu] == 0xa9bf7bf0u;
 }
 
 /* The bytes cg_cpu_is_call reads, and whether they are a call (BL, BLR

@@ -26,6 +26,14 @@
 /* Hook calls are taken back by changing their instructions
  * (arch/x86_64/sites.c, patch.c; docs/internals/takeback.md). */
 #define CG_CPU_HAVE_TAKEBACK 1
+/* ... and the hook call sites are recognised (arch/x86_64/sites.c) */
+#define CG_CPU_HAVE_SITES 1
+/* The lengths of a hook call site (patch.h's forms: CG_SITE_CALL, e8 rel32,
+ * 5 bytes; the others 6, ff 15 disp32 as the call through the GOT): where
+ * the call that returns to an address begins. */
+#define CG_CPU_SITE_CALL_MIN 5
+#define CG_CPU_SITE_CALL_MAX 6
+#define CG_CPU_SITE_CALL_LEN(form) ((form) == CG_SITE_CALL ? 5u : 6u)
 
 /* ---- the counter of the exact clock ----------------------------------------
  * RDTSC: about 11 ns on the KVM guests the benchmarks ran on, against 27 ns
@@ -172,6 +180,16 @@ static inline CG_NOINSTR uintptr_t cg_cpu_plt_slot(const unsigned char *b, uintp
 static inline CG_NOINSTR int cg_cpu_is_call(const unsigned char *b)
 {
     return b[0] == 0xe8 || b[0] == 0xff;
+}
+
+/* Whether the GOT slot value v (its first CG_CPU_PLT_UNBOUND_BYTES bytes at
+ * b) is lazy binding's first target, the PLT entry's own push of its
+ * relocation index ([endbr64] push imm32): the slot is not bound yet. */
+#define CG_CPU_PLT_UNBOUND_BYTES 9
+static inline CG_NOINSTR int cg_cpu_plt_unbound(const unsigned char *b)
+{
+    unsigned i = b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ? 4 : 0;
+    return b[i] == 0x68;
 }
 
 /* ---- glibc's sigreturn trampoline ---------------------------------------------
