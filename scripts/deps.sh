@@ -12,6 +12,16 @@ CGPROF_PACKAGES="gcc g++ meson ninja-build pkg-config python3 libdw-dev libelf-d
 # (tests/integration/test_guide.py, SCRATCH_CCACHE).
 CGPROF_TEST_PACKAGES="chromium golang-go ccache"
 
+# The aarch64 step of scripts/test (scripts/test-aarch64, which builds with
+# cross/aarch64-linux-gnu-gcc.ini and runs the tests under qemu-user):
+# Debian's cross compilers and binutils, qemu-user-static, and the arm64
+# architecture's own packages of the libraries the runtime and the tests
+# build with (libc6-dev's, libdw-dev's, libunwind-dev's, libcmocka-dev's
+# headers and .pc files) and run with (libstdc++6 for the C++ programs,
+# libc6-dbg for the C library's symbols, as valgrind brings amd64's:
+# start_thread named in the profiles). Installed by cgprof_install_cross_deps.
+CGPROF_CROSS_PACKAGES="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static libc6:arm64 libc6-dev:arm64 libc6-dbg:arm64 libstdc++6:arm64 libdw-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libunwind-dev:arm64 libcmocka-dev:arm64"
+
 # cgprof_say MESSAGE: one line on stderr, "cgprof: MESSAGE", as each step
 # starts, so that a slow machine is never taken for a hung one.
 cgprof_say() {
@@ -82,4 +92,25 @@ cgprof_build() {
     fi
     mkdir -p "$builddir/meson-logs"
     cgprof_progress "building $builddir/" "$builddir/meson-logs/compile.log" meson compile -C "$builddir"
+}
+
+# The aarch64 step's packages (CGPROF_CROSS_PACKAGES), the arm64
+# architecture added to dpkg first where it is not (its packages come from
+# the same archive; cgprof_install_deps then runs apt-get update, as
+# something is missing).
+cgprof_install_cross_deps() {
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        local sudo=""
+        if [ "$(id -u)" != 0 ]; then
+            if command -v sudo >/dev/null 2>&1; then
+                sudo="sudo"
+            else
+                echo "cgprof: the arm64 architecture is not in dpkg's and adding it needs root" >&2
+                return 1
+            fi
+        fi
+        cgprof_say "dpkg --add-architecture arm64 (the aarch64 step's libraries)"
+        $sudo dpkg --add-architecture arm64 || return 1
+    fi
+    CGPROF_PACKAGES="$CGPROF_CROSS_PACKAGES" cgprof_install_deps
 }

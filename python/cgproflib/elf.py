@@ -6,7 +6,9 @@ PT_NOTE named "cgprof", type 1, the version as its text; strip keeps it).
 Both come from the program headers and the note segments, read where they
 are rather than the whole file: the launcher asks before every run, and
 cgprof-control of every process it lists (it imports little and starts in
-milliseconds). ELF64 little-endian only, as the runtime is x86-64's.
+milliseconds). ELF64 little-endian only, as the runtime is (x86-64's and
+aarch64's): nothing here depends on the machine (e_machine is not read), so
+that a profile taken on an ARM server is read on an x86-64 laptop.
 Standard library only: struct (cgprof-control does not import typing).
 
 The section headers and symbol tables (dynamic(), defines()) are read

@@ -438,7 +438,14 @@ class _Signaller:
         try:
             import ctypes
             libc = ctypes.CDLL(None, use_errno=True)
-            return libc.syscall(234, self.pid, tid, sig) == 0   # SYS_tgkill on x86-64
+            # glibc's own tgkill (2.30 on), whatever this machine's system
+            # call numbers; before it, the system call by its number here
+            tgkill = getattr(libc, "tgkill", None)
+            if tgkill is not None:
+                return tgkill(self.pid, tid, sig) == 0
+            import platform
+            number = {"x86_64": 234, "aarch64": 131}.get(platform.machine())
+            return number is not None and libc.syscall(number, self.pid, tid, sig) == 0
         except (OSError, AttributeError):
             return False
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "counting.h"
+#include "cpu.h"
 #include "dump.h"
 #include "filter.h"
 #include "guard.h"
@@ -130,10 +131,16 @@ static void final_dump(const char *trigger)
         cg_dump_final(trigger);
         cg_filter_report_exit();
         /* the system refused to let the program's code change (a W^X
-         * policy): said once, the hooks having done their work meanwhile */
+         * policy), or the architecture's change is not written yet
+         * (ENOSYS: aarch64, cpu.h): said once, the hooks having done their
+         * work meanwhile, when a call would have been taken back */
         struct cg_takeback_stats tb;
         cg_takeback_stats(&tb);
-        if (tb.refused)
+        if (tb.refused && tb.refused_errno == ENOSYS)
+            cg_warn("hook calls are not taken back on %s yet: %lu hook call sites kept their hooks, at their "
+                    "cost, and the profile is the same (docs/limitations.md; CGPROF_TAKEBACK=0 to not try)",
+                    CG_CPU_NAME, tb.refused);
+        else if (tb.refused)
             cg_warn("could not take back %lu hook call sites (the first at %#lx: %s): their hooks kept being "
                     "called, at their cost, and the profile is the same (CGPROF_TAKEBACK=0 to not try)",
                     tb.refused, (unsigned long)tb.refused_at, strerror(tb.refused_errno));

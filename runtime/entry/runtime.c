@@ -15,7 +15,6 @@
 
 #include "calibrate.h"
 #include "clock.h"
-#include "cpu.h"
 #include "crash.h"
 #include "dump.h"
 #include "elfutils.h"
@@ -213,9 +212,7 @@ static int initialise(const struct cg_hook_addrs *hooks)
         return -1;
     }
     cg_ring_init();
-    /* no change of the program's code where the architecture's is not
-     * written (cpu.h): the sites are still found, for folding */
-    cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback && CG_CPU_HAVE_TAKEBACK);
+    cg_takeback_init(hooks->enter, hooks->exit, cg_opts.takeback);
     cg_collecting = 1;
     if (counting && !cg_sampling) {
         cg_warn("CGPROF_STACKS=unwind needs sampled time, which is not possible here (said above): the hooks keep "
@@ -279,20 +276,6 @@ static void set_up_services(void)
     dlerror();
     cg_sample_set_up();
     cg_ring_set_up();
-#if !CG_CPU_HAVE_TAKEBACK
-    /* No hook call is taken back on this architecture yet (cpu.h): the
-     * hooks leave out what the settings leave out, as with
-     * CGPROF_TAKEBACK=0, at the cost of every hook call. Said once, in a
-     * process known to be instrumented, when the settings would take some
-     * back (a pause asked for later would too: cgprof-control's). */
-    if (cg_opts.takeback &&
-        (cg_opts.inlined == CG_INLINED_FOLD || cg_opts.throttle.n || cg_opts.skip[0] || cg_opts.skip_object[0] ||
-         cg_opts.skip_file[0] || cg_opts.collect == CG_COLLECT_OFF || cg_fast_mode == CG_FAST_COUNT))
-        cg_warn("hook calls are not taken back on %s yet: the calls the profile leaves out (folded, skipped, "
-                "throttled, paused) still reach the hooks, at their cost; the profile is the same "
-                "(docs/limitations.md)",
-                CG_CPU_NAME);
-#endif
     cg_crash_install();
     cg_crash_thread_start();
     cg_service_start();

@@ -86,10 +86,18 @@ void cg_offcpu_thread_start(struct cg_thread *t)
                     snprintf(paranoid, sizeof paranoid, "?");
                 syscall(SYS_close, pfd);
             }
-            cg_warn("CGPROF_OFF_CPU=1: the kernel refuses the context switch events it needs (%s: %s; "
-                    "/proc/sys/kernel/perf_event_paranoid is %s, 2 or less is needed without CAP_PERFMON): "
-                    "time off the CPU stays in the functions' own time",
-                    fd >= 0 ? "mmap" : "perf_event_open", strerror(err), paranoid);
+            /* no perf events at all (ENOSYS: a kernel without them, or
+             * qemu-user, which does not emulate the system call): the
+             * paranoid level is no help */
+            if (err == ENOSYS)
+                cg_warn("CGPROF_OFF_CPU=1: this system has no perf events for the context switches it needs "
+                        "(%s: %s): time off the CPU stays in the functions' own time",
+                        fd >= 0 ? "mmap" : "perf_event_open", strerror(err));
+            else
+                cg_warn("CGPROF_OFF_CPU=1: the kernel refuses the context switch events it needs (%s: %s; "
+                        "/proc/sys/kernel/perf_event_paranoid is %s, 2 or less is needed without CAP_PERFMON): "
+                        "time off the CPU stays in the functions' own time",
+                        fd >= 0 ? "mmap" : "perf_event_open", strerror(err), paranoid);
         }
         errno = saved;
         return;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "proc.h"
 #include "util.h"
 
 static int collect_exec(struct dl_phdr_info *info, size_t size, void *data)
@@ -51,14 +52,31 @@ static int readable(const struct cg_exec_ranges *r, uintptr_t lo, uintptr_t hi)
 }
 #endif
 
+#if defined(CG_CPU_SIGRETURN)
+/* Whether site holds the sigreturn trampoline's instructions (cpu.h), read
+ * without faulting. */
+static int at_sigreturn(uintptr_t site)
+{
+    static const unsigned char tramp[] = CG_CPU_SIGRETURN;
+    unsigned char b[sizeof tramp];
+    return cg_proc_peek(site, b, sizeof b) == 0 && memcmp(b, tramp, sizeof b) == 0;
+}
+#endif
+
 uintptr_t cg_call_instruction(const struct cg_exec_ranges *r, uintptr_t site, uintptr_t callee)
 {
 #if defined(CG_CPU_CALL_WINDOW)
-    /* the bytes before site read only where an object's code is mapped
-     * (a site outside every object, such as qemu-user's signal
-     * trampoline, is taken for a call) */
-    if (site < 16 || !readable(r, site - CG_CPU_CALL_WINDOW, site))
+    /* the bytes before site read only where an object's code is mapped; a
+     * site outside every object is taken for a call, unless it is a
+     * sigreturn trampoline outside every object (qemu-user's, on a page
+     * of its own: the vDSO's and libc's are in objects) */
+    if (site < 16 || !readable(r, site - CG_CPU_CALL_WINDOW, site)) {
+#if defined(CG_CPU_SIGRETURN)
+        if (site >= 16 && at_sigreturn(site))
+            return 0;
+#endif
         return site - 1;
+    }
     return cg_cpu_call_before(site, callee);
 #else
     (void)r;

@@ -141,8 +141,8 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=limit(300), ou
         e["CGPROF_OUT"] = out_prefix
     if env:
         e.update(env)
-    p = subprocess.run(wrapped(argv) if preload else emulated(argv), cwd=cwd or directory, env=e, capture_output=True,
-                       text=True, timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
+    p = subprocess.run(wrapped(argv) if preload else emulated(argv), cwd=cwd or directory, env=e,
+                       capture_output=True, text=True, timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
     files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
     return Run(p.returncode, p.stdout, p.stderr, directory, files)
 

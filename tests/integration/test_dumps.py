@@ -301,7 +301,7 @@ class SignalDumps(ProfileAssertions):
         d = tempfile.mkdtemp(prefix="cgprof-ign-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         env = cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_CONTROL_DIR": os.path.join(d, "ctl")})
-        p = subprocess.run([cgtest.example("basic")], cwd=d, env=env, capture_output=True, text=True,
+        p = subprocess.run(cgtest.emulated([cgtest.example("basic")]), cwd=d, env=env, capture_output=True, text=True,
                            preexec_fn=lambda: signal.signal(signal.SIGUSR1, signal.SIG_IGN), timeout=cgtest.limit(120))
         self.assertEqual(p.returncode, 0)
         lines = p.stderr.strip().splitlines()

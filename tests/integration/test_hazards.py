@@ -128,8 +128,8 @@ class StackOverflow(ProfileAssertions):
         directory = tempfile.mkdtemp(prefix="cgprof-test-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
         env = cgtest.clean_environ({"LD_PRELOAD": cgtest.LIB, "CGPROF_CRASH": "1"})
-        p = subprocess.run([HAZARDS, "overflow", where, depth_file], cwd=directory, env=env, capture_output=True,
-                           text=True, timeout=cgtest.limit(120), preexec_fn=stack_8mb)
+        p = subprocess.run(cgtest.emulated([HAZARDS, "overflow", where, depth_file]), cwd=directory, env=env,
+                           capture_output=True, text=True, timeout=cgtest.limit(120), preexec_fn=stack_8mb)
         self.assertEqual(p.returncode, -signal.SIGSEGV, p.stderr)
         with open(depth_file, "rb") as f:
             depth, = struct.unpack("Q", f.read(8))
@@ -226,7 +226,7 @@ class EarlySignal(unittest.TestCase):
         for _ in range(runs):
             directory = tempfile.mkdtemp(prefix="cgprof-early-")
             try:
-                p = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.DEVNULL,
+                p = subprocess.Popen(cgtest.emulated(argv), cwd=directory, env=env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, preexec_fn=preexec_fn)
                 sent = 0
                 while p.poll() is None and sent < 5000:
@@ -263,7 +263,8 @@ class EarlySignal(unittest.TestCase):
         directory = tempfile.mkdtemp(prefix="cgprof-early-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
         env = dict(self.env(), _CGPROF_UNBLOCK_SIGNAL=str(int(signal.SIGUSR1)))
-        p = subprocess.run([HAZARDS, "mask"], env=env, capture_output=True, text=True, timeout=cgtest.limit(60), cwd=directory,
+        p = subprocess.run(cgtest.emulated([HAZARDS, "mask"]), env=env, capture_output=True, text=True,
+                           timeout=cgtest.limit(60), cwd=directory,
                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1]))
         # and the variable is gone: the program's children start as it is
         self.assertEqual(p.stdout, "hazards: SIGUSR1 blocked 0, _CGPROF_UNBLOCK_SIGNAL absent\n")
@@ -271,8 +272,8 @@ class EarlySignal(unittest.TestCase):
     def test_a_signal_blocked_by_the_parent_stays_blocked(self):
         directory = tempfile.mkdtemp(prefix="cgprof-early-")
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        p = subprocess.run([HAZARDS, "mask"], env=self.env(), capture_output=True, text=True, timeout=cgtest.limit(60),
-                           cwd=directory,
+        p = subprocess.run(cgtest.emulated([HAZARDS, "mask"]), env=self.env(), capture_output=True, text=True,
+                           timeout=cgtest.limit(60), cwd=directory,
                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1]))
         self.assertEqual(p.stdout, "hazards: SIGUSR1 blocked 1, _CGPROF_UNBLOCK_SIGNAL absent\n")
 

@@ -53,8 +53,8 @@ def run_chained(test, argv, timeout=cgtest.limit(300)):
         test.skipTest("the oracle is not built: %s" % NEST_LIB)
     d = tempfile.mkdtemp(prefix="cgprof-chain-")
     test.addCleanup(shutil.rmtree, d, ignore_errors=True)
-    r = subprocess.run(cgtest.emulated(argv), cwd=d, env=clean_env({"LD_PRELOAD": NEST_LIB + ":" + LIB, "CGNEST_OUT": d,
-                                                     "CGNEST_CHAIN": "1"}),
+    r = subprocess.run(cgtest.emulated(argv), cwd=d,
+                       env=clean_env({"LD_PRELOAD": NEST_LIB + ":" + LIB, "CGNEST_OUT": d, "CGNEST_CHAIN": "1"}),
                        capture_output=True, text=True, timeout=timeout)
     test.assertEqual(r.returncode, 0, r.stderr[-2000:])
     oracle, cg = nesting.load_pair(d, d)

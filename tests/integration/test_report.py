@@ -536,6 +536,40 @@ class Documented(Base):
             self.assertIn("\\fB%s\\fR" % opt.replace("-", "\\-"), text)
 
 
+class OtherMachine(Base):
+    """A profile the runtime took on the programs' own machine, read by
+    this machine's commands: in the aarch64 step (scripts/test-aarch64),
+    examples/basic built for aarch64 and run under qemu-aarch64
+    (cgtest.EMULATOR), read by cgprof report and cgprof pprof on x86-64,
+    as a profile taken on an ARM server is read on a laptop; elsewhere the
+    same on this machine's build. Nothing the commands read depends on the
+    machine: the files are text, and the objects' build ids (pprof's
+    mappings) are read from their ELF notes, whatever e_machine says."""
+
+    def test_report_and_build_ids(self):
+        run = cgtest.run_preloaded(self, [example("basic")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        (path,) = run.files
+        with open(os.environ.get("CGPROF_EXPECTED", os.path.join(cgtest.SOURCE_DIR, "examples", "expected.json"))) as f:
+            expected = json.load(f)["basic"]["functions"]
+        table = rows(self.report("--top=0", path).stdout)
+        self.assertEqual({f: int(table[f][3]) for f in expected}, expected)
+        # the build id pprof gives the program's mapping: its own note, as
+        # readelf (binutils reads every machine's notes) prints it
+        note = subprocess.run(["readelf", "-n", example("basic")], capture_output=True, text=True,
+                              timeout=cgtest.limit(60)).stdout
+        want = re.search(r"Build ID: ([0-9a-f]+)", note)
+        self.assertIsNotNone(want, note)
+        from cgproflib import elf
+        self.assertEqual(elf.gnu_build_id(example("basic")), want.group(1))
+        p = subprocess.run([LAUNCHER, "pprof", "-o", os.path.join(self.dir, "basic.pb.gz"), path], cwd=self.dir,
+                           env=cgtest.clean_environ(), capture_output=True, text=True, timeout=cgtest.limit(300))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        import gzip
+        with gzip.open(os.path.join(self.dir, "basic.pb.gz")) as f:
+            self.assertIn(want.group(1).encode(), f.read())
+
+
 class RealRuns(Base):
     def launch(self, argv):
         p = subprocess.run([LAUNCHER] + argv, cwd=self.dir, env=cgtest.clean_environ(), capture_output=True, text=True,

@@ -1,8 +1,8 @@
 /* Unit tests of patch.h (patch.c and arch/x86_64/sites.c): the hook call
  * sites in machine code and the one-byte change that takes one back
- * (docs/internals/takeback.md, "The sites"). On an architecture whose sites
- * the runtime does not know yet (aarch64: cpu.h, CG_CPU_HAVE_TAKEBACK 0),
- * that none is ever found or changed.
+ * (docs/internals/takeback.md, "The sites"). On aarch64 (cpu.h,
+ * CG_CPU_HAVE_TAKEBACK 0), its sites found (arch/aarch64/a64sites.c) and
+ * never changed; elsewhere, that none is found.
  *
  * cg_site_at_return and cg_range_scan read code given as bytes (assembled
  * with gcc -c and read back with objdump -d, the rel32 and disp32 fields
@@ -1042,43 +1042,103 @@ static void test_sites_changed_under_running_threads(void **state)
     free(original);
 }
 
-#else
-/* ---- an architecture without sites (cpu.h, CG_CPU_HAVE_TAKEBACK 0) -------------
- * patch.c's promise there: no hook call is recognised, at a return address
- * or in a function's range, and no byte is ever changed. Asked of this
- * test's own code, whose calls (of the callback's "hooks", which says yes
- * to everything) would be sites on x86-64. */
-static int every_call_a_hook(void *ctx, uintptr_t to, int got)
+#elif CG_CPU_HAVE_SITES
+/* ---- aarch64: sites found, not changed (cpu.h, CG_CPU_HAVE_TAKEBACK 0) ------------
+ * arch/aarch64/a64sites.c on a function made of words here (in a heap
+ * block, never run), the hooks and a GOT slot at made-up addresses around
+ * it: its own enter (the first call), its sites in the three forms a
+ * compiler writes (BL, BLR after ADRP and LDR, a tail B), a call of
+ * another function that is none, a first call through a register that
+ * makes the range untrusted; and cg_site_write, which changes nothing. */
+struct a64_hooks {
+    uintptr_t enter, exit, other, slot; /* the slot holds the exit hook */
+    unsigned asked;
+};
+
+static int a64_hook_of(void *ctx, uintptr_t to, int got)
 {
-    (void)to, (void)got;
-    ++*(unsigned *)ctx;
-    return CG_HOOK_ENTER;
+    struct a64_hooks *h = ctx;
+    h->asked++;
+    if (got)
+        return to == h->slot ? CG_HOOK_EXIT : CG_HOOK_NOT;
+    return to == h->enter ? CG_HOOK_ENTER : to == h->exit ? CG_HOOK_EXIT : CG_HOOK_NOT;
 }
 
-__attribute__((noinline)) static uintptr_t return_address(void)
+static uint32_t a64_branch(uint32_t op, uintptr_t at, uintptr_t to)
 {
-    return (uintptr_t)__builtin_return_address(0);
+    return op | (uint32_t)(((intptr_t)(to - at) >> 2) & 0x3ffffff);
 }
 
-static void test_no_site_anywhere(void **state)
+static void test_a64_sites(void **state)
 {
     (void)state;
-    unsigned asked = 0;
-    uintptr_t ret = return_address(); /* a call's return address in this function */
-    struct cg_site site;
-    memset(&site, 0xa5, sizeof site);
-    assert_int_equal(cg_site_at_return(ret, (uintptr_t)test_no_site_anywhere, every_call_a_hook, &asked, &site), 0);
+    enum { N = 10 };
+    uint32_t *w = malloc(N * sizeof *w);
+    assert_non_null(w);
+    uintptr_t at = (uintptr_t)w;
+    struct a64_hooks h = { at + 0x10000, at - 0x20000, at + 0x30000, ((at + 0x40000) & ~(uintptr_t)0xfff) + 0x18, 0 };
+    intptr_t pages = (intptr_t)((h.slot & ~(uintptr_t)0xfff) - ((at + 5 * 4) & ~(uintptr_t)0xfff)) >> 12;
+    w[0] = 0xa9bf7bfd;                                   /* stp x29, x30, [sp, #-16]! */
+    w[1] = 0x910003fd;                                   /* mov x29, sp */
+    w[2] = 0xaa1e03e1;                                   /* mov x1, x30 */
+    w[3] = a64_branch(0x94000000u, at + 12, h.enter);    /* bl enter: the own enter */
+    w[4] = a64_branch(0x94000000u, at + 16, h.other);    /* bl other: no site */
+    w[5] = 0x90000010u | (uint32_t)((pages & 3) << 29) | (uint32_t)(((pages >> 2) & 0x7ffff) << 5); /* adrp x16 */
+    w[6] = 0xf9400210u | (uint32_t)(((h.slot & 0xfff) / 8) << 10); /* ldr x16, [x16, #off] */
+    w[7] = 0xd63f0200;                                   /* blr x16: the exit hook through the GOT */
+    w[8] = 0xa8c17bfd;                                   /* ldp x29, x30, [sp], #16 */
+    w[9] = a64_branch(0x14000000u, at + 36, h.exit);     /* b exit: a tail call */
     struct cg_site sites[8];
     struct cg_range_scan scan;
-    memset(&scan, 0xa5, sizeof scan);
-    assert_int_equal(cg_range_scan((uintptr_t)test_no_site_anywhere, ret, NULL, every_call_a_hook, &asked, sites, 8,
-                                   &scan),
-                     0);
-    assert_int_equal(scan.ok, 0); /* nothing in it trusted: nothing folded by the range's rule */
-    assert_int_equal(scan.nsites, 0);
-    assert_int_equal(scan.own_enter, 0);
-    assert_int_equal(asked, 0);
-    /* a write refused, the byte as it was, errno kept */
+    assert_int_equal(cg_range_scan(at, at + N * 4, NULL, a64_hook_of, &h, sites, 8, &scan), 0);
+    assert_int_equal(scan.ok, 1);
+    assert_int_equal(scan.own_enter, at + 12);
+    assert_int_equal(scan.nsites, 3);
+    assert_int_equal(sites[0].addr, at + 12);
+    assert_int_equal(sites[0].form, CG_SITE_CALL);
+    assert_int_equal(sites[0].hook, CG_HOOK_ENTER);
+    assert_int_equal(sites[1].addr, at + 28);
+    assert_int_equal(sites[1].form, CG_SITE_CALL_GOT);
+    assert_int_equal(sites[1].hook, CG_HOOK_EXIT);
+    assert_int_equal(sites[2].addr, at + 36);
+    assert_int_equal(sites[2].form, CG_SITE_TAIL);
+    assert_int_equal(sites[2].hook, CG_HOOK_EXIT);
+    /* the same from a copy: the bytes read there, the addresses the range's */
+    uint32_t copy[N];
+    memcpy(copy, w, sizeof copy);
+    memset(w, 0, N * sizeof *w);
+    assert_int_equal(cg_range_scan(at, at + N * 4, (const unsigned char *)copy, a64_hook_of, &h, sites, 8, &scan), 0);
+    assert_int_equal(scan.ok, 1);
+    assert_int_equal(scan.own_enter, at + 12);
+    assert_int_equal(scan.nsites, 3);
+    memcpy(w, copy, sizeof copy);
+    /* at return addresses: the calls of hooks, not the other call */
+    struct cg_site site;
+    assert_int_equal(cg_site_at_return(at + 16, at, a64_hook_of, &h, &site), 1);
+    assert_int_equal(site.addr, at + 12);
+    assert_int_equal(site.form, CG_SITE_CALL);
+    assert_int_equal(site.hook, CG_HOOK_ENTER);
+    assert_int_equal(cg_site_at_return(at + 32, at, a64_hook_of, &h, &site), 1);
+    assert_int_equal(site.addr, at + 28);
+    assert_int_equal(site.form, CG_SITE_CALL_GOT);
+    assert_int_equal(cg_site_at_return(at + 20, at, a64_hook_of, &h, &site), 0);
+    assert_int_equal(cg_site_at_return(at + 14, at, a64_hook_of, &h, &site), 0); /* misaligned */
+    /* a first call through a register not loaded from a GOT slot just
+     * before: maybe the enter hook's, the range untrusted */
+    w[3] = 0xd63f0060; /* blr x3 */
+    assert_int_equal(cg_range_scan(at, at + N * 4, NULL, a64_hook_of, &h, sites, 8, &scan), 0);
+    assert_int_equal(scan.ok, 0);
+    /* the end inside no instruction: untrusted */
+    w[3] = a64_branch(0x94000000u, at + 12, h.enter);
+    assert_int_equal(cg_range_scan(at, at + N * 4 - 2, NULL, a64_hook_of, &h, sites, 8, &scan), 0);
+    assert_int_equal(scan.ok, 0);
+    free(w);
+}
+
+/* No change is written yet: refused, the word as it was, errno kept. */
+static void test_a64_write_refused(void **state)
+{
+    (void)state;
     long ps = sysconf(_SC_PAGESIZE);
     unsigned char *page = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(page != MAP_FAILED);
@@ -1089,6 +1149,34 @@ static void test_no_site_anywhere(void **state)
     assert_int_equal(errno, 1234);
     assert_int_equal(page[8], 0x94);
     assert_int_equal(munmap(page, (size_t)ps), 0);
+}
+#else
+/* ---- an architecture without sites (cpu.h, CG_CPU_HAVE_SITES 0) -------------------
+ * patch.c's promise there: no hook call is recognised, at a return address
+ * or in a function's range, and no byte is ever changed. */
+static int every_call_a_hook(void *ctx, uintptr_t to, int got)
+{
+    (void)to, (void)got;
+    ++*(unsigned *)ctx;
+    return CG_HOOK_ENTER;
+}
+
+static void test_no_site_anywhere(void **state)
+{
+    (void)state;
+    unsigned asked = 0;
+    uintptr_t here = (uintptr_t)test_no_site_anywhere;
+    struct cg_site site;
+    assert_int_equal(cg_site_at_return(here + 64, here, every_call_a_hook, &asked, &site), 0);
+    struct cg_site sites[8];
+    struct cg_range_scan scan;
+    assert_int_equal(cg_range_scan(here, here + 64, NULL, every_call_a_hook, &asked, sites, 8, &scan), 0);
+    assert_int_equal(scan.ok, 0);
+    assert_int_equal(scan.nsites, 0);
+    assert_int_equal(asked, 0);
+    errno = 1234;
+    assert_int_equal(cg_site_write(here, 0, 1, 0), ENOSYS);
+    assert_int_equal(errno, 1234);
 }
 #endif
 
@@ -1121,6 +1209,9 @@ int main(void)
         SITE_WRITES_TEST(write_gives_the_protection_given),
         cmocka_unit_test(test_write_refused_by_mprotect),
         cmocka_unit_test(test_sites_changed_under_running_threads),
+#elif CG_CPU_HAVE_SITES
+        cmocka_unit_test(test_a64_sites),
+        cmocka_unit_test(test_a64_write_refused),
 #else
         cmocka_unit_test(test_no_site_anywhere),
 #endif

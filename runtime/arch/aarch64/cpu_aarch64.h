@@ -25,14 +25,16 @@
 
 #define CG_CPU_NAME "aarch64"
 
-/* Hook calls are not taken back yet: no site is recognised (patch.c), and
- * every hook call reaches the hooks, which leave out of the profile what
- * they left out before, at their cost (what CGPROF_TAKEBACK=0 does
- * anywhere). The rule a change would rely on: the Arm ARM's concurrent
+/* Hook calls are not taken back yet: the sites are found (below) but not
+ * changed (patch.c), and every hook call reaches the hooks, which leave
+ * out of the profile what they left out before, at their cost (what
+ * CGPROF_TAKEBACK=0 does anywhere). The rule a change would rely on: the Arm ARM's concurrent
  * modification and execution of instructions (B, BL, NOP among the
  * instructions one aligned 4-byte store may replace while other threads
- * run them), with the instruction cache made coherent for the word. The
- * runtime says so at start-up (runtime.c). */
+ * run them), with the instruction cache made coherent for the word.
+ * cg_site_write refuses each change (ENOSYS), as a W^X policy refuses
+ * x86-64's, and the runtime says so in one line at exit when a call would
+ * have been taken back (library.c). */
 #define CG_CPU_HAVE_TAKEBACK 0
 /* The hook call sites are recognised all the same (arch/aarch64/a64sites.c):
  * which hook calls are a function's own, which an inlined call's. */
