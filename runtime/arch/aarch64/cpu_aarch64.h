@@ -28,10 +28,13 @@
 /* Hook calls are not taken back yet: the sites are found (below) but not
  * changed (patch.c), and every hook call reaches the hooks, which leave
  * out of the profile what they left out before, at their cost (what
- * CGPROF_TAKEBACK=0 does anywhere). The rule a change would rely on: the Arm ARM's concurrent
- * modification and execution of instructions (B, BL, NOP among the
- * instructions one aligned 4-byte store may replace while other threads
- * run them), with the instruction cache made coherent for the word.
+ * CGPROF_TAKEBACK=0 does anywhere). The rule a change would rely on: the
+ * Arm ARM's concurrent modification and execution of instructions (DDI
+ * 0487, B2.2.5: one of B, BL, BRK, HVC, ISB, NOP, SMC, SVC replaced by
+ * another by one aligned 4-byte store while other threads run it: BL by
+ * NOP, a tail B to the hook by a B to a RET, not by RET, which is not in
+ * the list), with the instruction cache made coherent for the word
+ * (docs/internals/takeback.md).
  * cg_site_write refuses each change (ENOSYS), as a W^X policy refuses
  * x86-64's, and the runtime says so in one line at exit when a call would
  * have been taken back (library.c). */
