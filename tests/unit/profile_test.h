@@ -258,28 +258,43 @@ static PT_UNUSED const struct cg_thread_events test_events = {
     .gone = thread_gone,
 };
 
-/* The settings the scenarios run with unless their env gives others (read
- * first, so that a scenario's own value wins): the exact clock and no
- * throttle, not the defaults (sampled time, CGPROF_THROTTLE=10000:1000).
- * The scenarios check exact nanoseconds of their synthetic clocks, every
- * call counted and the header lines of such a run (the default throttle
- * adds a "Throttled: 0 functions" line); test_options.c checks the
- * defaults. As tests/integration/cgtest.py's PINNED. */
+/* The settings the scenarios run with unless their env gives others: the
+ * exact clock and no throttle, not the defaults (sampled time,
+ * CGPROF_THROTTLE=10000:1000). The scenarios check exact nanoseconds of
+ * their synthetic clocks, every call counted and the header lines of such a
+ * run (the default throttle adds a "Throttled: 0 functions" line);
+ * test_options.c checks the defaults. As tests/integration/cgtest.py's
+ * PINNED. */
 static const char *const pinned_env[] = { "CGPROF_TIME=exact", "CGPROF_THROTTLE=off" };
 
-/* In the child: the options from pinned_env then env (NULL-terminated
- * "CGPROF_...=..." strings; only those are read), the clock, the filters
- * (their patterns resolved too, as the constructor does), the identity and
- * the thread layer; then collection is on. */
+/* Whether env (NULL-terminated) sets the variable of "NAME=value" v. */
+static PT_UNUSED int env_sets(const char *const *env, const char *v)
+{
+    size_t len = strcspn(v, "=") + 1;
+    for (const char *const *e = env; e && *e; e++)
+        if (strncmp(*e, v, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* In the child: the options from env (NULL-terminated "CGPROF_...=..."
+ * strings; only those are read) and those of pinned_env that env does not
+ * set (a variable set twice would be read at its first value, and said:
+ * options.c), the clock, the filters (their patterns resolved too, as the
+ * constructor does), the identity and the thread layer; then collection
+ * is on. */
 static PT_UNUSED void runtime_init(const char *const *env)
 {
     const char *all[32];
     size_t n = 0;
-    for (size_t i = 0; i < sizeof pinned_env / sizeof pinned_env[0]; i++)
-        all[n++] = pinned_env[i];
     for (const char *const *e = env; e && *e; e++) {
         REQUIRE(n + 1 < sizeof all / sizeof all[0]);
         all[n++] = *e;
+    }
+    for (size_t i = 0; i < sizeof pinned_env / sizeof pinned_env[0]; i++) {
+        REQUIRE(n + 1 < sizeof all / sizeof all[0]);
+        if (!env_sets(env, pinned_env[i]))
+            all[n++] = pinned_env[i];
     }
     all[n] = NULL;
     cg_real_resolve();
