@@ -11,7 +11,7 @@
  * taken: the hooks change it, and between two hooks it does not change, so
  * the records that came since the last hook are charged, in order, by the
  * next one, before its own event, to the stack as it still is. The hooks
- * see them by the same test as time off the CPU (costs.h,
+ * see them by the same test as time off the CPU (costs_inlines.h,
  * cg_costs_switched: the ring's head against the last drained), which that
  * mode (exact time only) does not use in sampled time: no test more on the
  * hot path. Code between hooks that runs longer than the buffer holds

@@ -8,7 +8,7 @@
 
 static size_t merged_hash(uintptr_t a, uintptr_t b, uintptr_t c)
 {
-    (void)a; /* as cg_arc_hash (costs.h): the call site all but decides the caller */
+    (void)a; /* as cg_arc_hash (costs_inlines.h): the call site all but decides the caller */
     return (size_t)cg_hash2(b, c);
 }
 
