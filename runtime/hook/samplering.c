@@ -43,7 +43,7 @@
 
 #include "costs.h"
 #include "ehframe.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "options.h"
 #include "proc.h"
 #include "sample.h"
@@ -168,7 +168,7 @@ void cg_ring_init(void)
     cg_sample_ring_chosen(exclude_kernel
                               ? "perf_event task clock read from a ring buffer, no signal, user time only"
                               : "perf_event task clock read from a ring buffer, no signal, system time counted");
-    __atomic_store_n(&cg_guard_drain_samples, drain_hook, __ATOMIC_RELEASE);
+    __atomic_store_n(&cg_general_drain_samples, drain_hook, __ATOMIC_RELEASE);
 }
 
 /* The calling thread's CPU time, ns (a system call: only where records

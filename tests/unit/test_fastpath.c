@@ -1,4 +1,4 @@
-/* The hooks' two paths against each other (fastpath.h, guard.c). The fast
+/* The hooks' two paths against each other (fastpath.h, generalpath.c). The fast
  * path is a specialised copy of cg_costs_enter and cg_costs_pop; it must
  * leave the tables exactly as the general path does, or give up before it
  * changes anything. Two threads' states get the same random sequences of
@@ -44,7 +44,7 @@
 #include "addrset.h"
 #include "clock.h"
 #include "costs.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "proc.h"
 #include "thread.h"
 
@@ -52,19 +52,19 @@
 
 static unsigned long held_calls, slow_calls;
 
-void __real_cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
-                               int enter);
-void __wrap_cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
-                               int enter)
+void __real_cg_general_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                 int enter);
+void __wrap_cg_general_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                 int enter)
 {
     held_calls++;
-    __real_cg_guard_hook_held(t, fn, site, sp, code, enter);
+    __real_cg_general_hook_held(t, fn, site, sp, code, enter);
 }
 
 static void slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
 {
     slow_calls++;
-    cg_guard_hook(t, fn, site, sp, code, enter);
+    cg_general_hook(t, fn, site, sp, code, enter);
 }
 
 /* ---- two threads' states ---------------------------------------------------- */
