@@ -13,9 +13,9 @@
  * ordinary: the thread's first hook, a pending deferred event, the
  * monotonic clock, an empty stack, a stack to re-synchronise or to grow, a
  * new arc, a filter. Its second halves are cg_costs_enter's and
- * cg_costs_pop's, specialised (no skip, no empty TSC segment, the frame and
- * arc already at hand): written with those functions' pieces shared, gcc
- * kept four registers instead of two and the hooks made 8% more
+ * cg_costs_pop's, specialised (no call left out, no empty TSC segment, the
+ * frame and arc already at hand): written with those functions' pieces
+ * shared, gcc kept four registers instead of two and the hooks made 8% more
  * instructions (callgrind, the benchmark's workload). */
 #ifndef CG_FASTPATH_H
 #define CG_FASTPATH_H
@@ -88,7 +88,7 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
  * probe of the arcs' index (cg_arc_find's, without the caller). */
 static CG_INLINE uint32_t cg_fast_probe(const struct cg_costs *c, uintptr_t key, uintptr_t fn)
 {
-    for (uint32_t i = (uint32_t)cg_arc_hash(0, key, fn);; i++) {
+    for (uint32_t i = (uint32_t)cg_arc_hash(key, fn);; i++) {
         uint32_t arc = c->arc_index[i & c->arc_mask];
         if (cg_unlikely(arc == 0))
             return 0;
@@ -173,15 +173,15 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     /* A caller that is not the top frame (another arc of this key and
      * callee: a frame left out calls through its arc's caller); an arc left
      * out */
-    if (cg_unlikely(top->skip || a->caller != top->fn || a->skip)) {
+    if (cg_unlikely(top->state || a->caller != top->fn || a->state)) {
         /* a call that keeps no frame (fold.h): no frame, no segment
          * ended; only the hook's own time counted, as the general path
          * does (cg_general_now) */
-        if (a->skip >= CG_ARC_DROPPED && a->caller == top->fn && !top->skip) {
-            cg_costs_count(&c->inlined_calls, a->skip == CG_ARC_FOLDED);
+        if (a->state >= CG_ARC_DROPPED && a->caller == top->fn && !top->state) {
+            cg_costs_count(&c->inlined_calls, a->state == CG_ARC_FOLDED);
             /* a copy of the top frame's own function inlined into it: its
              * exit will be one of the same function, dropped by the count */
-            top->folded_self += a->skip == CG_ARC_FOLDED && fn == top->fn;
+            top->folded_self += a->state == CG_ARC_FOLDED && fn == top->fn;
             if (sampled) {
                 t->nhooks++;
             } else {
@@ -221,7 +221,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     f->arc = arc;
     f->self = a->entry_self;
     f->last_arc = CG_SINK;
-    f->skip = CG_ARC_COUNTED;
+    f->state = CG_ARC_COUNTED;
     if (key == site) { /* a real call */
         f->host_site = site;
         f->code = cg_arc_own_code(a, fn);
@@ -253,7 +253,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     if (cg_costs_switched(c))
         return 0;
     struct cg_frame *f = &c->frames[d - 1];
-    if (cg_unlikely(f->fn != fn || f->skip || f->folded_self))
+    if (cg_unlikely(f->fn != fn || f->state || f->folded_self))
         return 0;
     /* from here on as cg_costs_pop */
     CG_CHECK(f->arc < c->narcs && f->self < c->nselfs);

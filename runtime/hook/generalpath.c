@@ -197,13 +197,13 @@ void cg_general_hook(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_
 void cg_general_throttle(struct cg_thread *t, uint32_t arc)
 {
     struct cg_costs *c = &t->costs;
-    int was = c->arcs[arc].skip;
+    int was = c->arcs[arc].state;
     cg_throttle_check(c, arc);
     /* The function's own enter taken back at once, from the frame just
      * popped (where its enter hook was called): its calls from any caller
      * stop coming, not only those of this arc. */
     uintptr_t code = c->frames[c->depth].code;
-    if (!was && c->arcs[arc].skip == CG_ARC_THROTTLED && code)
+    if (!was && c->arcs[arc].state == CG_ARC_THROTTLED && code)
         cg_fold_take(t, c->arcs[arc].callee, code, 1, CG_TB_FILTERED);
     cg_guard_release(t);
 }

@@ -18,7 +18,7 @@ static inline CG_NOINSTR uint64_t self_hash(uintptr_t fn, uintptr_t addr)
 CG_NOINSTR uint64_t cg_arcs_hash_at(const struct cg_costs *c, uint32_t e)
 {
     const struct cg_arc *a = &c->arcs[e];
-    return cg_arc_hash(a->caller, a->site, a->callee);
+    return cg_arc_hash(a->site, a->callee);
 }
 
 CG_NOINSTR uint64_t cg_selfs_hash_at(const struct cg_costs *c, uint32_t e)
@@ -61,7 +61,7 @@ CG_NOINSTR uint32_t cg_self_find(struct cg_costs *c, uintptr_t fn, uintptr_t add
 /* Whether the filters leave callee out: checked once per arc, when it is
  * made, so that a call of a function left out costs no more than any
  * other call (the arc lookup). */
-CG_NOINSTR uint32_t cg_arc_skip_of(const struct cg_costs *c, uintptr_t callee)
+CG_NOINSTR uint32_t cg_arc_state_of(const struct cg_costs *c, uintptr_t callee)
 {
     const struct cg_filter *f = c->filter;
     if (!f)
@@ -81,7 +81,7 @@ CG_NOINSTR uint32_t cg_arc_skip_of(const struct cg_costs *c, uintptr_t callee)
 CG_NOINSTR uint32_t cg_arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee,
                                    int filtered, int inlined, int caller_inlined, uintptr_t code)
 {
-    uint32_t skip = filtered ? cg_arc_skip_of(c, callee) : CG_ARC_COUNTED;
+    uint32_t state = filtered ? cg_arc_state_of(c, callee) : CG_ARC_COUNTED;
     /* after an inlined call the caller runs on where the call began: it
      * has no return address of its own. That place is in the code that
      * runs the caller's frame, whatever function it is (for a caller
@@ -90,7 +90,7 @@ CG_NOINSTR uint32_t cg_arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_
     uint32_t ret_self = caller ? cg_self_find(c, caller, site, caller_inlined || inlined) : CG_SINK;
     /* A call left out runs on its caller's time from its entry: its frame
      * charges the call site, as the caller does after it returns. */
-    uint32_t entry_self = skip ? ret_self : cg_self_find(c, callee, callee, 0);
+    uint32_t entry_self = state ? ret_self : cg_self_find(c, callee, callee, 0);
     if (c->narcs == c->arc_cap) {
         if (cg_dense_grow(c, (void **)&c->arcs, &c->arc_cap, c->narcs, sizeof(struct cg_arc)) ||
             cg_dense_index(&c->arc_index, &c->arc_mask, 2 * c->arc_cap, c->narcs, cg_arcs_hash_at, c)) {
@@ -105,7 +105,7 @@ CG_NOINSTR uint32_t cg_arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_
         CG_COUNT(c->lost);
         return CG_SINK;
     }
-    uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);
+    uint32_t i = (uint32_t)cg_arc_hash(site, callee);
     while (c->arc_index[i & c->arc_mask])
         i++;
     uint32_t e = c->narcs;
@@ -117,7 +117,7 @@ CG_NOINSTR uint32_t cg_arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_
     a->sampled = 0;
     a->inlined = (uint8_t)inlined;
     a->caller_inlined = (uint8_t)caller_inlined;
-    a->skip = (uint8_t)skip;
+    a->state = (uint8_t)state;
     intptr_t off = (intptr_t)(code - callee);
     a->code_off = !inlined && code && off > CG_NO_CODE && off <= INT32_MAX ? (int32_t)off : CG_NO_CODE;
     a->entry_self = entry_self;
@@ -135,7 +135,7 @@ int cg_top_inlined(const struct cg_costs *c)
     if (c->depth == 0)
         return 0;
     const struct cg_arc *a = &c->arcs[c->frames[c->depth - 1].arc];
-    return c->frames[c->depth - 1].skip ? a->caller_inlined : a->inlined;
+    return c->frames[c->depth - 1].state ? a->caller_inlined : a->inlined;
 }
 
 /* The slow paths make system calls (mmap, munmap) in the middle of the
@@ -158,7 +158,7 @@ void cg_costs_drop_arc(struct cg_costs *c, uintptr_t caller, uintptr_t key, uint
     if (arc == CG_SINK)
         return;
     struct cg_arc *a = &c->arcs[arc];
-    a->skip = (uint8_t)kind;
+    a->state = (uint8_t)kind;
     a->entry_self = a->ret_self;
 }
 
@@ -170,12 +170,12 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
 {
     struct cg_arc *a = &c->arcs[arc];
     struct cg_filter *f = c->filter;
-    if (!f || arc == CG_SINK || a->skip || a->sampled)
+    if (!f || arc == CG_SINK || a->state || a->sampled)
         return;
     if (a->incl >= f->throttle_ns * a->count && !cg_addrset_has(f->throttled, a->callee))
         return;
     a->entry_self = a->ret_self;
-    a->skip = CG_ARC_THROTTLED;
+    a->state = CG_ARC_THROTTLED;
     int added = cg_addrset_add(f->throttled, a->callee);
     if (added < 0)
         __atomic_fetch_add(&f->throttle_full, 1, __ATOMIC_RELAXED);
@@ -185,7 +185,7 @@ void cg_throttle_check(struct cg_costs *c, uint32_t arc)
 
 uint32_t cg_arc_lookup(const struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
-    for (uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);; i++) {
+    for (uint32_t i = (uint32_t)cg_arc_hash(site, callee);; i++) {
         uint32_t slot = c->arc_index[i & c->arc_mask];
         if (slot == 0)
             return 0;
@@ -208,7 +208,7 @@ uint32_t cg_self_lookup(const struct cg_costs *c, uintptr_t fn, uintptr_t addr)
 
 uint32_t cg_costs_arc_of(const struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee)
 {
-    for (uint32_t i = (uint32_t)cg_arc_hash(caller, site, callee);; i++) {
+    for (uint32_t i = (uint32_t)cg_arc_hash(site, callee);; i++) {
         uint32_t slot = c->arc_index[i & c->arc_mask];
         if (slot == 0)
             return CG_SINK;

@@ -86,7 +86,7 @@ uint64_t cg_arcs_hash_at(const struct cg_costs *c, uint32_t e);
 uint64_t cg_selfs_hash_at(const struct cg_costs *c, uint32_t e);
 uint32_t cg_self_find(struct cg_costs *c, uintptr_t fn, uintptr_t addr, int inlined);
 uint32_t cg_self_lookup(const struct cg_costs *c, uintptr_t fn, uintptr_t addr);
-uint32_t cg_arc_skip_of(const struct cg_costs *c, uintptr_t callee);
+uint32_t cg_arc_state_of(const struct cg_costs *c, uintptr_t callee);
 uint32_t cg_arc_insert(struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee, int filtered,
                        int inlined, int caller_inlined, uintptr_t code);
 uint32_t cg_arc_lookup(const struct cg_costs *c, uintptr_t caller, uintptr_t site, uintptr_t callee);

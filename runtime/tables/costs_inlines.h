@@ -159,17 +159,17 @@ static CG_INLINE void cg_costs_resync(struct cg_costs *c, uintptr_t fn, uintptr_
     }
 }
 
-/* The caller is left out of the hash: the call site, an address inside
- * the caller, all but decides it (two callers share a (site, callee) only
- * through a frame left out, which calls through its caller), and two
- * multiplies that run side by side are all the hot path pays. The lookups
- * still compare the caller, and whether the call is inlined: a function
- * inlined into itself (recursion, at -O2) makes, from the same call site,
- * both a real call of itself and, inside that callee, inlined calls whose
- * hooks get the callee's return address, the same site. */
-static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_t callee)
+/* The hash of an arc (caller, site, callee), of its site and callee: the
+ * caller is left out, since the call site, an address inside the caller,
+ * all but decides it (two callers share a (site, callee) only through a
+ * frame left out, which calls through its caller), and two multiplies
+ * that run side by side are all the hot path pays. The lookups still
+ * compare the caller, and whether the call is inlined: a function inlined
+ * into itself (recursion, at -O2) makes, from the same call site, both a
+ * real call of itself and, inside that callee, inlined calls whose hooks
+ * get the callee's return address, the same site. */
+static CG_INLINE uint64_t cg_arc_hash(uintptr_t site, uintptr_t callee)
 {
-    (void)caller;
     return cg_hash2(site, callee);
 }
 
@@ -179,7 +179,7 @@ static CG_INLINE uint64_t cg_arc_hash(uintptr_t caller, uintptr_t site, uintptr_
 static CG_INLINE uint32_t cg_arc_find(struct cg_costs *c, uintptr_t caller, uintptr_t site,
                                           uintptr_t callee, int inlined, uintptr_t code)
 {
-    uint64_t h = cg_arc_hash(caller, site, callee);
+    uint64_t h = cg_arc_hash(site, callee);
     for (uint32_t i = (uint32_t)h;; i++) {
         uint32_t slot = c->arc_index[i & c->arc_mask];
         if (slot == 0)
@@ -277,7 +277,7 @@ static CG_INLINE void cg_costs_enter_as(struct cg_costs *c, uintptr_t fn, uintpt
             host_site = top->host_site;
         else if (cg_unlikely(inlined_below && top->sp > sp))
             inlined = CG_INLINED_BELOW;
-        if (cg_unlikely(top->skip)) {
+        if (cg_unlikely(top->state)) {
             /* made by the caller that the frame left out runs for */
             caller = c->arcs[top->arc].caller;
             site = c->arcs[top->arc].site;
@@ -306,7 +306,7 @@ static CG_INLINE void cg_costs_enter_as(struct cg_costs *c, uintptr_t fn, uintpt
     f->arc = arc;
     f->self = c->arcs[arc].entry_self;
     f->last_arc = CG_SINK;
-    f->skip = c->arcs[arc].skip;
+    f->state = c->arcs[arc].state;
     f->host_site = host_site;
     f->code = cg_arc_code(c, arc, fn);
     f->node = 0;
@@ -315,7 +315,7 @@ static CG_INLINE void cg_costs_enter_as(struct cg_costs *c, uintptr_t fn, uintpt
         /* a call left out is no step of the path: its frame runs on its
          * caller's node, and the calls it makes are its caller's */
         uint32_t parent = top ? f[-1].node : 0; /* not top: the stack may have moved (grown) */
-        if (f->skip) {
+        if (f->state) {
             f->node = parent;
         } else {
             f->node = cg_node_find(c, parent, fn);
@@ -344,7 +344,8 @@ static CG_INLINE int cg_throttle_due(const struct cg_costs *c, uint64_t count)
 
 /* Pops the top frame at time `now`, charging its call and resuming the
  * caller's self time at the call's return address. A frame left out
- * (skip) charged its time to that same address all along. */
+ * (its state not CG_ARC_COUNTED) charged its time to that same address all
+ * along. */
 static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
 {
     CG_CHECK(c->depth > 0);
@@ -374,7 +375,7 @@ static CG_INLINE void cg_costs_pop(struct cg_costs *c, uint64_t now)
      * both. A call counted twice would stay so: parts never take back
      * (cg_reading_raise). */
     __atomic_store_n(&c->depth, d, __ATOMIC_RELEASE);
-    if (cg_likely(!f->skip)) {
+    if (cg_likely(!f->state)) {
         uint64_t count = a->count + 1;
         __atomic_store_n(&a->count, count, __ATOMIC_RELEASE);
         __atomic_store_n(&a->incl, a->incl + (now - f->t_enter), __ATOMIC_RELEASE);

@@ -52,8 +52,11 @@ struct cg_arc {
                             call site lies in the code of the function it
                             was inlined into (or a part of it), which is not
                             a callback from that function */
-    uint8_t skip;        /* CG_ARC_*: decided when the arc is made (or
-                            throttled); then entry_self == ret_self */
+    uint8_t state;       /* CG_ARC_COUNTED, or how its calls keep no frame
+                            (CG_ARC_SKIPPED, _THROTTLED, _DROPPED,
+                            _FOLDED: costs_types.h): decided when the arc
+                            is made (or throttled, dropped); not counted:
+                            entry_self == ret_self */
     int32_t code_off;    /* a real call: where its enter hook is called,
                             from the callee's start (the same for every call
                             of the arc: one call instruction calls one
@@ -78,7 +81,8 @@ struct cg_frame {
     uint32_t arc;      /* the arc this call is counted on */
     uint32_t self;     /* self entry the running segment is charged to */
     uint32_t last_arc; /* arc of this frame's previous call (for runs) */
-    uint32_t skip;     /* a call left out (its arc's skip): a frame only for
+    uint32_t state;    /* its arc's state (CG_ARC_*) when pushed; not
+                          CG_ARC_COUNTED: a call left out, a frame only for
                           its exit and re-synchronisation; its calls are
                           made by its arc's caller at its arc's call site */
     uintptr_t host_site; /* the call site of the function whose code this

@@ -18,11 +18,12 @@
 
 #define CG_SINK 0u
 
-/* Arcs whose callee the filters leave out (struct cg_arc.skip): its calls
- * are not counted and its own time is its caller's, charged at the call
- * site; the calls it makes are recorded as made by the nearest caller that
- * is not left out, at that call site. A throttled arc keeps the calls it
- * counted before it was throttled. */
+/* An arc's state (struct cg_arc.state, and a frame's copy of it): counted,
+ * or how its calls keep no frame. An arc whose callee the filters leave
+ * out (skipped, throttled): its calls are not counted and its own time is
+ * its caller's, charged at the call site; the calls it makes are recorded
+ * as made by the nearest caller that is not left out, at that call site.
+ * A throttled arc keeps the calls it counted before it was throttled. */
 enum { CG_ARC_COUNTED = 0, CG_ARC_SKIPPED = 1, CG_ARC_THROTTLED = 2, CG_ARC_DROPPED = 3, CG_ARC_FOLDED = 4 };
 /* Every arc but a counted one is of calls that keep no frame (fold.h): of
  * a function left out (skipped, throttled: its hook calls taken back), or

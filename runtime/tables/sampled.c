@@ -51,8 +51,8 @@ static int sample_chain(struct cg_costs *c, uintptr_t caller, uintptr_t site0, i
          * was throttled, a lower bound since): a visit is not a call */
         /* counts and times stored whole: a dump reads them meanwhile, as
          * the hooks store theirs (cg_costs_pop) */
-        if ((new_visit || !seen) && (a->sampled || (!visits_only && a->skip == CG_ARC_COUNTED &&
-                                                     cg_arc_skip_of(c, a->callee) == CG_ARC_COUNTED))) {
+        if ((new_visit || !seen) && (a->sampled || (!visits_only && a->state == CG_ARC_COUNTED &&
+                                                     cg_arc_state_of(c, a->callee) == CG_ARC_COUNTED))) {
             __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
             if (c->nodes)
                 __atomic_store_n(&c->nodes[nodes[i]].calls, c->nodes[nodes[i]].calls + 1, __ATOMIC_RELEASE);
@@ -85,15 +85,15 @@ int cg_costs_sample(struct cg_costs *c, const uintptr_t *fns, const uintptr_t *s
         return -1;
     /* From a call left out, as its other calls: made by the caller it runs for */
     const struct cg_frame *top = &c->frames[c->depth - 1];
-    uintptr_t caller = top->skip ? c->arcs[top->arc].caller : top->fn;
-    uintptr_t site0 = top->skip ? c->arcs[top->arc].site : sites[0];
+    uintptr_t caller = top->state ? c->arcs[top->arc].caller : top->fn;
+    uintptr_t site0 = top->state ? c->arcs[top->arc].site : sites[0];
     /* A real call of an instrumented function, sampled around its hooks,
      * is left to cg_costs_sample_call; one whose hook calls were taken back
      * (throttled: it keeps no frame) is sampled as code that is not
      * instrumented, by address, on the arc it has */
     uint32_t first = cg_arc_lookup(c, caller, site0, fns[0]);
-    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].skip == CG_ARC_COUNTED &&
-        cg_arc_skip_of(c, fns[0]) == CG_ARC_COUNTED)
+    if (first != CG_SINK && !c->arcs[first].sampled && c->arcs[first].state == CG_ARC_COUNTED &&
+        cg_arc_state_of(c, fns[0]) == CG_ARC_COUNTED)
         return -1;
     return sample_chain(c, caller, site0, cg_top_inlined(c), top->node, 0, fns, sites, n, pc, period, new_visit, last,
                         nlast);
@@ -136,7 +136,7 @@ int cg_costs_sample_at(struct cg_costs *c, uintptr_t pc, uint64_t period)
     if (c->depth == 0)
         return -1;
     struct cg_frame *top = &c->frames[c->depth - 1];
-    if (top->skip)
+    if (top->state)
         return -1; /* its code's time is its caller's, at the call site */
     uint32_t e = cg_self_lookup(c, top->fn, pc);
     if (e == CG_SINK) {
@@ -174,13 +174,13 @@ int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintp
     if (c->depth == 0)
         return -1;
     struct cg_frame *top = &c->frames[c->depth - 1];
-    if (top->skip)
+    if (top->state)
         return -1;
     uint32_t arc = cg_arc_lookup(c, top->fn, site, fn);
     if (arc == CG_SINK)
         return -1;
     struct cg_arc *a = &c->arcs[arc];
-    if (a->sampled || a->skip || a->code_off == CG_NO_CODE)
+    if (a->sampled || a->state || a->code_off == CG_NO_CODE)
         return -1;
     uint32_t self, node = 0;
     if (pc < fn + (uintptr_t)(intptr_t)a->code_off) {
@@ -194,7 +194,7 @@ int cg_costs_sample_call(struct cg_costs *c, uintptr_t fn, uintptr_t site, uintp
     } else {
         /* the epilogue: the frame just above the stack is still this call's */
         const struct cg_frame *f = top + 1;
-        if (c->depth >= c->frame_cap || f->fn != fn || f->arc != arc || f->skip)
+        if (c->depth >= c->frame_cap || f->fn != fn || f->arc != arc || f->state)
             return -1;
         self = f->self;
         node = f->node;
