@@ -2,8 +2,10 @@
  * checked against the real one when a hook's stack pointer shows frames
  * left (cg_resync_slow, a repair counted in `left`), ended by a longjmp or
  * an exception's unwinding (cg_costs_unwind_to/below, counted in
- * `jumped`), and an exit that matches no top frame (cg_exit_mismatch).
- * docs/internals/design.md, "Calls as the hooks see them". */
+ * `jumped`), and an exit that matches no top frame (cg_exit_mismatch);
+ * and the real stack read to tell a real call below the top frame from an
+ * inlined one (cg_real_call_below). docs/internals/design.md, "Calls as
+ * the hooks see them". */
 #include "costs_inlines.h"
 
 #include <errno.h>
