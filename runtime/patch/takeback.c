@@ -4,13 +4,10 @@
  * need, collection off), the change itself, putting sites back, and the
  * counters. The record of the sites is registry.c's; everything here runs
  * under its lock. */
-#define _GNU_SOURCE
 #include "takeback.h"
 
 #include <errno.h>
 #include <sched.h>
-#include <string.h>
-#include <sys/mman.h>
 
 #include "clock.h"
 #include "patch.h"
