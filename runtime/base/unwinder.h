@@ -1,6 +1,6 @@
 /* libunwind, loaded once, privately (base layer): for sampling's stack
  * walks (sample.c) and the ranges of functions without a symbol
- * (symbols.c). Loaded with dlopen(RTLD_LOCAL), not linked: Debian's
+ * (names.c). Loaded with dlopen(RTLD_LOCAL), not linked: Debian's
  * libunwind.so.8 also exports _Unwind_* functions, and linking it into a
  * preloaded library would put them in front of libgcc's for the program's
  * C++ exceptions. RTLD_NOW: nothing is bound later, in a signal handler. */

@@ -11,7 +11,7 @@
 #include "counting.h"
 #include "dump.h"
 #include "filter.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "hooks.h"
 #include "options.h"
 #include "proc.h"

@@ -31,7 +31,7 @@
 
 #include "compiler.h"
 #include "costs.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "real.h"
 #include "thread.h"
 #include "util.h"

@@ -38,7 +38,7 @@
 #include "compiler.h"
 #include "counting.h"
 #include "ehframe.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "options.h"
 #include "proc.h"
 #include "real.h"

@@ -11,7 +11,7 @@
  * taken: the hooks change it, and between two hooks it does not change, so
  * the records that came since the last hook are charged, in order, by the
  * next one, before its own event, to the stack as it still is. The hooks
- * see them by the same test as time off the CPU (costs.h,
+ * see them by the same test as time off the CPU (costs_inlines.h,
  * cg_costs_switched: the ring's head against the last drained), which that
  * mode (exact time only) does not use in sampled time: no test more on the
  * hot path. Code between hooks that runs longer than the buffer holds
@@ -43,7 +43,7 @@
 
 #include "costs.h"
 #include "ehframe.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "options.h"
 #include "proc.h"
 #include "sample.h"
@@ -167,7 +167,7 @@ void cg_ring_init(void)
     cg_sample_ring_chosen(exclude_kernel
                               ? "perf_event task clock read from a ring buffer, no signal, user time only"
                               : "perf_event task clock read from a ring buffer, no signal, system time counted");
-    __atomic_store_n(&cg_guard_drain_samples, drain_hook, __ATOMIC_RELEASE);
+    __atomic_store_n(&cg_general_drain_samples, drain_hook, __ATOMIC_RELEASE);
 }
 
 /* The calling thread's CPU time, ns (a system call: only where records

@@ -314,7 +314,7 @@ static PT_UNUSED void runtime_init(const char *const *env)
 #define STACK_WORDS 4096
 
 /* A thread's state and the memory its synthetic stack pointers point into
- * (costs.c reads a callee's return address there to tell a real call from
+ * (repair.c reads a callee's return address there to tell a real call from
  * an inlined one: each call writes its site where a real one would be). */
 struct sim {
     struct cg_thread *t;
