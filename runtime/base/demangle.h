@@ -1,5 +1,5 @@
 /* C++ names, demangled (base layer): one look-up of the C++ runtime's
- * demangler for the symbols (symbols.c) and the filters' patterns
+ * demangler for the symbols (names.c) and the filters' patterns
  * (filter.c). */
 #ifndef CG_DEMANGLE_H
 #define CG_DEMANGLE_H

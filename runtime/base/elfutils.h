@@ -1,5 +1,5 @@
 /* elfutils (libdw and the libelf it brings), loaded when first needed
- * (base layer): for the symbols and lines of a dump (symbols.c, lines.c)
+ * (base layer): for the symbols and lines of a dump (runtime/symbols/)
  * and the filters' scan (filter.c). Loaded with dlopen(RTLD_LOCAL), as
  * libunwind is (unwinder.h), not linked: linked, the loader mapped libdw,
  * libelf and their compression libraries (1.2 MB of address space) into

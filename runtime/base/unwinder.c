@@ -106,6 +106,7 @@ const struct cg_unwinder *cg_unwinder_generic(void)
             CG_DLSYM_FN(g.create_addr_space, h, CG_UNW_PREFIX "create_addr_space");
             CG_DLSYM_FN(g.init_remote, h, CG_UNW_PREFIX "init_remote");
             CG_DLSYM_FN(g.get_accessors, h, CG_UNW_PREFIX "get_accessors");
+            CG_DLSYM_FN(g.search_unwind_table, h, CG_UNW_PREFIX "dwarf_search_unwind_table");
             g.local_addr_space = dlsym(h, CG_UNW_PREFIX "local_addr_space");
             remember_code(&code[1], (void (*)(void))g.step);
         }

@@ -1,6 +1,6 @@
 /* libunwind, loaded once, privately (base layer): for sampling's stack
  * walks (sample.c) and the ranges of functions without a symbol
- * (symbols.c). Loaded with dlopen(RTLD_LOCAL), not linked: Debian's
+ * (names.c). Loaded with dlopen(RTLD_LOCAL), not linked: Debian's
  * libunwind.so.8 also exports _Unwind_* functions, and linking it into a
  * preloaded library would put them in front of libgcc's for the program's
  * C++ exceptions. RTLD_NOW: nothing is bound later, in a signal handler. */
@@ -26,6 +26,10 @@ struct cg_unwinder {
     unw_addr_space_t (*create_addr_space)(unw_accessors_t *, int);
     int (*init_remote)(unw_cursor_t *, unw_addr_space_t, void *);
     unw_accessors_t *(*get_accessors)(unw_addr_space_t);
+    /* the lookup of a function's unwind entry in a table one names
+     * (dwarf_search_unwind_table: exported, not declared in libunwind.h;
+     * perf's remote walks declare it the same way); NULL when absent */
+    int (*search_unwind_table)(unw_addr_space_t, unw_word_t, unw_dyn_info_t *, unw_proc_info_t *, int, void *);
 };
 
 /* libunwind's functions, loaded at the first call (never from a signal

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* mremap */
 #include "util.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <sys/resource.h>
@@ -272,20 +274,50 @@ void cg_path_normalise(char *path)
     *out = 0;
 }
 
+/* The capacity that holds need items of size bytes, doubling from cap
+ * (first when 0): 0 and *ncap, or -1 when it would overflow. */
+static int grown_cap(size_t cap, size_t need, size_t size, size_t first, size_t *ncap)
+{
+    size_t n = cap ? cap : first ? first : 1;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / size)
+            return -1;
+        n *= 2;
+    }
+    if (n > SIZE_MAX / size)
+        return -1;
+    *ncap = n;
+    return 0;
+}
+
 int cg_grow(void **v, size_t *cap, size_t need, size_t size, size_t first)
 {
+    size_t ncap;
     if (need <= *cap)
         return 0;
-    size_t ncap = *cap ? *cap : first ? first : 1;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / size)
-            return -1;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / size)
+    if (grown_cap(*cap, need, size, first, &ncap) != 0)
         return -1;
     void *p = realloc(*v, ncap * size);
     if (!p)
+        return -1;
+    *v = p;
+    *cap = ncap;
+    return 0;
+}
+
+int cg_grow_mapped(void **v, size_t *cap, size_t need, size_t size, size_t first)
+{
+    size_t ncap;
+    if (need <= *cap)
+        return 0;
+    if (grown_cap(*cap, need, size, first, &ncap) != 0)
+        return -1;
+    void *p;
+    if (*v)
+        p = mremap(*v, *cap * size, ncap * size, MREMAP_MAYMOVE);
+    else
+        p = mmap(NULL, ncap * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return -1;
     *v = p;
     *cap = ncap;

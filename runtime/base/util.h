@@ -1,4 +1,5 @@
-/* Messages and a growable text buffer, for the cold paths (never the hooks). */
+/* Messages, the grow helper, the hash mixers and a growable text buffer,
+ * for the cold paths (never the hooks' fast path). */
 #ifndef CG_UTIL_H
 #define CG_UTIL_H
 
@@ -74,6 +75,18 @@ int cg_grow(void **v, size_t *cap, size_t need, size_t size, size_t first);
     __extension__({                                                                                          \
         void *p_ = (arr);                                                                                    \
         int rc_ = cg_grow(&p_, &(cap), (need), sizeof *(arr), (first));                                      \
+        (arr) = p_;                                                                                          \
+        rc_;                                                                                                 \
+    })
+/* The same in anonymous mappings (mremap moves them), for what runs where
+ * malloc may not: a hook's slow path, in a signal handler or inside malloc
+ * (patch/registry.c's tables). The first size*cap bytes are kept; the
+ * rest reads zero. */
+int cg_grow_mapped(void **v, size_t *cap, size_t need, size_t size, size_t first);
+#define CG_GROW_MAPPED(arr, cap, need, first)                                                                 \
+    __extension__({                                                                                          \
+        void *p_ = (arr);                                                                                    \
+        int rc_ = cg_grow_mapped(&p_, &(cap), (need), sizeof *(arr), (first));                               \
         (arr) = p_;                                                                                          \
         rc_;                                                                                                 \
     })

@@ -93,7 +93,7 @@ static CG_RACY_READ void thread_name(const struct cg_thread *t, char *dst, size_
 
 struct frame_copy {
     uint32_t level; /* from the bottom: 0 is the thread's first call */
-    uint32_t arc, skip;
+    uint32_t arc, state;
     uint32_t moved; /* not the same in the read before */
     uintptr_t fn;
     uint64_t t_enter;
@@ -112,7 +112,7 @@ static CG_RACY_READ void read_frame(const struct cg_frame *f, uint32_t level, st
     v->fn = __atomic_load_n(&f->fn, __ATOMIC_RELAXED);
     v->t_enter = __atomic_load_n(&f->t_enter, __ATOMIC_RELAXED);
     v->arc = __atomic_load_n(&f->arc, __ATOMIC_RELAXED);
-    v->skip = __atomic_load_n(&f->skip, __ATOMIC_RELAXED);
+    v->state = __atomic_load_n(&f->state, __ATOMIC_RELAXED);
     v->moved = 0;
 }
 
@@ -146,7 +146,7 @@ static uint32_t mark_moved(const struct stack_copy *a, struct stack_copy *b)
             i++;
         const struct frame_copy *g = i < a->n ? &a->f[i] : NULL;
         f->moved = !g || g->level != f->level || g->fn != f->fn || g->t_enter != f->t_enter || g->arc != f->arc ||
-                   g->skip != f->skip;
+                   g->state != f->state;
         moved += f->moved;
     }
     return moved;
@@ -196,7 +196,7 @@ static void put_place(struct cg_buf *b, const char *key, const char *file, unsig
  * 0 when not known. */
 static uintptr_t call_site(const struct stack_copy *s, uint32_t k, const struct cg_arc *arcs, uint32_t narcs)
 {
-    if (k + 1 >= s->n || s->f[k + 1].level != s->f[k].level + 1 || s->f[k].skip)
+    if (k + 1 >= s->n || s->f[k + 1].level != s->f[k].level + 1 || s->f[k].state)
         return 0;
     uint32_t arc = s->f[k + 1].arc;
     if (arc == CG_SINK || arc >= narcs || arcs[arc].caller != s->f[k].fn || !arcs[arc].site)
@@ -250,7 +250,7 @@ static void write_stack(struct cg_buf *b, struct cg_thread *t, struct cg_syms *s
             uint64_t done = __atomic_load_n(&arcs[f->arc].count, __ATOMIC_ACQUIRE);
             uint64_t before = f->arc < t->dumper.base.narcs ? t->dumper.base.count[f->arc] : 0;
             calls += done > before ? done - before : 0;
-            if (f->skip)
+            if (f->state)
                 strcat(flags, ",skipped");
             else if (arcs[f->arc].inlined)
                 strcat(flags, ",inlined");

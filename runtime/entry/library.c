@@ -12,7 +12,7 @@
 #include "cpu.h"
 #include "dump.h"
 #include "filter.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "hooks.h"
 #include "options.h"
 #include "proc.h"

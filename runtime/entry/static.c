@@ -13,7 +13,7 @@
  *    runtime never loads a library (glibc's static dlopen would need, at
  *    run time, the shared libraries of the glibc it was linked with, and
  *    linking it prints that warning at every link of a profiled program),
- *    and never asks a debuginfod server (see symbols.c): this dlopen finds
+ *    and never asks a debuginfod server (see debuginfo.c): this dlopen finds
  *    nothing. It is local to the archive's object (runtime/meson.build
  *    keeps only the runtime's own names global), so the program's own
  *    dlopen, if it has one, is the C library's. */

@@ -14,7 +14,7 @@
 
 #include "ehframe.h"
 #include "fold.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "proc.h"
 #include "takeback.h"
 #include "unwinder.h"

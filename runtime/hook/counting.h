@@ -31,7 +31,7 @@
 #include "compiler.h"
 #include "costs.h"
 #include "cpu.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "thread.h"
 
 /* A new key, the thread's first hook, a slot beyond the first few probes,

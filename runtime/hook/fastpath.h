@@ -1,7 +1,7 @@
 /* The hooks' bodies (thread layer): a fast path for the common case and the
- * general one (guard.h) for the rest, as inline functions of the thread,
- * the hook's arguments, its stack pointer and return address, and the
- * clock's mode, so that the unit tests run them as the hooks do
+ * general one (generalpath.h) for the rest, as inline functions of the
+ * thread, the hook's arguments, its stack pointer and return address, and
+ * the clock's mode, so that the unit tests run them as the hooks do
  * (tests/unit/test_fastpath.c compares the two paths on random event
  * sequences).
  *
@@ -13,9 +13,9 @@
  * ordinary: the thread's first hook, a pending deferred event, the
  * monotonic clock, an empty stack, a stack to re-synchronise or to grow, a
  * new arc, a filter. Its second halves are cg_costs_enter's and
- * cg_costs_pop's, specialised (no skip, no empty TSC segment, the frame and
- * arc already at hand): written with those functions' pieces shared, gcc
- * kept four registers instead of two and the hooks made 8% more
+ * cg_costs_pop's, specialised (no call left out, no empty TSC segment, the
+ * frame and arc already at hand): written with those functions' pieces
+ * shared, gcc kept four registers instead of two and the hooks made 8% more
  * instructions (callgrind, the benchmark's workload). */
 #ifndef CG_FASTPATH_H
 #define CG_FASTPATH_H
@@ -26,7 +26,7 @@
 #include "compiler.h"
 #include "costs.h"
 #include "counting.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "proc.h"
 #include "thread.h"
 
@@ -88,7 +88,7 @@ static CG_INLINE uint64_t cg_fast_now_charge(struct cg_thread *t, struct cg_fram
  * probe of the arcs' index (cg_arc_find's, without the caller). */
 static CG_INLINE uint32_t cg_fast_probe(const struct cg_costs *c, uintptr_t key, uintptr_t fn)
 {
-    for (uint32_t i = (uint32_t)cg_arc_hash(0, key, fn);; i++) {
+    for (uint32_t i = (uint32_t)cg_arc_hash(key, fn);; i++) {
         uint32_t arc = c->arc_index[i & c->arc_mask];
         if (cg_unlikely(arc == 0))
             return 0;
@@ -173,15 +173,15 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     /* A caller that is not the top frame (another arc of this key and
      * callee: a frame left out calls through its arc's caller); an arc left
      * out */
-    if (cg_unlikely(top->skip || a->caller != top->fn || a->skip)) {
+    if (cg_unlikely(top->state || a->caller != top->fn || a->state)) {
         /* a call that keeps no frame (fold.h): no frame, no segment
          * ended; only the hook's own time counted, as the general path
-         * does (cg_guard_now) */
-        if (a->skip >= CG_ARC_DROPPED && a->caller == top->fn && !top->skip) {
-            cg_costs_count(&c->inlined_calls, a->skip == CG_ARC_FOLDED);
+         * does (cg_general_now) */
+        if (a->state >= CG_ARC_DROPPED && a->caller == top->fn && !top->state) {
+            cg_costs_count(&c->inlined_calls, a->state == CG_ARC_FOLDED);
             /* a copy of the top frame's own function inlined into it: its
              * exit will be one of the same function, dropped by the count */
-            top->folded_self += a->skip == CG_ARC_FOLDED && fn == top->fn;
+            top->folded_self += a->state == CG_ARC_FOLDED && fn == top->fn;
             if (sampled) {
                 t->nhooks++;
             } else {
@@ -221,7 +221,7 @@ static CG_INLINE int cg_fast_enter(struct cg_thread *t, uintptr_t fn, uintptr_t 
     f->arc = arc;
     f->self = a->entry_self;
     f->last_arc = CG_SINK;
-    f->skip = CG_ARC_COUNTED;
+    f->state = CG_ARC_COUNTED;
     if (key == site) { /* a real call */
         f->host_site = site;
         f->code = cg_arc_own_code(a, fn);
@@ -253,7 +253,7 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
     if (cg_costs_switched(c))
         return 0;
     struct cg_frame *f = &c->frames[d - 1];
-    if (cg_unlikely(f->fn != fn || f->skip || f->folded_self))
+    if (cg_unlikely(f->fn != fn || f->state || f->folded_self))
         return 0;
     /* from here on as cg_costs_pop */
     CG_CHECK(f->arc < c->narcs && f->self < c->nselfs);
@@ -272,14 +272,14 @@ static CG_INLINE int cg_fast_exit(struct cg_thread *t, uintptr_t fn, const int s
         cg_lat_add(c, f->arc, now - f->t_enter);
     if (c->nodes)
         cg_node_exit(c, f->node, f->t_enter, now);
-    /* the check is a call: made outside, by cg_guard_throttle */
+    /* the check is a call: made outside, by cg_general_throttle */
     return cg_unlikely(cg_throttle_due(c, count)) ? 2 : 1;
 }
 
 /* What a hook does when it cannot take the fast path at once: no thread
  * state yet (t NULL), a guard taken or events pending, or the monotonic
  * clock (mode CG_FAST_NONE). The hooks pass a function that makes the
- * thread's state on its first hook; the unit tests, cg_guard_hook. A
+ * thread's state on its first hook; the unit tests, cg_general_hook. A
  * constant after inlining: a direct call. */
 typedef void (*cg_hook_slow_fn)(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
                                 int enter);
@@ -299,7 +299,7 @@ static CG_INLINE void cg_hook_enter_body(struct cg_thread *t, uintptr_t fn, uint
                                       : cg_fast_enter(t, fn, site, CG_FAST_SP(sp), ret, 1)))
         cg_guard_release(t);
     else
-        cg_guard_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 1);
+        cg_general_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 1);
 }
 
 /* The body of __cyg_profile_func_exit. */
@@ -316,69 +316,40 @@ static CG_INLINE void cg_hook_exit_body(struct cg_thread *t, uintptr_t fn, uintp
     if (cg_likely(r == 1))
         cg_guard_release(t);
     else if (r == 2)
-        cg_guard_throttle(t, t->costs.frames[t->costs.depth].arc);
+        cg_general_throttle(t, t->costs.frames[t->costs.depth].arc);
     else
-        cg_guard_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 0);
+        cg_general_hook_held(t, fn, site, CG_FAST_SP(sp), CG_FAST_RET(ret), 0);
 }
 
-/* A hooks' general path, slow above (cg_hook_slow_fn): a thread's first
- * hook starts the runtime with ready(arg) and makes the thread's state,
- * both keeping errno; then the guard's general path. */
-#define CG_HOOK_SLOW(name, ready, arg)                                                                        \
-    static CG_COLD void name(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,   \
-                             int enter)                                                                       \
-    {                                                                                                         \
-        if (!t && (!ready(arg) || !(t = cg_thread_attach())))                                                 \
-            return;                                                                                           \
-        if (cg_fast_mode == CG_FAST_COUNT) { /* the counting hooks: the exit does nothing */                   \
-            if (enter)                                                                                        \
-                cg_count_slow(t, fn, site, code, sp);                                                         \
-            return;                                                                                           \
-        }                                                                                                     \
-        cg_guard_hook(t, fn, site, sp, code, enter);                                                          \
-    }                                                                                                         \
-    static CG_COLD void name##_count(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t code,     \
-                                     uintptr_t sp)                                                            \
-    {                                                                                                         \
-        if (!t && (!ready(arg) || !(t = cg_thread_attach())))                                                 \
-            return;                                                                                           \
-        cg_count_slow(t, fn, site, code, sp);                                                                 \
-    }
+/* The rest of the hooks' text, shared by the exported hooks (hooks.c) and
+ * the calibration's twin (calib_hooks.c), so that the calibration measures
+ * the hooks' own code: each file writes its enter and exit hooks the same
+ * way around cg_hook_enter_body and cg_hook_exit_body, with its own
+ * general path (cg_hook_slow_fn: the thread's first hook, then
+ * cg_hook_slow) and counting enter hook (cg_hook_count_enter). */
 
-/* A pair of hooks, enter and exit, whose general path is slow:
- * the exported hooks (hooks.c) and the calibration's (calib_hooks.c), one
- * text for the two so that the calibration measures the hooks' own code.
- * The hook's stack pointer (where its caller's stack pointer was before
- * its call: the frames' sp, compared across hooks by cg_costs_resync and
- * with a hook called from the same frame, inlined calls) and its return
- * address are read where they are used, by CG_FAST_SP and CG_FAST_RET
- * (hence the zeros): the call frame address needs no frame pointer, unlike
- * __builtin_frame_address. */
-#define CG_HOOK_PAIR(enter, exit, slow)                                                                       \
-    /* the counting hook apart, reached by a tail jump before the general     \
-     * hook's prologue (5 registers saved): the hook's return address and     \
-     * call frame address are its own */                                     \
-    static CG_HOT __attribute__((noinline)) void enter##_counting(void *fn, void *site)                     \
-    {                                                                                                         \
-        cg_count_enter(cg_self, (uintptr_t)fn, (uintptr_t)site, CG_FAST_RET(0), slow##_count);                \
-    }                                                                                                         \
-    CG_HOT void enter(void *fn, void *site)                                                                   \
-    {                                                                                                         \
-        int mode_ = cg_fast_mode;                                                                             \
-        if (mode_ == CG_FAST_COUNT) {                                                                         \
-            enter##_counting(fn, site);                                                                       \
-            return;                                                                                           \
-        }                                                                                                     \
-        cg_hook_enter_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, mode_, slow);                       \
-    }                                                                                                         \
-    CG_HOT void exit(void *fn, void *site)                                                                    \
-    {                                                                                                         \
-        int mode_ = cg_fast_mode;                                                                             \
-        if (mode_ == CG_FAST_COUNT) {                                                                         \
-            cg_count_exit(cg_self, (uintptr_t)fn, CG_FAST_RET(0));                                            \
-            return;                                                                                           \
-        }                                                                                                     \
-        cg_hook_exit_body(cg_self, (uintptr_t)fn, (uintptr_t)site, 0, 0, mode_, slow);                        \
+/* The counting enter hook's body, in a function of its own (noinline) that
+ * the enter hook jumps to: count_slow makes the thread's state on its first
+ * hook, as slow does. */
+typedef void (*cg_hook_count_slow_fn)(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t code,
+                                      uintptr_t sp);
+static CG_INLINE void cg_hook_count_enter(void *fn, void *site, cg_hook_count_slow_fn count_slow)
+{
+    cg_count_enter(cg_self, (uintptr_t)fn, (uintptr_t)site, CG_FAST_RET(0), count_slow);
+}
+
+/* A hook's general path once the thread's state is there (slow's, after
+ * the thread's first hook started the runtime and made it): the counting
+ * hooks' (their exit does nothing), or cg_general_hook. */
+static CG_INLINE void cg_hook_slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                   int enter)
+{
+    if (cg_fast_mode == CG_FAST_COUNT) { /* the counting hooks: the exit does nothing */
+        if (enter)
+            cg_count_slow(t, fn, site, code, sp);
+        return;
     }
+    cg_general_hook(t, fn, site, sp, code, enter);
+}
 
 #endif

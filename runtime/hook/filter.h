@@ -5,7 +5,7 @@
  *
  * The patterns are resolved to function entry addresses off the hot path,
  * from the symbol tables of the loaded objects that have instrumented code:
- * at start-up, and after a dlopen. The tables (costs.c) check the resulting
+ * at start-up, and after a dlopen. The tables (arcs.c) check the resulting
  * set once per arc, when an arc is made. */
 #ifndef CG_FILTER_H
 #define CG_FILTER_H

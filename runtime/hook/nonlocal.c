@@ -32,7 +32,7 @@
 #include "compiler.h"
 #include "costs.h"
 #include "cpu.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "real.h"
 #include "thread.h"
 #include "util.h"

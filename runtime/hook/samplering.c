@@ -11,7 +11,7 @@
  * taken: the hooks change it, and between two hooks it does not change, so
  * the records that came since the last hook are charged, in order, by the
  * next one, before its own event, to the stack as it still is. The hooks
- * see them by the same test as time off the CPU (costs.h,
+ * see them by the same test as time off the CPU (costs_inlines.h,
  * cg_costs_switched: the ring's head against the last drained), which that
  * mode (exact time only) does not use in sampled time: no test more on the
  * hot path. Code between hooks that runs longer than the buffer holds
@@ -43,7 +43,7 @@
 
 #include "costs.h"
 #include "ehframe.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "options.h"
 #include "proc.h"
 #include "sample.h"
@@ -136,14 +136,13 @@ void cg_ring_init(void)
      * cgprof); the signals' timer takes none. */
     struct rlimit as;
     int limited = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
-    /* Nor above 20,000 samples a second: a walk of code without hooks
-     * costs system calls (libunwind's lookups block signals), more than a
-     * period there, and the clock keeps sampling the walks, where a
-     * signal's timer waits for its handler: at 50,000 Hz a C++ program
-     * throwing exceptions (tests/progs/throws) took 81 s instead of 0.3
-     * with the ring, each drain's samples dearer to walk than their
-     * period; up to 20,000 Hz no slower than with signals */
-    if (!asked && (cg_sample_few_fds() || under_valgrind() || limited || cg_opts.sample_hz > 20000))
+    /* At any rate: a walk of code without hooks makes no system call (the
+     * function's range and unwind entry come from the tables in memory:
+     * sample.c's walk, find_proc_info below). With libunwind's own
+     * lookups, which block signals, the walks at 50,000 samples a second
+     * made samples faster than they were read (tests/progs/throws took 81 s
+     * instead of 0.3), and auto kept the signals above 20,000 Hz. */
+    if (!asked && (cg_sample_few_fds() || under_valgrind() || limited))
         return;
     period = cg_sample_period_ns();
     page = sysconf(_SC_PAGESIZE);
@@ -168,7 +167,7 @@ void cg_ring_init(void)
     cg_sample_ring_chosen(exclude_kernel
                               ? "perf_event task clock read from a ring buffer, no signal, user time only"
                               : "perf_event task clock read from a ring buffer, no signal, system time counted");
-    __atomic_store_n(&cg_guard_drain_samples, drain_hook, __ATOMIC_RELEASE);
+    __atomic_store_n(&cg_general_drain_samples, drain_hook, __ATOMIC_RELEASE);
 }
 
 /* The calling thread's CPU time, ns (a system call: only where records
@@ -299,9 +298,33 @@ static unw_addr_space_t space;
 static unw_accessors_t *local;
 static const struct cg_unwinder *unw;
 
+/* The unwind entry of the function at ip, from the .eh_frame_hdr search
+ * table of the object that holds it (_dl_find_object: no lock, no system
+ * call), read through this space's own accessors. The local space's
+ * lookup (dl_iterate_phdr) blocks signals around it, two sigprocmask
+ * calls a frame: the ring's clock counts system time, so each walk made
+ * samples of its own, and at 50,000 samples a second the walks never
+ * caught up (tests/progs/throws took 80 s instead of 0.3). That lookup
+ * stays for what this one cannot read (no search table, or a libunwind
+ * without the function). */
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
 {
-    (void)as, (void)arg;
+    struct dl_find_object o;
+    const unsigned char *table;
+    size_t count;
+    if (unw->search_unwind_table && _dl_find_object((void *)ip, &o) == 0 && o.dlfo_eh_frame &&
+        cg_fde_table(o.dlfo_eh_frame, 0, &table, &count) == 0) {
+        unw_dyn_info_t di;
+        memset(&di, 0, sizeof di);
+        di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+        di.start_ip = (unw_word_t)o.dlfo_map_start;
+        di.end_ip = (unw_word_t)o.dlfo_map_end;
+        di.u.rti.segbase = (unw_word_t)o.dlfo_eh_frame;
+        di.u.rti.table_data = (unw_word_t)table;
+        /* in words, as libunwind counts it: two 4-byte fields an entry */
+        di.u.rti.table_len = count * 8 / sizeof(unw_word_t);
+        return unw->search_unwind_table(as, ip, &di, pi, need, arg);
+    }
     return local->find_proc_info(*unw->local_addr_space, ip, pi, need, NULL);
 }
 

@@ -102,8 +102,8 @@ struct cg_thread_dumper {
 
 /* A thread's state. Its hot part first, in the order the hooks' fast path
  * (fastpath.h) reads it, whatever module owns each field: guard,
- * ndeferred and deferred are guard.c's, vclock and nhooks the sampler's
- * (sample.c), costs the tables' (costs.h), own_memo fold.c's, own_calls
+ * ndeferred and deferred are generalpath.c's, vclock and nhooks the
+ * sampler's (sample.c), costs the tables' (costs.h), own_memo fold.c's, own_calls
  * calibrate.c's. The cold part after it holds each other module's fields
  * in a struct of its own. */
 struct cg_thread {

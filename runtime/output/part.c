@@ -367,7 +367,7 @@ static void write_paths(struct cg_dump *d, unsigned number, const struct cg_snap
 
 /* The Names: line of a part whose symbol session has no libdw (it could
  * not be loaded: not installed, or no room for it under RLIMIT_AS), or
- * NULL; said once on stderr too, unless memory ran out (symbols.c says
+ * NULL; said once on stderr too, unless memory ran out (symsession.c says
  * that). Static: under the dump lock. */
 static const char *names_desc(const struct cg_syms *session)
 {

@@ -509,8 +509,8 @@ static void write_inlined(struct ctx *c, struct cg_buf *out, const size_t *order
 }
 
 /* CGPROF_LATENCY: each function's calls that ended in the part, by
- * inclusive time, the sum of its arcs' histograms (costs.h, "latency
- * histograms"): comment lines after the rest, for cgprof's reader
+ * inclusive time, the sum of its arcs' histograms (costs_structs.h, the
+ * latency histograms): comment lines after the rest, for cgprof's reader
  * (Valgrind's and KCachegrind's skip '#' lines). First the buckets' scheme,
  * "#latency: 4" (4 buckets of equal width a power of two: a reader needs
  * no rule of ours but that figure), then one line a function:

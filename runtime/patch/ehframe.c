@@ -177,7 +177,7 @@ static int fde_range(const unsigned char *fde, uintptr_t *begin, uintptr_t *end)
     return 0;
 }
 
-int cg_fde_range(const unsigned char *hdr, size_t hdr_size, uintptr_t pc, uintptr_t *begin, uintptr_t *end)
+int cg_fde_table(const unsigned char *hdr, size_t hdr_size, const unsigned char **table, size_t *count)
 {
     /* version, eh_frame_ptr_enc, fde_count_enc, table_enc; then the
      * encoded eh_frame_ptr and fde_count; then the table, sorted by
@@ -187,16 +187,26 @@ int cg_fde_range(const unsigned char *hdr, size_t hdr_size, uintptr_t pc, uintpt
         hdr[2] == PE_omit)
         return -1;
     const unsigned char *p = hdr + 4;
-    uint64_t v, count;
-    if (read_format(&p, hdr[1], &v) != 0 || read_format(&p, hdr[2], &count) != 0)
+    uint64_t v, n;
+    if (read_format(&p, hdr[1], &v) != 0 || read_format(&p, hdr[2], &n) != 0)
         return -1;
     if ((hdr[2] & 0x70) != 0 && (hdr[2] & 0x70) != PE_pcrel)
         return -1;
-    const unsigned char *table = p;
-    if (count == 0 || (hdr_size && (size_t)(table - hdr) + count * 8 > hdr_size))
+    if (n == 0 || n > SIZE_MAX / 8 || (hdr_size && (size_t)(p - hdr) + n * 8 > hdr_size))
+        return -1;
+    *table = p;
+    *count = (size_t)n;
+    return 0;
+}
+
+int cg_fde_range(const unsigned char *hdr, size_t hdr_size, uintptr_t pc, uintptr_t *begin, uintptr_t *end)
+{
+    const unsigned char *table;
+    size_t count;
+    if (cg_fde_table(hdr, hdr_size, &table, &count) != 0)
         return -1;
     /* the last entry whose location is at or before pc */
-    size_t lo = 0, hi = (size_t)count;
+    size_t lo = 0, hi = count;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
         int32_t loc;

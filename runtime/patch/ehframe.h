@@ -16,6 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The binary search table of the .eh_frame_hdr at hdr (hdr_size as
+ * below): *count entries at *table, each two sdata4 relative to hdr (the
+ * initial location, the FDE), sorted by location. 0, or -1 for a header
+ * without one or in a form not known (the only one linkers write is
+ * known). libunwind's dwarf_search_unwind_table takes the same table
+ * (samplering.c). */
+int cg_fde_table(const unsigned char *hdr, size_t hdr_size, const unsigned char **table, size_t *count);
 /* The range [*begin, *end) of the FDE that covers pc, in the object whose
  * .eh_frame_hdr is at hdr (NULL: none); hdr_size: the bytes readable at hdr
  * (0: unknown; the table's own count bounds it then). 0 when found, -1

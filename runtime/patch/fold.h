@@ -28,11 +28,11 @@ int cg_fold_take(struct cg_thread *t, uintptr_t fn, uintptr_t code, int enter, i
 
 /* The event of a hook (its enter or exit of fn; site, sp and code as the
  * hook gives them), t's guard held, at time now (resync: the stack may be
- * re-synchronised first, as cg_guard_apply's): CG_FOLD_DROPPED when it was
- * dropped here (its call keeps no frame), CG_FOLD_KEPT when it goes on to
- * the tables as before, CG_FOLD_INLINED_BELOW when it goes on as an
- * inlined call below the top frame (CGPROF_INLINED=count:
- * cg_costs_enter_as). */
+ * re-synchronised first, as generalpath.c's cg_general_apply does):
+ * CG_FOLD_DROPPED when it was dropped here (its call keeps no frame),
+ * CG_FOLD_KEPT when it goes on to the tables as before,
+ * CG_FOLD_INLINED_BELOW when it goes on as an inlined call below the top
+ * frame (CGPROF_INLINED=count: cg_costs_enter_as). */
 enum { CG_FOLD_KEPT, CG_FOLD_DROPPED, CG_FOLD_INLINED_BELOW };
 int cg_fold_event(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter,
                   uint64_t now, int resync);

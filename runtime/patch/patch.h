@@ -1,6 +1,6 @@
 /* Hook call sites in machine code, and the one-byte change that takes one
  * back (data layer; docs/internals/takeback.md, "The sites"). Functions of their
- * arguments: what is a hook is asked of a callback (takeback.c reads the
+ * arguments: what is a hook is asked of a callback (registry.c reads the
  * PLT entries and GOT slots; the unit tests give code buffers of their
  * own), and a change is made at the address given. No allocation, no lock:
  * a hook's slow path calls these. x86-64 only (the sites:

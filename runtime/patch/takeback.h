@@ -1,11 +1,12 @@
-/* Taking hook calls back (thread layer): the process-wide record of the
- * program's hook call sites, which of them are taken back and why, and the
- * changes themselves. The model is docs/internals/takeback.md; the decisions of which
- * call to take back are fold.c's (the hooks' general path), the sites and
- * their bytes patch.h's, the ranges ehframe.c's.
+/* Taking hook calls back (thread layer): the policy over the site
+ * registry (registry.h): which of the program's hook call sites are taken
+ * back, why and when, and putting them back. The model is
+ * docs/internals/takeback.md; the decisions of which call to take back are
+ * fold.c's (the hooks' general path), the record of the sites registry.h's,
+ * the sites and their bytes patch.h's, the ranges ehframe.c's.
  *
  * Called from the hooks' slow paths (a thread's guard held, possibly in a
- * signal handler): no malloc, no blocking lock (the tables' lock is only
+ * signal handler): no malloc, no blocking lock (the registry's lock is only
  * tried: a site whose lock was busy is taken back the next time it is
  * met), errno preserved. The restoring and forgetting functions are not
  * for hooks: they wait for the lock. */
@@ -14,22 +15,14 @@
 
 #include <stdint.h>
 
+#include "registry.h"
 #include "thread.h"
-
-/* Why a site was taken back (each part's header counts them). */
-/* CG_TB_COUNTING: an exit hook call, which the counting hooks never need
- * (CGPROF_STACKS=unwind, counting.h): taken back at its first call. */
-enum cg_tb_reason { CG_TB_INLINED, CG_TB_FILTERED, CG_TB_PAUSED, CG_TB_COUNTING, CG_TB_NREASONS };
 
 /* The hooks' own entry points (the targets a site must reach), set once
  * before any hook is taken back; with enabled 0 (CGPROF_TAKEBACK=0) no code
  * is ever changed, and every decision is made as if each site's change had
  * failed. */
 void cg_takeback_init(uintptr_t hook_enter, uintptr_t hook_exit, int enabled);
-
-/* Whether `to` is a function that other instrumentation calls in a
- * function's entry before its enter hook (patch.h, CG_HOOK_PROLOGUE). */
-int cg_takeback_prologue_fn(uintptr_t to);
 
 /* Whether the enter hook that returns to code, for fn, is the function's
  * own (1: the first call of its machine function), is in code fn was
@@ -81,28 +74,13 @@ unsigned long cg_takeback_restore(int reason);
  * restored: its code goes), so that nothing is ever written into what is
  * loaded at those addresses next. Waits for the lock. */
 void cg_takeback_unload(uintptr_t lo, uintptr_t hi);
-/* Changes whenever an answer of cg_takeback_own may change: an unload
- * (cg_takeback_unload: an address may then hold other code), a range found
- * untrusted (its answers become "not known"), a forked child that no longer
- * trusts the tables. An answer kept by a thread (fold.c) holds while this
- * is the same. */
-extern unsigned cg_takeback_epoch;
 /* In a forked child: a lock held by a thread that is not there is let go,
  * and the tables, which that thread may have been changing, are no longer
  * trusted (nothing more is taken back in the child). */
 void cg_takeback_forked(void);
 
-struct cg_takeback_stats {
-    unsigned long sites[CG_TB_NREASONS];       /* taken back now, by reason */
-    unsigned long tails[CG_TB_NREASONS];       /* of which tail jumps */
-    unsigned long restored;                    /* put back (resumptions) */
-    unsigned long refused;                     /* changes the system refused */
-    int refused_errno;                         /* the first refusal's errno */
-    uintptr_t refused_at;                      /* and its address */
-    unsigned long ranges, untrusted;           /* machine functions decoded, not trusted */
-};
-/* The counters, read under the lock (waits a while for it: not from a
- * hook). */
+/* The counters (registry.h), read under the lock (waits a while for it:
+ * not from a hook). */
 void cg_takeback_stats(struct cg_takeback_stats *out);
 
 #endif

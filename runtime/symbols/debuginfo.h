@@ -1,4 +1,4 @@
-/* libdw helpers shared by the symbol sessions (symbols.c) and the filters'
+/* libdw helpers shared by the symbol sessions (symsession.c, names.c) and the filters'
  * scan (filter.c). libdw's functions are called through CG_DW (elfutils.h),
  * once cg_elfutils() has loaded them. */
 #ifndef CG_DEBUGINFO_H

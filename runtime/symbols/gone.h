@@ -3,7 +3,7 @@
  * that a later dump names those addresses from the object's file, whatever
  * is mapped there then. A list only grows (its records are never freed: a
  * dump may be using one); it has its own lock, since objects go on any
- * thread while a dump reads. The process's list is unload.c's; symbols.c
+ * thread while a dump reads. The process's list is unload.c's; symsession.c
  * reads the one its session is given. */
 #ifndef CG_GONE_H
 #define CG_GONE_H

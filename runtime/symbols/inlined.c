@@ -7,6 +7,8 @@
  * DW_AT_call_line. Read at dump time only, once per place (the hooks never
  * see any of it). */
 #include "symbols.h"
+#include "names.h"
+#include "srclines.h"
 #include "symsession.h"
 
 #include <dwarf.h>

@@ -17,7 +17,7 @@
 #include "util.h"
 
 /* libdw's name for file 0 before DWARF 5 (and in a DWARF 5 table without
- * files). One string for every unit, as in libdw: symbols.c caches the
+ * files). One string for every unit, as in libdw: srclines.c caches the
  * absolute form of a name by its pointer, and answers as it did with libdw
  * only if the pointers are shared alike. */
 static const char null_file[] = "???";

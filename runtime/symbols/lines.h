@@ -1,5 +1,5 @@
 /* The line table of one compilation unit, decoded from .debug_line by cgprof
- * itself, for the dump's source lines (symbols.c).
+ * itself, for the dump's source lines (srclines.c).
  *
  * libdw's dwarf_getsrclines() made one malloc'd node per row and then
  * qsorted all of them, per unit: a third of a big dump's instructions, for a

@@ -1,4 +1,9 @@
-/* Address -> object, function, source file and line, at dump time only.
+/* Address -> object, function, source file and line, at dump time only:
+ * the symbols' interface (data layer), which the files of symbols/ define:
+ * symsession.c (a session opened and closed, objects unloaded, memory
+ * running out inside libdw), srclines.c (the objects whose lines are
+ * wanted), lookup.c (the lookups), inlined.c (inlined calls' own
+ * positions); names.c names the addresses.
  *
  * elfutils' libdwfl does most of it: it maps the process's objects from
  * /proc/self/maps, reads .symtab (static functions included) from each object

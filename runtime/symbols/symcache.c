@@ -32,7 +32,7 @@ struct cg_syms *cg_symcache_session(void)
     cg_elfutils();
     unsigned long long v[2] = { 0, 0 };
     dl_iterate_phdr(count_objects, v);
-    /* a session in which memory ran out reads nothing more (symbols.c) */
+    /* a session in which memory ran out reads nothing more (symsession.c) */
     if (syms && (v[0] != syms_adds || v[1] != syms_subs || cg_syms_lost(syms))) {
         cg_syms_close(syms);
         syms = NULL;

@@ -1,8 +1,10 @@
-/* A symbol session's state (data layer), shared by the two files that make
- * one: symbols.c (the session itself, and the names and source lines of
- * addresses) and inlined.c (inlined calls' own positions), with the
- * functions of symbols.c that inlined.c calls. Other modules have
- * symbols.h, which keeps struct cg_syms opaque. */
+/* A symbol session's state (data layer), and the session's own functions
+ * (symsession.c: open, close, memory running out inside libdw, the
+ * strings and maps it keeps, objects unloaded), shared by the files that
+ * make one: symsession.c, names.c (the names of addresses), srclines.c
+ * (their source lines), lookup.c (the cached lookups) and inlined.c
+ * (inlined calls' own positions). Other modules have symbols.h, which
+ * keeps struct cg_syms opaque. */
 #ifndef CG_SYMSESSION_H
 #define CG_SYMSESSION_H
 
@@ -12,6 +14,7 @@
 #include "elfutils.h"
 #include "gone.h"
 #include "lines.h"
+#include "symbols.h"
 
 /* A map of the session keyed by pointers (open addressing, half full at
  * most; keys are never NULL): source file names as the line tables give
@@ -26,8 +29,42 @@ struct cg_ptr_map {
     size_t cap, n;
 };
 
-struct cg_sym_entry; /* symbols.c's: an address resolved */
-struct cg_modsyms;   /* symbols.c's: an object's function symbols */
+/* An address resolved, cached for the session (lookup.c). */
+struct cg_sym_entry {
+    uintptr_t addr;
+    struct cg_symbol sym;
+    int lines;  /* its source lines were looked up (see cg_syms_want_lines) */
+};
+
+/* An object's function symbols sorted by address. elfutils'
+ * dwfl_module_addrinfo() scans the whole symbol table on every lookup:
+ * with 50,000 functions and 150,000 addresses to name, a dump took minutes. */
+struct cg_fsym {
+    uintptr_t addr; /* run-time address */
+    uint64_t size;
+    const char *name; /* in the object's string table (lives with the Dwfl) */
+    int rank;         /* among aliases at one address: global > weak > local */
+};
+
+/* The address range of a compilation unit (run-time addresses). */
+struct cg_cu_range {
+    uintptr_t lo, hi;
+    Dwarf_Die *cu;
+};
+
+/* What the session knows of one object (names.c, srclines.c). */
+struct cg_modsyms {
+    Dwfl_Module *mod;
+    struct cg_fsym *v;
+    size_t n;
+    size_t hint; /* where the last lookup ended (see cg_sess_function_at) */
+    /* Its units' ranges, sorted, made when libdwfl finds no unit for an
+     * address (srclines.c, unit_of). */
+    struct cg_cu_range *cus;
+    size_t ncus;
+    int cus_made;
+    Dwarf_Addr cu_bias;
+};
 
 struct cg_syms {
     Dwfl *dwfl;
@@ -100,7 +137,7 @@ struct cg_syms {
 };
 
 /* The lookup under way in this thread, where libdw's out-of-memory
- * handler jumps to (symbols.c, "Memory running out inside libdw"): each
+ * handler jumps to (symsession.c, "Memory running out inside libdw"): each
  * lookup sets it with __builtin_setjmp and puts back the one before. */
 typedef void *cg_sess_jmp_buf[5];
 extern __thread cg_sess_jmp_buf *cg_sess_dw_jump;
@@ -121,13 +158,20 @@ struct cg_ptr_entry *cg_sess_ptr_slot(struct cg_ptr_map *m, const void *key, siz
  * session. */
 const char *cg_sess_absolute_path(struct cg_syms *s, Dwarf_Die *cu, const char *raw);
 
-/* The function symbol of mod containing addr: its name and *start; NULL if
- * none. */
-const char *cg_sess_function_at(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, uintptr_t *start);
+/* "???": an object, file or function not known. */
+extern const char cg_sess_unknown[];
 
-/* The module of addr, as the session's lookups find it (an unloaded
- * object's first; NULL if none), and its unit and DWARF bias: NULL if it
- * has none, or if its object's lines are not wanted. */
-Dwarf_Die *cg_sess_unit_at(struct cg_syms *s, uintptr_t addr, Dwfl_Module **modp, Dwarf_Addr *bias);
+/* str (malloc'd) kept for the session, freed with it; NULL (str freed)
+ * without memory. */
+const char *cg_sess_keep(struct cg_syms *s, char *str);
+
+/* Before the first reading of mod's DWARF: the session's out-of-memory
+ * handler on its Dwarf. 0 if the session can go on. */
+int cg_sess_dwarf_guarded(struct cg_syms *s, Dwfl_Module *mod);
+
+/* The module of an unloaded object that addr belongs to, or NULL: the
+ * object that owned it when it went; else, if nothing is mapped at addr now
+ * (current: 0), the last object that was there. */
+Dwfl_Module *cg_sess_gone_module(struct cg_syms *s, uintptr_t addr, int current);
 
 #endif

@@ -1,5 +1,5 @@
 /* The latency histograms' layout (CGPROF_LATENCY): one row of counters per
- * arc, which the hooks fill (costs.h, cg_lat_add), a reading copies and
+ * arc, which the hooks fill (costs_inlines.h, cg_lat_add), a reading copies and
  * subtracts (reading.c), a merge adds up (merge.c) and the writers print.
  * Pure: no state, no I/O. */
 #ifndef CG_LATENCY_H

@@ -6,10 +6,13 @@
 #include "latency.h"
 #include "util.h"
 
-static size_t merged_hash(uintptr_t a, uintptr_t b, uintptr_t c)
+/* The hash of an entry by two of its words: an arc's site and callee (as
+ * cg_arc_hash, costs_inlines.h: the call site all but decides the
+ * caller), a self entry's address and function, a node's parent and
+ * function. */
+static size_t merged_hash(uintptr_t a, uintptr_t b)
 {
-    (void)a; /* as cg_arc_hash (costs.h): the call site all but decides the caller */
-    return (size_t)cg_hash2(b, c);
+    return (size_t)cg_hash2(a, b);
 }
 
 /* Makes an index of the entries with room for `want` of them (twice as
@@ -26,10 +29,10 @@ static int merged_reindex(uint32_t **index, size_t *mask, size_t entries, const 
         size_t h;
         if (arcs) {
             const struct cg_snap_arc *a = &((const struct cg_snap_arc *)v)[e];
-            h = merged_hash(a->caller, a->site, a->callee);
+            h = merged_hash(a->site, a->callee);
         } else {
             const struct cg_snap_self *s = &((const struct cg_snap_self *)v)[e];
-            h = merged_hash(s->fn, s->addr, 0);
+            h = merged_hash(s->addr, s->fn);
         }
         while (ix[h & (slots - 1)])
             h++;
@@ -83,7 +86,7 @@ static int merged_nodes(struct cg_merged *m, const struct cg_snapshot *part)
             return -1;
         }
         for (size_t e = 0; e < s->nnodes; e++) {
-            size_t h = merged_hash(s->nodes[e].fn, s->nodes[e].parent, 0);
+            size_t h = merged_hash(s->nodes[e].parent, s->nodes[e].fn);
             while (ix[h & (slots - 1)])
                 h++;
             ix[h & (slots - 1)] = (uint32_t)e + 1;
@@ -99,7 +102,7 @@ static int merged_nodes(struct cg_merged *m, const struct cg_snapshot *part)
     for (size_t i = 0; i < part->nnodes; i++) {
         const struct cg_snap_node *x = &part->nodes[i];
         uint32_t parent = x->parent && x->parent <= i ? to[x->parent - 1] : 0;
-        size_t h = merged_hash(x->fn, parent, 0);
+        size_t h = merged_hash(parent, x->fn);
         for (;; h++) {
             size_t e = m->node_index[h & m->node_mask];
             if (!e) {
@@ -186,7 +189,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
         return -1;
     for (size_t i = 0; i < part->narcs; i++) {
         const struct cg_snap_arc *a = &part->arcs[i];
-        size_t h = merged_hash(a->caller, a->site, a->callee);
+        size_t h = merged_hash(a->site, a->callee);
         for (;; h++) {
             size_t e = m->arc_index[h & m->arc_mask];
             if (!e) {
@@ -218,7 +221,7 @@ int cg_merged_add(struct cg_merged *m, const struct cg_snapshot *part)
     }
     for (size_t i = 0; i < part->nselfs; i++) {
         const struct cg_snap_self *c = &part->selfs[i];
-        size_t h = merged_hash(c->fn, c->addr, 0);
+        size_t h = merged_hash(c->addr, c->fn);
         for (;; h++) {
             size_t e = m->self_index[h & m->self_mask];
             if (!e) {

@@ -83,7 +83,7 @@ static CG_RACY_READ void racy_runs(const struct cg_arc *arcs, uint32_t n, uint64
 }
 
 struct frame_view {
-    uint32_t arc, self, skip, node;
+    uint32_t arc, self, state, node;
     uint64_t t_enter, t_last;
 };
 
@@ -94,7 +94,7 @@ static CG_RACY_READ void racy_frame(const struct cg_frame *f, struct frame_view 
 {
     v->arc = __atomic_load_n(&f->arc, __ATOMIC_RELAXED);
     v->t_enter = __atomic_load_n(&f->t_enter, __ATOMIC_RELAXED);
-    v->skip = __atomic_load_n(&f->skip, __ATOMIC_RELAXED);
+    v->state = __atomic_load_n(&f->state, __ATOMIC_RELAXED);
     v->self = __atomic_load_n(&f->self, __ATOMIC_RELAXED);
     v->t_last = __atomic_load_n(&f->t_last, __ATOMIC_RELAXED);
     v->node = __atomic_load_n(&f->node, __ATOMIC_RELAXED);
@@ -238,7 +238,7 @@ static int take_once(const struct cg_costs *c, uint64_t now, struct cg_reading *
             after.f = f;
         if (f.arc >= narcs || now < f.t_enter)
             continue; /* entered after `now`, or a torn read of a frame being pushed */
-        if (!f.skip) { /* a call left out is no call: its time is its caller's self */
+        if (!f.state) { /* a call left out is no call: its time is its caller's self */
             t->count[f.arc]++;
             t->incl[f.arc] += now - f.t_enter;
             running++;

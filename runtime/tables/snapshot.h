@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The node that stands for every path past CGPROF_PATHS_MAX (see costs.h,
+/* The node that stands for every path past CGPROF_PATHS_MAX (see costs_structs.h,
  * "call paths"), in the live tables and in snapshots. */
 #define CG_NODE_BEYOND ((uintptr_t)1) /* no function starts at address 1 */
 

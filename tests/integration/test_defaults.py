@@ -38,8 +38,8 @@ class Defaults(cgtest.ProfileAssertions):
     def test_basic(self):
         # fib(30), not the default fib(20). The throttle checks an arc (one
         # for each of fib's two call sites) at its 10,000th call and at
-        # each power of two above (costs.h, cg_throttle_due) against the
-        # mean of its calls' inclusive time so far (costs.c,
+        # each power of two above (costs_inlines.h, cg_throttle_due) against
+        # the mean of its calls' inclusive time so far (arcs.c,
         # cg_throttle_check), and a sample charges its 1 ms period to every
         # frame on the stack. At fib(20) an arc has 10,945 calls, so one
         # check: a sample in fib's own code 11 levels deep before it (some

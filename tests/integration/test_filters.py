@@ -184,7 +184,7 @@ def throttle_threshold(test):
 
 def throttle_checks(n, calls):
     """The counts at which CGPROF_THROTTLE=N:T checks an arc of `calls`
-    calls (costs.h, cg_throttle_due): its Nth call, then each power of two
+    calls (costs_inlines.h, cg_throttle_due): its Nth call, then each power of two
     above N; the arc's count stays where it was throttled."""
     return [n] + [1 << k for k in range(n.bit_length(), calls.bit_length()) if n < 1 << k < calls]
 

@@ -60,8 +60,8 @@ class Layers(unittest.TestCase):
 
     def test_layer_named_in_a_file(self):
         """A file's first lines that name its layer must name the table's:
-        guard.h says "(thread layer)"; made to say data, it fails."""
-        path = os.path.join(self.root, "runtime", "hook", "guard.h")
+        generalpath.h says "(thread layer)"; made to say data, it fails."""
+        path = os.path.join(self.root, "runtime", "hook", "generalpath.h")
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         self.assertIn("(thread layer)", text.split("\n", 1)[0])
@@ -69,7 +69,7 @@ class Layers(unittest.TestCase):
             fh.write(text.replace("(thread layer)", "(data layer)", 1))
         rc, out = check("--root", self.root)
         self.assertEqual(rc, 1, out)
-        self.assertIn("runtime/hook/guard.h:1: says data layer, docs/internals/design.md places hook/guard "
+        self.assertIn("runtime/hook/generalpath.h:1: says data layer, docs/internals/design.md places hook/generalpath "
                       "in the thread layer", out)
 
     def test_include_of_a_later_module(self):

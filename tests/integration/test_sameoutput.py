@@ -2,11 +2,11 @@
 revision's runtime, times and pids aside: a change that should not change
 behaviour (a restructuring) must leave every byte of them as it was.
 
-The earlier runtime is built from the repository's own history (git worktree
-of BASELINE, meson with its tests off, only libcgprof.so), into a cache, and
-each program runs twice, once under each runtime, in the same environment:
-the same binary, the same libraries, so that every address, name, count and
-line can be compared. What may differ is left out: the times (and so the
+The earlier runtime is built from the repository's own history (git archive
+of BASELINE, meson with its tests off as that tree names the option, only
+libcgprof.so), into a cache, and each program runs twice, once under each
+runtime, in the same environment: the same binary, the same libraries, so
+that every address, name, count and line can be compared. What may differ is left out: the times (and so the
 self-cost lines, one of which is absent from a run where it added up to 0
 ns), the pid (pid:, the file names), the TSC's calibration (desc: Clock:),
 the time the overhead compensation left out (desc: Overhead compensated:).
@@ -55,6 +55,20 @@ RUNS = [
 ]
 
 
+def tests_off(src):
+    """The meson option that leaves a tree's tests out, as that tree's own
+    meson_options.txt declares it: -Dtests=false where the option is a
+    boolean (BASELINE's), -Dtests=disabled where it is a feature (since
+    the runtime was put in layers: meson refuses false there), none where
+    the tree has no such option."""
+    path = os.path.join(src, "meson_options.txt")
+    text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    m = re.search(r"option\(\s*'tests'\s*,\s*type\s*:\s*'(\w+)'", text)
+    if not m:
+        return []
+    return ["-Dtests=disabled"] if m.group(1) == "feature" else ["-Dtests=false"]
+
+
 def baseline_lib():
     """libcgprof.so of BASELINE, built once into CACHE; None and why."""
     given = os.environ.get("CGPROF_BASELINE_LIB")
@@ -76,7 +90,7 @@ def baseline_lib():
     os.makedirs(src)
     subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
     build = os.path.join(os.path.dirname(src), "build")
-    for cmd in (["meson", "setup", build, src, "-Dtests=false"], ["ninja", "-C", build, "runtime/libcgprof.so"]):
+    for cmd in (["meson", "setup", build, src] + tests_off(src), ["ninja", "-C", build, "runtime/libcgprof.so"]):
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             return None, "building %s failed: %s" % (BASELINE, (p.stdout + p.stderr)[-500:])

@@ -36,7 +36,7 @@
 #define H    ((uintptr_t)0x5000)
 #define FIB  ((uintptr_t)0x4000)
 /* The stack pointer of a thread's first frame: the top of a region that
- * behaves as a stack where it matters (costs.c reads it to tell a real call
+ * behaves as a stack where it matters (repair.c reads it to tell a real call
  * from an inlined one: a real callee's frame holds its return address), set
  * up by map_stack(). */
 static uintptr_t SP;

@@ -258,21 +258,31 @@ static PT_UNUSED const struct cg_thread_events test_events = {
     .gone = thread_gone,
 };
 
-/* The settings the scenarios run with unless their env gives others (read
- * first, so that a scenario's own value wins): the exact clock and no
- * throttle, not the defaults (sampled time, CGPROF_THROTTLE=10000:1000).
- * The scenarios check exact nanoseconds of their synthetic clocks, every
- * call counted and the header lines of such a run (the default throttle
- * adds a "Throttled: 0 functions" line); test_options.c checks the
- * defaults. As tests/integration/cgtest.py's PINNED. */
+/* The settings the scenarios run with unless their env gives others: the
+ * exact clock and no throttle, not the defaults (sampled time,
+ * CGPROF_THROTTLE=10000:1000). The scenarios check exact nanoseconds of
+ * their synthetic clocks, every call counted and the header lines of such a
+ * run (the default throttle adds a "Throttled: 0 functions" line);
+ * test_options.c checks the defaults. As tests/integration/cgtest.py's
+ * PINNED. */
 static const char *const pinned_env[] = { "CGPROF_TIME=exact", "CGPROF_THROTTLE=off" };
 
+/* Whether env (NULL-terminated) sets the variable of "NAME=value" v. */
+static PT_UNUSED int env_sets(const char *const *env, const char *v)
+{
+    size_t len = strcspn(v, "=") + 1;
+    for (const char *const *e = env; e && *e; e++)
+        if (strncmp(*e, v, len) == 0)
+            return 1;
+    return 0;
+}
+
 /* In the child: the options from env (NULL-terminated "CGPROF_...=..."
- * strings; only those are read), and those of pinned_env that env does not
- * set (the runtime takes the first of a variable set twice, and says so),
- * the clock, the filters
- * (their patterns resolved too, as the constructor does), the identity and
- * the thread layer; then collection is on. */
+ * strings; only those are read) and those of pinned_env that env does not
+ * set (a variable set twice would be read at its first value, and said:
+ * options.c), the clock, the filters (their patterns resolved too, as the
+ * constructor does), the identity and the thread layer; then collection
+ * is on. */
 static PT_UNUSED void runtime_init(const char *const *env)
 {
     const char *all[32];
@@ -282,14 +292,9 @@ static PT_UNUSED void runtime_init(const char *const *env)
         all[n++] = *e;
     }
     for (size_t i = 0; i < sizeof pinned_env / sizeof pinned_env[0]; i++) {
-        size_t name = strcspn(pinned_env[i], "=") + 1;
-        int set = 0;
-        for (const char *const *e = env; e && *e; e++)
-            set |= strncmp(*e, pinned_env[i], name) == 0;
-        if (!set) {
-            REQUIRE(n + 1 < sizeof all / sizeof all[0]);
+        REQUIRE(n + 1 < sizeof all / sizeof all[0]);
+        if (!env_sets(env, pinned_env[i]))
             all[n++] = pinned_env[i];
-        }
     }
     all[n] = NULL;
     cg_real_resolve();
@@ -309,7 +314,7 @@ static PT_UNUSED void runtime_init(const char *const *env)
 #define STACK_WORDS 4096
 
 /* A thread's state and the memory its synthetic stack pointers point into
- * (costs.c reads a callee's return address there to tell a real call from
+ * (repair.c reads a callee's return address there to tell a real call from
  * an inlined one: each call writes its site where a real one would be). */
 struct sim {
     struct cg_thread *t;

@@ -1,7 +1,8 @@
-/* Unit tests of costs.c: the per-thread shadow stack and cost tables, driven
- * with synthetic function addresses and synthetic times in nanoseconds (no
- * clock), and read back through snapshots (costs_test.h); and of clock.h's
- * TSC conversion. The readings of a running thread and its parts are
+/* Unit tests of the cost tables (runtime/tables/costs*.h and their files):
+ * the per-thread shadow stack and cost tables, driven with synthetic
+ * function addresses and synthetic times in nanoseconds (no clock), and
+ * read back through snapshots (costs_test.h); and of clock.h's TSC
+ * conversion. The readings of a running thread and its parts are
  * tested in test_reading.c, the sums of snapshots in test_merge.c. */
 #include "costs_test.h"
 

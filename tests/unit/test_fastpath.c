@@ -1,4 +1,4 @@
-/* The hooks' two paths against each other (fastpath.h, guard.c). The fast
+/* The hooks' two paths against each other (fastpath.h, generalpath.c). The fast
  * path is a specialised copy of cg_costs_enter and cg_costs_pop; it must
  * leave the tables exactly as the general path does, or give up before it
  * changes anything. Two threads' states get the same random sequences of
@@ -44,7 +44,7 @@
 #include "addrset.h"
 #include "clock.h"
 #include "costs.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "proc.h"
 #include "thread.h"
 
@@ -52,19 +52,19 @@
 
 static unsigned long held_calls, slow_calls;
 
-void __real_cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
-                               int enter);
-void __wrap_cg_guard_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
-                               int enter)
+void __real_cg_general_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                 int enter);
+void __wrap_cg_general_hook_held(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code,
+                                 int enter)
 {
     held_calls++;
-    __real_cg_guard_hook_held(t, fn, site, sp, code, enter);
+    __real_cg_general_hook_held(t, fn, site, sp, code, enter);
 }
 
 static void slow(struct cg_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp, uintptr_t code, int enter)
 {
     slow_calls++;
-    cg_guard_hook(t, fn, site, sp, code, enter);
+    cg_general_hook(t, fn, site, sp, code, enter);
 }
 
 /* ---- two threads' states ---------------------------------------------------- */
@@ -133,14 +133,14 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
     const struct cg_costs *a = &sa->t->costs, *b = &sb->t->costs;
     if (getenv("CGPROF_FASTPATH_DEBUG") && (a->narcs != b->narcs || a->depth != b->depth)) {
         const struct cg_arc *x = &a->arcs[a->narcs - 1];
-        fprintf(stderr, "A last arc: caller %#lx site %#lx callee %#lx inlined %u skip %u\n", (unsigned long)x->caller,
-                (unsigned long)x->site, (unsigned long)x->callee, x->inlined, x->skip);
+        fprintf(stderr, "A last arc: caller %#lx site %#lx callee %#lx inlined %u state %u\n", (unsigned long)x->caller,
+                (unsigned long)x->site, (unsigned long)x->callee, x->inlined, x->state);
         for (uint32_t i = a->depth > 4 ? a->depth - 4 : 0; i < a->depth; i++)
-            fprintf(stderr, "A frame %u fn %#lx sp %#lx arc %u skip %u\n", i, (unsigned long)a->frames[i].fn,
-                    (unsigned long)a->frames[i].sp, a->frames[i].arc, a->frames[i].skip);
+            fprintf(stderr, "A frame %u fn %#lx sp %#lx arc %u state %u\n", i, (unsigned long)a->frames[i].fn,
+                    (unsigned long)a->frames[i].sp, a->frames[i].arc, a->frames[i].state);
         for (uint32_t i = b->depth > 4 ? b->depth - 4 : 0; i < b->depth; i++)
-            fprintf(stderr, "B frame %u fn %#lx sp %#lx arc %u skip %u\n", i, (unsigned long)b->frames[i].fn,
-                    (unsigned long)b->frames[i].sp, b->frames[i].arc, b->frames[i].skip);
+            fprintf(stderr, "B frame %u fn %#lx sp %#lx arc %u state %u\n", i, (unsigned long)b->frames[i].fn,
+                    (unsigned long)b->frames[i].sp, b->frames[i].arc, b->frames[i].state);
         const struct cg_arc *y = &b->arcs[b->frames[b->depth - 1].arc];
         fprintf(stderr, "B top arc: caller %#lx site %#lx callee %#lx inlined %u\n", (unsigned long)y->caller,
                 (unsigned long)y->site, (unsigned long)y->callee, y->inlined);
@@ -170,12 +170,12 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
     for (uint32_t i = all || a->depth == 0 ? 0 : a->depth - 1; i < a->depth; i++) {
         const struct cg_frame *fa = &a->frames[i], *fb = &b->frames[i];
         if (fa->fn != fb->fn || fa->sp != fb->sp || fa->arc != fb->arc || fa->self != fb->self ||
-            fa->last_arc != fb->last_arc || fa->skip != fb->skip || fa->node != fb->node ||
+            fa->last_arc != fb->last_arc || fa->state != fb->state || fa->node != fb->node ||
             (times && (fa->t_enter != fb->t_enter || fa->t_last != fb->t_last)))
-            fail_msg("%s: frame %u differs (fn %#lx/%#lx arc %u/%u self %u/%u last_arc %u/%u skip %u/%u "
+            fail_msg("%s: frame %u differs (fn %#lx/%#lx arc %u/%u self %u/%u last_arc %u/%u state %u/%u "
                      "t_enter %llu/%llu t_last %llu/%llu)",
                      where, i, (unsigned long)fa->fn, (unsigned long)fb->fn, fa->arc, fb->arc, fa->self, fb->self,
-                     fa->last_arc, fb->last_arc, fa->skip, fb->skip, (unsigned long long)fa->t_enter,
+                     fa->last_arc, fb->last_arc, fa->state, fb->state, (unsigned long long)fa->t_enter,
                      (unsigned long long)fb->t_enter, (unsigned long long)fa->t_last,
                      (unsigned long long)fb->t_last);
     }
@@ -186,12 +186,12 @@ static void compare(const struct side *sa, const struct side *sb, int times, int
         if (x->caller != y->caller || x->site != y->site || x->callee != y->callee || x->count != y->count ||
             x->runs != y->runs || x->entry_self != y->entry_self || x->ret_self != y->ret_self ||
             x->sampled != y->sampled || x->inlined != y->inlined || x->caller_inlined != y->caller_inlined ||
-            x->skip != y->skip || x->code_off != y->code_off || (times && x->incl != y->incl))
+            x->state != y->state || x->code_off != y->code_off || (times && x->incl != y->incl))
             fail_msg("%s: arc %u differs (callee %#lx/%#lx count %llu/%llu runs %llu/%llu incl %llu/%llu "
-                     "skip %u/%u)",
+                     "state %u/%u)",
                      where, i, (unsigned long)x->callee, (unsigned long)y->callee, (unsigned long long)x->count,
                      (unsigned long long)y->count, (unsigned long long)x->runs, (unsigned long long)y->runs,
-                     (unsigned long long)x->incl, (unsigned long long)y->incl, x->skip, y->skip);
+                     (unsigned long long)x->incl, (unsigned long long)y->incl, x->state, y->state);
     }
     /* the histograms: the same calls ended on each arc, in the same buckets
      * when the times are the same */

@@ -38,7 +38,7 @@
 #include "clock.h"
 #include "dump.h"
 #include "filter.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "options.h"
 #include "proc.h"
 #include "thread.h"
@@ -86,7 +86,7 @@ static void *worker(void *arg)
         return (void *)1;
     uintptr_t sp0 = stack_top - 64, sp1 = stack_top - 256;
     *(uintptr_t *)(sp0 + sizeof(uintptr_t)) = 0x7f0000001000u;
-    cg_guard_hook(t, ROOT, 0x7f0000001000u, sp0, ROOT + 8, 1);
+    cg_general_hook(t, ROOT, 0x7f0000001000u, sp0, ROOT + 8, 1);
     for (unsigned i = 0; i < ITER; i++) {
         /* Every STRIDE calls, wait for the next dump: dumps fall in the
          * middle of every thread's run however fast the machine is, while
@@ -96,10 +96,10 @@ static void *worker(void *arg)
                 sched_yield();
         uintptr_t fn = FN(i % CALLEES), site = ROOT + 0x40 + 0x10 * (i % 4);
         *(uintptr_t *)(sp1 + sizeof(uintptr_t)) = site;
-        cg_guard_hook(t, fn, site, sp1, fn + 8, 1);
-        cg_guard_hook(t, fn, site, sp1, fn + 0x20, 0);
+        cg_general_hook(t, fn, site, sp1, fn + 8, 1);
+        cg_general_hook(t, fn, site, sp1, fn + 0x20, 0);
     }
-    cg_guard_hook(t, ROOT, 0x7f0000001000u, sp0, ROOT + 0x30, 0);
+    cg_general_hook(t, ROOT, 0x7f0000001000u, sp0, ROOT + 0x30, 0);
     __atomic_fetch_add(&workers_done, 1, __ATOMIC_ACQ_REL);
     return NULL;
 }

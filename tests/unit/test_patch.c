@@ -434,7 +434,7 @@ static void test_scan_typical(void **state)
 }
 
 /* A range decoded again after some of its sites were taken back (a PLT
- * entry was not bound the first time: takeback.c): the changed bytes
+ * entry was not bound the first time: registry.c): the changed bytes
  * decode as cmp and ret, not calls; from a copy with them as they were,
  * every site is found at its place, with its original byte. */
 static void test_scan_from_a_copy(void **state)

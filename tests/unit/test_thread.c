@@ -38,7 +38,7 @@
 #include "clock.h"
 #include "costs.h"
 #include "reading.h"
-#include "guard.h"
+#include "generalpath.h"
 #include "options.h"
 #include "proc.h"
 #include "thread.h"
@@ -479,7 +479,7 @@ static void internal_body(struct worker *w)
         return;
     }
     /* a hook's general path on it does nothing */
-    cg_guard_hook(s, F, MAIN + 0x10, 0x1000, 0, 1);
+    cg_general_hook(s, F, MAIN + 0x10, 0x1000, 0, 1);
     if (s->ndeferred != 0 || cg_self != s) {
         snprintf(w->msg, sizeof w->msg, "a hook changed the sentinel");
         return;
@@ -550,7 +550,7 @@ static void test_runtime_guard(void **state)
     assert_int_equal(t->guard, CG_GUARD_RUNTIME);
     /* a hook meanwhile (the runtime's own calls) is ignored, not deferred */
     uint32_t depth = t->costs.depth;
-    cg_guard_hook(t, F, MAIN + 0x10, 0x1000, 0, 1);
+    cg_general_hook(t, F, MAIN + 0x10, 0x1000, 0, 1);
     assert_int_equal(t->ndeferred, 0);
     assert_int_equal(t->costs.depth, depth);
     cg_thread_leave_runtime(saved);
