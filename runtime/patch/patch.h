@@ -63,6 +63,33 @@ struct cg_range_scan {
     int ok;              /* the decoding ended exactly at end */
 };
 
+/* What both architectures' cg_range_scan do with one decoded instruction
+ * (at site, the call's or jump's own address; form and hook as its
+ * decoding found them; is_call: a call of any form; ends: a jump or a
+ * return, after which no call is the function's own enter): a tail jump to
+ * the enter hook is no form the compiler writes, and another tool's entry
+ * call is neither a site nor the first call; the first call, before any
+ * jump or return, is the function's own enter when it calls the enter
+ * hook. Returns the hook to record the site with, CG_HOOK_NOT for none. */
+static inline int cg_scan_judge(struct cg_range_scan *scan, int *first_call, int *stopped, uintptr_t site, int form,
+                                int hook, int is_call, int ends)
+{
+    if ((form == CG_SITE_TAIL || form == CG_SITE_TAIL_GOT) && hook == CG_HOOK_ENTER)
+        hook = CG_HOOK_NOT;
+    if (hook == CG_HOOK_PROLOGUE) {
+        hook = CG_HOOK_NOT;
+        is_call = 0;
+    }
+    if (is_call && *first_call) {
+        *first_call = 0;
+        if (!*stopped && hook == CG_HOOK_ENTER)
+            scan->own_enter = site;
+    }
+    if (ends)
+        *stopped = 1;
+    return hook;
+}
+
 /* Decodes [begin, end) and lists its hook sites into sites[max]: the bytes
  * read at begin itself, or, with copy not NULL, from copy (end - begin
  * bytes: the range as it was before some of its sites were changed).

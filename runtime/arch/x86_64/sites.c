@@ -102,23 +102,11 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
         default:
             break;
         }
-        /* a tail jump to the enter hook is no form the compiler writes */
-        if ((form == CG_SITE_TAIL || form == CG_SITE_TAIL_GOT) && hook == CG_HOOK_ENTER)
-            hook = CG_HOOK_NOT;
-        int is_call = in.kind == CG_INSN_CALL_REL || in.kind == CG_INSN_CALL_RIP || in.kind == CG_INSN_CALL_IND;
-        if (hook == CG_HOOK_PROLOGUE) {
-            /* another tool's entry call: not the first call, not a site */
-            hook = CG_HOOK_NOT;
-            is_call = 0;
-        }
-        if (is_call && first_call) {
-            first_call = 0;
-            if (!stopped && hook == CG_HOOK_ENTER)
-                scan->own_enter = at + in.op_off;
-        }
-        if (in.kind == CG_INSN_JMP_REL || in.kind == CG_INSN_JMP_RIP || in.kind == CG_INSN_JMP_IND ||
-            in.kind == CG_INSN_RET || in.kind == CG_INSN_STOP)
-            stopped = 1;
+        hook = cg_scan_judge(scan, &first_call, &stopped, at + in.op_off, form, hook,
+                             in.kind == CG_INSN_CALL_REL || in.kind == CG_INSN_CALL_RIP ||
+                                 in.kind == CG_INSN_CALL_IND,
+                             in.kind == CG_INSN_JMP_REL || in.kind == CG_INSN_JMP_RIP || in.kind == CG_INSN_JMP_IND ||
+                                 in.kind == CG_INSN_RET || in.kind == CG_INSN_STOP);
         if (hook != CG_HOOK_NOT) {
             if (scan->nsites < max)
                 fill(&sites[scan->nsites], at + in.op_off, p + in.op_off, form, hook);
