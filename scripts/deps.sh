@@ -28,6 +28,19 @@ cgprof_say() {
     echo "cgprof: $*" >&2
 }
 
+# cgprof_as_root WHY: prints what runs a command as root here ("" as root,
+# "sudo" where there is sudo); else says WHY on stderr and fails.
+cgprof_as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        echo ""
+    elif command -v sudo >/dev/null 2>&1; then
+        echo sudo
+    else
+        echo "cgprof: $1" >&2
+        return 1
+    fi
+}
+
 cgprof_install_deps() {
     local missing="" pkg
     for pkg in $CGPROF_PACKAGES; do
@@ -39,15 +52,8 @@ cgprof_install_deps() {
     local n
     n=$(echo $missing | wc -w)
     cgprof_say "installing $n missing Debian packages with apt-get (a minute or more on a fresh machine; apt's own lines follow):$missing"
-    local sudo=""
-    if [ "$(id -u)" != 0 ]; then
-        if command -v sudo >/dev/null 2>&1; then
-            sudo="sudo"
-        else
-            echo "cgprof: these packages are missing and installing them needs root:$missing" >&2
-            return 1
-        fi
-    fi
+    local sudo
+    sudo=$(cgprof_as_root "these packages are missing and installing them needs root:$missing") || return 1
     export DEBIAN_FRONTEND=noninteractive
     cgprof_say "apt-get update"
     $sudo apt-get update -qq >&2 || return 1
@@ -100,15 +106,8 @@ cgprof_build() {
 # something is missing).
 cgprof_install_cross_deps() {
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-        local sudo=""
-        if [ "$(id -u)" != 0 ]; then
-            if command -v sudo >/dev/null 2>&1; then
-                sudo="sudo"
-            else
-                echo "cgprof: the arm64 architecture is not in dpkg's and adding it needs root" >&2
-                return 1
-            fi
-        fi
+        local sudo
+        sudo=$(cgprof_as_root "the arm64 architecture is not in dpkg's and adding it needs root") || return 1
         cgprof_say "dpkg --add-architecture arm64 (the aarch64 step's libraries)"
         $sudo dpkg --add-architecture arm64 || return 1
     fi
