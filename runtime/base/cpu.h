@@ -25,6 +25,8 @@
 #define CG_CPU_COUNTER_NAME ""
 #define CG_CPU_COUNTER_RATE ""
 #define CG_CPU_HAVE_VFORK_STUB 0
+/* the hooks' frame key: the call frame address, as the compiler gives it */
+#define CG_CPU_CFA() ((uintptr_t)__builtin_dwarf_cfa())
 #define CG_CPU_HAVE_SETJMP_STUB 0
 
 /* The runtime's own jump (symsession.c): the compiler's __builtin_setjmp

@@ -124,6 +124,21 @@ static inline CG_NOINSTR void cg_cpu_count_one(uint64_t *count)
                      : "=&r"(v), "=&r"(failed), "+Q"(*count));
 }
 
+/* ---- the call frame address ------------------------------------------------------
+ * CG_CPU_CFA(): the stack pointer before the call that entered the function
+ * this is expanded in (an always-inline function's: its host's), the hooks'
+ * frame key. A call pushes nothing, so it is the stack pointer at the
+ * function's entry. gcc's __builtin_dwarf_cfa gives it; clang's (14) gives
+ * the frame pointer, below the frame record and the registers the function
+ * saves (16 to 96 bytes lower, by the function), and the frames of a
+ * clang-built runtime's hooks did not match the stack pointers of setjmp
+ * and longjmp; clang's __builtin_sponentry is that stack pointer. */
+#if defined(__clang__)
+#define CG_CPU_CFA() ((uintptr_t)__builtin_sponentry())
+#else
+#define CG_CPU_CFA() ((uintptr_t)__builtin_dwarf_cfa())
+#endif
+
 /* ---- a signal's registers (ucontext_t, <ucontext.h>) ------------------------------ */
 #define CG_UC_PC(uc) ((uintptr_t)(uc)->uc_mcontext.pc)
 #define CG_UC_SP(uc) ((uintptr_t)(uc)->uc_mcontext.sp)

@@ -90,6 +90,12 @@ static inline CG_NOINSTR void cg_cpu_count_one(uint64_t *count)
     __asm__ volatile("incq %0" : "+m"(*count));
 }
 
+/* ---- the call frame address ------------------------------------------------------
+ * CG_CPU_CFA(): the stack pointer before the call that entered the function
+ * this is expanded in (an always-inline function's: its host's), the hooks'
+ * frame key: __builtin_dwarf_cfa, the same in gcc and clang here. */
+#define CG_CPU_CFA() ((uintptr_t)__builtin_dwarf_cfa())
+
 /* ---- a signal's registers (ucontext_t, <ucontext.h> with _GNU_SOURCE) -------- */
 #define CG_UC_PC(uc) ((uintptr_t)(uc)->uc_mcontext.gregs[REG_RIP])
 #define CG_UC_SP(uc) ((uintptr_t)(uc)->uc_mcontext.gregs[REG_RSP])
