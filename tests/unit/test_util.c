@@ -1,6 +1,7 @@
 /* Unit tests of util.c: lexical path normalisation, the quoting of values
  * in messages, and the cg_buf text buffer the writer builds profiles in;
- * the runtime's own jump (cpu.h, emitted in util.c). */
+ * the runtime's own jump (cpu.h, emitted in util.c) and cpu.h's call frame
+ * address. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -669,6 +670,63 @@ static void test_jump_leaves_the_signal_mask(void **state)
     assert_true(sigismember(&now, SIGUSR2));
 }
 
+/* ---- CG_CPU_CFA (cpu.h) ------------------------------------------------------------ */
+
+#if defined(__x86_64__) || defined(__aarch64__)
+static volatile long cfa_sink;
+
+/* the call frame address of a function with no frame of its own to speak
+ * of, and of one that saves registers and has locals */
+static __attribute__((noinline)) uintptr_t cfa_small(void)
+{
+    return CG_CPU_CFA();
+}
+
+static __attribute__((noinline)) long kept(long v)
+{
+    cfa_sink = v;
+    return cfa_sink;
+}
+
+static __attribute__((noinline)) uintptr_t cfa_saving(long a, long b, long c, long d)
+{
+    volatile char pad[40];
+    pad[0] = (char)a;
+    long s1 = kept(a), s2 = kept(b), s3 = kept(c), s4 = kept(d), s5 = kept(a + b), s6 = kept(c + d);
+    uintptr_t cfa = CG_CPU_CFA();
+    cfa_sink = kept(s1) + s2 + s3 + s4 + s5 + s6 + pad[0];
+    return cfa;
+}
+
+/* The callee's CFA less the stack pointer at the call (this function's,
+ * constant in its body). */
+static __attribute__((noinline)) long cfa_offset(int saving)
+{
+    uintptr_t sp, cfa;
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+#else
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+#endif
+    cfa = saving ? cfa_saving(1, 2, 3, 4) : cfa_small();
+    return (long)(cfa - sp);
+}
+#endif
+
+/* The hooks' frame key is the stack pointer before the call (clang 14's
+ * __builtin_dwarf_cfa on aarch64 gives the frame pointer, 16 bytes or more
+ * lower). */
+static void test_cfa_is_the_stack_pointer_before_the_call(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) || defined(__aarch64__)
+    assert_int_equal(cfa_offset(0), 0);
+    assert_int_equal(cfa_offset(1), 0);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -707,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_jump_keeps_the_setters_registers_and_stack),
         cmocka_unit_test(test_jump_points_nest),
         cmocka_unit_test(test_jump_leaves_the_signal_mask),
+        cmocka_unit_test(test_cfa_is_the_stack_pointer_before_the_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
