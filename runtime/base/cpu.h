@@ -17,6 +17,9 @@
 
 #define CG_CPU_NAME "this architecture"
 #define CG_CPU_HAVE_TAKEBACK 0
+#define CG_CPU_SITE_BYTES 1
+#define CG_CPU_SITE_NEEDS_SYNC 0
+#define CG_CPU_HAVE_COUNTING 1 /* the counting hooks' walk is libunwind's, if built with it */
 #define CG_CPU_HAVE_SITES 0
 #define CG_CPU_SITE_CALL_MIN 1
 #define CG_CPU_SITE_CALL_MAX 0 /* none: no site is ever recorded */

@@ -131,15 +131,23 @@ static void final_dump(const char *trigger)
         cg_dump_final(trigger);
         cg_filter_report_exit();
         /* the system refused to let the program's code change (a W^X
-         * policy), or the architecture's change is not written yet
-         * (ENOSYS: aarch64, cpu.h): said once, the hooks having done their
-         * work meanwhile, when a call would have been taken back */
+         * policy), the architecture has no change a running thread may see
+         * for the form (ENOTSUP: aarch64's BLR and BR through the GOT,
+         * cpu.h), or none is written for it (ENOSYS): said once, the hooks
+         * having done their work meanwhile, when a call would have been
+         * taken back */
         struct cg_takeback_stats tb;
         cg_takeback_stats(&tb);
         if (tb.refused && tb.refused_errno == ENOSYS)
             cg_warn("hook calls are not taken back on %s yet: %lu hook call sites kept their hooks, at their "
                     "cost, and the profile is the same (docs/limitations.md; CGPROF_TAKEBACK=0 to not try)",
                     CG_CPU_NAME, tb.refused);
+        else if (tb.refused && tb.refused_errno == ENOTSUP)
+            cg_warn("could not take back %lu hook call sites (the first at %#lx): on %s a hook called or jumped "
+                    "to through the GOT (-fno-plt) is an instruction no thread may change while others run it "
+                    "(docs/internals/takeback.md), so their hooks kept being called, at their cost, and the "
+                    "profile is the same (build without -fno-plt to take them back; CGPROF_TAKEBACK=0 to not try)",
+                    tb.refused, (unsigned long)tb.refused_at, CG_CPU_NAME);
         else if (tb.refused)
             cg_warn("could not take back %lu hook call sites (the first at %#lx: %s): their hooks kept being "
                     "called, at their cost, and the profile is the same (CGPROF_TAKEBACK=0 to not try)",

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "clock.h"
+#include "cpu.h"
 #include "crash.h"
 #include "dump.h"
 #include "elfutils.h"
@@ -184,7 +185,11 @@ static int initialise(const struct cg_hook_addrs *hooks)
 #if !CG_HAVE_LIBUNWIND
         not_with = not_with ? not_with : "a runtime built without libunwind";
 #endif
-        if (not_with) {
+        if (!CG_CPU_HAVE_COUNTING) {
+            cg_warn("CGPROF_STACKS=unwind is not used on %s yet (docs/limitations.md): the hooks keep the stack "
+                    "(CGPROF_STACKS=hooks)", CG_CPU_NAME);
+            counting = 0;
+        } else if (not_with) {
             cg_warn("CGPROF_STACKS=unwind counts calls with sampled time and folded inlined calls only, not with %s: "
                     "the hooks keep the stack (CGPROF_STACKS=hooks)", not_with);
             counting = 0;

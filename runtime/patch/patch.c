@@ -1,10 +1,10 @@
-/* Hook call sites and their one-byte change: see patch.h and
- * docs/internals/takeback.md. The change itself is here; which instructions
- * are hook calls, and what replaces the first byte of each, is the
- * architecture's: arch/x86_64/sites.c, arch/aarch64/a64sites.c (each built
+/* Hook call sites and the change of one instruction: see patch.h and
+ * docs/internals/takeback.md. The store itself is here; which instructions
+ * are hook calls, and what replaces each (x86-64's first byte, aarch64's
+ * word), is the architecture's: arch/x86_64/sites.c, arch/aarch64/a64sites.c (each built
  * on its architecture only). Where the change is not written
- * (CG_CPU_HAVE_TAKEBACK 0: aarch64 for now, cpu.h) no byte is changed;
- * where the sites are not known either, none is ever found. */
+ * (CG_CPU_HAVE_TAKEBACK 0, cpu.h) no byte is changed; where the sites are
+ * not known either, none is ever found. */
 #include "patch.h"
 
 #include <errno.h>
@@ -15,16 +15,26 @@
 #include "cpu.h"
 
 #if CG_CPU_HAVE_TAKEBACK
+#if CG_CPU_SITE_BYTES == 1
+typedef uint8_t site_unit;
+#else
+typedef uint32_t site_unit;
+#endif
+
 /* Not instrumented by ThreadSanitizer (no_sanitize): its shadow memory
- * does not cover the program's code, whose byte this changes; the change
- * is one atomic instruction either way. */
-__attribute__((no_sanitize("thread"))) int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot)
+ * does not cover the program's code, which this changes; the change is
+ * one atomic instruction either way. */
+__attribute__((no_sanitize("thread"))) int cg_site_write(uintptr_t addr, uint32_t from, uint32_t to, int prot)
 {
     int saved = errno, rc = 0;
+    if (addr % sizeof(site_unit))
+        return EINVAL; /* an instruction the CPU would not run (aarch64's are aligned) */
+    if ((site_unit)to == (site_unit)from)
+        return ENOTSUP; /* the form has no change a running thread may see (patch.h) */
     long pagesize = sysconf(_SC_PAGESIZE);
     void *page = (void *)(addr & ~(uintptr_t)(pagesize - 1));
-    uint8_t *b = (uint8_t *)addr;
-    if (__atomic_load_n(b, __ATOMIC_RELAXED) == to) {
+    site_unit *w = (site_unit *)addr;
+    if (__atomic_load_n(w, __ATOMIC_RELAXED) == (site_unit)to) {
         errno = saved;
         return 0;
     }
@@ -33,9 +43,20 @@ __attribute__((no_sanitize("thread"))) int cg_site_write(uintptr_t addr, uint8_t
         errno = saved;
         return rc;
     }
-    uint8_t expect = from;
-    if (!__atomic_compare_exchange_n(b, &expect, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED) && expect != to)
+    site_unit expect = (site_unit)from;
+    if (!__atomic_compare_exchange_n(w, &expect, (site_unit)to, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED) &&
+        expect != (site_unit)to)
         rc = EAGAIN;
+#if CG_CPU_SITE_NEEDS_SYNC
+    /* aarch64: the data cache cleaned and the instruction cache invalidated
+     * for the word, to the point of unification, with the barriers between
+     * (DC CVAU, DSB ISH, IC IVAU, DSB ISH, ISB: what the builtin does), so
+     * that every core fetches the new word once it next looks (the Arm
+     * ARM's concurrent modification rule, cpu_aarch64.h, gives it the old
+     * or the new one whole until then) */
+    else
+        __builtin___clear_cache((char *)addr, (char *)addr + sizeof(site_unit));
+#endif
     /* The permission given back: a failure here leaves the page writable,
      * which is no danger to the program; the change is made either way. */
     mprotect(page, (size_t)pagesize, prot);
@@ -43,7 +64,7 @@ __attribute__((no_sanitize("thread"))) int cg_site_write(uintptr_t addr, uint8_t
     return rc;
 }
 #else
-int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot)
+int cg_site_write(uintptr_t addr, uint32_t from, uint32_t to, int prot)
 {
     (void)addr, (void)from, (void)to, (void)prot;
     return ENOSYS;
@@ -62,6 +83,12 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
 {
     (void)begin, (void)end, (void)copy, (void)hook_of, (void)ctx, (void)sites, (void)max;
     memset(scan, 0, sizeof *scan);
+    return 0;
+}
+
+int cg_site_tail_reach(struct cg_site *s, uintptr_t lo, uintptr_t hi)
+{
+    (void)s, (void)lo, (void)hi;
     return 0;
 }
 #endif

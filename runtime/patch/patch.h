@@ -1,11 +1,12 @@
-/* Hook call sites in machine code, and the one-byte change that takes one
- * back (data layer; docs/internals/takeback.md, "The sites"). Functions of their
- * arguments: what is a hook is asked of a callback (registry.c reads the
- * PLT entries and GOT slots; the unit tests give code buffers of their
+/* Hook call sites in machine code, and the change of one instruction that
+ * takes one back (data layer; docs/internals/takeback.md, "The sites"):
+ * x86-64's first byte (arch/x86_64/sites.c), aarch64's one 4-byte word
+ * (arch/aarch64/a64sites.c); the store itself is patch.c's. Functions of
+ * their arguments: what is a hook is asked of a callback (registry.c reads
+ * the PLT entries and GOT slots; the unit tests give code buffers of their
  * own), and a change is made at the address given. No allocation, no lock:
- * a hook's slow path calls these. x86-64 only (the sites:
- * arch/x86_64/sites.c; the change: patch.c): elsewhere nothing is ever
- * recognised, so nothing is changed. */
+ * a hook's slow path calls these. On any other architecture nothing is
+ * ever recognised, so nothing is changed. */
 #ifndef CG_PATCH_H
 #define CG_PATCH_H
 
@@ -15,10 +16,10 @@
 /* The forms of a hook call (docs/internals/takeback.md's table). */
 enum cg_site_form {
     CG_SITE_NONE,
-    CG_SITE_CALL,     /* e8 rel32 -> 3d rel32 (cmp $imm32, %eax) */
-    CG_SITE_CALL_GOT, /* ff 15 disp32 -> 8d 15 disp32 (lea disp32(%rip), %edx) */
-    CG_SITE_TAIL,     /* e9 rel32 -> c3 (ret) */
-    CG_SITE_TAIL_GOT, /* ff 25 disp32 -> c3 (ret) */
+    CG_SITE_CALL,     /* e8 rel32 -> 3d rel32 (cmp $imm32, %eax); aarch64: BL -> NOP */
+    CG_SITE_CALL_GOT, /* ff 15 disp32 -> 8d 15 disp32 (lea disp32(%rip), %edx); aarch64: BLR, kept */
+    CG_SITE_TAIL,     /* e9 rel32 -> c3 (ret); aarch64: B hook -> B to a RET */
+    CG_SITE_TAIL_GOT, /* ff 25 disp32 -> c3 (ret); aarch64: BR, kept */
 };
 
 /* CG_HOOK_PROLOGUE: not a hook, a function that other instrumentation
@@ -36,10 +37,16 @@ enum { CG_HOOK_EXIT = 0, CG_HOOK_ENTER = 1, CG_HOOK_NOT = -1, CG_HOOK_PROLOGUE =
 typedef int (*cg_hook_of_fn)(void *ctx, uintptr_t to, int got);
 
 struct cg_site {
-    uintptr_t addr;     /* the instruction's first byte */
-    uint8_t form;       /* enum cg_site_form */
-    uint8_t hook;       /* CG_HOOK_ENTER or CG_HOOK_EXIT */
-    uint8_t old, patched; /* its first byte, and what takes it back */
+    uintptr_t addr;       /* the instruction's first byte */
+    uint8_t form;         /* enum cg_site_form */
+    uint8_t hook;         /* CG_HOOK_ENTER or CG_HOOK_EXIT */
+    uint32_t old, patched; /* what the change replaces (CG_CPU_SITE_BYTES of
+                              it, cpu.h: x86-64's first byte, aarch64's
+                              word), and what takes the call back; patched
+                              == old: no change the architecture lets a
+                              running thread see whole (aarch64's BLR and
+                              BR, a tail B with no RET in reach), and
+                              cg_site_write refuses it */
 };
 
 /* The hook call that returns to ret, whose bytes [lo, ret) are readable:
@@ -97,11 +104,25 @@ static inline int cg_scan_judge(struct cg_range_scan *scan, int *first_call, int
 int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_hook_of_fn hook_of, void *ctx,
                   struct cg_site *sites, size_t max, struct cg_range_scan *scan);
 
-/* Writes byte `to` at addr if it holds `from` (one byte store: a thread
- * running the instruction sees it whole, old or new), making its page
+/* A tail site's change where it needs an instruction elsewhere (aarch64:
+ * the B to the exit hook becomes a B to a RET, which cg_range_scan looks
+ * for in the function's own range first): a RET looked for in [lo, hi),
+ * the loaded segment that holds the site, read in place, within a B's
+ * reach. 1 when s->patched is set (or needed nothing: x86-64's tail jump
+ * becomes the ret itself), 0 when no RET is in reach (patched stays old:
+ * the site is refused). */
+int cg_site_tail_reach(struct cg_site *s, uintptr_t lo, uintptr_t hi);
+
+/* Writes `to` at addr if it holds `from` (CG_CPU_SITE_BYTES, cpu.h: one
+ * byte on x86-64, one aligned word on aarch64; one atomic store, so that a
+ * thread running the instruction sees it whole, old or new; on aarch64 the
+ * instruction cache made coherent for the word after), making its page
  * writable for the store only: prot is the page's protection, given back
- * after. 0 when written (or already `to`), or an errno value: EAGAIN (the
- * byte is neither: not ours to change), or mprotect's. errno preserved. */
-int cg_site_write(uintptr_t addr, uint8_t from, uint8_t to, int prot);
+ * after. 0 when written (or already `to`), or an errno value: EAGAIN (it
+ * holds neither: not ours to change), ENOTSUP (to == from: no change this
+ * architecture allows for the form), EINVAL (a misaligned word), ENOSYS
+ * (no change written for this architecture), or mprotect's. errno
+ * preserved. */
+int cg_site_write(uintptr_t addr, uint32_t from, uint32_t to, int prot);
 
 #endif

@@ -369,7 +369,7 @@ static int decode(struct cg_reg_range *r, uint32_t ix1)
         for (uint32_t i = 0; i < r->n; i++) {
             const struct cg_reg_site *x = &cg_reg_sites[r->first + i];
             if (x->taken && !x->dead)
-                code_copy[x->addr - r->begin] = x->old;
+                memcpy(code_copy + (x->addr - r->begin), &x->old, CG_CPU_SITE_BYTES); /* little-endian */
         }
         copy = code_copy;
     }
@@ -385,6 +385,18 @@ static int decode(struct cg_reg_range *r, uint32_t ix1)
     }
     if (sites_fit(scan.nsites) != 0)
         return -1;
+    /* a tail site whose change needs a RET its range lacks (aarch64): one
+     * looked for in its segment */
+    struct cg_reg_seg seg;
+    int have_seg = -1;
+    for (size_t i = 0; i < scan.nsites; i++) {
+        if (scratch[i].form != CG_SITE_TAIL || scratch[i].patched != scratch[i].old)
+            continue;
+        if (have_seg < 0)
+            have_seg = cg_reg_segment_of(r->begin, &seg) == 0 && seg.prot > 0 && (seg.prot & PROT_EXEC);
+        if (have_seg)
+            cg_site_tail_reach(&scratch[i], seg.lo, seg.hi);
+    }
     uint32_t first = (uint32_t)cg_reg_nsites;
     for (size_t i = 0; i < scan.nsites; i++) {
         struct cg_reg_site *old = cg_reg_site_find(scratch[i].addr);
@@ -401,7 +413,7 @@ static int decode(struct cg_reg_range *r, uint32_t ix1)
             x->taken = keep.taken;
             x->folded = keep.folded;
             x->refused = keep.refused;
-            x->old = keep.old; /* the byte before it was changed */
+            x->old = keep.old; /* the instruction before it was changed */
         }
     }
     r->first = first;

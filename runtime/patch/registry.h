@@ -29,7 +29,8 @@ struct cg_reg_site {
     uint64_t next_check; /* a frameless exit's: the next quiescence check (ns) */
     uint32_t range;      /* its range's index + 1; 0 without one */
     uint32_t wait;       /* the next delay between checks, in 0.1 ms */
-    uint8_t form, hook, old, patched;
+    uint32_t old, patched; /* patch.h's struct cg_site's */
+    uint8_t form, hook;
     uint8_t taken;   /* reason + 1 while taken back, 0 when not */
     uint8_t folded;  /* an enter judged inlined (CG_TB_INLINED) */
     uint8_t refused; /* its change failed for good */

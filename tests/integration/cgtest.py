@@ -81,6 +81,15 @@ OBJDUMP = os.environ.get("CGPROF_TEST_OBJDUMP", "objdump")
 CALL = r"(?:call|bl)"
 
 
+def direct_call_bytes():
+    """The length of a direct call of the build's machine (the runtime's
+    ELF machine: x86-64's e8 rel32, 5 bytes; aarch64's BL, 4): where the
+    code after a call begins."""
+    with open(LIB, "rb") as f:
+        machine = int.from_bytes(f.read(20)[18:20], "little")
+    return 4 if machine == 183 else 5  # EM_AARCH64
+
+
 def emulated(argv):
     """argv run as the build's machine runs it: under EMULATOR, if any."""
     import shlex

@@ -74,10 +74,11 @@ class Skip(ProfileAssertions):
                 sites[c.callee.name] = c.instr
         self.assertEqual(set(sites), set(lines))
         # helper's own time is work's, charged where helper's calls return
-        # (after their 5-byte call instructions), as work's time after a
-        # call of its own is
+        # (after their call instructions: 5 bytes on x86-64, 4 on aarch64),
+        # as work's time after a call of its own is
         (work,) = prof.functions_named("work")
-        after = sum(c.costs[0] for c in work.cost_lines if c.instr - 5 in sites.values())
+        call = cgtest.direct_call_bytes()
+        after = sum(c.costs[0] for c in work.cost_lines if c.instr - call in sites.values())
         self.assertGreater(after, 0, "no self time of work after the calls made in helper's code")
         # work's inclusive covers its self and its callees (assert_valid
         # checks every function; here explicitly for the one that took over)

@@ -1,8 +1,8 @@
-/* Unit tests of patch.h (patch.c and arch/x86_64/sites.c): the hook call
- * sites in machine code and the one-byte change that takes one back
- * (docs/internals/takeback.md, "The sites"). On aarch64 (cpu.h,
- * CG_CPU_HAVE_TAKEBACK 0), its sites found (arch/aarch64/a64sites.c) and
- * never changed; elsewhere, that none is found.
+/* Unit tests of patch.h (patch.c, arch/x86_64/sites.c and
+ * arch/aarch64/a64sites.c): the hook call sites in machine code and the
+ * change of one instruction that takes one back (docs/internals/
+ * takeback.md, "The sites"): x86-64's first byte, aarch64's word;
+ * elsewhere, that none is found.
  *
  * cg_site_at_return and cg_range_scan read code given as bytes (assembled
  * with gcc -c and read back with objdump -d, the rel32 and disp32 fields
@@ -35,7 +35,7 @@
 #include "cpu.h"
 #include "patch.h"
 
-#if CG_CPU_HAVE_TAKEBACK
+#if defined(__x86_64__)
 /* ---- what is a hook: the test's callback --------------------------------- */
 
 /* Made-up addresses around a code block at blk: the hooks (below and above
@@ -585,6 +585,9 @@ static void test_scan_empty_range(void **state)
     assert_int_equal(scan.own_enter, 0);
 }
 
+#endif /* __x86_64__ */
+
+#if CG_CPU_HAVE_TAKEBACK
 /* ---- cg_site_write on a real page --------------------------------------------- */
 
 #define SENTINEL 0x5eed
@@ -616,6 +619,18 @@ static void perms_of(const void *addr, char perms[5])
         assert_string_equal(perms_, (want));                                                                           \
     } while (0)
 
+#define RX (PROT_READ | PROT_EXEC)
+
+/* The site's instruction as cg_site_write changes it (cpu.h's
+ * CG_CPU_SITE_BYTES: x86-64's first byte, aarch64's word). */
+static uint32_t site_at(const unsigned char *page, unsigned at)
+{
+    uint32_t v = 0;
+    memcpy(&v, page + at, CG_CPU_SITE_BYTES); /* little-endian */
+    return v;
+}
+
+#if defined(__x86_64__)
 /* A page holding a call at 0x100 and a nop at 0x200 (never run), int3
  * elsewhere, read-only and executable. */
 static unsigned char *rx_page(unsigned char *copy)
@@ -643,8 +658,6 @@ struct site_write {
     uint8_t byte;
     const char *perms;
 };
-
-#define RX (PROT_READ | PROT_EXEC)
 
 /* A test: its writes in order on a fresh rx_page. */
 struct site_writes {
@@ -723,8 +736,11 @@ static void test_write_refused_by_mprotect(void **state)
     free(bytes);
 }
 
+#endif /* __x86_64__ */
+
 /* ---- the sites run by threads while they change ------------------------------ */
 
+#if defined(__x86_64__)
 /* Four pieces of code in one page, each calling or jumping to its counter:
  *   STUB_E8    sub $8,%rsp; call counter; add $8,%rsp; ret  (e8 -> 3d)
  *   STUB_FF15  the same with call *slot(%rip)                (ff -> 8d)
@@ -735,10 +751,10 @@ static void test_write_refused_by_mprotect(void **state)
  * the counters. */
 enum { STUB_E8, STUB_FF15, STUB_E9, STUB_FF25, NSTUBS };
 
-static const struct stub {
+static struct stub {
     const char *name;
     unsigned start, site; /* offsets in the page */
-    uint8_t old, patched;
+    uint32_t old, patched;
     int near; /* a rel32 to the counter */
 } STUBS[NSTUBS] = {
     {"call rel32", 0x07b, 0x07f, 0xe8, 0x3d, 1},
@@ -748,6 +764,33 @@ static const struct stub {
 };
 #define SLOT_FF15 0x800
 #define SLOT_FF25 0x808
+#define SITE_IN_LINE 63        /* the site's offset in its 64-byte line */
+#define REACH 0x7f000000L      /* a rel32's, with a margin */
+#define REACH_NAME "2 GiB"
+#else
+/* aarch64: two pieces of code in one page, each calling or jumping to its
+ * counter:
+ *   STUB_BL  stp x29, x30, [sp, #-16]!; mov x29, sp; bl counter;
+ *            ldp x29, x30, [sp], #16; ret        (BL -> NOP)
+ *   STUB_B   b counter                           (B -> B to the RET at RET_AT)
+ * each site the last word of a 64-byte cache line, BRK around. The forms
+ * through the GOT (BLR, BR) are never changed (cpu_aarch64.h). */
+enum { STUB_BL, STUB_B, NSTUBS };
+
+static struct stub {
+    const char *name;
+    unsigned start, site; /* offsets in the page */
+    uint32_t old, patched; /* set by put_stubs: they depend on where it is */
+    int near;              /* a B or BL to the counter: all of them */
+} STUBS[NSTUBS] = {
+    {"bl", 0x0f4, 0x0fc, 0, 0, 1},
+    {"b (tail)", 0x13c, 0x13c, 0, 0, 1},
+};
+#define RET_AT 0x200
+#define SITE_IN_LINE 60        /* the site's offset in its 64-byte line */
+#define REACH 0x7f00000L       /* a B's or BL's 128 MiB, with a margin */
+#define REACH_NAME "128 MiB"
+#endif
 
 /* Each stub's calls of its counter: by each thread, and by all. */
 static _Thread_local unsigned long my_hits[NSTUBS];
@@ -758,36 +801,50 @@ static void count(int stub)
     my_hits[stub]++;
     atomic_fetch_add_explicit(&all_hits[stub], 1, memory_order_relaxed);
 }
+#if defined(__x86_64__)
 static void counter_e8(void) { count(STUB_E8); }
 static void counter_ff15(void) { count(STUB_FF15); }
 static void counter_e9(void) { count(STUB_E9); }
 static void counter_ff25(void) { count(STUB_FF25); }
+static void (*const counters[NSTUBS])(void) = {counter_e8, counter_ff15, counter_e9, counter_ff25};
+/* where a page is asked for, around the test's code */
+static const long near_off[] = {0x40000000, -0x40000000, 0x10000000, -0x10000000, 0x60000000, -0x60000000, 0x2000000};
+#else
+static void counter_bl(void) { count(STUB_BL); }
+static void counter_b(void) { count(STUB_B); }
+static void (*const counters[NSTUBS])(void) = {counter_bl, counter_b};
+static const long near_off[] = {0x1000000, -0x1000000, 0x4000000, -0x4000000, 0x6000000, -0x6000000, 0x2000000};
+#endif
 
-static int within_rel32(uintptr_t from, uintptr_t to)
+static int within_reach(uintptr_t from, uintptr_t to)
 {
     intptr_t d = (intptr_t)(to - from);
-    return d > -0x7f000000L && d < 0x7f000000L;
+    return d > -REACH && d < REACH;
 }
 
-/* A page within 2 GiB of the counters (a hint near the test's own code),
- * or NULL. */
+/* A page within a direct call's reach of the counters of the stubs that
+ * need it (a hint near the test's own code), or NULL. */
 static unsigned char *map_near_counters(void)
 {
     long ps = page_size();
-    static const long off[] = {0x40000000, -0x40000000, 0x10000000, -0x10000000, 0x60000000, -0x60000000, 0x2000000};
-    uintptr_t base = (uintptr_t)counter_e8 & ~(uintptr_t)0xfffff;
-    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
-        void *hint = (void *)(base + (uintptr_t)off[i]);
+    uintptr_t base = (uintptr_t)counters[0] & ~(uintptr_t)0xfffff;
+    for (size_t i = 0; i < sizeof near_off / sizeof near_off[0]; i++) {
+        void *hint = (void *)(base + (uintptr_t)near_off[i]);
         unsigned char *p = mmap(hint, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             continue;
-        if (within_rel32((uintptr_t)p, (uintptr_t)counter_e8) && within_rel32((uintptr_t)p, (uintptr_t)counter_e9))
+        int near = 1;
+        for (int s = 0; s < NSTUBS; s++)
+            if (STUBS[s].near && !within_reach((uintptr_t)p, (uintptr_t)counters[s]))
+                near = 0;
+        if (near)
             return p;
         munmap(p, (size_t)ps);
     }
     return NULL;
 }
 
+#if defined(__x86_64__)
 static void put_rel32(unsigned char *page, unsigned at, uintptr_t to)
 {
     int32_t rel = (int32_t)(intptr_t)(to - ((uintptr_t)page + at + 4));
@@ -823,6 +880,36 @@ static void put_stubs(unsigned char *page, int near)
     slot = (uintptr_t)counter_ff25;
     memcpy(page + SLOT_FF25, &slot, sizeof slot);
 }
+#else
+static void put_word(unsigned char *page, unsigned at, uint32_t w) { memcpy(page + at, &w, 4); }
+
+/* B (op 0x14000000) or BL (0x94000000) from page + at to to */
+static uint32_t branch(uint32_t op, const unsigned char *page, unsigned at, uintptr_t to)
+{
+    return op | (uint32_t)(((intptr_t)(to - ((uintptr_t)page + at)) >> 2) & 0x3ffffff);
+}
+
+static void put_stubs(unsigned char *page, int near)
+{
+    assert_true(near); /* both stubs reach their counter directly */
+    for (unsigned at = 0; at < (unsigned)page_size(); at += 4)
+        put_word(page, at, 0xd4200000u); /* brk #0 around: a stray jump traps */
+    unsigned at = STUBS[STUB_BL].start;
+    put_word(page, at, 0xa9bf7bfdu);     /* stp x29, x30, [sp, #-16]! */
+    put_word(page, at + 4, 0x910003fdu); /* mov x29, sp */
+    STUBS[STUB_BL].old = branch(0x94000000u, page, STUBS[STUB_BL].site, (uintptr_t)counter_bl);
+    STUBS[STUB_BL].patched = 0xd503201fu; /* nop */
+    put_word(page, STUBS[STUB_BL].site, STUBS[STUB_BL].old);
+    put_word(page, at + 12, 0xa8c17bfdu); /* ldp x29, x30, [sp], #16 */
+    put_word(page, at + 16, 0xd65f03c0u); /* ret */
+    STUBS[STUB_B].old = branch(0x14000000u, page, STUBS[STUB_B].site, (uintptr_t)counter_b);
+    STUBS[STUB_B].patched = branch(0x14000000u, page, STUBS[STUB_B].site, (uintptr_t)page + RET_AT);
+    put_word(page, STUBS[STUB_B].site, STUBS[STUB_B].old);
+    put_word(page, RET_AT, 0xd65f03c0u); /* ret: where the tail call taken back goes */
+    /* written as data: the instruction cache made to see it */
+    __builtin___clear_cache((char *)page, (char *)page + page_size());
+}
+#endif
 
 #define NTHREADS 4
 #define CALLS 20000 /* each thread's calls of each stub before the changes */
@@ -917,7 +1004,7 @@ static void test_sites_changed_under_running_threads(void **state)
     unsigned char *page = map_near_counters();
     int near = page != NULL;
     if (!near) {
-        print_message("no page within 2 GiB of the test's code: the rel32 call and jump not tested\n");
+        print_message("no page within " REACH_NAME " of the test's code: the direct call and jump not tested\n");
         page = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         assert_true(page != MAP_FAILED);
     }
@@ -929,8 +1016,8 @@ static void test_sites_changed_under_running_threads(void **state)
     for (int s = 0; s < NSTUBS; s++) {
         stub_on[s] = near || !STUBS[s].near;
         stub_fn[s] = (void (*)(void))((uintptr_t)page + STUBS[s].start);
-        assert_int_equal(STUBS[s].site % 64, 63); /* the line's last byte */
-        assert_int_equal(page[STUBS[s].site], STUBS[s].old);
+        assert_int_equal(STUBS[s].site % 64, SITE_IN_LINE); /* the line's last byte or word */
+        assert_int_equal(site_at(page, STUBS[s].site), STUBS[s].old);
         atomic_store(&all_hits[s], 0);
     }
 
@@ -961,7 +1048,7 @@ static void test_sites_changed_under_running_threads(void **state)
             if (!stub_on[s])
                 continue;
             const struct stub *st = &STUBS[s];
-            uint8_t from = f % 2 ? st->patched : st->old, to = f % 2 ? st->old : st->patched;
+            uint32_t from = f % 2 ? st->patched : st->old, to = f % 2 ? st->old : st->patched;
             if (cg_site_write((uintptr_t)page + st->site, from, to, prot) != 0)
                 failed++;
         }
@@ -1013,8 +1100,11 @@ static void test_sites_changed_under_running_threads(void **state)
         if (stub_hits == 0 || stub_hits == stub_calls)
             fail_msg("%s: %lu of %lu calls counted while the site changed", STUBS[s].name, stub_hits, stub_calls);
     }
+    int nsites = 0;
+    for (int s = 0; s < NSTUBS; s++)
+        nsites += stub_on[s];
     print_message("%d sites taken back and put back %d times in %.2f s; %lu calls made meanwhile, %lu counted\n",
-                  near ? NSTUBS : NSTUBS - 2, flips, t1 - t0, calls, hits);
+                  nsites, flips, t1 - t0, calls, hits);
 
     /* put back for good: every call counted again */
     for (int s = 0; s < NSTUBS; s++) {
@@ -1030,7 +1120,7 @@ static void test_sites_changed_under_running_threads(void **state)
         if (!stub_on[s])
             continue;
         assert_int_equal(cg_site_write((uintptr_t)page + STUBS[s].site, STUBS[s].old, STUBS[s].patched, prot), 0);
-        assert_int_equal(page[STUBS[s].site], STUBS[s].patched);
+        assert_int_equal(site_at(page, STUBS[s].site), STUBS[s].patched);
         unsigned long was = my_hits[s], all = atomic_load(&all_hits[s]);
         for (int i = 0; i < CALLS; i++)
             stub_fn[s]();
@@ -1042,14 +1132,17 @@ static void test_sites_changed_under_running_threads(void **state)
     free(original);
 }
 
-#elif CG_CPU_HAVE_SITES
-/* ---- aarch64: sites found, not changed (cpu.h, CG_CPU_HAVE_TAKEBACK 0) ------------
- * arch/aarch64/a64sites.c on a function made of words here (in a heap
- * block, never run), the hooks and a GOT slot at made-up addresses around
- * it: its own enter (the first call), its sites in the three forms a
- * compiler writes (BL, BLR after ADRP and LDR, a tail B), a call of
- * another function that is none, a first call through a register that
- * makes the range untrusted; and cg_site_write, which changes nothing. */
+#endif /* CG_CPU_HAVE_TAKEBACK */
+
+#if defined(__aarch64__)
+/* ---- aarch64's sites (arch/aarch64/a64sites.c) ---------------------------------
+ * On a function made of words here (in a heap block, never run), the hooks
+ * and a GOT slot at made-up addresses around it: its own enter (the first
+ * call), its sites in the three forms a compiler writes (BL, BLR after
+ * ADRP and LDR, a tail B) and what each becomes (NOP; kept; a B to a RET
+ * of the range, or of its segment), a call of another function that is
+ * none, a first call through a register that makes the range untrusted;
+ * and cg_site_write on a real page. */
 struct a64_hooks {
     uintptr_t enter, exit, other, slot; /* the slot holds the exit hook */
     unsigned asked;
@@ -1103,6 +1196,38 @@ static void test_a64_sites(void **state)
     assert_int_equal(sites[2].addr, at + 36);
     assert_int_equal(sites[2].form, CG_SITE_TAIL);
     assert_int_equal(sites[2].hook, CG_HOOK_EXIT);
+    /* what each becomes: BL a NOP; BLR kept (not on the Arm ARM's list);
+     * the tail B kept for now: no RET in its range */
+    assert_int_equal(sites[0].old, w[3]);
+    assert_int_equal(sites[0].patched, 0xd503201fu);
+    assert_int_equal(sites[1].old, w[7]);
+    assert_int_equal(sites[1].patched, w[7]);
+    assert_int_equal(sites[2].old, w[9]);
+    assert_int_equal(sites[2].patched, w[9]);
+    /* ... a RET in the segment, found from the site outward, the nearest
+     * (here the block is the segment: one RET before the range, one after
+     * is farther) */
+    uint32_t *seg = malloc(64 * sizeof *seg);
+    assert_non_null(seg);
+    for (int i = 0; i < 64; i++)
+        seg[i] = 0xd503201fu;
+    seg[2] = 0xd65f03c0u;  /* ret, 34 words before the site */
+    seg[63] = 0xd65f03c0u; /* ret, 27 words after: the nearest */
+    struct cg_site far = sites[2];
+    far.addr = (uintptr_t)&seg[36];
+    far.old = far.patched = a64_branch(0x14000000u, far.addr, h.exit);
+    assert_int_equal(cg_site_tail_reach(&far, (uintptr_t)seg, (uintptr_t)(seg + 64)), 1);
+    assert_int_equal(far.patched, a64_branch(0x14000000u, far.addr, (uintptr_t)&seg[63]));
+    seg[63] = 0xd503201fu;
+    far.patched = far.old;
+    assert_int_equal(cg_site_tail_reach(&far, (uintptr_t)seg, (uintptr_t)(seg + 64)), 1);
+    assert_int_equal(far.patched, a64_branch(0x14000000u, far.addr, (uintptr_t)&seg[2]));
+    /* none in the segment: kept */
+    seg[2] = 0xd503201fu;
+    far.patched = far.old;
+    assert_int_equal(cg_site_tail_reach(&far, (uintptr_t)seg, (uintptr_t)(seg + 64)), 0);
+    assert_int_equal(far.patched, far.old);
+    free(seg);
     /* the same from a copy: the bytes read there, the addresses the range's */
     uint32_t copy[N];
     memcpy(copy, w, sizeof copy);
@@ -1112,6 +1237,13 @@ static void test_a64_sites(void **state)
     assert_int_equal(scan.own_enter, at + 12);
     assert_int_equal(scan.nsites, 3);
     memcpy(w, copy, sizeof copy);
+    /* a RET in the range (an early return before the tail call): the tail
+     * B becomes a B to it */
+    w[8] = 0xd65f03c0u;
+    assert_int_equal(cg_range_scan(at, at + N * 4, NULL, a64_hook_of, &h, sites, 8, &scan), 0);
+    assert_int_equal(scan.nsites, 3);
+    assert_int_equal(sites[2].patched, a64_branch(0x14000000u, at + 36, at + 32));
+    w[8] = 0xa8c17bfd;
     /* at return addresses: the calls of hooks, not the other call */
     struct cg_site site;
     assert_int_equal(cg_site_at_return(at + 16, at, a64_hook_of, &h, &site), 1);
@@ -1135,22 +1267,53 @@ static void test_a64_sites(void **state)
     free(w);
 }
 
-/* No change is written yet: refused, the word as it was, errno kept. */
-static void test_a64_write_refused(void **state)
+/* cg_site_write of a word on a read-only executable page: BL to NOP and
+ * back, the page's permissions given back and no other byte changed;
+ * refused where the word is neither (EAGAIN), where there is no change
+ * (ENOTSUP: BLR) or the address is not an instruction's (EINVAL); errno
+ * kept through each. */
+static void test_a64_site_writes(void **state)
 {
     (void)state;
-    long ps = sysconf(_SC_PAGESIZE);
-    unsigned char *page = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    long ps = page_size();
+    uint32_t *page = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(page != MAP_FAILED);
-    page[8] = 0x94;
-    assert_int_equal(mprotect(page, (size_t)ps, PROT_READ | PROT_EXEC), 0);
-    errno = 1234;
-    assert_int_equal(cg_site_write((uintptr_t)page + 8, 0x94, 0x1f, PROT_READ | PROT_EXEC), ENOSYS);
-    assert_int_equal(errno, 1234);
-    assert_int_equal(page[8], 0x94);
+    const uint32_t bl = 0x94000010u, nop = 0xd503201fu, blr = 0xd63f0200u;
+    page[2] = bl;
+    page[3] = blr;
+    uint32_t *copy = malloc((size_t)ps);
+    assert_non_null(copy);
+    memcpy(copy, page, (size_t)ps);
+    assert_int_equal(mprotect(page, (size_t)ps, RX), 0);
+    static const struct {
+        unsigned at;
+        uint32_t from, to;
+        int ret;
+        uint32_t word; /* at `at` after */
+    } steps[] = {
+        {8, 0x94000010u, 0xd503201fu, 0, 0xd503201fu},  /* taken back */
+        {8, 0x94000010u, 0xd503201fu, 0, 0xd503201fu},  /* already */
+        {8, 0xd503201fu, 0x94000010u, 0, 0x94000010u},  /* put back */
+        {12, 0x94000010u, 0xd503201fu, EAGAIN, 0xd63f0200u}, /* neither: not ours */
+        {12, 0xd63f0200u, 0xd63f0200u, ENOTSUP, 0xd63f0200u}, /* BLR: no change */
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        errno = SENTINEL;
+        assert_int_equal(cg_site_write((uintptr_t)page + steps[i].at, steps[i].from, steps[i].to, RX), steps[i].ret);
+        assert_int_equal(errno, SENTINEL);
+        assert_int_equal(page[steps[i].at / 4], steps[i].word);
+        copy[steps[i].at / 4] = steps[i].word;
+        assert_memory_equal(page, copy, (size_t)ps);
+        ASSERT_PERMS(page, "r-xp");
+    }
+    errno = SENTINEL;
+    assert_int_equal(cg_site_write((uintptr_t)page + 10, bl, nop, RX), EINVAL);
+    assert_int_equal(errno, SENTINEL);
+    assert_memory_equal(page, copy, (size_t)ps);
     assert_int_equal(munmap(page, (size_t)ps), 0);
+    free(copy);
 }
-#else
+#elif !CG_CPU_HAVE_SITES
 /* ---- an architecture without sites (cpu.h, CG_CPU_HAVE_SITES 0) -------------------
  * patch.c's promise there: no hook call is recognised, at a return address
  * or in a function's range, and no byte is ever changed. */
@@ -1183,7 +1346,7 @@ static void test_no_site_anywhere(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-#if CG_CPU_HAVE_TAKEBACK
+#if defined(__x86_64__)
         RETURN_TEST(return_call_enter),
         RETURN_TEST(return_call_exit_below),
         RETURN_TEST(return_call_other),
@@ -1208,12 +1371,14 @@ int main(void)
         SITE_WRITES_TEST(write_neither_byte),
         SITE_WRITES_TEST(write_gives_the_protection_given),
         cmocka_unit_test(test_write_refused_by_mprotect),
-        cmocka_unit_test(test_sites_changed_under_running_threads),
-#elif CG_CPU_HAVE_SITES
+#elif defined(__aarch64__)
         cmocka_unit_test(test_a64_sites),
-        cmocka_unit_test(test_a64_write_refused),
-#else
+        cmocka_unit_test(test_a64_site_writes),
+#elif !CG_CPU_HAVE_SITES
         cmocka_unit_test(test_no_site_anywhere),
+#endif
+#if CG_CPU_HAVE_TAKEBACK
+        cmocka_unit_test(test_sites_changed_under_running_threads),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,20 +2,21 @@
  * return address or by decoding a function (a64insn.h). Built on aarch64
  * only (runtime/meson.build), as arch/x86_64/sites.c on x86-64.
  *
- * They are not changed yet (cpu_aarch64.h, CG_CPU_HAVE_TAKEBACK 0: the
- * change of a 4-byte instruction is not written), but finding them is
- * what tells a function's own hook calls from those of the calls inlined
- * into it (its own enter: the first call of its range, docs/internals/
- * takeback.md), which folding needs whether or not a site can be taken
- * back. A site's old and patched bytes are 0: there is no one-byte change
- * on aarch64 (patch.c's cg_site_write refuses every change here).
+ * Finding them tells a function's own hook calls from those of the calls
+ * inlined into it (its own enter: the first call of its range,
+ * docs/internals/takeback.md), and each site found carries its word (old)
+ * and the word that takes it back (patched), which patch.c stores: only
+ * words the Arm ARM lets a thread replace while others run them
+ * (cpu_aarch64.h, CG_CPU_HAVE_TAKEBACK: B2.2.5's B, BL, NOP...).
  *
- * The forms, each one 4-byte instruction:
- *  - CG_SITE_CALL: BL to the hook or to its PLT entry;
+ * The forms, each one 4-byte instruction, and what each becomes:
+ *  - CG_SITE_CALL: BL to the hook or to its PLT entry -> NOP;
  *  - CG_SITE_CALL_GOT: BLR Xn right after ADRP Xn and LDR Xn, [Xn, #off]
- *    (a call through the GOT: -fno-plt);
- *  - CG_SITE_TAIL: B to the exit hook or its PLT entry (a tail call);
- *  - CG_SITE_TAIL_GOT: BR Xn after the same ADRP and LDR.
+ *    (a call through the GOT: -fno-plt) -> kept (BLR is not on the list);
+ *  - CG_SITE_TAIL: B to the exit hook or its PLT entry (a tail call) -> B
+ *    to a RET: one in the function's own range, else one
+ *    cg_site_tail_reach finds in its segment; kept when none is in reach;
+ *  - CG_SITE_TAIL_GOT: BR Xn after the same ADRP and LDR -> kept.
  * Any other indirect call met before the function's first known call makes
  * the range untrusted: it might be the enter hook through a register. */
 #include "patch.h"
@@ -47,12 +48,69 @@ static uintptr_t got_slot(const unsigned char *p, uintptr_t at, uint32_t branch)
     return page + ((ldr >> 10) & 0xfff) * 8;
 }
 
-static void fill(struct cg_site *s, uintptr_t addr, int form, int hook)
+#define A64_NOP 0xd503201fu
+#define A64_RET 0xd65f03c0u /* ret (x30): the return a tail B is sent to */
+#define A64_B 0x14000000u
+
+/* B from at to to, or 0 when to is beyond B's reach (+-128 MiB). */
+static uint32_t b_to(uintptr_t at, uintptr_t to)
+{
+    intptr_t d = (intptr_t)(to - at);
+    if (d < -(intptr_t)0x8000000 || d >= (intptr_t)0x8000000 || (d & 3))
+        return 0;
+    return A64_B | (uint32_t)((d >> 2) & 0x3ffffff);
+}
+
+/* word is the site's instruction; ret a RET's address, 0 for none known */
+static void fill(struct cg_site *s, uintptr_t addr, uint32_t word, int form, int hook, uintptr_t ret)
 {
     s->addr = addr;
     s->form = (uint8_t)form;
     s->hook = (uint8_t)hook;
-    s->old = s->patched = 0;
+    s->old = s->patched = word;
+    if (form == CG_SITE_CALL)
+        s->patched = A64_NOP;
+    else if (form == CG_SITE_TAIL && ret && b_to(addr, ret))
+        s->patched = b_to(addr, ret);
+}
+
+/* The first RET of [begin, end), read from p (begin's bytes); 0 when
+ * none. Any is in reach of a B from within a function. */
+static uintptr_t ret_in(const unsigned char *p, uintptr_t begin, uintptr_t end)
+{
+    for (uintptr_t a = begin; a + 4 <= end; a += 4)
+        if (word_at(p + (a - begin)) == A64_RET)
+            return a;
+    return 0;
+}
+
+int cg_site_tail_reach(struct cg_site *s, uintptr_t lo, uintptr_t hi)
+{
+    if (s->form != CG_SITE_TAIL || s->patched != s->old)
+        return 1;
+    /* In place: a RET is never a site, so no word looked at here is one
+     * being changed; the segment is mapped whole while its sites are
+     * known. Outward from the site, nearest first, within B's reach. */
+    uintptr_t reach = 0x8000000 - 4;
+    uintptr_t down = s->addr & ~(uintptr_t)3, up = down + 4;
+    uintptr_t floor = lo + reach < down ? down - reach : lo, ceil = hi - down > reach ? down + reach : hi;
+    while (down > floor || up + 4 <= ceil) {
+        if (down > floor) {
+            down -= 4;
+            if (*(const uint32_t *)down == A64_RET) {
+                s->patched = b_to(s->addr, down);
+                return s->patched != 0;
+            }
+        }
+        if (up + 4 <= ceil) {
+            if (*(const uint32_t *)up == A64_RET) {
+                s->patched = b_to(s->addr, up);
+                return s->patched != 0;
+            }
+            up += 4;
+        }
+    }
+    return 0;
 }
 
 int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *ctx, struct cg_site *out)
@@ -73,7 +131,7 @@ int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *
     }
     if (hook < 0)
         return 0;
-    fill(out, ret - 4, form, hook);
+    fill(out, ret - 4, word_at(p - 4), form, hook, 0);
     return 1;
 }
 
@@ -82,7 +140,8 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
 {
     memset(scan, 0, sizeof *scan);
     int first_call = 1, stopped = 0;
-    uintptr_t at = begin;
+    uintptr_t at = begin, ret = 0;
+    int ret_looked = 0;
     while (at < end) {
         struct cg_insn in;
         const unsigned char *p = copy ? copy + (at - begin) : (const unsigned char *)at;
@@ -117,8 +176,12 @@ int cg_range_scan(uintptr_t begin, uintptr_t end, const unsigned char *copy, cg_
                              in.kind == CG_INSN_JMP_REL || in.kind == CG_INSN_JMP_IND || in.kind == CG_INSN_RET ||
                                  in.kind == CG_INSN_STOP);
         if (hook != CG_HOOK_NOT) {
+            if (form == CG_SITE_TAIL && !ret_looked) {
+                ret = ret_in(copy ? copy : (const unsigned char *)begin, begin, end);
+                ret_looked = 1;
+            }
             if (scan->nsites < max)
-                fill(&sites[scan->nsites], at, form, hook);
+                fill(&sites[scan->nsites], at, word_at(p), form, hook, ret);
             scan->nsites++;
         }
         at += 4;

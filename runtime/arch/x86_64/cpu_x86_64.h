@@ -27,6 +27,13 @@
 /* Hook calls are taken back by changing their instructions
  * (arch/x86_64/sites.c, patch.c; docs/internals/takeback.md). */
 #define CG_CPU_HAVE_TAKEBACK 1
+/* ... by one byte, the instruction's first (patch.h's forms), stored by
+ * one locked instruction; the CPU keeps its instruction fetch coherent
+ * with stores itself (docs/internals/takeback.md): nothing to do after */
+#define CG_CPU_SITE_BYTES 1
+#define CG_CPU_SITE_NEEDS_SYNC 0
+/* The counting hooks (CGPROF_STACKS=unwind, hook/counting.h) serve here. */
+#define CG_CPU_HAVE_COUNTING 1
 /* ... and the hook call sites are recognised (arch/x86_64/sites.c) */
 #define CG_CPU_HAVE_SITES 1
 /* The lengths of a hook call site (patch.h's forms: CG_SITE_CALL, e8 rel32,
