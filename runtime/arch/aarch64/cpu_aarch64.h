@@ -50,8 +50,16 @@
 /* The counting hooks (CGPROF_STACKS=unwind, hook/counting.h) are not used
  * here yet: with sampled time and threads, examples/threads hung in 1 run
  * of 3 under qemu-user (4 of 12 runs, 6 of 12 with CGPROF_TAKEBACK=0; the
- * hooks' stack in the same runs: 0 of 20), not understood yet; the hooks'
- * stack serves instead, said in one line at start-up (runtime.c). */
+ * hooks' stack in the same runs: 0 of 20). The hung thread was sampling
+ * and nothing else: strace shows it reading /proc/self/maps and mapping
+ * the program's file again and again, which is libunwind's aarch64 build
+ * looking for .debug_frame (built in on ARM) for an address its
+ * .eh_frame_hdr lookup missed, at every miss. Under qemu the maps file is
+ * the emulator's own, slow to make, and a walk outlasted the sampling
+ * period. The walks need the runtime's own unwind-table lookup (as the
+ * ring's accessors have on x86-64, samplering.c) before this mode serves
+ * here; the hooks' stack serves instead, said in one line at start-up
+ * (runtime.c). */
 #define CG_CPU_HAVE_COUNTING 0
 /* The hook call sites are recognised (arch/aarch64/a64sites.c): which hook
  * calls are a function's own, which an inlined call's, and what each
