@@ -2,8 +2,9 @@
  * CPU that is not C, one header per architecture under runtime/arch/, each
  * defining the same names (arch/x86_64/cpu_x86_64.h says which). Any other
  * architecture gets none of them: CG_CPU_HAVE_COUNTER 0 (the exact clock is
- * CLOCK_MONOTONIC), no vfork or setjmp stub, and the uses below say what
- * each does without (docs/limitations.md). */
+ * CLOCK_MONOTONIC), no vfork or setjmp stub, the compiler's jump for the
+ * runtime's own; the uses below say what each does without
+ * (docs/limitations.md). */
 #ifndef CG_CPU_H
 #define CG_CPU_H
 
@@ -27,7 +28,17 @@
 #define CG_CPU_COUNTER_NAME ""
 #define CG_CPU_COUNTER_RATE ""
 #define CG_CPU_HAVE_VFORK_STUB 0
+/* the hooks' frame key: the call frame address, as the compiler gives it */
+#define CG_CPU_CFA() ((uintptr_t)__builtin_dwarf_cfa())
 #define CG_CPU_HAVE_SETJMP_STUB 0
+
+/* The runtime's own jump (symsession.c): the compiler's __builtin_setjmp
+ * and __builtin_longjmp, which save and change no signal mask either, where
+ * the compiler has them (gcc on every target, clang on some). */
+#define CG_CPU_HAVE_JUMP 0
+typedef void *cg_cpu_jump_buf[5];
+#define cg_cpu_jump_set(buf) __builtin_setjmp(buf)
+#define cg_cpu_jump_go(buf)  __builtin_longjmp(buf, 1)
 
 /* a plain increment: a signal handler's own increment in between may be
  * lost */

@@ -14,6 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpu.h"
+
+#if CG_CPU_HAVE_JUMP
+/* The runtime's own jump, cg_cpu_jump_set and cg_cpu_jump_go (cpu.h):
+ * here, in the base layer that every part of the runtime and the unit
+ * tests link. */
+__asm__(CG_CPU_JUMP_ASM);
+#endif
+
 int cg_write_all(int fd, const void *data, size_t len)
 {
     int saved = errno;

@@ -11,9 +11,11 @@
 /* The hooks the compiler calls here are the calibration's twin of the
  * runtime's (calib_hooks.h), not the exported names: those may be bound to
  * another library's hooks (a second profiler, or tests/nesting's oracle,
- * preloaded first), which would then count the calibration's calls. The
- * compiler takes the assembler names of its hooks from these
- * declarations; the calls are then direct, not through the PLT. */
+ * preloaded first), which would then count the calibration's calls. gcc
+ * takes the assembler names of its hooks from these declarations; clang
+ * calls the standard names whatever they say, and its object's are
+ * renamed after it (runtime/meson.build). The calls are then direct, not
+ * through the PLT. */
 void __cyg_profile_func_enter(void *fn, void *site) __asm__("cg_calib_enter");
 void __cyg_profile_func_exit(void *fn, void *site) __asm__("cg_calib_exit");
 

@@ -82,7 +82,7 @@ static CG_INLINE void cg_count_enter(struct cg_thread *t, uintptr_t fn, uintptr_
                 break;
         }
     }
-    slow(t, fn, site, ret, (uintptr_t)__builtin_dwarf_cfa());
+    slow(t, fn, site, ret, CG_CPU_CFA());
 }
 
 /* The exit hook's call sites that came to cg_count_exit_slow on this

@@ -26,6 +26,7 @@
 #include "compiler.h"
 #include "costs.h"
 #include "counting.h"
+#include "cpu.h"
 #include "generalpath.h"
 #include "proc.h"
 #include "thread.h"
@@ -43,9 +44,10 @@
 #endif
 /* The same for the hook's call frame address (where its caller's stack
  * pointer was before the call): computed where used, as the hooks did,
- * rather than once at the start and kept in a register. */
+ * rather than once at the start and kept in a register (cpu.h's
+ * CG_CPU_CFA: __builtin_dwarf_cfa, but for clang on aarch64). */
 #ifndef CG_FAST_SP
-#define CG_FAST_SP(sp) ((void)(sp), (uintptr_t)__builtin_dwarf_cfa())
+#define CG_FAST_SP(sp) ((void)(sp), CG_CPU_CFA())
 #endif
 
 /* The fast path's clock (sampled or the TSC), and the self time of the

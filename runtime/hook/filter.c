@@ -174,13 +174,69 @@ static const Dwfl_Callbacks callbacks = {
     .find_debuginfo = cg_syms_find_debuginfo,
 };
 
+/* A module's compilation units by their own address ranges, sorted:
+ * libdwfl finds an address's unit through .debug_aranges, which clang does
+ * not write (without -gdwarf-aranges), and then finds none (as
+ * symbols/srclines.c's unit_of says). Made when first needed. */
+struct unit_ranges {
+    struct unit_range {
+        uintptr_t lo, hi;
+        Dwarf_Die *cu;
+    } *v;
+    size_t n, cap;
+    Dwarf_Addr bias;
+    int made;
+};
+
+static int cmp_unit_range(const void *a, const void *b)
+{
+    const struct unit_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static Dwarf_Die *unit_at(Dwfl_Module *mod, uintptr_t addr, struct unit_ranges *u, Dwarf_Addr *bias)
+{
+    if (!u->made) {
+        u->made = 1;
+        Dwarf_Die *cu = NULL;
+        Dwarf_Addr b = 0;
+        while ((cu = CG_DW(dwfl_module_nextcu)(mod, cu, &b)) != NULL) {
+            u->bias = b;
+            Dwarf_Addr base, start, end;
+            for (ptrdiff_t off = 0; (off = CG_DW(dwarf_ranges)(cu, off, &base, &start, &end)) > 0;)
+                if (start < end && CG_GROW(u->v, u->cap, u->n + 1, 16) == 0)
+                    u->v[u->n++] = (struct unit_range){ start + b, end + b, cu };
+        }
+        qsort(u->v, u->n, sizeof *u->v, cmp_unit_range);
+    }
+    size_t lo = 0, hi = u->n; /* the last range starting at or below addr */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->v[mid].lo <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (!u->n || addr < u->v[lo].lo || addr >= u->v[lo].hi)
+        return NULL;
+    *bias = u->bias;
+    return u->v[lo].cu;
+}
+
 /* The absolute path of the source file of the code at addr (malloc'd), or
- * NULL. */
-static char *source_file(Dwfl_Module *mod, uintptr_t addr)
+ * NULL: libdwfl's answer, else the row of the unit whose ranges hold addr. */
+static char *source_file(Dwfl_Module *mod, uintptr_t addr, struct unit_ranges *units)
 {
     Dwfl_Line *l = CG_DW(dwfl_module_getsrc)(mod, addr);
-    const char *src = l ? CG_DW(dwfl_lineinfo)(l, NULL, NULL, NULL, NULL, NULL) : NULL;
-    return src && *src ? cg_source_path(CG_DW(dwfl_linecu)(l), src) : NULL;
+    if (l) {
+        const char *src = CG_DW(dwfl_lineinfo)(l, NULL, NULL, NULL, NULL, NULL);
+        return src && *src ? cg_source_path(CG_DW(dwfl_linecu)(l), src) : NULL;
+    }
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = unit_at(mod, addr, units, &bias);
+    Dwarf_Line *row = cu ? CG_DW(dwarf_getsrc_die)(cu, addr - bias) : NULL;
+    const char *src = row ? CG_DW(dwarf_linesrc)(row, NULL, NULL) : NULL;
+    return src && *src ? cg_source_path(cu, src) : NULL;
 }
 
 struct addrs {
@@ -209,6 +265,7 @@ static void scan_module(struct scan *sc, Dwfl_Module *mod, const char *path)
     int whole = matches(&sc->ob, path);
     if (!whole && sc->fn.n == 0 && sc->fl.n == 0)
         return;
+    struct unit_ranges units = { 0 };
     int count = CG_DW(dwfl_module_getsymtab)(mod);
     for (int i = 1; i < count; i++) {
         GElf_Sym sym;
@@ -223,13 +280,14 @@ static void scan_module(struct scan *sc, Dwfl_Module *mod, const char *path)
             free(d);
         }
         if (!hit && sc->fl.n) {
-            char *file = source_file(mod, (uintptr_t)addr);
+            char *file = source_file(mod, (uintptr_t)addr, &units);
             hit = matches(&sc->fl, file);
             free(file);
         }
         if (hit)
             add_addr(&sc->found, (uintptr_t)addr);
     }
+    free(units.v);
 }
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -233,9 +233,9 @@ static void find_inlined_call(struct cg_syms *s, uintptr_t addr, struct inlined_
 static void find_inlined_call_guarded(struct cg_syms *s, uintptr_t addr, struct inlined_call *out)
 {
     int saved = errno;
-    cg_sess_jmp_buf here;
-    cg_sess_jmp_buf *volatile outer = cg_sess_dw_jump;
-    if (__builtin_setjmp(here) == 0) {
+    cg_cpu_jump_buf here;
+    cg_cpu_jump_buf *volatile outer = cg_sess_dw_jump;
+    if (cg_cpu_jump_set(here) == 0) {
         cg_sess_dw_jump = &here;
         errno = 0;
         find_inlined_call(s, addr, out);

@@ -103,9 +103,9 @@ static void resolve(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, in
  * it ends is made again without libdw (the session is lost). */
 static void resolve_guarded(struct cg_syms *s, uintptr_t addr, struct cg_symbol *out, int *lines)
 {
-    cg_sess_jmp_buf here;
-    cg_sess_jmp_buf *volatile outer = cg_sess_dw_jump;
-    if (__builtin_setjmp(here) == 0) {
+    cg_cpu_jump_buf here;
+    cg_cpu_jump_buf *volatile outer = cg_sess_dw_jump;
+    if (cg_cpu_jump_set(here) == 0) {
         cg_sess_dw_jump = &here;
         resolve(s, addr, out, lines);
     } else {

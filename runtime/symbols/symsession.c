@@ -149,15 +149,18 @@ static int report_loaded(struct dl_phdr_info *info, size_t size, void *data)
  *    to the lookup under way (cg_sess_dw_jump): the session is then in that
  *    state.
  * Said once per process. A separate debug file's supplementary (dwz) file
- * has libdw's handler. The jump is __builtin_setjmp's, not sigsetjmp's:
+ * has libdw's handler. The jump is the runtime's own (cpu.h,
+ * cg_cpu_jump_set and cg_cpu_jump_go: registers only), not sigsetjmp's:
  * the library's own setjmp and longjmp are the wrappers of the program's
- * (nonlocal.c), and nothing here changes the signal mask. */
-__thread cg_sess_jmp_buf *cg_sess_dw_jump;
+ * (nonlocal.c), and nothing here changes the signal mask. Nor the
+ * compiler's __builtin_setjmp, which clang has on x86-64 but not on
+ * aarch64. */
+__thread cg_cpu_jump_buf *cg_sess_dw_jump;
 
 static __attribute__((noreturn)) void dw_oom(void)
 {
     if (cg_sess_dw_jump)
-        __builtin_longjmp(*cg_sess_dw_jump, 1);
+        cg_cpu_jump_go(*cg_sess_dw_jump);
     /* not reached: every call that reads DWARF is made under a jump */
     cg_warn("out of memory in libdw outside a symbol lookup");
     abort();
@@ -199,7 +202,7 @@ void cg_syms_assert_failed(const void *caller)
     if (!cg_sess_dw_jump || !dladdr(caller, &info) || !info.dli_fname ||
         !(strstr(info.dli_fname, "/libdw") || strstr(info.dli_fname, "/libelf")))
         return;
-    __builtin_longjmp(*cg_sess_dw_jump, 1);
+    cg_cpu_jump_go(*cg_sess_dw_jump);
 }
 
 int cg_syms_lost(const struct cg_syms *s)

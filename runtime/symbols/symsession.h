@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu.h"
 #include "elfutils.h"
 #include "gone.h"
 #include "lines.h"
@@ -138,9 +139,9 @@ struct cg_syms {
 
 /* The lookup under way in this thread, where libdw's out-of-memory
  * handler jumps to (symsession.c, "Memory running out inside libdw"): each
- * lookup sets it with __builtin_setjmp and puts back the one before. */
-typedef void *cg_sess_jmp_buf[5];
-extern __thread cg_sess_jmp_buf *cg_sess_dw_jump;
+ * lookup sets it with cg_cpu_jump_set (cpu.h) and puts back the one
+ * before. */
+extern __thread cg_cpu_jump_buf *cg_sess_dw_jump;
 
 /* Marks s lost (memory ran out inside libdw): no more calls into it. */
 void cg_sess_mark_lost(struct cg_syms *s);

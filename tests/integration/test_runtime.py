@@ -790,13 +790,20 @@ class Temporaries(ProfileAssertions):
 
 
 def first_function_start(lib):
-    """Start of the one static function of libcbstrip.so: the FDE that
-    precedes cbstrip_for_each's (readelf --debug-dump=frames)."""
+    """Start of the one static function of libcbstrip.so, walk: the target
+    of cbstrip_for_each's call (gcc places walk before it, clang after),
+    which an FDE begins (readelf --debug-dump=frames)."""
     out = subprocess.run(["readelf", "--debug-dump=frames", lib], capture_output=True, text=True).stdout
-    starts = sorted(int(m, 16) for m in re.findall(r"FDE cie=\w+ pc=([0-9a-f]+)\.\.", out))
+    fdes = {int(a, 16): int(b, 16) for a, b in re.findall(r"FDE cie=\w+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", out)}
+    starts = set(fdes)
     dyn = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True).stdout
     public = int(re.search(r"([0-9a-f]+) T cbstrip_for_each", dyn).group(1), 16)
-    return max(s for s in starts if s < public)
+    end = fdes[public]
+    code = subprocess.run([cgtest.OBJDUMP, "-d", "--start-address=%#x" % public, "--stop-address=%#x" % end, lib],
+                          capture_output=True, text=True).stdout
+    walk = int(re.search(r"\s(?:call|bl)\s+([0-9a-f]+)\b", code).group(1), 16)
+    assert walk in starts, (hex(walk), code)
+    return walk
 
 
 def current_umask():

@@ -41,6 +41,11 @@
 /* mmap and mmap64, fopen and fopen64 each defined: not one redirected to the other */
 #undef _FILE_OFFSET_BITS
 #define _GNU_SOURCE
+/* glibc's <stdio.h>, which <malloc.h> includes too, defines getline inline
+ * where the build optimises (bits/stdio.h): under another name here, so
+ * that this file's getline is the only definition (clang refuses one after
+ * the header's). */
+#define getline stdio_inline_getline
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -57,6 +62,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#undef getline
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -556,6 +562,7 @@ EXPORT ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f)
     return REAL(ssize_t (*)(char **, size_t *, int, FILE *), getdelim)(line, n, delim, f);
 }
 
+ssize_t getline(char **line, size_t *n, FILE *f);
 EXPORT ssize_t getline(char **line, size_t *n, FILE *f)
 {
     if (FAILS(LIBC, "getline")) {

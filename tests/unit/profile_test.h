@@ -587,7 +587,7 @@ static PT_UNUSED void prof_read(const char *path, struct prof *p)
             cfn = prof_name(&ids, line + 4, path, lineno);
         } else if (strncmp(line, "calls=", 6) == 0) {
             char target[64], tline[32], extra[8];
-            unsigned long long n;
+            unsigned long long n = 0; /* cmocka 1.1.5 does not say _fail never returns */
             if (!cfn || sscanf(line + 6, "%llu %63s %31s %7s", &n, target, tline, extra) != 3 ||
                 strncmp(target, "0x", 2) != 0)
                 fail_msg("%s:%u: bad calls= line '%s'", path, lineno, line);

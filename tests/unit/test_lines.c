@@ -246,9 +246,14 @@ static void test_own_binary_matches_libdw(void **state)
     if (compare_file("/proc/self/exe", true, &st))
         fail_msg("%s", difference);
     print_stats("own binary", &st);
-    /* lines_src.c as gcc -gdwarf-2 (a v3 line table), -gdwarf-4 and the
-     * default (v5) write it */
+    /* lines_src.c as -gdwarf-2, -gdwarf-4 and the default (v5) write it,
+     * by the compiler that built this test: gcc's DWARF 2 has a v3 line
+     * table, clang's a v2 one */
+#ifdef __clang__
+    assert_true(st.line_versions[2] > 0);
+#else
     assert_true(st.line_versions[3] > 0);
+#endif
     assert_true(st.line_versions[4] > 0);
     assert_true(st.line_versions[5] > 0);
 #ifdef CG_TEST_CLANG

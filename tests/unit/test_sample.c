@@ -55,6 +55,15 @@
 #include "thread.h"
 #include "unwinder.h"
 
+/* The functions the samples are taken in: out of line and, with gcc, not
+ * cloned either (a clone's code is not at the function's address). clang
+ * has no noclone attribute, nor clones of that kind. */
+#if defined(__clang__)
+#define KEPT __attribute__((noinline))
+#else
+#define KEPT __attribute__((noinline, noclone))
+#endif
+
 #define PERIOD 100000000u /* 1e9 / CGPROF_SAMPLE_HZ */
 
 #define ROOT_SITE ((uintptr_t)0x7f0000009000u)
@@ -365,13 +374,13 @@ extern const char kick_resume[], kick_hook_resume[];
 #define TGKILL_AT(label) TGKILL_RAW(label, getpid(), gettid())
 static uintptr_t kick_site; /* kick's return address */
 
-__attribute__((noinline, noclone)) static void kick(void)
+KEPT static void kick(void)
 {
     kick_site = (uintptr_t)__builtin_return_address(0);
     TGKILL_AT(kick_resume);
 }
 
-__attribute__((noinline, noclone)) static void kick_hook(void)
+KEPT static void kick_hook(void)
 {
     kick_site = (uintptr_t)__builtin_return_address(0);
     TGKILL_AT(kick_hook_resume);
@@ -381,7 +390,7 @@ __attribute__((noinline, noclone)) static void kick_hook(void)
  * frame (just below its return address: every call it makes is below,
  * its caller above), then `calls` calls of k, each a sample in k (each
  * after a hook if new_visits), then TOP's exit. */
-__attribute__((noinline, noclone)) static void sample_from(void (*k)(void), unsigned calls, int new_visits)
+KEPT static void sample_from(void (*k)(void), unsigned calls, int new_visits)
 {
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa() - sizeof(uintptr_t);
     cg_costs_enter(&t->costs, TOP, ROOT_SITE, sp, TOP + 4, t->vclock);
@@ -460,7 +469,7 @@ extern const char kick_framed_resume[];
 static intptr_t framed_off;
 static int framed_other;
 
-__attribute__((noinline, noclone)) static void framed_call(uintptr_t fn, uintptr_t site)
+KEPT static void framed_call(uintptr_t fn, uintptr_t site)
 {
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
     cg_costs_enter(&t->costs, fn, site, sp, fn + (uintptr_t)framed_off, t->vclock);
@@ -471,7 +480,7 @@ __attribute__((noinline, noclone)) static void framed_call(uintptr_t fn, uintptr
     }
 }
 
-__attribute__((noinline, noclone)) static void kick_framed(void)
+KEPT static void kick_framed(void)
 {
     kick_site = (uintptr_t)__builtin_return_address(0);
     framed_call((uintptr_t)kick_framed, kick_site);
@@ -548,7 +557,7 @@ static void test_prologue_epilogue(void **state)
 extern const char kick_first_resume[];
 static long first_pid, first_tid;
 
-__attribute__((noinline, noclone)) static void kick_first(void)
+KEPT static void kick_first(void)
 {
     TGKILL_RAW(kick_first_resume, first_pid, first_tid);
     kick_hook();
@@ -592,7 +601,7 @@ extern const char own_resume[];
  * `shift` for hooks that name another address, as a clone's name the
  * function it was cloned from), its enter hook called from its own code;
  * one sample in that code, at own_resume; then its exit. */
-__attribute__((noinline, noclone)) static void own_code(uintptr_t shift)
+KEPT static void own_code(uintptr_t shift)
 {
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa() - sizeof(uintptr_t);
     uintptr_t fn = (uintptr_t)own_code + shift;

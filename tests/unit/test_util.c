@@ -1,15 +1,20 @@
 /* Unit tests of util.c: lexical path normalisation, the quoting of values
- * in messages, and the cg_buf text buffer the writer builds profiles in. */
+ * in messages, and the cg_buf text buffer the writer builds profiles in;
+ * the runtime's own jump (cpu.h, emitted in util.c) and cpu.h's call frame
+ * address. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "util.h"
 
 /* ---- cg_path_normalise ------------------------------------------------------ */
@@ -527,6 +532,201 @@ static void test_sort_keyed_stable_by_key(void **state)
     free(v);
 }
 
+/* ---- cg_cpu_jump_set, cg_cpu_jump_go (cpu.h) ------------------------------------- */
+
+/* Where clobber_and_jump jumps to. */
+static cg_cpu_jump_buf *jump_point;
+
+/* Writes values of its own into the registers that a call must keep
+ * (but the frame pointer), then jumps: the setter's are what the jump
+ * restores. */
+static __attribute__((noinline)) void clobber_and_jump(void)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("mov $-1, %%rbx\n\tmov $-1, %%r12\n\tmov $-1, %%r13\n\tmov $-1, %%r14\n\tmov $-1, %%r15"
+                     : : : "rbx", "r12", "r13", "r14", "r15", "memory");
+#elif defined(__aarch64__)
+    __asm__ volatile("mov x19, #-1\n\tmov x20, #-1\n\tmov x21, #-1\n\tmov x22, #-1\n\tmov x23, #-1\n\t"
+                     "mov x24, #-1\n\tmov x25, #-1\n\tmov x26, #-1\n\tmov x27, #-1\n\tmov x28, #-1\n\t"
+                     "movi d8, #0xffffffffffffffff\n\tmovi d9, #0xffffffffffffffff\n\t"
+                     "movi d10, #0xffffffffffffffff\n\tmovi d11, #0xffffffffffffffff\n\t"
+                     "movi d12, #0xffffffffffffffff\n\tmovi d13, #0xffffffffffffffff\n\t"
+                     "movi d14, #0xffffffffffffffff\n\tmovi d15, #0xffffffffffffffff"
+                     : : : "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "d8", "d9", "d10",
+                       "d11", "d12", "d13", "d14", "d15", "memory");
+#endif
+    cg_cpu_jump_go(*jump_point);
+}
+
+/* n frames deeper (each with a little stack of its own), then the jump. */
+static __attribute__((noinline)) void dive(int n)
+{
+    volatile char pad[48];
+    pad[0] = (char)n;
+    if (n > 0)
+        dive(n - 1);
+    else if (jump_point) /* always: a path that returns, for the compiler */
+        clobber_and_jump();
+    pad[1] = pad[0];
+}
+
+/* The stack pointer of a call made from the caller (an address in the
+ * callee's frame). */
+static __attribute__((noinline)) uintptr_t stack_here(void)
+{
+    volatile char c = 0;
+    return (uintptr_t)&c + (uintptr_t)c;
+}
+
+/* The set returns twice, 0 then 1; the values the setter keeps across it,
+ * integers and floating-point ones, and its stack pointer are the same
+ * after the jump from 20 frames down, again and again. */
+static void test_jump_keeps_the_setters_registers_and_stack(void **state)
+{
+    (void)state;
+    volatile uint64_t in[8] = { 3, 5, 7, 11, 13, 17, 19, 23 };
+    for (int round = 0; round < 100; round++) {
+        uint64_t a = in[0] * 0x9e3779b97f4a7c15u, b = in[1] * a, c = in[2] * b, d = in[3] * c, e = in[4] * d,
+                 f = in[5] * e, g = in[6] * f, h = in[7] * g;
+        double x = (double)in[0] / 7, y = x * (double)in[1], z = y / (double)in[2], w = z * (double)in[3] + x;
+        uintptr_t sp = stack_here();
+        volatile int returns = 0;
+        cg_cpu_jump_buf here;
+        jump_point = &here;
+        if (cg_cpu_jump_set(here) == 0) {
+            returns++;
+            dive(20);
+            fail_msg("the jump came back here");
+        }
+        returns++;
+        assert_int_equal(returns, 2);
+        assert_true(stack_here() == sp);
+        uint64_t a2 = in[0] * 0x9e3779b97f4a7c15u, b2 = in[1] * a2, c2 = in[2] * b2, d2 = in[3] * c2,
+                 e2 = in[4] * d2, f2 = in[5] * e2, g2 = in[6] * f2, h2 = in[7] * g2;
+        assert_true(a == a2 && b == b2 && c == c2 && d == d2 && e == e2 && f == f2 && g == g2 && h == h2);
+        double x2 = (double)in[0] / 7, y2 = x2 * (double)in[1], z2 = y2 / (double)in[2], w2 = z2 * (double)in[3] + x2;
+        assert_true(x == x2 && y == y2 && z == z2 && w == w2);
+    }
+}
+
+static int trail[8], ntrail;
+
+/* As the symbol reader's lookups: a jump point of its own for what it
+ * calls, the one before put back after. */
+static __attribute__((noinline)) void guarded_dive(void)
+{
+    cg_cpu_jump_buf here;
+    cg_cpu_jump_buf *volatile outer = jump_point;
+    if (cg_cpu_jump_set(here) == 0) {
+        jump_point = &here;
+        trail[ntrail++] = 1;
+        dive(3);
+    } else {
+        trail[ntrail++] = 2;
+    }
+    jump_point = outer;
+}
+
+/* A jump goes to the innermost point set; once that is put back, the next
+ * goes to the outer one. */
+static void test_jump_points_nest(void **state)
+{
+    (void)state;
+    ntrail = 0;
+    cg_cpu_jump_buf top;
+    jump_point = &top;
+    if (cg_cpu_jump_set(top) == 0) {
+        guarded_dive();
+        trail[ntrail++] = 3;
+        dive(5);
+        trail[ntrail++] = 9;
+    } else {
+        trail[ntrail++] = 4;
+    }
+    assert_int_equal(ntrail, 4);
+    assert_int_equal(trail[0], 1);
+    assert_int_equal(trail[1], 2);
+    assert_int_equal(trail[2], 3);
+    assert_int_equal(trail[3], 4);
+}
+
+/* No signal mask is kept or put back (nor any system call made): a signal
+ * blocked between the set and the jump is still blocked after it, where
+ * siglongjmp would have put back the mask of its sigsetjmp. */
+static void test_jump_leaves_the_signal_mask(void **state)
+{
+    (void)state;
+    sigset_t usr2, old, now;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &usr2, &old), 0);
+    cg_cpu_jump_buf here;
+    jump_point = &here;
+    if (cg_cpu_jump_set(here) == 0) {
+        assert_int_equal(pthread_sigmask(SIG_BLOCK, &usr2, NULL), 0);
+        dive(2);
+    }
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, &now), 0);
+    assert_true(sigismember(&now, SIGUSR2));
+}
+
+/* ---- CG_CPU_CFA (cpu.h) ------------------------------------------------------------ */
+
+#if defined(__x86_64__) || defined(__aarch64__)
+static volatile long cfa_sink;
+
+/* the call frame address of a function with no frame of its own to speak
+ * of, and of one that saves registers and has locals */
+static __attribute__((noinline)) uintptr_t cfa_small(void)
+{
+    return CG_CPU_CFA();
+}
+
+static __attribute__((noinline)) long kept(long v)
+{
+    cfa_sink = v;
+    return cfa_sink;
+}
+
+static __attribute__((noinline)) uintptr_t cfa_saving(long a, long b, long c, long d)
+{
+    volatile char pad[40];
+    pad[0] = (char)a;
+    long s1 = kept(a), s2 = kept(b), s3 = kept(c), s4 = kept(d), s5 = kept(a + b), s6 = kept(c + d);
+    uintptr_t cfa = CG_CPU_CFA();
+    cfa_sink = kept(s1) + s2 + s3 + s4 + s5 + s6 + pad[0];
+    return cfa;
+}
+
+/* The callee's CFA less the stack pointer at the call (this function's,
+ * constant in its body). */
+static __attribute__((noinline)) long cfa_offset(int saving)
+{
+    uintptr_t sp, cfa;
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+#else
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+#endif
+    cfa = saving ? cfa_saving(1, 2, 3, 4) : cfa_small();
+    return (long)(cfa - sp);
+}
+#endif
+
+/* The hooks' frame key is the stack pointer before the call (clang 14's
+ * __builtin_dwarf_cfa on aarch64 gives the frame pointer, 16 bytes or more
+ * lower). */
+static void test_cfa_is_the_stack_pointer_before_the_call(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) || defined(__aarch64__)
+    assert_int_equal(cfa_offset(0), 0);
+    assert_int_equal(cfa_offset(1), 0);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +762,10 @@ int main(void)
         cmocka_unit_test(test_buf_flush_in_pieces),
         cmocka_unit_test(test_sort_uintptr_matches_qsort),
         cmocka_unit_test(test_sort_keyed_stable_by_key),
+        cmocka_unit_test(test_jump_keeps_the_setters_registers_and_stack),
+        cmocka_unit_test(test_jump_points_nest),
+        cmocka_unit_test(test_jump_leaves_the_signal_mask),
+        cmocka_unit_test(test_cfa_is_the_stack_pointer_before_the_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,8 @@
  *  - the stubs the runtime wraps vfork and setjmp with, and the stack
  *    pointer a jmp_buf restores (interpose.c, nonlocal.c);
  *  - taking hook calls back: the rule the change of an instruction relies
- *    on (CG_CPU_HAVE_TAKEBACK below; arch/aarch64/a64sites.c). */
+ *    on (CG_CPU_HAVE_TAKEBACK below; arch/aarch64/a64sites.c);
+ *  - the runtime's own jump back to a point it set (symbols/symsession.c). */
 #ifndef CG_CPU_AARCH64_H
 #define CG_CPU_AARCH64_H
 
@@ -144,6 +145,21 @@ static inline CG_NOINSTR void cg_cpu_count_one(uint64_t *count)
                      "\tcbnz %w1, 1b"
                      : "=&r"(v), "=&r"(failed), "+Q"(*count));
 }
+
+/* ---- the call frame address ------------------------------------------------------
+ * CG_CPU_CFA(): the stack pointer before the call that entered the function
+ * this is expanded in (an always-inline function's: its host's), the hooks'
+ * frame key. A call pushes nothing, so it is the stack pointer at the
+ * function's entry. gcc's __builtin_dwarf_cfa gives it; clang's (14) gives
+ * the frame pointer, below the frame record and the registers the function
+ * saves (16 to 96 bytes lower, by the function), and the frames of a
+ * clang-built runtime's hooks did not match the stack pointers of setjmp
+ * and longjmp; clang's __builtin_sponentry is that stack pointer. */
+#if defined(__clang__)
+#define CG_CPU_CFA() ((uintptr_t)__builtin_sponentry())
+#else
+#define CG_CPU_CFA() ((uintptr_t)__builtin_dwarf_cfa())
+#endif
 
 /* ---- a signal's registers (ucontext_t, <ucontext.h>) ------------------------------ */
 #define CG_UC_PC(uc) ((uintptr_t)(uc)->uc_mcontext.pc)
@@ -349,5 +365,69 @@ static inline CG_NOINSTR uintptr_t cg_cpu_jmp_buf_sp(const void *env, void *real
     memcpy(&w, (const char *)env + CG_CPU_JB_SP * sizeof w, sizeof w);
     return (uintptr_t)w ^ __atomic_load_n(&guard, __ATOMIC_RELAXED);
 }
+
+/* ---- the runtime's own jump -----------------------------------------------------
+ * cg_cpu_jump_set(buf) returns 0, and returns again, 1, when
+ * cg_cpu_jump_go(buf) is called below it (deeper in the same thread's
+ * stack, the setting function not yet returned): a setjmp and longjmp of
+ * the runtime's own, for the symbol reader's way out of libdw
+ * (symsession.c says why neither the C library's nor __builtin_setjmp,
+ * which clang does not have here). Only registers and the buffer: no
+ * signal mask, no system call, no lock, so async-signal-safe. The buffer
+ * keeps what a call must keep (AAPCS64: x19-x28, the frame pointer x29,
+ * the low halves of v8-v15, d8-d15), the return address (x30) and the
+ * stack pointer. The jump returns by RET, which no BTI landing pad
+ * guards, to the unsigned return address the set was called with (a
+ * function that signs its own with pointer authentication does so in its
+ * frame, which the jump does not touch). Emitted once (CG_CPU_JUMP_ASM,
+ * base/util.c). */
+#define CG_CPU_HAVE_JUMP 1
+typedef uint64_t cg_cpu_jump_buf[21];
+__attribute__((returns_twice, visibility("hidden"))) int cg_cpu_jump_set(cg_cpu_jump_buf buf);
+__attribute__((noreturn, visibility("hidden"))) void cg_cpu_jump_go(cg_cpu_jump_buf buf);
+#define CG_CPU_JUMP_ASM                                                                                      \
+    ".text\n"                                                                                                \
+    ".globl cg_cpu_jump_set\n.hidden cg_cpu_jump_set\n.type cg_cpu_jump_set,%function\n"                      \
+    ".p2align 2\n"                                                                                           \
+    "cg_cpu_jump_set:\n"                                                                                     \
+    "\t.cfi_startproc\n"                                                                                     \
+    "\thint #34\n"                                                                                           \
+    "\tstp x19, x20, [x0, #0]\n"                                                                             \
+    "\tstp x21, x22, [x0, #16]\n"                                                                            \
+    "\tstp x23, x24, [x0, #32]\n"                                                                            \
+    "\tstp x25, x26, [x0, #48]\n"                                                                            \
+    "\tstp x27, x28, [x0, #64]\n"                                                                            \
+    "\tstp x29, x30, [x0, #80]\n"                                                                            \
+    "\tmov x16, sp\n"                                                                                        \
+    "\tstr x16, [x0, #96]\n"                                                                                 \
+    "\tstp d8, d9, [x0, #104]\n"                                                                             \
+    "\tstp d10, d11, [x0, #120]\n"                                                                           \
+    "\tstp d12, d13, [x0, #136]\n"                                                                           \
+    "\tstp d14, d15, [x0, #152]\n"                                                                           \
+    "\tmov w0, #0\n"                                                                                         \
+    "\tret\n"                                                                                                \
+    "\t.cfi_endproc\n"                                                                                       \
+    ".size cg_cpu_jump_set,.-cg_cpu_jump_set\n"                                                              \
+    ".globl cg_cpu_jump_go\n.hidden cg_cpu_jump_go\n.type cg_cpu_jump_go,%function\n"                         \
+    ".p2align 2\n"                                                                                           \
+    "cg_cpu_jump_go:\n"                                                                                      \
+    "\t.cfi_startproc\n"                                                                                     \
+    "\thint #34\n"                                                                                           \
+    "\tldp x19, x20, [x0, #0]\n"                                                                             \
+    "\tldp x21, x22, [x0, #16]\n"                                                                            \
+    "\tldp x23, x24, [x0, #32]\n"                                                                            \
+    "\tldp x25, x26, [x0, #48]\n"                                                                            \
+    "\tldp x27, x28, [x0, #64]\n"                                                                            \
+    "\tldp x29, x30, [x0, #80]\n"                                                                            \
+    "\tldp d8, d9, [x0, #104]\n"                                                                             \
+    "\tldp d10, d11, [x0, #120]\n"                                                                           \
+    "\tldp d12, d13, [x0, #136]\n"                                                                           \
+    "\tldp d14, d15, [x0, #152]\n"                                                                           \
+    "\tldr x16, [x0, #96]\n"                                                                                 \
+    "\tmov sp, x16\n"                                                                                        \
+    "\tmov w0, #1\n"                                                                                         \
+    "\tret\n"                                                                                                \
+    "\t.cfi_endproc\n"                                                                                       \
+    ".size cg_cpu_jump_go,.-cg_cpu_jump_go\n"
 
 #endif

@@ -10,7 +10,8 @@
  *  - the call instruction that returns to an address (callsite.c);
  *  - glibc's sigreturn trampoline (a signal handler's return address);
  *  - the stubs the runtime wraps vfork and setjmp with, and the stack
- *    pointer a jmp_buf restores (interpose.c, nonlocal.c). */
+ *    pointer a jmp_buf restores (interpose.c, nonlocal.c);
+ *  - the runtime's own jump back to a point it set (symbols/symsession.c). */
 #ifndef CG_CPU_X86_64_H
 #define CG_CPU_X86_64_H
 
@@ -95,6 +96,12 @@ static inline CG_NOINSTR void cg_cpu_count_one(uint64_t *count)
 {
     __asm__ volatile("incq %0" : "+m"(*count));
 }
+
+/* ---- the call frame address ------------------------------------------------------
+ * CG_CPU_CFA(): the stack pointer before the call that entered the function
+ * this is expanded in (an always-inline function's: its host's), the hooks'
+ * frame key: __builtin_dwarf_cfa, the same in gcc and clang here. */
+#define CG_CPU_CFA() ((uintptr_t)__builtin_dwarf_cfa())
 
 /* ---- a signal's registers (ucontext_t, <ucontext.h> with _GNU_SOURCE) -------- */
 #define CG_UC_PC(uc) ((uintptr_t)(uc)->uc_mcontext.gregs[REG_RIP])
@@ -294,5 +301,81 @@ static inline CG_NOINSTR uintptr_t cg_cpu_jmp_buf_sp(const void *env, void *real
     v = (v >> 17) | (v << (64 - 17));
     return v ^ guard;
 }
+
+/* ---- the runtime's own jump -----------------------------------------------------
+ * cg_cpu_jump_set(buf) returns 0, and returns again, 1, when
+ * cg_cpu_jump_go(buf) is called below it (deeper in the same thread's
+ * stack, the setting function not yet returned): a setjmp and longjmp of
+ * the runtime's own, for the symbol reader's way out of libdw
+ * (symsession.c says why neither the C library's nor __builtin_setjmp).
+ * Only registers and the buffer: no signal mask, no system call, no lock,
+ * so async-signal-safe. The buffer keeps what a call must keep (the SysV
+ * ABI's callee-saved registers: rbx, rbp, r12-r15), the stack pointer and
+ * the return address, and the shadow stack pointer (CET): where shadow
+ * stacks are on (RDSSP gives 0 where they are not: it is a NOP then), the
+ * jump pops the entries of the frames it leaves, as glibc's longjmp does,
+ * and one more, the set's own return; then it goes to the return address
+ * by a jump, whose target the compiler marks (ENDBR64 after a call of a
+ * returns_twice function, with -fcf-protection). Emitted once
+ * (CG_CPU_JUMP_ASM, base/util.c). */
+#define CG_CPU_HAVE_JUMP 1
+typedef uintptr_t cg_cpu_jump_buf[9];
+__attribute__((returns_twice, visibility("hidden"))) int cg_cpu_jump_set(cg_cpu_jump_buf buf);
+__attribute__((noreturn, visibility("hidden"))) void cg_cpu_jump_go(cg_cpu_jump_buf buf);
+#define CG_CPU_JUMP_ASM                                                                                      \
+    ".text\n"                                                                                                \
+    ".globl cg_cpu_jump_set\n.hidden cg_cpu_jump_set\n.type cg_cpu_jump_set,@function\n"                      \
+    ".p2align 4\n"                                                                                           \
+    "cg_cpu_jump_set:\n"                                                                                     \
+    "\t.cfi_startproc\n"                                                                                     \
+    "\tendbr64\n"                                                                                            \
+    "\tmov %rbx, 0(%rdi)\n"                                                                                  \
+    "\tmov %rbp, 8(%rdi)\n"                                                                                  \
+    "\tmov %r12, 16(%rdi)\n"                                                                                 \
+    "\tmov %r13, 24(%rdi)\n"                                                                                 \
+    "\tmov %r14, 32(%rdi)\n"                                                                                 \
+    "\tmov %r15, 40(%rdi)\n"                                                                                 \
+    "\tlea 8(%rsp), %rdx\n"                                                                                  \
+    "\tmov %rdx, 48(%rdi)\n"                                                                                 \
+    "\tmov (%rsp), %rdx\n"                                                                                   \
+    "\tmov %rdx, 56(%rdi)\n"                                                                                 \
+    "\txor %eax, %eax\n"                                                                                     \
+    "\trdsspq %rax\n"                                                                                        \
+    "\tmov %rax, 64(%rdi)\n"                                                                                 \
+    "\txor %eax, %eax\n"                                                                                     \
+    "\tret\n"                                                                                                \
+    "\t.cfi_endproc\n"                                                                                       \
+    ".size cg_cpu_jump_set,.-cg_cpu_jump_set\n"                                                              \
+    ".globl cg_cpu_jump_go\n.hidden cg_cpu_jump_go\n.type cg_cpu_jump_go,@function\n"                         \
+    ".p2align 4\n"                                                                                           \
+    "cg_cpu_jump_go:\n"                                                                                      \
+    "\t.cfi_startproc\n"                                                                                     \
+    "\tendbr64\n"                                                                                            \
+    "\txor %eax, %eax\n"                                                                                     \
+    "\trdsspq %rax\n"                                                                                        \
+    "\ttest %rax, %rax\n"                                                                                    \
+    "\tjz 3f\n"                                                                                              \
+    "\tmov 64(%rdi), %rcx\n"                                                                                 \
+    "\tsub %rax, %rcx\n"                                                                                     \
+    "\tshr $3, %rcx\n"                                                                                       \
+    "\tinc %rcx\n"                                                                                           \
+    "\tmov $255, %edx\n"                                                                                     \
+    "1:\tcmp %rdx, %rcx\n"                                                                                   \
+    "\tjbe 2f\n"                                                                                             \
+    "\tincsspq %rdx\n"                                                                                       \
+    "\tsub %rdx, %rcx\n"                                                                                     \
+    "\tjmp 1b\n"                                                                                             \
+    "2:\tincsspq %rcx\n"                                                                                     \
+    "3:\tmov 0(%rdi), %rbx\n"                                                                                \
+    "\tmov 8(%rdi), %rbp\n"                                                                                  \
+    "\tmov 16(%rdi), %r12\n"                                                                                 \
+    "\tmov 24(%rdi), %r13\n"                                                                                 \
+    "\tmov 32(%rdi), %r14\n"                                                                                 \
+    "\tmov 40(%rdi), %r15\n"                                                                                 \
+    "\tmov 48(%rdi), %rsp\n"                                                                                 \
+    "\tmov $1, %eax\n"                                                                                       \
+    "\tjmp *56(%rdi)\n"                                                                                      \
+    "\t.cfi_endproc\n"                                                                                       \
+    ".size cg_cpu_jump_go,.-cg_cpu_jump_go\n"
 
 #endif
