@@ -81,10 +81,32 @@ OBJDUMP = os.environ.get("CGPROF_TEST_OBJDUMP", "objdump")
 CALL = r"(?:call|bl)"
 
 
+# The threads the emulator adds to the program's process, before the
+# program's own: qemu-user's one (its RCU thread, made as it starts, so the
+# second in /proc/<pid>/task's order, named as qemu is).
+EMULATOR_THREADS = 1 if EMULATOR else 0
+
+
 def emulated(argv):
     """argv run as the build's machine runs it: under EMULATOR, if any."""
     import shlex
     return shlex.split(EMULATOR) + list(argv) if EMULATOR else list(argv)
+
+
+def shown_command(argv):
+    """The command the kernel shows (/proc/PID/cmdline) for argv run as
+    emulated() runs it: under an emulator, the emulator's words first (the
+    process runs the emulator's file; only the runtime inside sees the
+    program's own argv)."""
+    return " ".join(emulated(argv))
+
+
+def shown_name(program):
+    """The name the kernel gives the main thread of program run as
+    emulated() runs it (/proc/PID/comm, 15 bytes at most): the file exec'd,
+    which under an emulator is the emulator's."""
+    import shlex
+    return os.path.basename(shlex.split(EMULATOR)[0] if EMULATOR else program)[:15]
 
 
 def wrapped(argv):
