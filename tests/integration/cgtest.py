@@ -93,6 +93,20 @@ def emulated(argv):
     return shlex.split(EMULATOR) + list(argv) if EMULATOR else list(argv)
 
 
+def exec_emulator():
+    """What a test program that execs an image of its own machine is told
+    to exec instead (tests/progs/execer): the emulator's words, its file's
+    full path first, under an emulator (qemu-user without binfmt_misc: the
+    kernel cannot exec an emulated program, and a program exec'd through
+    the emulator runs in the same process, as the kernel would run it);
+    [] for none (the program execs itself)."""
+    import shlex
+    if not EMULATOR:
+        return []
+    words = shlex.split(EMULATOR)
+    return [shutil.which(words[0]) or words[0]] + words[1:]
+
+
 def shown_command(argv):
     """The command the kernel shows (/proc/PID/cmdline) for argv run as
     emulated() runs it: under an emulator, the emulator's words first (the
