@@ -75,6 +75,11 @@ WRAPPER = os.environ.get("CGPROF_TEST_WRAPPER", "")
 # tests that run under it check what they check on x86-64.
 EMULATOR = os.environ.get("CGPROF_TEST_EMULATOR", "")
 
+# The compilers of the build's machine, for the programs a test builds
+# itself (a cross build's own: the cross file's gcc and g++).
+CC = os.environ.get("CGPROF_TEST_CC", "gcc")
+CXX = os.environ.get("CGPROF_TEST_CXX", "g++")
+
 # The objdump that reads the build's programs (a cross build's own:
 # aarch64-linux-gnu-objdump), and the mnemonic of a call in its output.
 OBJDUMP = os.environ.get("CGPROF_TEST_OBJDUMP", "objdump")
@@ -91,6 +96,18 @@ def emulated(argv):
     """argv run as the build's machine runs it: under EMULATOR, if any."""
     import shlex
     return shlex.split(EMULATOR) + list(argv) if EMULATOR else list(argv)
+
+
+def is_signal_return(name):
+    """Whether name is the code a signal handler returns to, as the writer
+    names it when it shows as a callee (the handler's frame, issue 27):
+    libc's __restore_rt on x86-64, the vDSO's __kernel_rt_sigreturn on
+    aarch64; under qemu-user its own page, in no object and named by its
+    address (qemu maps it right after ld.so, whose module libdw ends at
+    its 64 KiB alignment: the page is named as an address in ld.so)."""
+    import re
+    return name in ("__restore_rt", "__kernel_rt_sigreturn") or bool(
+        EMULATOR and re.fullmatch(r"0x[0-9a-f]+", name))
 
 
 def exec_emulator():
@@ -160,13 +177,15 @@ class Run:
 
 
 def run_preloaded(testcase, argv, env=None, preload=True, timeout=limit(300), out_prefix=None, cwd=None, preexec_fn=None,
-                  pinned=True):
+                  pinned=True, host=False):
     """Runs argv in a fresh directory (removed after the test, or after
     the class when testcase is a class: setUpClass) with the runtime
     preloaded; returns a Run with the profile files it wrote. env: on top
     of PINNED (pinned=False: on top of nothing, the runtime's own
     defaults). preexec_fn: run in the child before the program (resource
-    limits)."""
+    limits). host=True: argv is this machine's command that runs the
+    program itself (unshare ... sh -c ...: it gives the program emulated()
+    itself), run as it is, never under the emulator."""
     directory = tempfile.mkdtemp(prefix="cgprof-test-")
     cleanup = testcase.addClassCleanup if isinstance(testcase, type) else testcase.addCleanup
     cleanup(shutil.rmtree, directory, ignore_errors=True)
@@ -177,8 +196,9 @@ def run_preloaded(testcase, argv, env=None, preload=True, timeout=limit(300), ou
         e["CGPROF_OUT"] = out_prefix
     if env:
         e.update(env)
-    p = subprocess.run(wrapped(argv) if preload else emulated(argv), cwd=cwd or directory, env=e,
-                       capture_output=True, text=True, timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
+    command = list(argv) if host else wrapped(argv) if preload else emulated(argv)
+    p = subprocess.run(command, cwd=cwd or directory, env=e, capture_output=True, text=True,
+                       timeout=timeout * (20 if WRAPPER else 1), preexec_fn=preexec_fn)
     files = sorted(glob.glob(os.path.join(directory, "callgrind.out.*")))
     return Run(p.returncode, p.stdout, p.stderr, directory, files)
 
