@@ -224,7 +224,8 @@ class AgreesWithArcs(Checks):
             ([cgtest.prog("jumps")], {}),
             ([cgtest.prog("throws")], {}),
             ([cgtest.prog("inlined")], {}),
-            ([cgtest.prog("sigstorm")], {}),   # handlers making calls, their hooks deferred and replayed
+            # handlers making calls, their hooks deferred and replayed
+            ([cgtest.prog("sigstorm"), "3000000", "0", cgtest.SIGSTORM_US], {}),
             ([cgtest.prog("ownsig")], {"CGPROF_SIGNAL": "USR2"}),
             ([cgtest.prog("skips")], {"CGPROF_SKIP": "skipped_*"}),
             ([cgtest.example("basic")], {"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": "250"}),
