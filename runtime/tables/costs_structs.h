@@ -116,7 +116,10 @@ struct cg_frame {
  *  - Bound: at most `bound` nodes per thread (CGPROF_PATHS_MAX). Past
  *    15/16 of it a new path is counted on its parent's one "beyond" node
  *    (fn CG_NODE_BEYOND), which everything under it folds into; the last
- *    16th is kept for those. Past the bound, the sink.
+ *    16th is kept for those. Without room for the parent's own, on the
+ *    nearest ancestor's, else on the root's, for which the bound-th node
+ *    is kept (paths.c, beyond_node). Only memory running out leaves a call
+ *    to the sink.
  *  - A dump reads nodes as it reads arcs (cg_reading_take): self first,
  *    then inclusive, then calls, then the frames, the reverse of the exit's
  *    stores. */

@@ -95,6 +95,45 @@ static CG_NOINSTR int node_index_add(struct cg_costs *c, uint32_t parent, uintpt
     return 1;
 }
 
+/* The "beyond" node of parent, 0 if it has none yet. */
+static CG_NOINSTR uint32_t beyond_of(const struct cg_costs *c, uint32_t parent)
+{
+    for (uint32_t i = (uint32_t)cg_node_hash(parent, CG_NODE_BEYOND);; i++) {
+        const struct cg_node_slot *s = &c->node_index[i & c->node_mask];
+        if (s->node == 0 || (s->fn == CG_NODE_BEYOND && s->parent == parent))
+            return s->node;
+    }
+}
+
+static CG_NOINSTR uint32_t beyond_new(struct cg_costs *c, uint32_t parent, uint32_t limit)
+{
+    uint32_t node = node_new(c, parent, CG_NODE_BEYOND, limit);
+    node_index_add(c, parent, CG_NODE_BEYOND, node);
+    return node;
+}
+
+/* Where a new path past the cut is counted: its parent's "beyond" node,
+ * made while the bound's last sixteenth has room; without room for the
+ * parent's own, the nearest ancestor's (the path is past the bound under
+ * it too); without any, the root's, for which the tree's last node, the
+ * bound-th, is kept. So a call is always on some node (only memory running
+ * out leaves it to the sink, counted as lost). Before, a parent without
+ * room for its own sent its calls to the sink, in no file and unsaid: with
+ * CGPROF_PATHS_MAX=16, whose last sixteenth is one node, every parent past
+ * the cut but the first. */
+static CG_NOINSTR uint32_t beyond_node(struct cg_costs *c, uint32_t parent)
+{
+    uint32_t node = beyond_of(c, parent);
+    if (node || (node = beyond_new(c, parent, c->node_bound)) != CG_SINK)
+        return node;
+    for (uint32_t a = parent; a;) {
+        a = c->nodes[a].parent;
+        if ((node = beyond_of(c, a)) != 0)
+            return node;
+    }
+    return beyond_new(c, 0, c->node_bound + 1);
+}
+
 uint32_t cg_node_find_slow(struct cg_costs *c, uint32_t parent, uintptr_t fn)
 {
     int saved = errno;
@@ -116,19 +155,8 @@ uint32_t cg_node_find_slow(struct cg_costs *c, uint32_t parent, uintptr_t fn)
             uint32_t room = c->node_bound - c->node_bound / 16;
             node = node_new(c, parent, fn, room);
             if (!node) {
-                /* past the cut: the parent's "beyond" node */
-                uint32_t i = (uint32_t)cg_node_hash(parent, CG_NODE_BEYOND);
-                for (;; i++) {
-                    const struct cg_node_slot *s = &c->node_index[i & c->node_mask];
-                    if (s->node == 0 || (s->fn == CG_NODE_BEYOND && s->parent == parent)) {
-                        node = s->node;
-                        break;
-                    }
-                }
-                if (!node) {
-                    node = node_new(c, parent, CG_NODE_BEYOND, c->node_bound);
-                    node_index_add(c, parent, CG_NODE_BEYOND, node);
-                }
+                /* past the cut: a "beyond" node (beyond_node) */
+                node = beyond_node(c, parent);
                 counter = &c->beyond_paths;
             }
         }

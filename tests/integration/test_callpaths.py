@@ -224,7 +224,8 @@ class AgreesWithArcs(Checks):
             ([cgtest.prog("jumps")], {}),
             ([cgtest.prog("throws")], {}),
             ([cgtest.prog("inlined")], {}),
-            ([cgtest.prog("sigstorm")], {}),   # handlers making calls, their hooks deferred and replayed
+            # handlers making calls, their hooks deferred and replayed
+            ([cgtest.prog("sigstorm"), "3000000", "0", cgtest.SIGSTORM_US], {}),
             ([cgtest.prog("ownsig")], {"CGPROF_SIGNAL": "USR2"}),
             ([cgtest.prog("skips")], {"CGPROF_SKIP": "skipped_*"}),
             ([cgtest.example("basic")], {"CGPROF_TIME": "sample", "CGPROF_SAMPLE_HZ": "250"}),
@@ -360,6 +361,37 @@ class Bounded(Checks):
         # nothing lost: every call and every nanosecond is on some node
         self.assertEqual(sum(n["calls"] for n in pf.nodes.values()), sum(prof.call_counts().values()))
         self.assertEqual(sum(n["self"] for n in pf.nodes.values()), prof.total_self())
+
+    # 20 callers of two leaves each, called from main three times: 61
+    # paths, which a bound of 16 cuts under main and under a caller
+    WIDE = ("static volatile int sink;\n"
+            "__attribute__((noinline)) void leaf_a(void) { sink++; }\n"
+            "__attribute__((noinline)) void leaf_b(void) { sink += 2; }\n"
+            + "".join("__attribute__((noinline)) void mid_%d(void) { leaf_a(); leaf_b(); }\n" % i
+                      for i in range(20))
+            + "int main(void) { for (int r = 0; r < 3; r++) {"
+            + "".join(" mid_%d();" % i for i in range(20)) + " } return 0; }\n")
+
+    def test_every_call_on_a_node_when_the_cut_has_no_room(self):
+        """The bound's last sixteenth (one node of 16) holds the first
+        parent's "beyond" node; the paths past the cut under the others
+        went to no node (the calls of a caller cut from its leaves, each
+        round: in no file, unsaid). They are on the nearest ancestor's, or
+        the root's: every call and every nanosecond on some node."""
+        d = tempfile.mkdtemp(prefix="cgprof-wide-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        src, exe = os.path.join(d, "wide.c"), os.path.join(d, "wide")
+        with open(src, "w") as f:
+            f.write(self.WIDE)
+        subprocess.run([cgtest.CC, "-O0", "-g", "-finstrument-functions", src, "-o", exe], check=True,
+                       timeout=cgtest.limit(120))
+        run = self.run_paths([exe], env={"CGPROF_PATHS_MAX": "16"})
+        pf, prof = PathFile(path_file_of(run.files[0])), reader.load(run.files[0])
+        self.assertLessEqual(pf.tree_nodes, 16)
+        self.assertGreater(len([n for n in pf.nodes.values() if n["fn"] == "[paths beyond the bound]"]), 0)
+        self.assertEqual(sum(n["calls"] for n in pf.nodes.values()), sum(prof.call_counts().values()))
+        self.assertEqual(sum(n["self"] for n in pf.nodes.values()), prof.total_self())
+        self.assertEqual(sum(prof.call_counts().values()), 1 + 3 * 20 * 3)
 
     def test_bad_bound_is_refused(self):
         run = cgtest.run_preloaded(self, [paths_prog("gcc", "0"), "10"],

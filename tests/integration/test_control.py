@@ -775,7 +775,7 @@ class RealRuntime(ControlTestCase):
 
     def start_server(self, *args):
         env = dict(self.env, LD_PRELOAD=cgtest.LIB)
-        proc = subprocess.Popen([example("server")] + list(args), cwd=self.run_dir, env=env,
+        proc = subprocess.Popen(cgtest.emulated([example("server")] + list(args)), cwd=self.run_dir, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
         def stop():
@@ -984,11 +984,15 @@ class Parked:
         argv = [prog("parked")] + ([str(depth)] if depth else [])
         env = dict(test.env)
         if launcher:
+            # the launcher execs the program itself: not under an emulator
+            # (tests/README.md, "aarch64 under emulation")
             argv = [os.path.join(cgtest.BUILD_DIR, "scripts", "cgprof")] + argv
         else:
             env["LD_PRELOAD"] = cgtest.LIB
-        self.proc = subprocess.Popen(argv, cwd=self.dir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+            argv = cgtest.emulated(argv)
+        self.proc = subprocess.Popen(argv, cwd=self.dir, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.err = None     # before the checks below: finish() runs as a cleanup if they fail
         test.addCleanup(self.finish)
         line = self.proc.stdout.readline()
         test.assertEqual(line, "parked\n", "parked did not park: " + (self.proc.stderr.read()
@@ -1004,13 +1008,13 @@ class Parked:
         while not os.path.exists(status):
             test.assertLess(time.monotonic(), deadline, "no status file " + status)
             time.sleep(0.01)
-        # tids in the order the threads were made: main, the runtime's
-        # service thread, worker a, worker b ("beta" to /proc), the helpers
-        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
+        # tids in the order the threads were made: main, the emulator's
+        # (cgtest.EMULATOR_THREADS), the runtime's service thread, worker a,
+        # worker b ("beta" to /proc), the helpers
+        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))[cgtest.EMULATOR_THREADS:]
         with open("/proc/%d/task/%d/comm" % (self.pid, tids[3])) as f:
             test.assertEqual(f.read(), "beta\n")
         self.a_tid, self.b_tid = tids[2], tids[3]
-        self.err = None
 
     def finish(self):
         """Ends it (its stdin closed); returns its exit status and stderr."""
@@ -1048,11 +1052,11 @@ class Questions(ControlTestCase):
         at = lambda mark: "at %s:%d" % (src, parked_line("CALL:" + mark))  # noqa: E731
         park = parked_line("DEF:park")
         lines = r.stdout.splitlines()
-        self.assertEqual(lines[0], "PID %d: %s" % (p.pid, prog("parked")))
+        self.assertEqual(lines[0], "PID %d: %s" % (p.pid, cgtest.shown_command([prog("parked")])))
         # the main thread's tid is the pid; the workers', the next two
         main_tid, a_tid, b_tid = p.pid, p.a_tid, p.b_tid
         expected_threads = [
-            ('Thread 1 "parked" (tid %d): 2 calls in progress, innermost first' % main_tid,
+            ('Thread 1 "%s" (tid %d): 2 calls in progress, innermost first' % (cgtest.shown_name("parked"), main_tid),
              ["park (1 x)", "main (1 x)  " + at("main-park")]),
             ('Thread 2 "alpha" (tid %d): 5 calls in progress, innermost first' % a_tid,
              ["park (1 x)", "level3 (1 x)  " + at("level3-park"), "level2 (1 x)  " + at("level2-level3"),
@@ -1114,7 +1118,7 @@ class Questions(ControlTestCase):
         r = self.control("-e", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = r.stdout.splitlines()
-        self.assertEqual(lines[0], "PID %d: %s" % (p.pid, prog("parked")))
+        self.assertEqual(lines[0], "PID %d: %s" % (p.pid, cgtest.shown_command([prog("parked")])))
         self.assertEqual(lines[1], "  Totals since the last dump or zero:")
         self.assertEqual(lines[2].split(), ["ns", "calls"])
         rows = [l.split() for l in lines[3:] if l.strip()]
@@ -1153,7 +1157,8 @@ class Questions(ControlTestCase):
         self.assertGreaterEqual(float(m.group(1)), 3 * 64)   # three threads' first arrays
         rows = [l.split() for l in out.splitlines() if re.match(r"^ +\d+ +\d+ ", l)]
         self.assertEqual([(r_[0], r_[1], r_[2], r_[3], r_[-1]) for r_ in rows],
-                         [("1", str(p.pid), "104", "2", "parked"), ("2", str(p.a_tid), "55", "5", "alpha"),
+                         [("1", str(p.pid), "104", "2", cgtest.shown_name("parked")),
+                          ("2", str(p.a_tid), "55", "5", "alpha"),
                           ("3", str(p.b_tid), "12", "12", "beta")])
         # collection paused: said
         self.assertEqual(self.control("-i", "off", p.pid).returncode, 0)

@@ -203,7 +203,7 @@ class Total(ProfileAssertions):
     def test_exec(self):
         """The image that replaces this one writes its own total over the
         one written before the exec, under the same pid."""
-        run = run_preloaded(self, [prog("execer")])
+        run = run_preloaded(self, [prog("execer")] + cgtest.exec_emulator())
         self.assertEqual(run.returncode, 0, run.stderr)
         names = totals_in(run.directory)
         self.assertEqual(len(names), 1, names)
