@@ -174,25 +174,15 @@ static const Dwfl_Callbacks callbacks = {
     .find_debuginfo = cg_syms_find_debuginfo,
 };
 
-/* A module's compilation units by their own address ranges, sorted:
- * libdwfl finds an address's unit through .debug_aranges, which clang does
- * not write (without -gdwarf-aranges), and then finds none (as
- * symbols/srclines.c's unit_of says). Made when first needed. */
+/* A module's compilation units by their own address ranges, sorted
+ * (debuginfo.h, cg_cu_ranges_find: clang writes no .debug_aranges, through
+ * which libdwfl finds a unit). Made when first needed. */
 struct unit_ranges {
-    struct unit_range {
-        uintptr_t lo, hi;
-        Dwarf_Die *cu;
-    } *v;
+    struct cg_cu_range *v;
     size_t n, cap;
     Dwarf_Addr bias;
     int made;
 };
-
-static int cmp_unit_range(const void *a, const void *b)
-{
-    const struct unit_range *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
 
 static Dwarf_Die *unit_at(Dwfl_Module *mod, uintptr_t addr, struct unit_ranges *u, Dwarf_Addr *bias)
 {
@@ -205,22 +195,14 @@ static Dwarf_Die *unit_at(Dwfl_Module *mod, uintptr_t addr, struct unit_ranges *
             Dwarf_Addr base, start, end;
             for (ptrdiff_t off = 0; (off = CG_DW(dwarf_ranges)(cu, off, &base, &start, &end)) > 0;)
                 if (start < end && CG_GROW(u->v, u->cap, u->n + 1, 16) == 0)
-                    u->v[u->n++] = (struct unit_range){ start + b, end + b, cu };
+                    u->v[u->n++] = (struct cg_cu_range){ start + b, end + b, cu };
         }
-        qsort(u->v, u->n, sizeof *u->v, cmp_unit_range);
+        cg_cu_ranges_sort(u->v, u->n);
     }
-    size_t lo = 0, hi = u->n; /* the last range starting at or below addr */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->v[mid].lo <= addr)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if (!u->n || addr < u->v[lo].lo || addr >= u->v[lo].hi)
-        return NULL;
-    *bias = u->bias;
-    return u->v[lo].cu;
+    Dwarf_Die *cu = cg_cu_ranges_find(u->v, u->n, addr);
+    if (cu)
+        *bias = u->bias;
+    return cu;
 }
 
 /* The absolute path of the source file of the code at addr (malloc'd), or

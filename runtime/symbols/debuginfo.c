@@ -54,3 +54,29 @@ int cg_syms_find_elf_by_build_id(Dwfl_Module *mod, void **userdata, const char *
 {
     return CG_DW(dwfl_build_id_find_elf)(mod, userdata, modname, base, file_name, elfp);
 }
+
+static int cmp_cu_range(const void *a, const void *b)
+{
+    const struct cg_cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void cg_cu_ranges_sort(struct cg_cu_range *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_cu_range);
+}
+
+Dwarf_Die *cg_cu_ranges_find(const struct cg_cu_range *v, size_t n, uintptr_t addr)
+{
+    size_t lo = 0, hi = n; /* the last range starting at or below addr */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].lo <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (!n || addr < v[lo].lo || addr >= v[lo].hi)
+        return NULL;
+    return v[lo].cu;
+}

@@ -29,4 +29,21 @@ char *cg_source_path(Dwarf_Die *cu, const char *raw);
  * else NULL. */
 const char *cg_module_function(Dwfl_Module *mod, int i, GElf_Sym *sym, GElf_Addr *addr);
 
+/* The address range of a compilation unit (run-time addresses). A
+ * module's units by their own ranges: libdwfl finds an address's unit
+ * through .debug_aranges, which clang does not write (without
+ * -gdwarf-aranges), and then finds none; the symbol sessions
+ * (srclines.c) and the filters' scan (filter.c) each list the ranges
+ * (dwarf_ranges of every unit) and look up in them with these two. */
+struct cg_cu_range {
+    uintptr_t lo, hi;
+    Dwarf_Die *cu;
+};
+
+/* Sorts v[n] by the ranges' starts. */
+void cg_cu_ranges_sort(struct cg_cu_range *v, size_t n);
+
+/* The unit whose range holds addr, in v[n] as sorted; NULL for none. */
+Dwarf_Die *cg_cu_ranges_find(const struct cg_cu_range *v, size_t n, uintptr_t addr);
+
 #endif

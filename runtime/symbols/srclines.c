@@ -18,12 +18,6 @@
 #include "lines.h"
 #include "util.h"
 
-static int cmp_cu_range(const void *a, const void *b)
-{
-    const struct cg_cu_range *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* The compilation unit of addr from the units' own ranges. libdwfl finds a
  * unit through .debug_aranges, which clang does not write: without this,
  * no source file of a clang-built program was known. */
@@ -52,20 +46,12 @@ static Dwarf_Die *unit_of(struct cg_syms *s, Dwfl_Module *mod, uintptr_t addr, D
         }
         if (cg_sess_lost(s))
             return NULL;
-        qsort(m->cus, m->ncus, sizeof *m->cus, cmp_cu_range);
+        cg_cu_ranges_sort(m->cus, m->ncus);
     }
-    size_t lo = 0, hi = m->ncus; /* the last range starting at or below addr */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->cus[mid].lo <= addr)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if (!m->ncus || addr < m->cus[lo].lo || addr >= m->cus[lo].hi)
-        return NULL;
-    *bias = m->cu_bias;
-    return m->cus[lo].cu;
+    Dwarf_Die *cu = cg_cu_ranges_find(m->cus, m->ncus, addr);
+    if (cu)
+        *bias = m->cu_bias;
+    return cu;
 }
 
 /* The line table of a compilation unit, decoded when first wanted; NULL

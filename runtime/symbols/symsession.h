@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cpu.h"
+#include "debuginfo.h"
 #include "elfutils.h"
 #include "gone.h"
 #include "lines.h"
@@ -45,12 +46,6 @@ struct cg_fsym {
     uint64_t size;
     const char *name; /* in the object's string table (lives with the Dwfl) */
     int rank;         /* among aliases at one address: global > weak > local */
-};
-
-/* The address range of a compilation unit (run-time addresses). */
-struct cg_cu_range {
-    uintptr_t lo, hi;
-    Dwarf_Die *cu;
 };
 
 /* What the session knows of one object (names.c, srclines.c). */
