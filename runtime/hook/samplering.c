@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "costs.h"
+#include "cpu.h"
 #include "ehframe.h"
 #include "generalpath.h"
 #include "options.h"
@@ -144,6 +145,14 @@ void cg_ring_init(void)
      * instead of 0.3), and auto kept the signals above 20,000 Hz. */
     if (!asked && (cg_sample_few_fds() || under_valgrind() || limited))
         return;
+    if (!RING_HAVE_ARCH) {
+        /* the records' registers are x86-64's for now: not the kernel's
+         * refusal, which the message below would say */
+        if (asked)
+            cg_warn("CGPROF_SAMPLE_TIMER=ring is not on %s yet (docs/limitations.md); sampling with signals",
+                    CG_CPU_NAME);
+        return;
+    }
     period = cg_sample_period_ns();
     page = sysconf(_SC_PAGESIZE);
     /* the kernel's time counted first: no signal can land in it here */
