@@ -94,23 +94,25 @@ int cg_site_tail_reach(struct cg_site *s, uintptr_t lo, uintptr_t hi)
     uintptr_t reach = 0x8000000 - 4;
     uintptr_t down = s->addr & ~(uintptr_t)3, up = down + 4;
     uintptr_t floor = lo + reach < down ? down - reach : lo, ceil = hi - down > reach ? down + reach : hi;
-    while (down > floor || up + 4 <= ceil) {
-        if (down > floor) {
+    while (down >= floor + 4 || up + 4 <= ceil) {
+        uintptr_t ret = 0;
+        if (down >= floor + 4) {
             down -= 4;
-            if (*(const uint32_t *)down == A64_RET) {
-                s->patched = b_to(s->addr, down);
-                return s->patched != 0;
-            }
+            if (*(const uint32_t *)down == A64_RET)
+                ret = down;
         }
-        if (up + 4 <= ceil) {
-            if (*(const uint32_t *)up == A64_RET) {
-                s->patched = b_to(s->addr, up);
-                return s->patched != 0;
-            }
+        if (!ret && up + 4 <= ceil) {
+            if (*(const uint32_t *)up == A64_RET)
+                ret = up;
             up += 4;
         }
+        uint32_t b = ret ? b_to(s->addr, ret) : 0;
+        if (b) {
+            s->patched = b;
+            return 1;
+        }
     }
-    return 0;
+    return 0; /* patched stays old: refused */
 }
 
 int cg_site_at_return(uintptr_t ret, uintptr_t lo, cg_hook_of_fn hook_of, void *ctx, struct cg_site *out)
