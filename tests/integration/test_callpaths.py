@@ -116,10 +116,14 @@ class Checks(cgtest.ProfileAssertions):
         self.assertTrue(run.files)
         return run
 
-    def assert_agrees_with_part(self, part):
+    def assert_agrees_with_part(self, part, running_slack=0.0):
         """The path file of a part against the part itself (whose arcs are
         exact: tests elsewhere): the same calls per function, the same
-        total self time, times that nest, no function twice on a path."""
+        total self time, times that nest, no function twice on a path.
+        running_slack: for a part of a thread that ran while it was read
+        (a dump by signal), how far a node's time may be from its own and
+        its children's, as a fraction of the part's total (assert_valid's
+        allowance: such a reading is torn)."""
         prof = reader.load(part)
         self.assertEqual(prof.violations, [], part)
         pf = PathFile(path_file_of(part))
@@ -159,7 +163,8 @@ class Checks(cgtest.ProfileAssertions):
             # outermost call's time holds it, its parent's own does not)
             if pf.folded == 0:
                 below = n["self"] + sum(c["incl"] for c in pf.children(nid))
-                self.assertEqual(n["incl"], below, "%s: %s" % (where, n["path"]))
+                self.assertLessEqual(abs(n["incl"] - below), int(running_slack * prof.total_self()),
+                                     "%s: %s: %d, its own and its children's %d" % (where, n["path"], n["incl"], below))
             self.assertGreaterEqual(n["incl"], n["self"], "%s: %s" % (where, n["path"]))
         # under a root called once, a child's time is the root's arcs' to
         # it, to the nanosecond (the paths and the arcs time the same calls)
@@ -459,7 +464,9 @@ class PartsAndProcesses(Checks):
         self.assertGreater(len(files), 3, files)
         calls = {}
         for part in files:
-            pf, _ = self.assert_agrees_with_part(part)
+            # read while the program ran: main's (main, tick) once had its
+            # children 106 ns over it (1 run in about 30, a fresh clone's CI)
+            pf, _ = self.assert_agrees_with_part(part, running_slack=0.01)
             for p, c in pf.calls_by_path().items():
                 calls[p] = calls.get(p, 0) + c
         # phases.c: main -> tick 600, tick -> leaf 600*50; spin_a -> leaf
